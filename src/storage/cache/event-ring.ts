@@ -1,0 +1,54 @@
+// The watch cache's recent history: events in revision order, trimmed by age and by count.
+import type { WatchEvent } from '../interface.ts';
+
+export class EventRing {
+  private events: WatchEvent[] = [];
+  private times: number[] = [];
+  /** Index of the oldest kept event; the arrays are compacted when half of them is dead. */
+  private head = 0;
+  /** Every event with revision > windowStart is in the ring. */
+  windowStart = 0;
+
+  constructor(
+    private readonly retentionMs: number,
+    private readonly maxEvents: number,
+  ) {}
+
+  get length(): number {
+    return this.events.length - this.head;
+  }
+
+  reset(rev: number): void {
+    this.events = [];
+    this.times = [];
+    this.head = 0;
+    this.windowStart = rev;
+  }
+
+  push(e: WatchEvent, now: number): void {
+    this.events.push(e);
+    this.times.push(now);
+    const cutoff = now - this.retentionMs;
+    while (this.length > this.maxEvents || (this.length > 0 && this.times[this.head] < cutoff)) {
+      this.windowStart = this.events[this.head].revision;
+      this.head++;
+    }
+    if (this.head > 1024 && this.head * 2 > this.events.length) {
+      this.events = this.events.slice(this.head);
+      this.times = this.times.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  /** The kept events with revision > after, oldest first (after must be ≥ windowStart). */
+  since(after: number): WatchEvent[] {
+    let lo = this.head;
+    let hi = this.events.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.events[mid].revision <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.events.slice(lo);
+  }
+}

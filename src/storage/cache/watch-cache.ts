@@ -1,0 +1,303 @@
+// The watch cache: the current objects under one prefix in memory (a B+ tree in key order) plus a
+// ring of recent events, kept in step with the backend by one backend watch. It implements
+// `Storage`, so callers use it like a backend: writes pass through; consistent reads wait until the
+// cache has seen the backend's current revision (KEP-2340 style, with progress requests while
+// waiting) and are then served from memory; reads at older revisions go to the backend, which
+// keeps exact history; watches are served from the ring and fanned out here, so the backend
+// carries one watch per cache however many clients watch.
+import BTreeModule from 'sorted-btree';
+import type {
+  BackendHealth,
+  DeleteResult,
+  GetOptions,
+  KeyValue,
+  ListOptions,
+  ListResult,
+  Storage,
+  Watch,
+  WatchEvent,
+  WatchHandler,
+} from '../interface.ts';
+import { prefixEnd } from '../interface.ts';
+import { CompactedError, UnavailableError } from '../errors.ts';
+import { CacheWatchers } from './cache-watchers.ts';
+import { EventRing } from './event-ring.ts';
+
+// sorted-btree is CommonJS: under Node's ESM interop its class is the module's `default` property.
+const BTree = BTreeModule.default;
+type Tree = InstanceType<typeof BTree<string, KeyValue>>;
+
+export interface WatchCacheOptions {
+  /** The keys this cache holds; reads and watches outside it go straight to the backend. */
+  prefix: string;
+  /** Events younger than this stay in the ring (default 75 s). */
+  retentionMs?: number;
+  /** The ring never holds more events than this (default 100 000). */
+  maxEvents?: number;
+  /** Events a watcher may have queued while its consumer is backed up (default 1000). */
+  watcherBufferSize?: number;
+  /** How often watchers get a progress notification (default 5 s; 0 turns it off). */
+  progressIntervalMs?: number;
+  /** How long a consistent read waits for the cache before reading the backend (default 3 s). */
+  freshnessTimeoutMs?: number;
+  /** Items per page while loading the initial state. */
+  loadPageSize?: number;
+}
+
+export async function openWatchCache(backend: Storage, opts: WatchCacheOptions): Promise<WatchCache> {
+  const cache = new WatchCache(backend, opts);
+  await cache.ready;
+  return cache;
+}
+
+export class WatchCache implements Storage {
+  readonly prefix: string;
+  private readonly end: string;
+  private tree: Tree = new BTree<string, KeyValue>();
+  private readonly ring: EventRing;
+  private readonly watchers: CacheWatchers;
+  /** The cache reflects every backend write up to this revision. */
+  private rev = 0;
+  private backendWatch?: Watch;
+  private waiters: { rev: number; resolve: () => void }[] = [];
+  private waitTimer?: NodeJS.Timeout;
+  private progressTimer?: NodeJS.Timeout;
+  private readonly freshnessTimeoutMs: number;
+  private readonly loadPageSize: number;
+  private closed = false;
+  ready: Promise<void>;
+
+  constructor(
+    private readonly backend: Storage,
+    opts: WatchCacheOptions,
+  ) {
+    this.prefix = opts.prefix;
+    this.end = prefixEnd(opts.prefix);
+    this.ring = new EventRing(opts.retentionMs ?? 75_000, opts.maxEvents ?? 100_000);
+    this.watchers = new CacheWatchers(opts.watcherBufferSize ?? 1000);
+    this.freshnessTimeoutMs = opts.freshnessTimeoutMs ?? 3000;
+    this.loadPageSize = opts.loadPageSize ?? 10_000;
+    this.ready = this.load();
+    const progressMs = opts.progressIntervalMs ?? 5000;
+    if (progressMs > 0) {
+      this.progressTimer = setInterval(() => this.requestProgress(), progressMs);
+      this.progressTimer.unref();
+    }
+  }
+
+  /** List everything at one revision (page by page), then watch from exactly that revision. */
+  private async load(): Promise<void> {
+    const tree = new BTree<string, KeyValue>();
+    let page = await this.backend.list(this.prefix, { limit: this.loadPageSize });
+    const at = page.revision;
+    for (;;) {
+      for (const kv of page.items) tree.set(kv.key, kv);
+      if (!page.more) break;
+      const last = page.items[page.items.length - 1].key;
+      page = await this.backend.list(this.prefix, { atRevision: at, limit: this.loadPageSize, startKey: last + '\0' });
+    }
+    if (this.closed) return;
+    this.tree = tree;
+    this.rev = at;
+    this.ring.reset(at);
+    this.backendWatch = this.backend.watch(this.prefix, at, {
+      events: (events) => this.apply(events),
+      progress: (rev) => this.advance(rev),
+      error: (err) => this.onBackendError(err),
+    });
+  }
+
+  private apply(events: WatchEvent[]): void {
+    const now = Date.now();
+    for (const e of events) {
+      if (e.type === 'put') {
+        this.tree.set(e.key, { key: e.key, value: e.value!, createRevision: e.createRevision, modRevision: e.revision });
+      } else {
+        this.tree.delete(e.key);
+      }
+      this.ring.push(e, now);
+    }
+    const rev = events[events.length - 1].revision;
+    this.rev = rev;
+    this.watchers.dispatch(events, rev);
+    this.wake();
+  }
+
+  private advance(rev: number): void {
+    if (rev <= this.rev) return;
+    this.rev = rev;
+    this.wake();
+  }
+
+  /** The backend watch broke (compaction, store closed): every watcher must start over. */
+  private onBackendError(err: Error): void {
+    if (this.closed) return;
+    this.backendWatch = undefined;
+    const at = this.rev;
+    this.watchers.failAll((next) => (err instanceof CompactedError ? new CompactedError(next, at) : err));
+    this.ready = this.load().catch((e: Error) => {
+      this.watchers.failAll(() => e);
+    });
+  }
+
+  // ---- freshness ----
+
+  private wake(): void {
+    if (!this.waiters.length) return;
+    const still: typeof this.waiters = [];
+    for (const w of this.waiters) (w.rev <= this.rev ? w.resolve() : still.push(w));
+    this.waiters = still;
+    if (!still.length && this.waitTimer) {
+      clearInterval(this.waitTimer);
+      this.waitTimer = undefined;
+    }
+  }
+
+  /** Resolve true once the cache has reached `rev`, false if it did not within the timeout. */
+  private waitFor(rev: number): Promise<boolean> {
+    if (rev <= this.rev) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timeout = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, this.freshnessTimeoutMs);
+      const waiter = {
+        rev,
+        resolve: () => {
+          clearTimeout(timeout);
+          resolve(true);
+        },
+      };
+      this.waiters.push(waiter);
+      // The backend reports progress only when asked: ask now and every 100 ms while anyone waits.
+      this.backend.requestProgress();
+      this.waitTimer ??= setInterval(() => this.backend.requestProgress(), 100);
+    });
+  }
+
+  /** Whether a read of `prefix` can be served from memory at the cache's current revision. */
+  private covers(prefix: string): boolean {
+    return prefix >= this.prefix && prefixEnd(prefix) <= this.end && this.backendWatch !== undefined;
+  }
+
+  /** Wait until the cache reflects the backend's current revision; false means read the backend. */
+  private async fresh(): Promise<boolean> {
+    await this.ready;
+    return this.waitFor(await this.backend.currentRevision());
+  }
+
+  // ---- reads ----
+
+  async get(key: string, opts: GetOptions = {}): Promise<KeyValue | undefined> {
+    if (!this.covers(key) || opts.atRevision) return this.backend.get(key, opts);
+    if (!(await this.fresh())) return this.backend.get(key, opts);
+    return this.tree.get(key);
+  }
+
+  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
+    await this.ready;
+    if (!this.covers(prefix)) return this.backend.list(prefix, opts);
+    if (opts.atRevision) {
+      // A newer revision than the cache has: wait for it. An older one: the backend keeps history.
+      if (opts.atRevision > this.rev && !(await this.waitFor(opts.atRevision))) return this.backend.list(prefix, opts);
+      if (opts.atRevision !== this.rev) return this.backend.list(prefix, opts);
+      return this.listCached(prefix, opts);
+    }
+    if (!(await this.fresh())) return this.backend.list(prefix, opts);
+    return this.listCached(prefix, opts);
+  }
+
+  /**
+   * Serve a list from memory at the cache's revision with no freshness wait: for reads that accept
+   * cached data (resourceVersion "0" / NotOlderThan). Synchronous, so it is one consistent snapshot.
+   */
+  listCached(prefix: string, opts: Omit<ListOptions, 'atRevision'> = {}): ListResult {
+    const end = prefixEnd(prefix);
+    const start = opts.startKey && opts.startKey > prefix ? opts.startKey : prefix;
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+    const items: KeyValue[] = [];
+    let remaining = 0;
+    if (start < end) {
+      this.tree.forRange(start, end, false, (_k, kv) => {
+        if (items.length < limit) {
+          items.push(kv);
+          return;
+        }
+        remaining++;
+      });
+    }
+    return { items, revision: this.rev, more: remaining > 0, remaining };
+  }
+
+  /** The cache's revision: what a cached read reflects. */
+  get revision(): number {
+    return this.rev;
+  }
+
+  // ---- watch ----
+
+  watch(prefix: string, afterRevision: number, handler: WatchHandler): Watch {
+    if (this.closed) {
+      queueMicrotask(() => handler.error(new UnavailableError('watch cache is closed')));
+      return { stop() {} };
+    }
+    if (!this.covers(prefix)) return this.backend.watch(prefix, afterRevision, handler);
+    const after = afterRevision > 0 ? afterRevision : this.rev;
+    if (after < this.ring.windowStart) {
+      queueMicrotask(() => handler.error(new CompactedError(after, this.ring.windowStart)));
+      return { stop() {} };
+    }
+    return this.watchers.add(prefix, after, handler, this.ring.since(after));
+  }
+
+  requestProgress(): void {
+    this.backend.requestProgress();
+    this.watchers.progress(this.rev);
+  }
+
+  /** How many clients watch through this cache. */
+  get watcherCount(): number {
+    return this.watchers.size;
+  }
+
+  // ---- pass-through ----
+
+  create(key: string, value: Uint8Array): Promise<KeyValue> {
+    return this.backend.create(key, value);
+  }
+
+  update(key: string, expectedModRevision: number, value: Uint8Array): Promise<KeyValue> {
+    return this.backend.update(key, expectedModRevision, value);
+  }
+
+  delete(key: string, expectedModRevision?: number): Promise<DeleteResult> {
+    return this.backend.delete(key, expectedModRevision);
+  }
+
+  compact(revision: number): Promise<void> {
+    return this.backend.compact(revision);
+  }
+
+  currentRevision(): Promise<number> {
+    return this.backend.currentRevision();
+  }
+
+  compactedRevision(): Promise<number> {
+    return this.backend.compactedRevision();
+  }
+
+  health(): Promise<BackendHealth> {
+    return this.backend.health();
+  }
+
+  /** Stops the cache (not the backend, which its owner closes). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.backendWatch?.stop();
+    if (this.progressTimer) clearInterval(this.progressTimer);
+    if (this.waitTimer) clearInterval(this.waitTimer);
+    this.watchers.failAll(() => new UnavailableError('watch cache is closed'));
+  }
+}
+

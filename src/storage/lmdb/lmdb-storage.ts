@@ -1,0 +1,469 @@
+// The embedded backend: an MVCC key-value store on LMDB.
+//
+// Layout (four named databases in one LMDB environment):
+//   history  [key, rev] → Version      every write, kept until compaction (a delete is a tombstone)
+//   current  key → Pointer             the live keys only: which history entry is the latest
+//   log      rev → LogEntry            one entry per revision, for watch replay and compaction
+//   meta     'revision' | 'compacted'  the store-wide revision and the oldest readable revision
+//
+// Writes run as lmdb-js asynchronous transactions: the callbacks of every write issued in one event
+// turn run in one LMDB write transaction (group commit: one disk sync for all of them), on the
+// main thread but only for the few microseconds of the callback; the commit and the sync happen on
+// lmdb-js's writer thread, so the event loop never waits for the disk. A write is acknowledged
+// (its promise resolves, its watch event is published) only after its transaction is committed
+// with a synchronous flush, so an acknowledged write survives a crash.
+import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
+import { mkdirSync } from 'node:fs';
+import type {
+  BackendHealth,
+  DeleteResult,
+  GetOptions,
+  KeyValue,
+  ListOptions,
+  ListResult,
+  Storage,
+  Watch,
+  WatchEvent,
+  WatchHandler,
+} from '../interface.ts';
+import { prefixEnd } from '../interface.ts';
+import {
+  CompactedError,
+  ConflictError,
+  FutureRevisionError,
+  KeyExistsError,
+  KeyNotFoundError,
+  UnavailableError,
+} from '../errors.ts';
+import { LocalWatchers } from './local-watchers.ts';
+
+/** One stored version of a key. `d` marks a tombstone (the key was deleted at `m`). */
+interface Version {
+  v?: Uint8Array;
+  c: number;
+  m: number;
+  d?: 1;
+}
+
+/** Where the live value of a key is: its create and mod revisions. */
+interface Pointer {
+  c: number;
+  m: number;
+}
+
+/** What happened at one revision. `p` is the previous modRevision of the key (0: none). */
+export interface LogEntry {
+  k: string;
+  p: number;
+  c: number;
+  d?: 1;
+  /** Wall-clock time of the write (ms), for time-based retention. */
+  t: number;
+}
+
+type HistoryKey = [string, number];
+
+export interface LmdbStorageOptions {
+  /** Directory of the LMDB environment (created if missing). */
+  path: string;
+  /** History younger than this is kept for reads at old revisions and watch resumes. Default 5 min. */
+  retentionMs?: number;
+  /** How often automatic compaction runs. Default: a tenth of the retention, between 1 s and 30 s. */
+  compactionIntervalMs?: number;
+  /** Most log entries removed in one compaction transaction, so no transaction runs long. */
+  compactionBatch?: number;
+}
+
+const META_REVISION = 'revision';
+const META_COMPACTED = 'compacted';
+
+export async function openLmdbStorage(opts: LmdbStorageOptions): Promise<LmdbStorage> {
+  mkdirSync(opts.path, { recursive: true });
+  return new LmdbStorage(opts);
+}
+
+export class LmdbStorage implements Storage {
+  private readonly env: RootDatabase;
+  private readonly history: Database<Version, HistoryKey>;
+  private readonly current: Database<Pointer, string>;
+  private readonly log: Database<LogEntry, number>;
+  private readonly meta: Database<number, string>;
+  /** The last revision assigned to a write (inside a transaction callback). */
+  private assigned: number;
+  /** The last revision whose write is durable and whose event has been published. */
+  private published: number;
+  private compacted: number;
+  /** Events assigned but not yet durable, in revision order. */
+  private unpublished: WatchEvent[] = [];
+  private readonly watchers: LocalWatchers;
+  private readonly retentionMs: number;
+  private readonly compactionBatch: number;
+  private compactionTimer?: NodeJS.Timeout;
+  private compacting?: Promise<void>;
+  private closed = false;
+
+  constructor(opts: LmdbStorageOptions) {
+    this.env = open({
+      path: opts.path,
+      // Commits are synced before their promise resolves: acknowledged means durable.
+      overlappingSync: false,
+      noSync: false,
+      // Large enough for any realistic store; LMDB grows the map lazily on disk.
+      mapSize: 64 * 1024 ** 3,
+    });
+    this.history = this.env.openDB<Version, HistoryKey>({ name: 'history' });
+    this.current = this.env.openDB<Pointer, string>({ name: 'current' });
+    this.log = this.env.openDB<LogEntry, number>({ name: 'log' });
+    this.meta = this.env.openDB<number, string>({ name: 'meta' });
+    // A fresh store starts at revision 1, as etcd does; the first write gets revision 2.
+    this.assigned = this.meta.get(META_REVISION) ?? 1;
+    this.published = this.assigned;
+    this.compacted = this.meta.get(META_COMPACTED) ?? 0;
+    this.watchers = new LocalWatchers((after, upTo, prefix, max) => this.replay(after, upTo, prefix, max));
+    this.retentionMs = opts.retentionMs ?? 5 * 60_000;
+    this.compactionBatch = opts.compactionBatch ?? 2000;
+    const interval = opts.compactionIntervalMs ?? Math.min(30_000, Math.max(1000, this.retentionMs / 10));
+    if (interval > 0) {
+      this.compactionTimer = setInterval(() => void this.compactExpired().catch(() => {}), interval);
+      this.compactionTimer.unref();
+    }
+  }
+
+  // ---- writes ----
+
+  async create(key: string, value: Uint8Array): Promise<KeyValue> {
+    const kv = await this.write((now) => {
+      if (this.current.get(key)) throw new KeyExistsError(key);
+      const rev = this.put(key, value, 0, undefined, now);
+      return { key, value, createRevision: rev, modRevision: rev };
+    });
+    return kv;
+  }
+
+  async update(key: string, expectedModRevision: number, value: Uint8Array): Promise<KeyValue> {
+    return this.write((now) => {
+      const ptr = this.current.get(key);
+      if (!ptr) throw new KeyNotFoundError(key);
+      if (ptr.m !== expectedModRevision) {
+        throw new ConflictError(key, expectedModRevision, this.keyValue(key, this.history.get([key, ptr.m])!));
+      }
+      const rev = this.put(key, value, ptr.c, ptr.m, now);
+      return { key, value, createRevision: ptr.c, modRevision: rev };
+    });
+  }
+
+  async delete(key: string, expectedModRevision?: number): Promise<DeleteResult> {
+    return this.write((now) => {
+      const ptr = this.current.get(key);
+      if (!ptr) throw new KeyNotFoundError(key);
+      const prevVersion = this.history.get([key, ptr.m])!;
+      const prev = this.keyValue(key, prevVersion);
+      if (expectedModRevision !== undefined && ptr.m !== expectedModRevision) {
+        throw new ConflictError(key, expectedModRevision, prev);
+      }
+      const rev = ++this.assigned;
+      this.history.put([key, rev], { c: ptr.c, m: rev, d: 1 });
+      this.current.remove(key);
+      this.log.put(rev, { k: key, p: ptr.m, c: ptr.c, d: 1, t: now });
+      this.meta.put(META_REVISION, rev);
+      this.unpublished.push({
+        type: 'delete',
+        key,
+        revision: rev,
+        createRevision: ptr.c,
+        prevValue: prev.value,
+        prevModRevision: ptr.m,
+      });
+      return { prev, revision: rev };
+    });
+  }
+
+  /** Record a put inside a write transaction; returns its revision. */
+  private put(key: string, value: Uint8Array, createRev: number, prevRev: number | undefined, now: number): number {
+    const rev = ++this.assigned;
+    const c = createRev || rev;
+    this.history.put([key, rev], { v: value, c, m: rev });
+    this.current.put(key, { c, m: rev });
+    this.log.put(rev, { k: key, p: prevRev ?? 0, c, t: now });
+    this.meta.put(META_REVISION, rev);
+    const prevValue = prevRev ? this.history.get([key, prevRev])?.v : undefined;
+    this.unpublished.push({
+      type: 'put',
+      key,
+      revision: rev,
+      value,
+      createRevision: c,
+      prevValue,
+      prevModRevision: prevRev,
+    });
+    return rev;
+  }
+
+  /**
+   * Run `fn` inside the next batched write transaction, then wait until it is durable and publish
+   * the events up to it. A throw inside `fn` writes nothing (it happens before any put).
+   */
+  private async write<T>(fn: (now: number) => T): Promise<T> {
+    if (this.closed) throw new UnavailableError('storage is closed');
+    let failure: unknown;
+    let lastRev = 0;
+    let result: T | undefined;
+    try {
+      result = await this.env.transaction(() => {
+        try {
+          const r = fn(Date.now());
+          lastRev = this.assigned;
+          return r;
+        } catch (err) {
+          failure = err;
+          return undefined;
+        }
+      });
+    } catch (err) {
+      // A failed commit (disk full, I/O error) leaves revisions assigned in memory that never
+      // reached the disk: the only safe state is closed, so nobody reads a revision that lied.
+      this.closed = true;
+      this.watchers.closeAll(new UnavailableError(`storage commit failed: ${(err as Error).message}`));
+      throw new UnavailableError(`storage commit failed: ${(err as Error).message}`);
+    }
+    if (failure !== undefined) throw failure;
+    this.publishUpTo(lastRev);
+    return result as T;
+  }
+
+  private publishUpTo(rev: number): void {
+    if (rev <= this.published) return;
+    let n = 0;
+    while (n < this.unpublished.length && this.unpublished[n].revision <= rev) n++;
+    const batch = this.unpublished.splice(0, n);
+    this.published = rev;
+    this.watchers.publish(batch, rev);
+  }
+
+  // ---- reads ----
+
+  async get(key: string, opts: GetOptions = {}): Promise<KeyValue | undefined> {
+    return this.withSnapshot((txn, rev) => {
+      const at = this.readRevision(opts.atRevision, rev);
+      const version = this.versionAt(key, at, txn);
+      return version && !version.d ? this.keyValue(key, version) : undefined;
+    });
+  }
+
+  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
+    return this.withSnapshot((txn, rev) => {
+      const at = this.readRevision(opts.atRevision, rev);
+      const start = opts.startKey && opts.startKey > prefix ? opts.startKey : prefix;
+      const end = prefixEnd(prefix);
+      const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+      return at === rev ? this.listCurrent(start, end, limit, txn, rev) : this.listAt(start, end, limit, at, txn);
+    });
+  }
+
+  /** The latest state: walk the live keys only, so a page costs the same however large the store. */
+  private listCurrent(start: string, end: string, limit: number, txn: Transaction, rev: number): ListResult {
+    const items: KeyValue[] = [];
+    let lastKey: string | undefined;
+    for (const { key, value } of this.current.getRange({ start, end, transaction: txn, limit: limit === Infinity ? undefined : limit })) {
+      const version = this.history.get([key, value.m], { transaction: txn })!;
+      items.push(this.keyValue(key, version));
+      lastKey = key;
+    }
+    let remaining = 0;
+    if (items.length === limit && lastKey !== undefined) {
+      remaining = this.current.getKeysCount({ start: lastKey, end, exclusiveStart: true, transaction: txn });
+    }
+    return { items, revision: rev, more: remaining > 0, remaining };
+  }
+
+  /** An older revision: walk the history, taking for each key its newest version at or before `at`. */
+  private listAt(start: string, end: string, limit: number, at: number, txn: Transaction): ListResult {
+    const items: KeyValue[] = [];
+    let remaining = 0;
+    let key: string | undefined;
+    let best: Version | undefined;
+    const flush = () => {
+      if (key !== undefined && best && !best.d) {
+        if (items.length < limit) items.push(this.keyValue(key, best));
+        else remaining++;
+      }
+    };
+    for (const { key: hk, value } of this.history.getRange({ start: [start], end: [end], transaction: txn })) {
+      if (hk[0] !== key) {
+        flush();
+        key = hk[0];
+        best = undefined;
+      }
+      if (hk[1] <= at) best = value;
+    }
+    flush();
+    return { items, revision: at, more: remaining > 0, remaining };
+  }
+
+  /** The newest version of `key` at or before `at` (a tombstone when it was deleted). */
+  private versionAt(key: string, at: number, txn: Transaction): Version | undefined {
+    for (const { value } of this.history.getRange({ start: [key, at], end: [key], reverse: true, limit: 1, transaction: txn })) {
+      return value;
+    }
+    return undefined;
+  }
+
+  private readRevision(requested: number | undefined, rev: number): number {
+    if (!requested) return rev;
+    if (requested > rev) throw new FutureRevisionError(requested, rev);
+    if (requested < this.compacted) throw new CompactedError(requested, this.compacted);
+    return requested;
+  }
+
+  /** Run a read against one LMDB snapshot together with the revision that snapshot holds. */
+  private withSnapshot<T>(fn: (txn: Transaction, rev: number) => T): T {
+    if (this.closed) throw new UnavailableError('storage is closed');
+    const txn = this.env.useReadTransaction();
+    try {
+      const rev = this.meta.get(META_REVISION, { transaction: txn }) ?? 1;
+      return fn(txn, rev);
+    } finally {
+      txn.done();
+    }
+  }
+
+  private keyValue(key: string, v: Version): KeyValue {
+    return { key, value: v.v ?? new Uint8Array(0), createRevision: v.c, modRevision: v.m };
+  }
+
+  async currentRevision(): Promise<number> {
+    return this.published;
+  }
+
+  async compactedRevision(): Promise<number> {
+    return this.compacted;
+  }
+
+  // ---- watch ----
+
+  watch(prefix: string, afterRevision: number, handler: WatchHandler): Watch {
+    if (this.closed) {
+      queueMicrotask(() => handler.error(new UnavailableError('storage is closed')));
+      return { stop() {} };
+    }
+    const after = afterRevision > 0 ? afterRevision : this.published;
+    if (after < this.compacted) {
+      queueMicrotask(() => handler.error(new CompactedError(after, this.compacted)));
+      return { stop() {} };
+    }
+    return this.watchers.add(prefix, after, this.published, handler);
+  }
+
+  requestProgress(): void {
+    this.watchers.progress(this.published);
+  }
+
+  /** Events with revision in (after, upTo] under `prefix`, at most `max` log entries read. */
+  private replay(after: number, upTo: number, prefix: string, max: number): { events: WatchEvent[]; next: number } {
+    return this.withSnapshot((txn) => {
+      if (after < this.compacted) throw new CompactedError(after, this.compacted);
+      const events: WatchEvent[] = [];
+      const end = prefixEnd(prefix);
+      let next = after;
+      for (const { key: rev, value: e } of this.log.getRange({ start: after + 1, end: upTo, inclusiveEnd: true, limit: max, transaction: txn })) {
+        // Revisions are contiguous: a hole means compaction removed what we still need.
+        if (rev !== next + 1) throw new CompactedError(after, this.compacted);
+        next = rev;
+        if (e.k < prefix || e.k >= end) continue;
+        const prevValue = e.p ? this.history.get([e.k, e.p], { transaction: txn })?.v : undefined;
+        if (e.d) {
+          events.push({ type: 'delete', key: e.k, revision: rev, createRevision: e.c, prevValue, prevModRevision: e.p });
+        } else {
+          const value = this.history.get([e.k, rev], { transaction: txn })?.v;
+          events.push({
+            type: 'put',
+            key: e.k,
+            revision: rev,
+            value,
+            createRevision: e.c,
+            prevValue,
+            prevModRevision: e.p || undefined,
+          });
+        }
+      }
+      return { events, next };
+    });
+  }
+
+  // ---- compaction ----
+
+  async compact(revision: number): Promise<void> {
+    if (revision > this.published) throw new FutureRevisionError(revision, this.published);
+    if (revision <= this.compacted) return;
+    // One compaction at a time; a later target simply continues where the last one stopped.
+    while (this.compacting) await this.compacting;
+    if (revision <= this.compacted) return;
+    this.compacting = this.compactTo(revision);
+    try {
+      await this.compacting;
+    } finally {
+      this.compacting = undefined;
+    }
+  }
+
+  /**
+   * A log entry at revision r ≤ target means the key's previous version was superseded at or before
+   * the target, so no read at or after the target needs it; a tombstone at r ≤ target is not needed
+   * either. Removing exactly those keeps every read at ≥ target exact.
+   */
+  private async compactTo(target: number): Promise<void> {
+    let done = false;
+    while (!done && !this.closed) {
+      await this.env.transaction(() => {
+        let n = 0;
+        let last = this.compacted;
+        for (const { key: rev, value: e } of this.log.getRange({ end: target, inclusiveEnd: true, limit: this.compactionBatch })) {
+          if (e.p) this.history.remove([e.k, e.p]);
+          if (e.d) this.history.remove([e.k, rev]);
+          this.log.remove(rev);
+          last = rev;
+          n++;
+        }
+        done = n < this.compactionBatch;
+        const compacted = done ? target : Math.max(this.compacted, last);
+        this.meta.put(META_COMPACTED, compacted);
+        // Readers check this before reading; raising it inside the transaction means nobody reads
+        // history that this transaction is removing.
+        this.compacted = compacted;
+      });
+    }
+  }
+
+  /** Compact away everything older than the retention window. */
+  private async compactExpired(): Promise<void> {
+    if (this.closed || this.compacting) return;
+    const cutoff = Date.now() - this.retentionMs;
+    let target = 0;
+    for (const { key: rev, value: e } of this.log.getRange({ start: this.compacted })) {
+      if (e.t >= cutoff) break;
+      target = rev;
+    }
+    if (target > this.compacted) await this.compact(target);
+  }
+
+  // ---- lifecycle ----
+
+  async health(): Promise<BackendHealth> {
+    if (this.closed) return { healthy: false, message: 'storage is closed' };
+    try {
+      this.meta.get(META_REVISION);
+      return { healthy: true, message: 'ok' };
+    } catch (err) {
+      return { healthy: false, message: (err as Error).message };
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.compactionTimer) clearInterval(this.compactionTimer);
+    await this.compacting?.catch(() => {});
+    this.watchers.closeAll(new UnavailableError('storage is closed'));
+    await this.env.close();
+  }
+}
