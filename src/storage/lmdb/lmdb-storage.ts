@@ -1,10 +1,13 @@
 // The embedded backend: an MVCC key-value store on LMDB.
 //
 // Layout (four named databases in one LMDB environment):
-//   history  [key, rev] → Version      every write, kept until compaction (a delete is a tombstone)
-//   current  key → Pointer             the live keys only: which history entry is the latest
-//   log      rev → LogEntry            one entry per revision, for watch replay and compaction
+//   log      rev → LogEntry            every write with its value, in revision order (append-only,
+//                                      so its pages stay full); a delete is a tombstone entry
+//   index    [key, rev] → 0 | 1        which revisions of a key the log holds (1: a tombstone)
+//   current  key → Pointer             the live keys only, with their create and mod revisions
 //   meta     'revision' | 'compacted'  the store-wide revision and the oldest readable revision
+// Compaction removes the log entries (and their index rows) that no read at or after the compact
+// revision can need; everything else stays exact.
 //
 // Writes run as lmdb-js asynchronous transactions: the callbacks of every write issued in one event
 // turn run in one LMDB write transaction (group commit: one disk sync for all of them), on the
@@ -37,31 +40,27 @@ import {
 } from '../errors.ts';
 import { LocalWatchers } from './local-watchers.ts';
 
-/** One stored version of a key. `d` marks a tombstone (the key was deleted at `m`). */
-interface Version {
-  v?: Uint8Array;
-  c: number;
-  m: number;
-  d?: 1;
-}
-
 /** Where the live value of a key is: its create and mod revisions. */
 interface Pointer {
   c: number;
   m: number;
 }
 
-/** What happened at one revision. `p` is the previous modRevision of the key (0: none). */
-export interface LogEntry {
+/**
+ * What happened at one revision: key `k` got value `v` (or was deleted: `d`); `c` is its create
+ * revision, `p` the revision of its previous value (0: none).
+ */
+interface LogEntry {
   k: string;
-  p: number;
+  v?: Uint8Array;
   c: number;
+  p: number;
   d?: 1;
   /** Wall-clock time of the write (ms), for time-based retention. */
   t: number;
 }
 
-type HistoryKey = [string, number];
+type IndexKey = [string, number];
 
 export interface LmdbStorageOptions {
   /** Directory of the LMDB environment (created if missing). */
@@ -75,6 +74,11 @@ export interface LmdbStorageOptions {
 }
 
 const META_REVISION = 'revision';
+/**
+ * Revisions only grow: appending keeps log pages full. Inside a transaction callback putSync writes
+ * into that (asynchronously committed) transaction; it is the put that takes LMDB's flags.
+ */
+const APPEND = { append: true };
 const META_COMPACTED = 'compacted';
 
 export async function openLmdbStorage(opts: LmdbStorageOptions): Promise<LmdbStorage> {
@@ -84,9 +88,9 @@ export async function openLmdbStorage(opts: LmdbStorageOptions): Promise<LmdbSto
 
 export class LmdbStorage implements Storage {
   private readonly env: RootDatabase;
-  private readonly history: Database<Version, HistoryKey>;
-  private readonly current: Database<Pointer, string>;
   private readonly log: Database<LogEntry, number>;
+  private readonly index: Database<0 | 1, IndexKey>;
+  private readonly current: Database<Pointer, string>;
   private readonly meta: Database<number, string>;
   /** The last revision assigned to a write (inside a transaction callback). */
   private assigned: number;
@@ -111,9 +115,9 @@ export class LmdbStorage implements Storage {
       // Large enough for any realistic store; LMDB grows the map lazily on disk.
       mapSize: 64 * 1024 ** 3,
     });
-    this.history = this.env.openDB<Version, HistoryKey>({ name: 'history' });
-    this.current = this.env.openDB<Pointer, string>({ name: 'current' });
     this.log = this.env.openDB<LogEntry, number>({ name: 'log' });
+    this.index = this.env.openDB<0 | 1, IndexKey>({ name: 'index' });
+    this.current = this.env.openDB<Pointer, string>({ name: 'current' });
     this.meta = this.env.openDB<number, string>({ name: 'meta' });
     // A fresh store starts at revision 1, as etcd does; the first write gets revision 2.
     this.assigned = this.meta.get(META_REVISION) ?? 1;
@@ -145,7 +149,7 @@ export class LmdbStorage implements Storage {
       const ptr = this.current.get(key);
       if (!ptr) throw new KeyNotFoundError(key);
       if (ptr.m !== expectedModRevision) {
-        throw new ConflictError(key, expectedModRevision, this.keyValue(key, this.history.get([key, ptr.m])!));
+        throw new ConflictError(key, expectedModRevision, this.keyValue(key, ptr.m, this.log.get(ptr.m)!));
       }
       const rev = this.put(key, value, ptr.c, ptr.m, now);
       return { key, value, createRevision: ptr.c, modRevision: rev };
@@ -156,15 +160,14 @@ export class LmdbStorage implements Storage {
     return this.write((now) => {
       const ptr = this.current.get(key);
       if (!ptr) throw new KeyNotFoundError(key);
-      const prevVersion = this.history.get([key, ptr.m])!;
-      const prev = this.keyValue(key, prevVersion);
+      const prev = this.keyValue(key, ptr.m, this.log.get(ptr.m)!);
       if (expectedModRevision !== undefined && ptr.m !== expectedModRevision) {
         throw new ConflictError(key, expectedModRevision, prev);
       }
       const rev = ++this.assigned;
-      this.history.put([key, rev], { c: ptr.c, m: rev, d: 1 });
+      this.log.putSync(rev, { k: key, c: ptr.c, p: ptr.m, d: 1, t: now }, APPEND);
+      this.index.put([key, rev], 1);
       this.current.remove(key);
-      this.log.put(rev, { k: key, p: ptr.m, c: ptr.c, d: 1, t: now });
       this.meta.put(META_REVISION, rev);
       this.unpublished.push({
         type: 'delete',
@@ -182,11 +185,11 @@ export class LmdbStorage implements Storage {
   private put(key: string, value: Uint8Array, createRev: number, prevRev: number | undefined, now: number): number {
     const rev = ++this.assigned;
     const c = createRev || rev;
-    this.history.put([key, rev], { v: value, c, m: rev });
+    this.log.putSync(rev, { k: key, v: value, c, p: prevRev ?? 0, t: now }, APPEND);
+    this.index.put([key, rev], 0);
     this.current.put(key, { c, m: rev });
-    this.log.put(rev, { k: key, p: prevRev ?? 0, c, t: now });
     this.meta.put(META_REVISION, rev);
-    const prevValue = prevRev ? this.history.get([key, prevRev])?.v : undefined;
+    const prevValue = prevRev ? this.log.get(prevRev)?.v : undefined;
     this.unpublished.push({
       type: 'put',
       key,
@@ -245,8 +248,8 @@ export class LmdbStorage implements Storage {
   async get(key: string, opts: GetOptions = {}): Promise<KeyValue | undefined> {
     return this.withSnapshot((txn, rev) => {
       const at = this.readRevision(opts.atRevision, rev);
-      const version = this.versionAt(key, at, txn);
-      return version && !version.d ? this.keyValue(key, version) : undefined;
+      const found = this.revisionAt(key, at, txn);
+      return found ? this.keyValue(key, found, this.log.get(found, { transaction: txn })!) : undefined;
     });
   }
 
@@ -265,8 +268,7 @@ export class LmdbStorage implements Storage {
     const items: KeyValue[] = [];
     let lastKey: string | undefined;
     for (const { key, value } of this.current.getRange({ start, end, transaction: txn, limit: limit === Infinity ? undefined : limit })) {
-      const version = this.history.get([key, value.m], { transaction: txn })!;
-      items.push(this.keyValue(key, version));
+      items.push(this.keyValue(key, value.m, this.log.get(value.m, { transaction: txn })!));
       lastKey = key;
     }
     let remaining = 0;
@@ -276,36 +278,39 @@ export class LmdbStorage implements Storage {
     return { items, revision: rev, more: remaining > 0, remaining };
   }
 
-  /** An older revision: walk the history, taking for each key its newest version at or before `at`. */
+  /** An older revision: walk the index, taking for each key its newest revision at or before `at`. */
   private listAt(start: string, end: string, limit: number, at: number, txn: Transaction): ListResult {
     const items: KeyValue[] = [];
     let remaining = 0;
     let key: string | undefined;
-    let best: Version | undefined;
+    let best = 0;
+    let deleted = false;
     const flush = () => {
-      if (key !== undefined && best && !best.d) {
-        if (items.length < limit) items.push(this.keyValue(key, best));
-        else remaining++;
-      }
+      if (key === undefined || !best || deleted) return;
+      if (items.length < limit) items.push(this.keyValue(key, best, this.log.get(best, { transaction: txn })!));
+      else remaining++;
     };
-    for (const { key: hk, value } of this.history.getRange({ start: [start], end: [end], transaction: txn })) {
-      if (hk[0] !== key) {
+    for (const { key: ik, value: tombstone } of this.index.getRange({ start: [start], end: [end], transaction: txn })) {
+      if (ik[0] !== key) {
         flush();
-        key = hk[0];
-        best = undefined;
+        key = ik[0];
+        best = 0;
       }
-      if (hk[1] <= at) best = value;
+      if (ik[1] <= at) {
+        best = ik[1];
+        deleted = tombstone === 1;
+      }
     }
     flush();
     return { items, revision: at, more: remaining > 0, remaining };
   }
 
-  /** The newest version of `key` at or before `at` (a tombstone when it was deleted). */
-  private versionAt(key: string, at: number, txn: Transaction): Version | undefined {
-    for (const { value } of this.history.getRange({ start: [key, at], end: [key], reverse: true, limit: 1, transaction: txn })) {
-      return value;
+  /** The revision of the live value of `key` at `at` (0: absent or deleted then). */
+  private revisionAt(key: string, at: number, txn: Transaction): number {
+    for (const { key: ik, value: tombstone } of this.index.getRange({ start: [key, at], end: [key], reverse: true, limit: 1, transaction: txn })) {
+      return tombstone === 1 ? 0 : ik[1];
     }
-    return undefined;
+    return 0;
   }
 
   private readRevision(requested: number | undefined, rev: number): number {
@@ -327,8 +332,8 @@ export class LmdbStorage implements Storage {
     }
   }
 
-  private keyValue(key: string, v: Version): KeyValue {
-    return { key, value: v.v ?? new Uint8Array(0), createRevision: v.c, modRevision: v.m };
+  private keyValue(key: string, rev: number, e: LogEntry): KeyValue {
+    return { key, value: e.v ?? new Uint8Array(0), createRevision: e.c, modRevision: rev };
   }
 
   async currentRevision(): Promise<number> {
@@ -370,16 +375,15 @@ export class LmdbStorage implements Storage {
         if (rev !== next + 1) throw new CompactedError(after, this.compacted);
         next = rev;
         if (e.k < prefix || e.k >= end) continue;
-        const prevValue = e.p ? this.history.get([e.k, e.p], { transaction: txn })?.v : undefined;
+        const prevValue = e.p ? this.log.get(e.p, { transaction: txn })?.v : undefined;
         if (e.d) {
           events.push({ type: 'delete', key: e.k, revision: rev, createRevision: e.c, prevValue, prevModRevision: e.p });
         } else {
-          const value = this.history.get([e.k, rev], { transaction: txn })?.v;
           events.push({
             type: 'put',
             key: e.k,
             revision: rev,
-            value,
+            value: e.v,
             createRevision: e.c,
             prevValue,
             prevModRevision: e.p || undefined,
@@ -407,9 +411,11 @@ export class LmdbStorage implements Storage {
   }
 
   /**
-   * A log entry at revision r ≤ target means the key's previous version was superseded at or before
-   * the target, so no read at or after the target needs it; a tombstone at r ≤ target is not needed
-   * either. Removing exactly those keeps every read at ≥ target exact.
+   * A write at revision r ≤ target supersedes the key's previous value, so no read at or after the
+   * target needs that value; a tombstone at r ≤ target is not needed either. Removing exactly those
+   * (log entry and index row) keeps every read at ≥ target exact. Entries that survive are the
+   * latest values as of the target; the next compaction starts after the target, so they are
+   * visited once.
    */
   private async compactTo(target: number): Promise<void> {
     let done = false;
@@ -417,15 +423,21 @@ export class LmdbStorage implements Storage {
       await this.env.transaction(() => {
         let n = 0;
         let last = this.compacted;
-        for (const { key: rev, value: e } of this.log.getRange({ end: target, inclusiveEnd: true, limit: this.compactionBatch })) {
-          if (e.p) this.history.remove([e.k, e.p]);
-          if (e.d) this.history.remove([e.k, rev]);
-          this.log.remove(rev);
+        const range = this.log.getRange({ start: this.compacted + 1, end: target, inclusiveEnd: true, limit: this.compactionBatch });
+        for (const { key: rev, value: e } of range) {
+          if (e.p) {
+            this.index.remove([e.k, e.p]);
+            this.log.remove(e.p);
+          }
+          if (e.d) {
+            this.index.remove([e.k, rev]);
+            this.log.remove(rev);
+          }
           last = rev;
           n++;
         }
         done = n < this.compactionBatch;
-        const compacted = done ? target : Math.max(this.compacted, last);
+        const compacted = done ? target : last;
         this.meta.put(META_COMPACTED, compacted);
         // Readers check this before reading; raising it inside the transaction means nobody reads
         // history that this transaction is removing.
@@ -439,7 +451,7 @@ export class LmdbStorage implements Storage {
     if (this.closed || this.compacting) return;
     const cutoff = Date.now() - this.retentionMs;
     let target = 0;
-    for (const { key: rev, value: e } of this.log.getRange({ start: this.compacted })) {
+    for (const { key: rev, value: e } of this.log.getRange({ start: this.compacted + 1 })) {
       if (e.t >= cutoff) break;
       target = rev;
     }
