@@ -112,6 +112,11 @@ export interface Storage {
    * the store's revision (etcd's WatchProgressRequest). Used for bookmarks and consistent reads.
    */
   requestProgress(): void;
+  /**
+   * Whether a progress notification is only sent after every event it covers (etcd ≥ 3.4.31 /
+   * 3.5.13). Only then may a cache treat progress as proof that it is up to date.
+   */
+  watchProgressOrdered(): Promise<boolean>;
   /** The store's current revision (a consistent read: it includes every acknowledged write). */
   currentRevision(): Promise<number>;
   /** The oldest revision whose state is still readable. */

@@ -46,10 +46,17 @@ export interface WatchCacheOptions {
   freshnessTimeoutMs?: number;
   /** Items per page while loading the initial state. */
   loadPageSize?: number;
+  /**
+   * Serve consistent reads from memory once the cache has caught up (default: when the backend's
+   * progress notifications are ordered, see Storage.watchProgressOrdered); otherwise they go to
+   * the backend, as kube-apiserver does with etcd older than 3.4.31.
+   */
+  consistentReadsFromCache?: boolean;
 }
 
 export async function openWatchCache(backend: Storage, opts: WatchCacheOptions): Promise<WatchCache> {
-  const cache = new WatchCache(backend, opts);
+  const consistentReadsFromCache = opts.consistentReadsFromCache ?? (await backend.watchProgressOrdered());
+  const cache = new WatchCache(backend, { ...opts, consistentReadsFromCache });
   await cache.ready;
   return cache;
 }
@@ -62,12 +69,15 @@ export class WatchCache implements Storage {
   private readonly watchers: CacheWatchers;
   /** The cache reflects every backend write up to this revision. */
   private rev = 0;
+  /** The newest revision a write through this cache was acknowledged at. */
+  private written = 0;
   private backendWatch?: Watch;
   private waiters: { rev: number; resolve: () => void }[] = [];
   private waitTimer?: NodeJS.Timeout;
   private progressTimer?: NodeJS.Timeout;
   private readonly freshnessTimeoutMs: number;
   private readonly loadPageSize: number;
+  private readonly consistentReadsFromCache: boolean;
   private closed = false;
   ready: Promise<void>;
 
@@ -81,6 +91,7 @@ export class WatchCache implements Storage {
     this.watchers = new CacheWatchers(opts.watcherBufferSize ?? 1000);
     this.freshnessTimeoutMs = opts.freshnessTimeoutMs ?? 3000;
     this.loadPageSize = opts.loadPageSize ?? 10_000;
+    this.consistentReadsFromCache = opts.consistentReadsFromCache ?? true;
     this.ready = this.load();
     const progressMs = opts.progressIntervalMs ?? 5000;
     if (progressMs > 0) {
@@ -193,6 +204,7 @@ export class WatchCache implements Storage {
 
   /** Wait until the cache reflects the backend's current revision; false means read the backend. */
   private async fresh(): Promise<boolean> {
+    if (!this.consistentReadsFromCache) return false;
     await this.ready;
     return this.waitFor(await this.backend.currentRevision());
   }
@@ -253,7 +265,9 @@ export class WatchCache implements Storage {
       return { stop() {} };
     }
     if (!this.covers(prefix)) return this.backend.watch(prefix, afterRevision, handler);
-    const after = afterRevision > 0 ? afterRevision : this.rev;
+    // "From now" includes every write this cache has acknowledged, even one it has not yet seen
+    // come back from the backend: a caller that wrote and then watched must not see its own write.
+    const after = afterRevision > 0 ? afterRevision : Math.max(this.rev, this.written);
     if (after < this.ring.windowStart) {
       queueMicrotask(() => handler.error(new CompactedError(after, this.ring.windowStart)));
       return { stop() {} };
@@ -273,16 +287,24 @@ export class WatchCache implements Storage {
 
   // ---- pass-through ----
 
-  create(key: string, value: Uint8Array): Promise<KeyValue> {
-    return this.backend.create(key, value);
+  private wrote<T>(result: T, rev: number): T {
+    if (rev > this.written) this.written = rev;
+    return result;
   }
 
-  update(key: string, expectedModRevision: number, value: Uint8Array): Promise<KeyValue> {
-    return this.backend.update(key, expectedModRevision, value);
+  async create(key: string, value: Uint8Array): Promise<KeyValue> {
+    const kv = await this.backend.create(key, value);
+    return this.wrote(kv, kv.modRevision);
   }
 
-  delete(key: string, expectedModRevision?: number): Promise<DeleteResult> {
-    return this.backend.delete(key, expectedModRevision);
+  async update(key: string, expectedModRevision: number, value: Uint8Array): Promise<KeyValue> {
+    const kv = await this.backend.update(key, expectedModRevision, value);
+    return this.wrote(kv, kv.modRevision);
+  }
+
+  async delete(key: string, expectedModRevision?: number): Promise<DeleteResult> {
+    const res = await this.backend.delete(key, expectedModRevision);
+    return this.wrote(res, res.revision);
   }
 
   compact(revision: number): Promise<void> {
@@ -295,6 +317,10 @@ export class WatchCache implements Storage {
 
   compactedRevision(): Promise<number> {
     return this.backend.compactedRevision();
+  }
+
+  watchProgressOrdered(): Promise<boolean> {
+    return this.backend.watchProgressOrdered();
   }
 
   health(): Promise<BackendHealth> {

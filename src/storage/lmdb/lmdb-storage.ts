@@ -363,6 +363,11 @@ export class LmdbStorage implements Storage {
     this.watchers.progress(this.published);
   }
 
+  /** Progress is reported synchronously after every published event: always ordered. */
+  async watchProgressOrdered(): Promise<boolean> {
+    return true;
+  }
+
   /** Events with revision in (after, upTo] under `prefix`, at most `max` log entries read. */
   private replay(after: number, upTo: number, prefix: string, max: number): { events: WatchEvent[]; next: number } {
     return this.withSnapshot((txn) => {
