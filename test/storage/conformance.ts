@@ -184,6 +184,8 @@ export function runConformance(name: string, opts: ConformanceOptions): void {
       const last = await s.list(`${p}ns/`, { limit: 2, startKey: `${p}ns/d\0`, atRevision: page.revision });
       assert.deepEqual(last.items.map((i) => text(i.value)), ['e']);
       assert.equal(last.more, false);
+      const before = await s.list(`${p}ns/`, { startKey: `${p}a` });
+      assert.deepEqual(before.items.map((i) => text(i.value)), ['a', 'b', 'c', 'd', 'e'], 'a start key before the prefix stays inside it');
       const exact = await s.list(`${p}ns/`, { limit: 5 });
       assert.equal(exact.more, false, 'a limit equal to the count leaves nothing remaining');
     });

@@ -81,7 +81,8 @@ export class EtcdStorage implements Storage {
   }
 
   async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
-    const start = opts.startKey ?? prefix;
+    // A start key before the prefix must not widen the range beyond it (the other backends agree).
+    const start = opts.startKey && opts.startKey > prefix ? opts.startKey : prefix;
     const res = await this.read({
       key: start === '' ? Buffer.from([0]) : enc(start),
       range_end: rangeEnd(prefix),
