@@ -4,8 +4,8 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { openLmdbStorage, type LmdbStorage } from '../../src/storage/lmdb/lmdb-storage.ts';
 import { openWatchCache, type WatchCache, type WatchCacheOptions } from '../../src/storage/cache/watch-cache.ts';
-import { CompactedError, WatcherTooSlowError } from '../../src/storage/errors.ts';
-import type { WatchEvent } from '../../src/storage/interface.ts';
+import { CompactedError, UnavailableError, WatcherTooSlowError } from '../../src/storage/errors.ts';
+import type { Storage, WatchEvent } from '../../src/storage/interface.ts';
 import { tempDir } from '../support/tmp.ts';
 import { bytes, collect, text, watchError } from './conformance.ts';
 
@@ -106,6 +106,61 @@ describe('watch cache', () => {
     assert.equal(cache.watcherCount, 1000);
     for (const w of watches) w.stop();
     assert.equal(cache.watcherCount, 0);
+  });
+
+  it('after its backend watch fails it serves through the backend, then loads again', async () => {
+    const real = await openLmdbStorage({ path: tempDir('cache-outage') });
+    opened.push(real);
+    // The real store, with an outage we control: its watch can be broken and its lists refused.
+    let listFailures = 0;
+    let breakWatch: (err: Error) => void = () => {};
+    const list: Storage['list'] = async (prefix, opts) => {
+      if (listFailures > 0) {
+        listFailures--;
+        throw new UnavailableError('backend down');
+      }
+      return real.list(prefix, opts);
+    };
+    const watch: Storage['watch'] = (prefix, after, handler) => {
+      const w = real.watch(prefix, after, handler);
+      breakWatch = (err) => {
+        w.stop();
+        handler.error(err);
+      };
+      return w;
+    };
+    const flaky = new Proxy(real, {
+      get(target, prop) {
+        if (prop === 'list') return list;
+        if (prop === 'watch') return watch;
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const prefix = '/registry/things/';
+    const cache = await openWatchCache(flaky, { prefix });
+    opened.unshift(cache);
+    await cache.create(`${prefix}a`, bytes('1'));
+    const errors: Error[] = [];
+    cache.watch(prefix, 0, { events: () => {}, error: (e) => void errors.push(e) });
+    listFailures = 2;
+    breakWatch(new UnavailableError('stream gone'));
+    assert.equal(errors.length, 1, 'its watchers are told to start over');
+    assert.ok(errors[0] instanceof UnavailableError);
+    // While it reloads, reads reach the backend (here: refused once more, then answered).
+    await assert.rejects(cache.list(prefix), UnavailableError);
+    // A watch the cache serves itself counts as its watcher; one passed to the backend does not.
+    let w = cache.watch(prefix, 0, { events: () => {}, error: () => {} });
+    for (let i = 0; i < 100 && cache.watcherCount === 0; i++) {
+      w.stop();
+      await new Promise((r) => setTimeout(r, 20));
+      w = cache.watch(prefix, 0, { events: () => {}, error: () => {} });
+    }
+    assert.equal(cache.watcherCount, 1, 'the cache serves watches again once it has reloaded');
+    const b = await cache.create(`${prefix}b`, bytes('2'));
+    assert.deepEqual(cache.listCached(prefix).items.map((i) => text(i.value)), ['1', '2']);
+    assert.equal(cache.revision, b.modRevision);
+    w.stop();
   });
 
   it('passes reads and watches outside its prefix to the backend', async () => {

@@ -79,7 +79,7 @@ export class WatchCache implements Storage {
   private readonly loadPageSize: number;
   private readonly consistentReadsFromCache: boolean;
   private closed = false;
-  ready: Promise<void>;
+  readonly ready: Promise<void>;
 
   constructor(
     private readonly backend: Storage,
@@ -151,15 +151,29 @@ export class WatchCache implements Storage {
     this.wake();
   }
 
-  /** The backend watch broke (compaction, store closed): every watcher must start over. */
+  /**
+   * The backend watch broke (compaction, an outage longer than the backend rides out): every
+   * watcher must start over, and the cache loads again. Until it has, it covers nothing, so reads
+   * and watches go to the backend and fail or succeed there instead of waiting here.
+   */
   private onBackendError(err: Error): void {
     if (this.closed) return;
     this.backendWatch = undefined;
     const at = this.rev;
     this.watchers.failAll((next) => (err instanceof CompactedError ? new CompactedError(next, at) : err));
-    this.ready = this.load().catch((e: Error) => {
-      this.watchers.failAll(() => e);
-    });
+    void this.reload();
+  }
+
+  /** Load until it works, backing off: an outage must not leave the cache bypassed for good. */
+  private async reload(): Promise<void> {
+    for (let delay = 100; !this.closed; delay = Math.min(delay * 2, 5000)) {
+      try {
+        await this.load();
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, delay).unref());
+      }
+    }
   }
 
   // ---- freshness ----
