@@ -266,6 +266,15 @@ export class WatchCache implements Storage {
     return { items, revision: this.rev, more: remaining > 0, remaining };
   }
 
+  /**
+   * Wait until the cache has reached `rev` (for resourceVersion "not older than" reads); false
+   * when it did not within the freshness timeout: the revision is unknown to the store.
+   */
+  async waitForRevision(rev: number): Promise<boolean> {
+    await this.ready;
+    return this.waitFor(rev);
+  }
+
   /** The cache's revision: what a cached read reflects. */
   get revision(): number {
     return this.rev;

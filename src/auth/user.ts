@@ -1,0 +1,8 @@
+// The authenticated identity a request carries through the chain.
+
+export interface UserInfo {
+  name: string;
+  uid?: string;
+  groups: string[];
+  extra?: Record<string, string[]>;
+}

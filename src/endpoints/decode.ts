@@ -1,0 +1,84 @@
+// Decoding of request objects against the kind's schema, with field validation: type errors are
+// fatal (400); unknown and duplicate fields are dropped, warned about or rejected per
+// `fieldValidation`; other schema violations are 422 Invalid.
+
+import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
+import { isPlainObject, type KObject } from '../machinery/meta.ts';
+import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
+import { errors } from '../machinery/status.ts';
+import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
+
+export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
+
+export function parseFieldValidation(v: string | null): FieldValidation {
+  if (v === null || v === '') return 'Warn';
+  if (v === 'Ignore' || v === 'Warn' || v === 'Strict') return v;
+  throw errors.badRequest(`fieldValidation must be one of "Ignore", "Warn", or "Strict", got: ${JSON.stringify(v)}`);
+}
+
+/** Deeper documents are refused before any recursive code sees them. */
+export const MAX_JSON_DEPTH = 1000;
+
+/** JSON.parse with the parse failure (and hostile nesting) as a 400. */
+export function parseJson(text: string, what = "couldn't get version/kind; json parse error"): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw errors.badRequest(`${what}: ${(e as Error).message}`);
+  }
+  if (depthExceeds(value, MAX_JSON_DEPTH)) throw errors.badRequest(`${what}: exceeded max depth of ${MAX_JSON_DEPTH}`);
+  return value;
+}
+
+/** Whether nesting goes deeper than `max`, walked without recursion. */
+function depthExceeds(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (d >= max) return true;
+    for (const c of Array.isArray(v) ? v : Object.values(v)) if (typeof c === 'object' && c !== null) stack.push([c, d + 1]);
+  }
+  return false;
+}
+
+export interface Decoded {
+  obj: KObject;
+  warnings: string[];
+}
+
+/**
+ * Check a request object (already parsed from `text`, or produced by a patch of it) against the
+ * definition. `duplicates` are the duplicate keys of the request document.
+ */
+export function checkObject(value: unknown, def: KindDefinition, validation: FieldValidation, duplicates: string[], opts: { requireTypeMeta: boolean }): Decoded {
+  const apiVersion = apiVersionOf(def);
+  if (!isPlainObject(value)) throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: the request body must be a JSON object`);
+  if (opts.requireTypeMeta && (value.kind === undefined || value.kind === '')) {
+    const shown = JSON.stringify(value);
+    throw errors.badRequest(`Object 'Kind' is missing in '${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown}'`);
+  }
+  if (value.apiVersion !== undefined && value.apiVersion !== apiVersion)
+    throw errors.badRequest(`the API version in the data (${String(value.apiVersion)}) does not match the expected API version (${apiVersion})`);
+  if (value.kind !== undefined && value.kind !== def.kind) throw errors.badRequest(`the kind in the data (${String(value.kind)}) does not match the expected kind (${def.kind})`);
+  const { errors: errs, unknownFields } = validateAgainstSchema(value, def.schema);
+  const typeError = errs.find((e) => e.type === 'FieldValueTypeInvalid');
+  if (typeError) throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${typeError.message}`);
+  const problems = validation === 'Ignore' ? [] : [...unknownFields.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
+  if (validation === 'Strict' && problems.length) throw errors.badRequest(`strict decoding error: ${problems.join(', ')}`);
+  const obj = value as KObject;
+  if (!isPlainObject(obj.metadata)) obj.metadata = {};
+  if (errs.length) throw errors.invalid(def.group, def.kind, typeof obj.metadata.name === 'string' ? obj.metadata.name : '', errs);
+  if (unknownFields.length) pruneUnknownFields(obj, def.schema);
+  applyDefaults(obj, def.schema);
+  obj.apiVersion = apiVersion;
+  obj.kind = def.kind;
+  return { obj, warnings: problems };
+}
+
+export function decodeObject(text: string, def: KindDefinition, validation: FieldValidation): Decoded {
+  const value = parseJson(text);
+  const duplicates = validation === 'Ignore' ? [] : findDuplicateKeys(text);
+  return checkObject(value, def, validation, duplicates, { requireTypeMeta: true });
+}

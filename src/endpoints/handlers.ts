@@ -1,0 +1,251 @@
+// The verb handlers: get, list, watch, create, update, patch, delete, deletecollection. Each
+// negotiates, decodes, calls the generic store and encodes; none knows a kind.
+
+import type { RequestContext } from '../server/context.ts';
+import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
+import { isPlainObject, type KObject } from '../machinery/meta.ts';
+import { applyJsonPatch, applyMergePatch } from '../machinery/patch.ts';
+import { errors, StatusError, type StatusBody } from '../machinery/status.ts';
+import { fieldError, type FieldError } from '../machinery/field-errors.ts';
+import type { Naming } from '../naming.ts';
+import type { DeleteOptions, RegistryStore, WatchSink } from '../registry/store.ts';
+import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
+import { negotiateBody, negotiateResponse } from '../negotiation/negotiate.ts';
+import { checkObject, decodeObject, parseFieldValidation, parseJson, type FieldValidation } from './decode.ts';
+import { parseBool, parseInteger, parseListOptions } from './list-options.ts';
+import { readBody, writeJson, writeStatus } from './respond.ts';
+
+export interface ResourceTarget {
+  store: RegistryStore;
+  namespace: string | undefined;
+  name: string;
+  subresource?: SubresourceDefinition;
+}
+
+/** Open watches, so shutdown can end them cleanly. */
+export interface WatchRegistry {
+  add(end: () => void): () => void;
+  /** Default watch timeout when the client gives none (kube-apiserver: 30–60 min). */
+  defaultTimeoutMs(): number;
+}
+
+export interface HandlerEnv {
+  naming: Naming;
+  watches: WatchRegistry;
+}
+
+function writeOptions(ctx: RequestContext, env: HandlerEnv): { dryRun: boolean; fieldValidation: FieldValidation } {
+  const q = ctx.url.searchParams;
+  const errs: FieldError[] = [];
+  const dry = q.getAll('dryRun');
+  for (const d of dry) if (d !== 'All' && d !== '') errs.push(fieldError.notSupported('dryRun', d, ['All']));
+  const manager = q.get('fieldManager');
+  if (manager !== null) {
+    if (manager.length > 128) errs.push(fieldError.tooLong('fieldManager', manager, 128));
+    // eslint-disable-next-line no-control-regex
+    if (/[^\x20-\x7e]/.test(manager)) errs.push(fieldError.invalid('fieldManager', manager, 'is not a printable string'));
+  }
+  if (errs.length) throw errors.invalidOptions(env.naming.metaGroup, 'CreateOptions', errs);
+  return { dryRun: dry.includes('All'), fieldValidation: parseFieldValidation(q.get('fieldValidation')) };
+}
+
+function allowed(t: ResourceTarget, verb: Verb): void {
+  const verbs = t.subresource ? t.subresource.verbs : t.store.def.verbs;
+  if (!verbs.includes(verb)) throw errors.methodNotAllowed();
+}
+
+export async function handleGet(ctx: RequestContext, t: ResourceTarget): Promise<void> {
+  allowed(t, 'get');
+  negotiateResponse(ctx.req.headers.accept);
+  const obj = await t.store.get(t.namespace, t.name, ctx.url.searchParams.get('resourceVersion') ?? undefined);
+  writeJson(ctx, 200, obj);
+}
+
+export async function handleList(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
+  allowed(t, 'list');
+  negotiateResponse(ctx.req.headers.accept);
+  const opts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'list');
+  validateSelectorFields(t, opts.fieldSelector);
+  writeJson(ctx, 200, await t.store.list(t.namespace, opts));
+}
+
+function validateSelectorFields(t: ResourceTarget, sel: { requirements: readonly { field: string }[] }): void {
+  const known = new Set(['metadata.name', ...(t.store.def.namespaced ? ['metadata.namespace'] : []), ...Object.keys(t.store.def.selectableFields ?? {})]);
+  for (const r of sel.requirements) {
+    if (!known.has(r.field)) throw errors.badRequest(`field label not supported: ${r.field}`);
+  }
+}
+
+export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
+  allowed(t, 'watch');
+  negotiateResponse(ctx.req.headers.accept);
+  const opts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'watch');
+  validateSelectorFields(t, opts.fieldSelector);
+  const { res, req } = ctx;
+  let started = false;
+  let ended = false;
+  const start = () => {
+    if (started) return;
+    started = true;
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    res.flushHeaders();
+  };
+  const write = (text: string): boolean => {
+    if (ended) return true;
+    start();
+    return res.write(text);
+  };
+  let finish = () => {};
+  const sink: WatchSink = {
+    send: (type, object) => write(`${JSON.stringify({ type, object })}\n`),
+    error: (status: StatusBody) => write(`${JSON.stringify({ type: 'ERROR', object: status })}\n`),
+    end: () => finish(),
+    onDrain: (resume) => res.once('drain', resume),
+  };
+  // The initial events (and any error before the stream starts) come from the store call.
+  const watch = await t.store.watch(t.namespace, opts, sink);
+  start();
+  await new Promise<void>((resolve) => {
+    const timeoutMs = opts.timeoutSeconds !== undefined ? opts.timeoutSeconds * 1000 : env.watches.defaultTimeoutMs();
+    const timer = setTimeout(() => finish(), timeoutMs);
+    const unregister = env.watches.add(() => finish());
+    finish = () => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      unregister();
+      watch.stop();
+      res.end();
+      resolve();
+    };
+    req.once('close', () => finish());
+    res.once('close', () => finish());
+  });
+}
+
+export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
+  allowed(t, 'create');
+  negotiateResponse(ctx.req.headers.accept);
+  const { dryRun, fieldValidation } = writeOptions(ctx, env);
+  negotiateBody(ctx.req.headers['content-type'], ['json']);
+  const decoded = decodeObject(await readBody(ctx), t.store.def, fieldValidation);
+  for (const w of decoded.warnings) ctx.warnings.add(w);
+  const created = await t.store.create(t.namespace, decoded.obj, { dryRun });
+  writeJson(ctx, 201, created);
+}
+
+export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
+  allowed(t, 'update');
+  negotiateResponse(ctx.req.headers.accept);
+  const { dryRun, fieldValidation } = writeOptions(ctx, env);
+  negotiateBody(ctx.req.headers['content-type'], ['json']);
+  const decoded = decodeObject(await readBody(ctx), t.store.def, fieldValidation);
+  for (const w of decoded.warnings) ctx.warnings.add(w);
+  const body = decoded.obj;
+  const { object, created } = await t.store.guaranteedUpdate(
+    t.namespace,
+    t.name,
+    () => structuredClone(body),
+    { dryRun, subresource: t.subresource, allowCreate: t.store.def.allowCreateOnUpdate },
+  );
+  writeJson(ctx, created ? 201 : 200, object);
+}
+
+export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
+  allowed(t, 'patch');
+  negotiateResponse(ctx.req.headers.accept);
+  const { dryRun, fieldValidation } = writeOptions(ctx, env);
+  const type = negotiateBody(ctx.req.headers['content-type'], ['json-patch', 'merge-patch', 'strategic-merge-patch']);
+  if (parseBool('force', ctx.url.searchParams.get('force')) !== undefined)
+    throw errors.invalidOptions(env.naming.metaGroup, 'PatchOptions', [fieldError.forbidden('force', 'may not be specified for non-apply patch')]);
+  const text = await readBody(ctx);
+  const patch = parseJson(text, 'error decoding patch');
+  if (type !== 'json-patch' && !isPlainObject(patch)) throw errors.badRequest('error decoding patch: the patch must be a JSON object');
+  const duplicates = fieldValidation === 'Ignore' || type === 'json-patch' ? [] : findDuplicateKeys(text);
+  let warnings: string[] = [];
+  const { object } = await t.store.guaranteedUpdate(
+    t.namespace,
+    t.name,
+    (current) => {
+      if (!current) throw errors.notFound(t.store.qualified, t.name);
+      const patched = type === 'json-patch' ? applyJsonPatch(current, patch) : applyMergePatch(current, stripStrategicDirectives(patch));
+      const decoded = checkObject(patched, t.store.def, fieldValidation, duplicates, { requireTypeMeta: false });
+      warnings = decoded.warnings;
+      return decoded.obj;
+    },
+    { dryRun, subresource: t.subresource, allowCreate: false },
+  );
+  for (const w of warnings) ctx.warnings.add(w);
+  writeJson(ctx, 200, object);
+}
+
+/**
+ * Until strategic merge has its own implementation, a strategic patch merges like a JSON merge
+ * patch with its `$`-directives removed: what kubectl label/annotate/edit send works unchanged.
+ */
+function stripStrategicDirectives(patch: unknown): unknown {
+  if (!isPlainObject(patch)) return patch;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(patch)) if (!k.startsWith('$')) out[k] = stripStrategicDirectives(v);
+  return out;
+}
+
+async function deleteOptions(ctx: RequestContext, env: HandlerEnv): Promise<DeleteOptions> {
+  const q = ctx.url.searchParams;
+  const text = (await readBody(ctx)).trim();
+  const body = text ? parseJson(text, 'error decoding DeleteOptions') : {};
+  if (!isPlainObject(body)) throw errors.badRequest('error decoding DeleteOptions: the body must be a JSON object');
+  const errs: FieldError[] = [];
+  const dry = [...(Array.isArray(body.dryRun) ? (body.dryRun as unknown[]) : []), ...q.getAll('dryRun')];
+  for (const d of dry) if (d !== 'All' && d !== '') errs.push(fieldError.notSupported('dryRun', d, ['All']));
+  const grace = parseInteger('gracePeriodSeconds', q.get('gracePeriodSeconds')) ?? body.gracePeriodSeconds;
+  if (grace !== undefined && grace !== null && (typeof grace !== 'number' || !Number.isInteger(grace)))
+    errs.push(fieldError.typeInvalid('gracePeriodSeconds', grace, 'gracePeriodSeconds in body must be of type integer'));
+  const policy = q.get('propagationPolicy') ?? body.propagationPolicy;
+  if (policy !== undefined && policy !== null && !['Orphan', 'Background', 'Foreground'].includes(policy as string))
+    errs.push(fieldError.notSupported('propagationPolicy', policy, ['Foreground', 'Background', 'Orphan']));
+  const orphan = parseBool('orphanDependents', q.get('orphanDependents')) ?? body.orphanDependents;
+  if (orphan !== undefined && orphan !== null && policy) errs.push(fieldError.invalid('propagationPolicy', policy, 'orphanDependents and deletionPropagation cannot be both set'));
+  const unsafe = parseBool('ignoreStoreReadErrorWithClusterBreakingPotential', q.get('ignoreStoreReadErrorWithClusterBreakingPotential')) ?? body.ignoreStoreReadErrorWithClusterBreakingPotential;
+  if (unsafe === true)
+    errs.push(fieldError.forbidden('ignoreStoreReadErrorWithClusterBreakingPotential', 'unsafe deletion of unreadable objects is not enabled (feature gate AllowUnsafeMalformedObjectDeletion)'));
+  let preconditions: DeleteOptions['preconditions'];
+  if (body.preconditions !== undefined && body.preconditions !== null) {
+    if (!isPlainObject(body.preconditions)) errs.push(fieldError.typeInvalid('preconditions', body.preconditions, 'preconditions in body must be of type object'));
+    else {
+      const { uid, resourceVersion } = body.preconditions;
+      if (uid !== undefined && uid !== null && typeof uid !== 'string') errs.push(fieldError.typeInvalid('preconditions.uid', uid, 'preconditions.uid in body must be of type string'));
+      if (resourceVersion !== undefined && resourceVersion !== null && typeof resourceVersion !== 'string')
+        errs.push(fieldError.typeInvalid('preconditions.resourceVersion', resourceVersion, 'preconditions.resourceVersion in body must be of type string'));
+      preconditions = { uid: (uid as string | undefined) ?? undefined, resourceVersion: (resourceVersion as string | undefined) ?? undefined };
+    }
+  }
+  if (errs.length) throw errors.invalidOptions(env.naming.metaGroup, 'DeleteOptions', errs);
+  return {
+    dryRun: dry.includes('All'),
+    gracePeriodSeconds: (grace as number | undefined) ?? undefined,
+    propagationPolicy: (policy as DeleteOptions['propagationPolicy']) ?? undefined,
+    preconditions,
+  };
+}
+
+export async function handleDelete(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
+  allowed(t, 'delete');
+  negotiateResponse(ctx.req.headers.accept);
+  const opts = await deleteOptions(ctx, env);
+  const outcome = await t.store.delete(t.namespace, t.name, opts);
+  if (outcome.kind === 'pending') writeJson(ctx, 200, outcome.object);
+  else writeStatus(ctx, outcome.status);
+}
+
+export async function handleDeleteCollection(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
+  allowed(t, 'deletecollection');
+  negotiateResponse(ctx.req.headers.accept);
+  const listOpts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'deletecollection');
+  validateSelectorFields(t, listOpts.fieldSelector);
+  const opts = await deleteOptions(ctx, env);
+  await t.store.deleteCollection(t.namespace, listOpts, opts);
+  writeStatus(ctx, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 200 });
+}
+
+export type { KObject, StatusError };

@@ -1,0 +1,107 @@
+// Query parameters of list, watch and deletecollection, parsed and checked against spec 01's
+// resourceVersion tables. Invalid combinations are 400 (spec-decisions #1).
+
+import { child, fieldError, type FieldError } from '../machinery/field-errors.ts';
+import { errors } from '../machinery/status.ts';
+import { parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldSelector, type LabelSelector } from '../machinery/selectors.ts';
+
+export type ResourceVersionMatch = 'Exact' | 'NotOlderThan';
+
+export interface ListOptions {
+  watch: boolean;
+  resourceVersion?: string;
+  resourceVersionMatch?: ResourceVersionMatch;
+  limit?: number;
+  continue?: string;
+  labelSelector: LabelSelector;
+  fieldSelector: FieldSelector;
+  timeoutSeconds?: number;
+  allowWatchBookmarks: boolean;
+  sendInitialEvents?: boolean;
+}
+
+export function parseBool(name: string, v: string | null): boolean | undefined {
+  if (v === null) return undefined;
+  // Go's strconv.ParseBool, and an empty value (`?watch`) as true like kube-apiserver.
+  if (['', '1', 't', 'T', 'true', 'TRUE', 'True'].includes(v)) return true;
+  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(v)) return false;
+  throw errors.badRequest(`invalid boolean value for ${name}: ${JSON.stringify(v)}`);
+}
+
+export function parseInteger(name: string, v: string | null, min = -Infinity): number | undefined {
+  if (v === null || v === '') return undefined;
+  if (!/^[-+]?\d{1,18}$/.test(v)) throw errors.badRequest(`invalid value for ${name}: ${JSON.stringify(v)}: must be an integer`);
+  const n = Number(v);
+  if (n < min) throw errors.badRequest(`invalid value for ${name}: ${JSON.stringify(v)}: must be greater than or equal to ${min}`);
+  return n;
+}
+
+/** A resourceVersion given by a client, as a revision number; 0 for "0"; 400 when not one. */
+export function parseResourceVersion(v: string, field = 'resourceVersion'): number {
+  if (!/^\d{1,18}$/.test(v)) throw errors.badRequest(`invalid resource version: ${JSON.stringify(v)}${field === 'resourceVersion' ? '' : ` (${field})`}`);
+  return Number(v);
+}
+
+function selectors(q: URLSearchParams): { labelSelector: LabelSelector; fieldSelector: FieldSelector } {
+  try {
+    return { labelSelector: parseLabelSelector(q.get('labelSelector') ?? ''), fieldSelector: parseFieldSelector(q.get('fieldSelector') ?? '') };
+  } catch (e) {
+    if (e instanceof SelectorParseError) throw errors.badRequest(e.message);
+    throw e;
+  }
+}
+
+export function parseListOptions(q: URLSearchParams, metaGroup: string, verb: 'list' | 'watch' | 'deletecollection'): ListOptions {
+  const watch = verb === 'watch';
+  const rvMatch = q.get('resourceVersionMatch') ?? '';
+  const opts: ListOptions = {
+    watch,
+    resourceVersion: q.get('resourceVersion') ?? undefined,
+    resourceVersionMatch: rvMatch ? (rvMatch as ResourceVersionMatch) : undefined,
+    limit: parseInteger('limit', q.get('limit')),
+    continue: q.get('continue') || undefined,
+    ...selectors(q),
+    timeoutSeconds: parseInteger('timeoutSeconds', q.get('timeoutSeconds')),
+    allowWatchBookmarks: parseBool('allowWatchBookmarks', q.get('allowWatchBookmarks')) ?? false,
+    sendInitialEvents: parseBool('sendInitialEvents', q.get('sendInitialEvents')),
+  };
+  if (opts.limit !== undefined && opts.limit <= 0) opts.limit = undefined;
+  if (opts.timeoutSeconds !== undefined && opts.timeoutSeconds < 0) throw errors.badRequest(`invalid value for timeoutSeconds: ${opts.timeoutSeconds}: must be greater than or equal to 0`);
+  const shard = q.get('shardSelector');
+  if (shard) throw errors.badRequest('shardSelector: sharded lists are not served by this server');
+  const errs = watch ? watchErrors(opts) : listErrors(opts);
+  if (errs.length) throw errors.invalidOptions(metaGroup, 'ListOptions', errs);
+  if (opts.resourceVersion) parseResourceVersion(opts.resourceVersion);
+  return opts;
+}
+
+function listErrors(o: ListOptions): FieldError[] {
+  const errs: FieldError[] = [];
+  const match = o.resourceVersionMatch;
+  if (match) {
+    if (!o.resourceVersion) errs.push(fieldError.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+    if (o.continue) errs.push(fieldError.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+    if (match !== 'Exact' && match !== 'NotOlderThan') errs.push(fieldError.notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan']));
+    if (match === 'Exact' && o.resourceVersion === '0') errs.push(fieldError.forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+  }
+  if (o.continue && o.resourceVersion && o.resourceVersion !== '0')
+    errs.push(fieldError.forbidden('resourceVersion', 'specifying resource version is not allowed when using continue'));
+  if (o.sendInitialEvents !== undefined) errs.push(fieldError.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
+  return errs;
+}
+
+function watchErrors(o: ListOptions): FieldError[] {
+  const errs: FieldError[] = [];
+  const match = o.resourceVersionMatch;
+  if (o.sendInitialEvents !== undefined && match !== 'NotOlderThan')
+    errs.push(fieldError.forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+  if (match) {
+    if (o.sendInitialEvents === undefined) errs.push(fieldError.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+    if (match !== 'NotOlderThan') errs.push(fieldError.notSupported('resourceVersionMatch', match, ['NotOlderThan']));
+    if (o.sendInitialEvents && !o.allowWatchBookmarks) errs.push(fieldError.forbidden('allowWatchBookmarks', 'allowWatchBookmarks must be set to true when sendInitialEvents is true'));
+  }
+  if (o.continue) errs.push(fieldError.forbidden('continue', 'continue is forbidden for watch'));
+  return errs;
+}
+
+export { child };

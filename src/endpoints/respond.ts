@@ -1,0 +1,69 @@
+// Writing responses: objects and Status errors, with warnings and pretty printing.
+
+import type { RequestContext } from '../server/context.ts';
+import { errors, isStatusError, type StatusBody, type StatusError } from '../machinery/status.ts';
+import { parseBool } from './list-options.ts';
+
+export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
+
+function wantsPretty(ctx: RequestContext): boolean {
+  try {
+    const p = parseBool('pretty', ctx.url.searchParams.get('pretty'));
+    if (p !== undefined) return p;
+  } catch {
+    return false;
+  }
+  const ua = ctx.req.headers['user-agent'] ?? '';
+  return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('PostmanRuntime');
+}
+
+export function writeWarnings(ctx: RequestContext): void {
+  const w = ctx.warnings.header();
+  if (w.length && !ctx.res.headersSent) ctx.res.setHeader('Warning', w);
+}
+
+export function writeJson(ctx: RequestContext, code: number, body: unknown, contentType = 'application/json', headers: Record<string, string> = {}): void {
+  const { res } = ctx;
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const text = wantsPretty(ctx) ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
+  writeWarnings(ctx);
+  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private', ...headers });
+  res.end(ctx.req.method === 'HEAD' ? undefined : text);
+}
+
+export function writeStatus(ctx: RequestContext, status: StatusBody, headers: Record<string, string> = {}): void {
+  writeJson(ctx, status.code, status, 'application/json', headers);
+}
+
+export function writeError(ctx: RequestContext, err: StatusError): void {
+  writeStatus(ctx, err.status, err.headers);
+}
+
+/** Any thrown value as a Status: StatusErrors as they are, anything else is a bug (500). */
+export function toStatusError(e: unknown): StatusError {
+  if (isStatusError(e)) return e;
+  return errors.internal(e instanceof Error ? e.message : String(e));
+}
+
+/** Read the request body up to the limit; 413 beyond it. */
+export async function readBody(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYTES): Promise<string> {
+  const declared = Number(ctx.req.headers['content-length'] ?? NaN);
+  if (declared > limit) {
+    ctx.req.resume();
+    throw errors.entityTooLarge(limit);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      ctx.req.resume();
+      throw errors.entityTooLarge(limit);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

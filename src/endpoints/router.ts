@@ -1,0 +1,117 @@
+// Routes a request (already parsed into RequestInfo) to discovery, a verb handler or a 404/405.
+// Routes are derived from the definitions, never written per kind.
+
+import type { RequestContext } from '../server/context.ts';
+import type { Naming } from '../naming.ts';
+import { errors } from '../machinery/status.ts';
+import type { RegistryStore } from '../registry/store.ts';
+import { apiVersionOf } from '../registry/definition.ts';
+import {
+  aggregatedDiscovery,
+  aggregatedDiscoveryRequested,
+  apiGroupDocument,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+  groupVersions,
+  type GroupVersion,
+} from './discovery.ts';
+import {
+  handleCreate,
+  handleDelete,
+  handleDeleteCollection,
+  handleGet,
+  handleList,
+  handlePatch,
+  handleUpdate,
+  handleWatch,
+  type HandlerEnv,
+  type ResourceTarget,
+} from './handlers.ts';
+import { writeJson } from './respond.ts';
+import { negotiateResponse } from '../negotiation/negotiate.ts';
+
+export class ApiRouter {
+  private readonly byPath = new Map<string, RegistryStore>();
+  private readonly gvs: GroupVersion[];
+
+  constructor(
+    stores: readonly RegistryStore[],
+    private readonly naming: Naming,
+    private readonly env: HandlerEnv,
+  ) {
+    for (const s of stores) this.byPath.set(`${apiVersionOf(s.def)}/${s.def.resource}`, s);
+    this.gvs = groupVersions(stores.map((s) => s.def));
+  }
+
+  /** Handle `/api…` and `/apis…`; false when the path is not an API path. */
+  async handle(ctx: RequestContext): Promise<boolean> {
+    const i = ctx.info;
+    if (!i.apiPrefix) return false;
+    if (!i.isResourceRequest) {
+      await this.discovery(ctx);
+      return true;
+    }
+    const gv = i.apiPrefix === 'api' ? i.apiVersion : `${i.apiGroup}/${i.apiVersion}`;
+    if (i.apiPrefix === 'api' && i.apiGroup) throw errors.noRoute();
+    const store = this.byPath.get(`${gv}/${i.resource}`);
+    if (!store) throw errors.noRoute();
+    const def = store.def;
+    let subresource;
+    if (i.subresource) {
+      subresource = def.subresources?.find((s) => s.name === i.subresource);
+      if (!subresource || i.parts.length > 3) throw errors.noRoute();
+    }
+    // A namespaced kind under a namespace, or across all namespaces (list/watch only); a
+    // cluster-scoped kind never under one (`namespaces/<name>` is the namespace object itself).
+    const namespaced = def.namespaced;
+    if (!namespaced && i.namespace && i.resource !== 'namespaces') throw errors.noRoute();
+    if (namespaced && !i.namespace && i.name) throw errors.noRoute();
+    if (i.parts.length > 3) throw errors.noRoute();
+    const target: ResourceTarget = { store, namespace: namespaced ? i.namespace || undefined : undefined, name: i.name, subresource };
+    const m = ctx.req.method;
+    if (i.name) {
+      if (m === 'GET' || m === 'HEAD') return this.run(handleGet(ctx, target));
+      if (m === 'PUT') return this.run(handleUpdate(ctx, this.env, target));
+      if (m === 'PATCH') return this.run(handlePatch(ctx, this.env, target));
+      if (m === 'DELETE' && !subresource) return this.run(handleDelete(ctx, this.env, target));
+      throw errors.methodNotAllowed();
+    }
+    if (m === 'GET' || m === 'HEAD') return this.run(i.verb === 'watch' ? handleWatch(ctx, this.env, target) : handleList(ctx, this.env, target));
+    if (namespaced && !i.namespace) throw errors.methodNotAllowed();
+    if (m === 'POST') return this.run(handleCreate(ctx, this.env, target));
+    if (m === 'DELETE') return this.run(handleDeleteCollection(ctx, this.env, target));
+    throw errors.methodNotAllowed();
+  }
+
+  private async run(p: Promise<void>): Promise<boolean> {
+    await p;
+    return true;
+  }
+
+  private async discovery(ctx: RequestContext): Promise<void> {
+    const i = ctx.info;
+    const m = ctx.req.method;
+    if (m !== 'GET' && m !== 'HEAD') throw errors.methodNotAllowed();
+    const accept = ctx.req.headers.accept;
+    if (!i.apiVersion && !i.apiGroup) {
+      const aggregated = aggregatedDiscoveryRequested(this.naming, accept);
+      if (aggregated) {
+        const version = aggregated.includes(';v=v2beta1;') ? 'v2beta1' : 'v2';
+        return writeJson(ctx, 200, aggregatedDiscovery(this.naming, this.gvs, i.apiPrefix === 'api', version), aggregated);
+      }
+      negotiateResponse(accept);
+      const host = ctx.req.headers.host ?? 'localhost';
+      return writeJson(ctx, 200, i.apiPrefix === 'api' ? apiVersions(host) : apiGroupList(this.gvs));
+    }
+    negotiateResponse(accept);
+    if (i.apiPrefix === 'apis' && !i.apiVersion) {
+      const doc = apiGroupDocument(this.gvs, i.apiGroup);
+      if (!doc) throw errors.noRoute();
+      return writeJson(ctx, 200, doc);
+    }
+    const gv = this.gvs.find((g) => g.group === (i.apiPrefix === 'api' ? '' : i.apiGroup) && g.version === i.apiVersion);
+    if (!gv || (i.apiPrefix === 'api' && i.apiGroup)) throw errors.noRoute();
+    writeJson(ctx, 200, apiResourceList(gv));
+  }
+}

@@ -1,0 +1,132 @@
+// Duplicate object keys in a JSON text. JSON.parse silently keeps the last value of a repeated key,
+// while Kubernetes reports each repetition (as a Strict error or a Warn warning), so the raw text has
+// to be scanned separately. The text is assumed valid (JSON.parse already accepted it), which lets
+// the scanner track only the structure it needs: containers, object keys and array positions.
+
+import { child } from './field-errors.ts';
+
+interface Frame {
+  parent: Frame | null;
+  /** The key or index under which this container sits in its parent (unused for the root). */
+  segment: string | number;
+  isObject: boolean;
+  /** Object: the next string is a key (after `{` or `,`), not a value (after `:`). */
+  expectKey: boolean;
+  /** Array: position of the current element. */
+  index: number;
+  /** Object: the key whose value is being read (the segment of a container opened as that value). */
+  key: string;
+  /** Object: keys seen so far; created on the first key so empty objects allocate nothing more. */
+  keys: Set<string> | undefined;
+  /** The container's own path, computed only when a duplicate below it needs it. */
+  path: string | undefined;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+
+/**
+ * Paths of every repeated object key in `text`, in document order, one entry per repetition:
+ * `kind`, `metadata.labels.a`, `spec.taints[0].key`. Keys are compared after unescaping, so
+ * `"a"` and `"\u0061"` are the same key.
+ */
+export function findDuplicateKeys(text: string): string[] {
+  const found: string[] = [];
+  const n = text.length;
+  let top: Frame | null = null;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const end = closingQuote(text, i);
+      if (top !== null && top.isObject && top.expectKey) {
+        const raw = text.slice(i + 1, end);
+        // Only escaped keys pay for a real decode; JSON.parse of the quoted slice is exact because
+        // the slice is a valid JSON string literal.
+        const key = raw.indexOf('\\') === -1 ? raw : (JSON.parse(text.slice(i, end + 1)) as string);
+        if (top.keys === undefined) top.keys = new Set();
+        if (top.keys.has(key)) found.push(child(pathOf(top), key));
+        else top.keys.add(key);
+        top.key = key;
+      }
+      i = end + 1;
+      continue;
+    }
+    switch (c) {
+      case LBRACE:
+      case LBRACKET:
+        top = {
+          parent: top,
+          segment: top === null ? '' : top.isObject ? top.key : top.index,
+          isObject: c === LBRACE,
+          expectKey: true,
+          index: 0,
+          key: '',
+          keys: undefined,
+          path: top === null ? '' : undefined,
+        };
+        break;
+      case RBRACE:
+      case RBRACKET:
+        if (top !== null) top = top.parent;
+        break;
+      case COMMA:
+        if (top !== null) {
+          if (top.isObject) top.expectKey = true;
+          else top.index++;
+        }
+        break;
+      case COLON:
+        if (top !== null) top.expectKey = false;
+        break;
+      default:
+        // Whitespace, numbers, true/false/null: nothing structural.
+        break;
+    }
+    i++;
+  }
+  return found;
+}
+
+/** Index of the quote closing the string literal that opens at `start`. */
+function closingQuote(text: string, start: number): number {
+  let j = start + 1;
+  for (;;) {
+    j = text.indexOf('"', j);
+    if (j === -1) return text.length; // unreachable for valid JSON; keeps the scan terminating
+    // A quote is escaped when an odd number of backslashes precede it. Each backslash run is
+    // counted once, since runs end at the previous quote at the latest, so this stays linear.
+    let k = j - 1;
+    while (text.charCodeAt(k) === BACKSLASH) k--;
+    if ((j - 1 - k) % 2 === 0) return j;
+    j++;
+  }
+}
+
+/**
+ * The path of a container. Computed lazily and memoised per frame, so the paths of many
+ * duplicates under the same deep container share one computation (and, through string
+ * concatenation, one prefix) instead of rebuilding it from the root each time.
+ */
+function pathOf(frame: Frame): string {
+  if (frame.path !== undefined) return frame.path;
+  const chain: Frame[] = [];
+  let f: Frame | null = frame;
+  while (f !== null && f.path === undefined) {
+    chain.push(f);
+    f = f.parent;
+  }
+  let base = f === null ? '' : (f.path as string);
+  for (let k = chain.length - 1; k >= 0; k--) {
+    const g = chain[k];
+    base = g.parent === null ? '' : child(base, g.segment);
+    g.path = base;
+  }
+  return base;
+}

@@ -1,0 +1,158 @@
+// Object metadata: the shapes every object shares, timestamps, and the validation of names,
+// labels, annotations and finalizers with kube-apiserver's messages.
+
+import { child, fieldError, type FieldError } from './field-errors.ts';
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: unknown[];
+  managedFields?: unknown[];
+  [field: string]: unknown;
+}
+
+/** Any API object: the envelope plus kind-specific fields. */
+export interface KObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  [field: string]: unknown;
+}
+
+export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** RFC 3339 in UTC with whole seconds: metav1.Time's wire form. */
+export const nowTimestamp = (ms = Date.now()): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+
+/** metav1.MicroTime: microsecond precision. */
+export const nowMicroTimestamp = (ms = Date.now()): string => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+
+const dns1123LabelRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const dns1123SubdomainRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const qualifiedNamePartRe = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const labelValueRe = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+const DNS1123_LABEL_MSG =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const DNS1123_SUBDOMAIN_MSG =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const QUALIFIED_NAME_MSG =
+  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const LABEL_VALUE_MSG =
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+
+/** Problems with a DNS-1123 label (≤ 63), as message strings; empty when valid. */
+export function dns1123Label(v: string): string[] {
+  const out: string[] = [];
+  if (v.length > 63) out.push('must be no more than 63 characters');
+  if (!dns1123LabelRe.test(v)) out.push(DNS1123_LABEL_MSG);
+  return out;
+}
+
+export function dns1123Subdomain(v: string): string[] {
+  const out: string[] = [];
+  if (v.length > 253) out.push('must be no more than 253 characters');
+  if (!dns1123SubdomainRe.test(v)) out.push(DNS1123_SUBDOMAIN_MSG);
+  return out;
+}
+
+/** A name usable as one URL path segment (the rule of kinds without a stricter one). */
+export function pathSegmentName(v: string): string[] {
+  if (v === '.' || v === '..') return [`may not be '${v}'`];
+  const out: string[] = [];
+  for (const bad of ['/', '%']) if (v.includes(bad)) out.push(`may not contain '${bad}'`);
+  return out;
+}
+
+export function qualifiedName(v: string): string[] {
+  const parts = v.split('/');
+  let name = v;
+  const out: string[] = [];
+  if (parts.length === 2) {
+    const [prefix, rest] = parts as [string, string];
+    name = rest;
+    if (!prefix) out.push('prefix part must be non-empty');
+    else for (const m of dns1123Subdomain(prefix)) out.push(`prefix part ${m}`);
+  } else if (parts.length > 2) {
+    return [`a qualified name ${QUALIFIED_NAME_MSG.slice('name part '.length)} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
+  }
+  if (!name) out.push('name part must be non-empty');
+  else {
+    if (name.length > 63) out.push('name part must be no more than 63 characters');
+    if (!qualifiedNamePartRe.test(name)) out.push(QUALIFIED_NAME_MSG);
+  }
+  return out;
+}
+
+export function labelValue(v: string): string[] {
+  const out: string[] = [];
+  if (v.length > 63) out.push('must be no more than 63 characters');
+  if (!labelValueRe.test(v)) out.push(LABEL_VALUE_MSG);
+  return out;
+}
+
+const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
+
+export function validateLabels(labels: unknown, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (labels === undefined || labels === null) return errs;
+  if (!isPlainObject(labels)) return [fieldError.typeInvalid(path, labels, `${path} in body must be of type object`)];
+  for (const [k, v] of Object.entries(labels)) {
+    for (const m of qualifiedName(k)) errs.push(fieldError.invalid(path, k, m));
+    if (typeof v !== 'string') errs.push(fieldError.typeInvalid(child(path, k), v, `${child(path, k)} in body must be of type string`));
+    else for (const m of labelValue(v)) errs.push(fieldError.invalid(path, v, m));
+  }
+  return errs;
+}
+
+export function validateAnnotations(annotations: unknown, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (annotations === undefined || annotations === null) return errs;
+  if (!isPlainObject(annotations)) return [fieldError.typeInvalid(path, annotations, `${path} in body must be of type object`)];
+  let size = 0;
+  for (const [k, v] of Object.entries(annotations)) {
+    for (const m of qualifiedName(k.toLowerCase())) errs.push(fieldError.invalid(path, k, m));
+    if (typeof v !== 'string') errs.push(fieldError.typeInvalid(child(path, k), v, `${child(path, k)} in body must be of type string`));
+    else size += Buffer.byteLength(k) + Buffer.byteLength(v);
+  }
+  if (size > TOTAL_ANNOTATION_SIZE_LIMIT) errs.push({ type: 'FieldValueTooLong', field: path, message: `${path}: Too long: must have at most ${TOTAL_ANNOTATION_SIZE_LIMIT} bytes` });
+  return errs;
+}
+
+export function validateFinalizers(finalizers: unknown, path: string): FieldError[] {
+  if (finalizers === undefined || finalizers === null) return [];
+  if (!Array.isArray(finalizers)) return [fieldError.typeInvalid(path, finalizers, `${path} in body must be of type array`)];
+  const errs: FieldError[] = [];
+  const seen = new Set<string>();
+  finalizers.forEach((f, i) => {
+    const p = child(path, i);
+    if (typeof f !== 'string') {
+      errs.push(fieldError.typeInvalid(p, f, `${p} in body must be of type string`));
+      return;
+    }
+    for (const m of qualifiedName(f)) errs.push(fieldError.invalid(p, f, m));
+    if (seen.has(f)) errs.push(fieldError.duplicate(p, f));
+    seen.add(f);
+  });
+  return errs;
+}
+
+/** The generated suffix alphabet and length of kube-apiserver's name generator. */
+const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+const MAX_GENERATED_PREFIX = 58;
+
+export function generateName(base: string): string {
+  let suffix = '';
+  for (let i = 0; i < 5; i++) suffix += GENERATE_ALPHABET[Math.floor(Math.random() * GENERATE_ALPHABET.length)];
+  return base.slice(0, MAX_GENERATED_PREFIX) + suffix;
+}

@@ -1,0 +1,456 @@
+// Validation, pruning and defaulting of decoded JSON against a structural schema, the way the
+// Kubernetes API server treats custom resources: type errors, value constraints, list semantics,
+// unknown fields (reported for fieldValidation=Strict/Warn, pruned before storage) and defaults.
+//
+// All three walks use an explicit work stack rather than recursion: request bodies are
+// attacker-controlled and a recursive walk over 100 000 nested arrays would overflow the stack.
+// Inside known schema the walk also stops at MAX_SCHEMA_DEPTH, which only a recursive schema can
+// reach; below x-kubernetes-preserve-unknown-fields nothing is walked at all.
+
+import { child, fieldError, type FieldError } from './field-errors.ts';
+import type { Schema } from './schema.ts';
+
+/** Containers nested deeper than this inside known schema are rejected, not walked. */
+export const MAX_SCHEMA_DEPTH = 100;
+
+export interface SchemaValidationResult {
+  errors: FieldError[];
+  /** Paths of object keys the schema does not declare, e.g. `spec.foo`, in document order. */
+  unknownFields: string[];
+}
+
+type JsonObject = Record<string, unknown>;
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isInteger(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v);
+}
+
+/** The JSON type name Kubernetes uses in "must be of type" messages. */
+function typeName(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v; // string, boolean, object
+}
+
+/** The expected type as written in error texts, or undefined when any type is acceptable. */
+function expectedType(schema: Schema): string | undefined {
+  if (schema['x-kubernetes-int-or-string']) return 'integer,string';
+  return schema.type;
+}
+
+function typeMatches(v: unknown, schema: Schema): boolean {
+  if (schema['x-kubernetes-int-or-string']) return typeof v === 'string' || isInteger(v);
+  switch (schema.type) {
+    case undefined:
+      return true;
+    case 'object':
+      return isObject(v);
+    case 'array':
+      return Array.isArray(v);
+    case 'string':
+      return typeof v === 'string';
+    case 'integer':
+      return isInteger(v);
+    case 'number':
+      return typeof v === 'number';
+    case 'boolean':
+      return typeof v === 'boolean';
+  }
+}
+
+// Stands for "anything goes, nothing to walk" (preserve-unknown-fields values, embedded
+// resource headers); compared by identity so the walks can skip such values without a task.
+const ANY: Schema = { 'x-kubernetes-preserve-unknown-fields': true };
+
+// An embedded resource (x-kubernetes-embedded-resource) implicitly declares the object header;
+// its metadata is validated as ObjectMeta elsewhere, not by this schema.
+const EMBEDDED_HEADER = new Set(['apiVersion', 'kind', 'metadata']);
+
+/** Whether object values under this schema have their keys walked at all. */
+function walksKeys(schema: Schema): boolean {
+  // An object schema with neither properties nor additionalProperties is free-form here (the
+  // project's schemas write `{ type: 'object' }` for opaque maps), so keys are not inspected.
+  return schema.properties !== undefined || schema.additionalProperties !== undefined;
+}
+
+/**
+ * The schema governing `key` of an object under `schema`: its property schema, the map value
+ * schema, ANY when the key is tolerated without being described, or undefined when unknown.
+ */
+function keySchema(schema: Schema, key: string): Schema | undefined {
+  const props = schema.properties;
+  // Own-property check: a key such as `constructor` must not resolve through Object.prototype.
+  if (props !== undefined && Object.hasOwn(props, key)) return props[key];
+  if (schema.additionalProperties !== undefined) return schema.additionalProperties;
+  if (schema['x-kubernetes-preserve-unknown-fields']) return ANY;
+  if (schema['x-kubernetes-embedded-resource'] && EMBEDDED_HEADER.has(key)) return ANY;
+  return undefined;
+}
+
+/** The own property `key` of `obj` (never one inherited from Object.prototype). */
+function own(obj: JsonObject, key: string): unknown {
+  return Object.hasOwn(obj, key) ? obj[key] : undefined;
+}
+
+/** Null under a non-nullable property counts as absent, as Kubernetes drops such nulls. */
+function isAbsent(v: unknown, schema: Schema | undefined): boolean {
+  return v === undefined || (v === null && !schema?.nullable);
+}
+
+/** Unicode code points, as Go counts characters (runes) for minLength/maxLength. */
+function charCount(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length - 1; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
+const patternCache = new Map<string, RegExp | null>();
+
+/** Compiled once per distinct pattern; null when JavaScript cannot compile it. */
+function compiledPattern(pattern: string): RegExp | null {
+  let re = patternCache.get(pattern);
+  if (re !== undefined) return re;
+  // Schema patterns are Go RE2 syntax. Unicode mode matches Go's rune semantics; some RE2 texts
+  // (e.g. identity escapes like `\-` outside a class) only compile without it.
+  try {
+    re = new RegExp(pattern, 'u');
+  } catch {
+    try {
+      re = new RegExp(pattern);
+    } catch {
+      // A pattern no engine here understands is a schema bug, caught when schemas are
+      // registered; rejecting every request because of it would help nobody.
+      re = null;
+    }
+  }
+  patternCache.set(pattern, re);
+  return re;
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+
+function isDateTime(s: string): boolean {
+  const m = RFC3339.exec(s);
+  if (m === null) return false;
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
+  if (day > days) return false;
+  // Go's time.Parse (behind Kubernetes' date-time check) rejects second 60 as well.
+  if (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 59) return false;
+  if (m[7] !== undefined && (Number(m[7]) > 23 || Number(m[8]) > 59)) return false;
+  return true;
+}
+
+const INT_RANGES: Record<string, { min: number; max: number; text: string }> = {
+  int32: { min: -2147483648, max: 2147483647, text: 'between -2147483648 and 2147483647' },
+  // 2^63 is exactly representable, and every double below it is a valid int64.
+  int64: { min: -(2 ** 63), max: 2 ** 63 - 1, text: 'between -9223372036854775808 and 9223372036854775807' },
+};
+
+function intOutOfRange(v: number, format: string): string | undefined {
+  const range = Object.hasOwn(INT_RANGES, format) ? INT_RANGES[format] : undefined;
+  if (range === undefined) return undefined;
+  if (!Number.isInteger(v) || v < range.min || v >= range.max + 1) return `must be a valid ${format} (${range.text})`;
+  return undefined;
+}
+
+// Values above this nesting are not echoed in error texts: rendering them (showValue,
+// JSON.stringify) recurses and would overflow on hostile input.
+const SHOWN_DEPTH = 32;
+
+/** The value itself when it is safe to render, else a placeholder. */
+function shown(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  const stack: { v: unknown; d: number }[] = [{ v, d: 1 }];
+  while (stack.length > 0) {
+    const top = stack.pop() as { v: unknown; d: number };
+    if (top.d > SHOWN_DEPTH) return '…';
+    const values = Array.isArray(top.v) ? top.v : Object.values(top.v as JsonObject);
+    for (const x of values) if (typeof x === 'object' && x !== null) stack.push({ v: x, d: top.d + 1 });
+  }
+  return v;
+}
+
+// Literal text inside canonical()'s work stack; a class so parsed JSON can never look like one.
+class Lit {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * A string equal for deeply equal JSON values, object keys sorted. Iterative for the same reason
+ * as the walks: set items may hold arbitrarily deep preserved values.
+ */
+function canonical(v: unknown): string {
+  const out: string[] = [];
+  const stack: unknown[] = [v];
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (x instanceof Lit) {
+      out.push(x.text);
+    } else if (Array.isArray(x)) {
+      out.push('[');
+      stack.push(new Lit(']'));
+      for (let i = x.length - 1; i >= 0; i--) {
+        stack.push(x[i]);
+        if (i > 0) stack.push(new Lit(','));
+      }
+    } else if (isObject(x)) {
+      out.push('{');
+      stack.push(new Lit('}'));
+      const keys = Object.keys(x).sort();
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push(x[keys[i]]);
+        stack.push(new Lit(`${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:`));
+      }
+    } else {
+      out.push(x === undefined ? 'null' : JSON.stringify(x));
+    }
+  }
+  return out.join('');
+}
+
+interface Node {
+  value: unknown;
+  schema: Schema;
+  path: string;
+  depth: number;
+  /** Array items and the root: null is a value to type-check, not an absent field. */
+  item: boolean;
+  /** Errors computed by the parent list (duplicates, missing keys), emitted in document order. */
+  pre?: FieldError[];
+}
+
+/** Work items: a node to validate, or (a bare string) the path of an unknown field to record. */
+type Work = Node | string;
+
+/** Validates `value` against `schema`; errors and unknown fields come out in document order. */
+export function validateAgainstSchema(value: unknown, schema: Schema, options: { path?: string } = {}): SchemaValidationResult {
+  const errors: FieldError[] = [];
+  const unknownFields: string[] = [];
+  const stack: Work[] = [{ value, schema, path: options.path ?? '', depth: 0, item: true }];
+  // Children are collected in document order, then pushed reversed so they pop in order.
+  const next: Work[] = [];
+  while (stack.length > 0) {
+    const work = stack.pop() as Work;
+    if (typeof work === 'string') {
+      unknownFields.push(work);
+      continue;
+    }
+    const { value: v, schema: s, path, depth } = work;
+    if (work.pre !== undefined) errors.push(...work.pre);
+    if (v === null || v === undefined) {
+      if (s.nullable || !work.item) continue;
+    }
+    if (!typeMatches(v, s)) {
+      const actual = typeName(v);
+      // Like Kubernetes, the offending type name (not the value) is what is shown.
+      errors.push(fieldError.typeInvalid(path, actual, `${path} in body must be of type ${expectedType(s)}: "${actual}"`));
+      continue;
+    }
+    if (v === null || v === undefined) continue; // untyped schema: null is as good as anything
+
+    if (typeof v !== 'object') {
+      validateScalar(v, s, path, errors);
+      continue;
+    }
+    if (s.enum !== undefined && !s.enum.some((e) => canonical(e) === canonical(v))) {
+      errors.push(fieldError.notSupported(path, shown(v), s.enum.map(String)));
+    }
+
+    if (Array.isArray(v)) {
+      if (s.maxItems !== undefined && v.length > s.maxItems) errors.push(fieldError.tooMany(path, v.length, s.maxItems));
+      if (s.minItems !== undefined && v.length < s.minItems) errors.push(fieldError.invalid(path, shown(v), `must have at least ${s.minItems} items`));
+      const items = s.items;
+      if (items === undefined || v.length === 0) continue;
+      if (depth >= MAX_SCHEMA_DEPTH) {
+        errors.push(fieldError.invalid(path, '…', 'nesting too deep'));
+        continue;
+      }
+      const pre = listErrors(v, s, path);
+      for (let i = 0; i < v.length; i++) {
+        const node: Node = { value: v[i], schema: items, path: child(path, i), depth: depth + 1, item: true };
+        if (pre?.[i] !== undefined) node.pre = pre[i];
+        next.push(node);
+      }
+    } else {
+      const obj = v as JsonObject;
+      const props = s.properties;
+      if (s.maxProperties !== undefined) {
+        const count = Object.keys(obj).length;
+        if (count > s.maxProperties) errors.push(fieldError.tooMany(path, count, s.maxProperties));
+      }
+      if (s.required !== undefined) {
+        for (const name of s.required) {
+          const prop = props !== undefined && Object.hasOwn(props, name) ? props[name] : undefined;
+          if (isAbsent(own(obj, name), prop)) errors.push(fieldError.required(child(path, name)));
+        }
+      }
+      if (!walksKeys(s)) continue;
+      const keys = Object.keys(obj);
+      if (keys.length === 0) continue;
+      if (depth >= MAX_SCHEMA_DEPTH) {
+        errors.push(fieldError.invalid(path, '…', 'nesting too deep'));
+        continue;
+      }
+      for (const key of keys) {
+        const sub = keySchema(s, key);
+        if (sub === undefined) next.push(child(path, key));
+        else if (sub !== ANY) next.push({ value: obj[key], schema: sub, path: child(path, key), depth: depth + 1, item: false });
+      }
+    }
+    while (next.length > 0) stack.push(next.pop() as Work);
+  }
+  return { errors, unknownFields };
+}
+
+function validateScalar(v: unknown, s: Schema, path: string, errors: FieldError[]): void {
+  if (s.enum !== undefined && !s.enum.some((e) => e === v)) {
+    errors.push(fieldError.notSupported(path, v, s.enum.map(String)));
+  }
+  if (typeof v === 'string') {
+    if (s.maxLength !== undefined || s.minLength !== undefined) {
+      const len = charCount(v);
+      if (s.maxLength !== undefined && len > s.maxLength) errors.push(fieldError.tooLong(path, v, s.maxLength));
+      if (s.minLength !== undefined && len < s.minLength) errors.push(fieldError.invalid(path, v, `must be at least ${s.minLength} characters long`));
+    }
+    if (s.pattern !== undefined) {
+      const re = compiledPattern(s.pattern);
+      if (re !== null && !re.test(v)) errors.push(fieldError.invalid(path, v, `must match the pattern ${s.pattern}`));
+    }
+    if (s.format === 'date-time' && !isDateTime(v)) {
+      errors.push(fieldError.typeInvalid(path, v, `${path} in body must be of type date-time: ${JSON.stringify(v)}`));
+    }
+  } else if (typeof v === 'number') {
+    if (s.minimum !== undefined && v < s.minimum) errors.push(fieldError.invalid(path, v, `must be greater than or equal to ${s.minimum}`));
+    if (s.maximum !== undefined && v > s.maximum) errors.push(fieldError.invalid(path, v, `must be less than or equal to ${s.maximum}`));
+    if (s.format !== undefined) {
+      const detail = intOutOfRange(v, s.format);
+      if (detail !== undefined) errors.push(fieldError.invalid(path, v, detail));
+    }
+  }
+}
+
+/**
+ * Per-item errors from x-kubernetes-list-type: repeated items of a set, and for a map, items
+ * missing a key field or repeating an earlier item's key tuple. Undefined when there are none.
+ */
+function listErrors(list: unknown[], s: Schema, path: string): FieldError[][] | undefined {
+  const listType = s['x-kubernetes-list-type'];
+  let out: FieldError[][] | undefined;
+  const add = (i: number, e: FieldError): void => {
+    out ??= [];
+    (out[i] ??= []).push(e);
+  };
+  if (listType === 'set') {
+    const seen = new Set<string>();
+    list.forEach((item, i) => {
+      const k = canonical(item);
+      if (seen.has(k)) add(i, fieldError.duplicate(child(path, i), shown(item)));
+      else seen.add(k);
+    });
+  } else if (listType === 'map') {
+    const keyFields = s['x-kubernetes-list-map-keys'] ?? [];
+    if (keyFields.length === 0) return undefined;
+    const items = s.items;
+    const itemProps = items?.properties;
+    // A key field the item schema already requires is reported by the item's own walk.
+    const selfRequired = new Set(items?.required ?? []);
+    const seen = new Set<string>();
+    list.forEach((item, i) => {
+      if (!isObject(item)) return; // the item's type error says it all
+      const tuple: JsonObject = {};
+      let complete = true;
+      for (const f of keyFields) {
+        const prop = itemProps !== undefined && Object.hasOwn(itemProps, f) ? itemProps[f] : undefined;
+        if (isAbsent(own(item, f), prop)) {
+          complete = false;
+          if (!selfRequired.has(f)) add(i, fieldError.required(child(child(path, i), f)));
+        } else {
+          tuple[f] = item[f];
+        }
+      }
+      if (!complete) return;
+      const k = canonical(keyFields.map((f) => tuple[f]));
+      if (seen.has(k)) add(i, fieldError.duplicate(child(path, i), shown(tuple)));
+      else seen.add(k);
+    });
+  }
+  return out;
+}
+
+/**
+ * Deletes, in place, exactly the unknown fields validateAgainstSchema reports (same walk, same
+ * depth limit), as done for fieldValidation=Ignore/Warn before an object is stored.
+ */
+export function pruneUnknownFields(value: unknown, schema: Schema): void {
+  const stack: { value: unknown; schema: Schema; depth: number }[] = [{ value, schema, depth: 0 }];
+  while (stack.length > 0) {
+    const { value: v, schema: s, depth } = stack.pop() as { value: unknown; schema: Schema; depth: number };
+    // Values the validator rejects by type are not walked by it either.
+    if (v === null || typeof v !== 'object' || !typeMatches(v, s)) continue;
+    if (Array.isArray(v)) {
+      if (s.items === undefined || v.length === 0 || depth >= MAX_SCHEMA_DEPTH) continue;
+      for (const item of v) stack.push({ value: item, schema: s.items, depth: depth + 1 });
+      continue;
+    }
+    const obj = v as JsonObject;
+    if (!walksKeys(s) || depth >= MAX_SCHEMA_DEPTH) continue;
+    for (const key of Object.keys(obj)) {
+      const sub = keySchema(s, key);
+      if (sub === undefined) delete obj[key];
+      else if (sub !== ANY) stack.push({ value: obj[key], schema: sub, depth: depth + 1 });
+    }
+  }
+}
+
+/**
+ * Fills in `default`s, in place: a property that is absent (or null while not nullable) in an
+ * existing object gets a copy of its default, and null array items get the item default. The
+ * walk then continues into the filled-in values, so defaults nest.
+ */
+export function applyDefaults(value: unknown, schema: Schema): void {
+  const stack: { value: unknown; schema: Schema; depth: number }[] = [{ value, schema, depth: 0 }];
+  while (stack.length > 0) {
+    const { value: v, schema: s, depth } = stack.pop() as { value: unknown; schema: Schema; depth: number };
+    if (v === null || typeof v !== 'object' || !typeMatches(v, s) || depth >= MAX_SCHEMA_DEPTH) continue;
+    if (Array.isArray(v)) {
+      const items = s.items;
+      if (items === undefined) continue;
+      for (let i = 0; i < v.length; i++) {
+        // Each item gets its own copy: stored objects must not share (and co-mutate) a default.
+        if (v[i] === null && items.default !== undefined && !items.nullable) v[i] = structuredClone(items.default);
+        stack.push({ value: v[i], schema: items, depth: depth + 1 });
+      }
+      continue;
+    }
+    const obj = v as JsonObject;
+    const props = s.properties;
+    if (props !== undefined) {
+      for (const [name, prop] of Object.entries(props)) {
+        if (prop.default !== undefined && isAbsent(own(obj, name), prop)) obj[name] = structuredClone(prop.default);
+      }
+    }
+    for (const key of Object.keys(obj)) {
+      const sub = keySchema(s, key);
+      if (sub !== undefined && sub !== ANY) stack.push({ value: obj[key], schema: sub, depth: depth + 1 });
+    }
+  }
+}

@@ -1,0 +1,41 @@
+// The structural OpenAPI v3 schema subset that kind definitions are written in. It is the one
+// source for decoding (unknown/duplicate fields), validation, defaulting, OpenAPI publication and,
+// later, structured merge (the x-kubernetes-* markers).
+
+export type SchemaType = 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
+
+export interface Schema {
+  type?: SchemaType;
+  description?: string;
+  /** Object fields. */
+  properties?: Record<string, Schema>;
+  /** Map values (an object whose keys are free). */
+  additionalProperties?: Schema;
+  required?: string[];
+  /** Array items. */
+  items?: Schema;
+  format?: string;
+  enum?: (string | number | boolean)[];
+  default?: unknown;
+  nullable?: boolean;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  maxProperties?: number;
+  pattern?: string;
+  /** Any JSON value is accepted (e.g. RawExtension). */
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+  /** Integer or string (IntOrString). */
+  'x-kubernetes-int-or-string'?: boolean;
+  /** The field holds embedded object metadata (apiVersion, kind, metadata). */
+  'x-kubernetes-embedded-resource'?: boolean;
+  'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
+  'x-kubernetes-list-map-keys'?: string[];
+  'x-kubernetes-map-type'?: 'atomic' | 'granular';
+  /** Strategic merge markers (read as listType=map with this key when no list type is given). */
+  'x-kubernetes-patch-strategy'?: string;
+  'x-kubernetes-patch-merge-key'?: string;
+}

@@ -1,0 +1,143 @@
+// Kubernetes `Status` errors: typed constructors with the fixed reasons, codes and message formats
+// of kube-apiserver, so clients that branch on `reason` or parse messages behave the same.
+
+import type { FieldError } from './field-errors.ts';
+
+export type StatusReason =
+  | 'BadRequest'
+  | 'Unauthorized'
+  | 'Forbidden'
+  | 'NotFound'
+  | 'MethodNotAllowed'
+  | 'NotAcceptable'
+  | 'AlreadyExists'
+  | 'Conflict'
+  | 'Gone'
+  | 'Expired'
+  | 'RequestEntityTooLarge'
+  | 'UnsupportedMediaType'
+  | 'Invalid'
+  | 'TooManyRequests'
+  | 'InternalError'
+  | 'ServerTimeout'
+  | 'ServiceUnavailable'
+  | 'Timeout';
+
+export interface StatusCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: StatusCause[];
+  retryAfterSeconds?: number;
+}
+
+export interface StatusBody {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: Record<string, never> | { resourceVersion?: string };
+  status: 'Success' | 'Failure';
+  message?: string;
+  reason?: StatusReason;
+  details?: StatusDetails;
+  code: number;
+}
+
+/** Identifies a resource in messages: `leases.coordination.orch.io`, `namespaces` for core. */
+export interface QualifiedResource {
+  group: string;
+  resource: string;
+}
+
+export const qualified = (r: QualifiedResource): string => (r.group ? `${r.resource}.${r.group}` : r.resource);
+
+export class StatusError extends Error {
+  readonly status: StatusBody;
+  /** Extra response headers (Retry-After). */
+  readonly headers: Record<string, string>;
+  constructor(code: number, reason: StatusReason, message: string, details?: StatusDetails, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = 'StatusError';
+    this.status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details ? { details } : {}), code };
+    this.headers = headers;
+  }
+  get code(): number {
+    return this.status.code;
+  }
+  get reason(): StatusReason | undefined {
+    return this.status.reason;
+  }
+}
+
+export function isStatusError(e: unknown): e is StatusError {
+  return e instanceof StatusError;
+}
+
+const detailsFor = (r: QualifiedResource, name: string): StatusDetails => ({ name, group: r.group || undefined, kind: r.resource });
+
+/** The field error text without its leading `<field>: `, as Status causes carry it. */
+const causeBody = (e: FieldError): string => (e.field && e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : e.message);
+
+export function causesOf(errs: readonly FieldError[]): StatusCause[] {
+  return errs.map((e) => ({ reason: e.type, message: causeBody(e), field: e.field }));
+}
+
+/** `[a, b]` for several errors, the error itself for one: utilerrors.NewAggregate's format. */
+export function aggregate(messages: readonly string[]): string {
+  return messages.length === 1 ? messages[0]! : `[${messages.join(', ')}]`;
+}
+
+export const errors = {
+  badRequest: (message: string, causes?: StatusCause[]) => new StatusError(400, 'BadRequest', message, causes ? { causes } : undefined),
+  notFound: (r: QualifiedResource, name: string) => new StatusError(404, 'NotFound', `${qualified(r)} "${name}" not found`, detailsFor(r, name)),
+  /** A path that names no resource the server serves. */
+  noRoute: () => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {}),
+  alreadyExists: (r: QualifiedResource, name: string) => new StatusError(409, 'AlreadyExists', `${qualified(r)} "${name}" already exists`, detailsFor(r, name)),
+  conflict: (r: QualifiedResource, name: string, why: string) =>
+    new StatusError(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(r)} "${name}": ${why}`, detailsFor(r, name)),
+  staleUpdate: (r: QualifiedResource, name: string) =>
+    errors.conflict(r, name, 'the object has been modified; please apply your changes to the latest version and try again'),
+  invalid: (group: string, kind: string, name: string, errs: readonly FieldError[]) =>
+    new StatusError(422, 'Invalid', `${group ? `${kind}.${group}` : kind} "${name}" is invalid: ${aggregate(errs.map((e) => e.message))}`, {
+      name,
+      group: group || undefined,
+      kind,
+      causes: causesOf(errs),
+    }),
+  /** Invalid query options: 400 (spec-decisions #1), worded like kube-apiserver's Invalid. */
+  invalidOptions: (metaGroup: string, kind: string, errs: readonly FieldError[]) =>
+    new StatusError(400, 'BadRequest', `${kind}.${metaGroup} "" is invalid: ${aggregate(errs.map((e) => e.message))}`, { group: metaGroup, kind, causes: causesOf(errs) }),
+  forbidden: (r: QualifiedResource, name: string, why: string) =>
+    new StatusError(403, 'Forbidden', `${qualified(r)} "${name}" is forbidden: ${why}`, detailsFor(r, name)),
+  methodNotAllowed: () => new StatusError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {}),
+  notAcceptable: (accepted: readonly string[]) =>
+    new StatusError(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`),
+  unsupportedMediaType: (contentType: string, accepted: readonly string[]) =>
+    new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`, contentType ? undefined : undefined),
+  tooOld: (requested: number, oldest: number) => new StatusError(410, 'Expired', `too old resource version: ${requested} (${oldest})`),
+  continueExpired: () =>
+    new StatusError(
+      410,
+      'Expired',
+      'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+    ),
+  tooLargeResourceVersion: (requested: number, current: number) =>
+    new StatusError(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`, { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 }, { 'Retry-After': '1' }),
+  entityTooLarge: (limit: number) => new StatusError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`),
+  tooManyRequests: () => new StatusError(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: 1 }, { 'Retry-After': '1' }),
+  internal: (why: string) => new StatusError(500, 'InternalError', `Internal error occurred: ${why}`, { causes: [{ message: why }] }),
+  timeout: (why: string) => new StatusError(504, 'Timeout', why, {}),
+  serverTimeout: (r: QualifiedResource, operation: string) =>
+    new StatusError(500, 'ServerTimeout', `The ${operation} operation against ${qualified(r)} could not be completed at this time, please try again.`, { kind: r.resource, group: r.group || undefined, retryAfterSeconds: 2 }),
+  unavailable: (why: string) => new StatusError(503, 'ServiceUnavailable', why),
+};
+
+export function successStatus(details?: StatusDetails): StatusBody {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', ...(details ? { details } : {}), code: 200 };
+}

@@ -1,0 +1,77 @@
+// Content negotiation: which representation a response uses (Accept) and how a request body is
+// encoded (Content-Type). JSON now; YAML, protobuf, CBOR and Table join here.
+
+import { errors } from '../machinery/status.ts';
+
+export interface MediaType {
+  type: string;
+  subtype: string;
+  params: Record<string, string>;
+  q: number;
+}
+
+export function parseMediaType(text: string): MediaType | undefined {
+  const [full, ...rest] = text.split(';');
+  const [type, subtype] = (full ?? '').trim().toLowerCase().split('/');
+  if (!type || !subtype) return undefined;
+  const params: Record<string, string> = {};
+  let q = 1;
+  for (const p of rest) {
+    const eq = p.indexOf('=');
+    if (eq < 0) continue;
+    const k = p.slice(0, eq).trim().toLowerCase();
+    const v = p.slice(eq + 1).trim().replace(/^"|"$/g, '');
+    if (k === 'q') q = Number.isFinite(Number(v)) ? Number(v) : 0;
+    else params[k] = v;
+  }
+  return { type, subtype, params, q };
+}
+
+/** The Accept header's entries, best first (stable for equal quality). */
+export function parseAccept(header: string | undefined): MediaType[] {
+  if (!header) return [];
+  return header
+    .split(',')
+    .map(parseMediaType)
+    .filter((m): m is MediaType => m !== undefined && m.q > 0)
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => b.m.q - a.m.q || a.i - b.i)
+    .map(({ m }) => m);
+}
+
+export const SUPPORTED_RESPONSE_TYPES = ['application/json'] as const;
+
+export interface ResponseFormat {
+  mediaType: 'application/json';
+}
+
+/** Pick the response format; 406 when the client accepts nothing the server can produce. */
+export function negotiateResponse(accept: string | undefined): ResponseFormat {
+  const entries = parseAccept(accept);
+  if (entries.length === 0) return { mediaType: 'application/json' };
+  for (const m of entries) {
+    // Conversions to other kinds (as=Table, as=PartialObjectMetadata) are not offered yet.
+    if (m.params.as) continue;
+    if ((m.type === 'application' || m.type === '*') && (m.subtype === 'json' || m.subtype === '*')) return { mediaType: 'application/json' };
+  }
+  throw errors.notAcceptable(SUPPORTED_RESPONSE_TYPES);
+}
+
+export type BodyType = 'json' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
+
+const BODY_TYPES: Record<string, BodyType> = {
+  'application/json': 'json',
+  'application/json-patch+json': 'json-patch',
+  'application/merge-patch+json': 'merge-patch',
+  'application/strategic-merge-patch+json': 'strategic-merge-patch',
+  'application/apply-patch+yaml': 'apply-patch',
+};
+
+/** The request body's encoding; 415 for anything else. */
+export function negotiateBody(contentType: string | undefined, allowed: readonly BodyType[]): BodyType {
+  const m = parseMediaType(contentType ?? '');
+  const accepted = Object.entries(BODY_TYPES).filter(([, t]) => allowed.includes(t)).map(([k]) => k);
+  const t = m ? BODY_TYPES[`${m.type}/${m.subtype}`] : allowed.includes('json') && !contentType ? 'json' : undefined;
+  if (!t || !allowed.includes(t)) throw errors.unsupportedMediaType(contentType ?? '', accepted);
+  return t;
+}

@@ -1,0 +1,66 @@
+// One declarative definition per kind. Everything generic (routes, discovery, decoding,
+// validation, selectors, the store) is derived from it; the strategy holds only what a schema
+// cannot say.
+
+import type { FieldError } from '../machinery/field-errors.ts';
+import type { KObject } from '../machinery/meta.ts';
+import type { Schema } from '../machinery/schema.ts';
+
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
+
+export const ALL_VERBS: readonly Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+export type NameRule = 'dns-subdomain' | 'dns-label' | 'path-segment';
+
+export interface Strategy {
+  /** Defaults and cleanup before validation of a new object (e.g. clear status). */
+  prepareForCreate?(obj: KObject): void;
+  /** Before validation of an update: e.g. keep status from the old object. */
+  prepareForUpdate?(obj: KObject, old: KObject): void;
+  validate?(obj: KObject): FieldError[];
+  validateUpdate?(obj: KObject, old: KObject): FieldError[];
+  /**
+   * Reasons beyond `metadata.finalizers` that keep a deleted object in storage (a namespace's
+   * `spec.finalizers`); the object goes once none remain.
+   */
+  pendingFinalization?(obj: KObject): boolean;
+  /** When a delete marks the object terminating (e.g. set `status.phase`). */
+  prepareForDelete?(obj: KObject): void;
+  /** Warnings to return with a successful write. */
+  warnings?(obj: KObject, old?: KObject): string[];
+}
+
+export interface SubresourceDefinition {
+  /** `status`, `finalize`, … */
+  name: string;
+  verbs: readonly Verb[];
+  /** Copy the part this subresource may change from the request onto the stored object. */
+  apply(request: KObject, stored: KObject): KObject;
+}
+
+export interface KindDefinition {
+  /** '' for the core group. */
+  group: string;
+  version: string;
+  kind: string;
+  /** The URL segment (plural, lower case). */
+  resource: string;
+  singular: string;
+  shortNames?: readonly string[];
+  categories?: readonly string[];
+  namespaced: boolean;
+  verbs: readonly Verb[];
+  /** The schema of the whole object, envelope and metadata included. */
+  schema: Schema;
+  nameRule: NameRule;
+  /** Whether `metadata.generation` is kept (1 on create, +1 on each change outside metadata/status). */
+  tracksGeneration: boolean;
+  /** PUT of a missing object creates it. */
+  allowCreateOnUpdate: boolean;
+  /** Extra `fieldSelector` fields beyond metadata.name/metadata.namespace, with their value getters. */
+  selectableFields?: Record<string, (obj: KObject) => string | undefined>;
+  subresources?: readonly SubresourceDefinition[];
+  strategy: Strategy;
+}
+
+export const apiVersionOf = (d: Pick<KindDefinition, 'group' | 'version'>): string => (d.group ? `${d.group}/${d.version}` : d.version);

@@ -1,0 +1,71 @@
+// Namespace (core/v1, cluster-scoped). A new namespace is Active and carries the namespace
+// finalizer in spec.finalizers; a delete marks it Terminating and it stays until the namespace
+// controller has removed its content and that finalizer (through /finalize).
+
+import type { KObject } from '../../machinery/meta.ts';
+import { isPlainObject } from '../../machinery/meta.ts';
+import type { Naming } from '../../naming.ts';
+import { ALL_VERBS, type KindDefinition } from '../definition.ts';
+import { arr, condition, obj, objectSchema, str } from '../schemas.ts';
+
+type NamespaceObject = KObject & { spec?: { finalizers?: string[] }; status?: { phase?: string; conditions?: unknown[] } };
+
+const spec = (o: KObject) => ((o as NamespaceObject).spec ??= {});
+
+export function namespaceDefinition(n: Naming): KindDefinition {
+  return {
+    group: '',
+    version: 'v1',
+    kind: 'Namespace',
+    resource: 'namespaces',
+    singular: 'namespace',
+    shortNames: ['ns'],
+    namespaced: false,
+    verbs: ALL_VERBS.filter((v) => v !== 'deletecollection'),
+    nameRule: 'dns-label',
+    tracksGeneration: false,
+    allowCreateOnUpdate: false,
+    selectableFields: { 'status.phase': (o) => (o as NamespaceObject).status?.phase },
+    schema: objectSchema({
+      spec: obj({ finalizers: arr(str(), { 'x-kubernetes-list-type': 'atomic' }) }),
+      status: obj({
+        phase: str({ enum: ['Active', 'Terminating'] }),
+        conditions: arr(condition(), { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'], 'x-kubernetes-patch-strategy': 'merge', 'x-kubernetes-patch-merge-key': 'type' }),
+      }),
+    }),
+    subresources: [
+      {
+        name: 'status',
+        verbs: ['get', 'patch', 'update'],
+        apply: (req, stored) => ({ ...stored, metadata: { ...stored.metadata, resourceVersion: req.metadata.resourceVersion }, status: (req as NamespaceObject).status }),
+      },
+      {
+        name: 'finalize',
+        verbs: ['update'],
+        apply: (req, stored) => ({ ...stored, metadata: { ...stored.metadata, resourceVersion: req.metadata.resourceVersion }, spec: { ...spec(stored), finalizers: (req as NamespaceObject).spec?.finalizers ?? [] } }),
+      },
+    ],
+    strategy: {
+      prepareForCreate(o) {
+        const ns = o as NamespaceObject;
+        const finalizers = new Set(spec(ns).finalizers ?? []);
+        finalizers.add(n.namespaceFinalizer);
+        ns.spec = { ...ns.spec, finalizers: [...finalizers] };
+        ns.status = { phase: 'Active' };
+      },
+      prepareForUpdate(o, old) {
+        // spec.finalizers changes only through /finalize, status only through /status.
+        const ns = o as NamespaceObject;
+        const prev = old as NamespaceObject;
+        ns.spec = { ...(isPlainObject(ns.spec) ? ns.spec : {}), finalizers: prev.spec?.finalizers ?? [] };
+        if (!ns.spec.finalizers?.length) delete ns.spec.finalizers;
+        ns.status = prev.status;
+      },
+      pendingFinalization: (o) => !!(o as NamespaceObject).spec?.finalizers?.length,
+      prepareForDelete(o) {
+        const ns = o as NamespaceObject;
+        ns.status = { ...ns.status, phase: 'Terminating' };
+      },
+    },
+  };
+}

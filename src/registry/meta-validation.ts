@@ -1,0 +1,51 @@
+// Validation of the metadata every object shares (ValidateObjectMeta and its update form).
+
+import { child, fieldError, type FieldError } from '../machinery/field-errors.ts';
+import { dns1123Label, dns1123Subdomain, pathSegmentName, validateAnnotations, validateFinalizers, validateLabels, type KObject } from '../machinery/meta.ts';
+import { errors } from '../machinery/status.ts';
+import type { KindDefinition, NameRule } from './definition.ts';
+
+const nameCheck: Record<NameRule, (v: string) => string[]> = {
+  'dns-subdomain': dns1123Subdomain,
+  'dns-label': dns1123Label,
+  'path-segment': pathSegmentName,
+};
+
+export function validateObjectMetaCreate(obj: KObject, def: KindDefinition): FieldError[] {
+  const meta = obj.metadata;
+  const errs: FieldError[] = [];
+  if (!meta.name) {
+    errs.push(fieldError.required('metadata.name', 'name or generateName is required'));
+  } else {
+    for (const m of nameCheck[def.nameRule](meta.name)) errs.push(fieldError.invalid('metadata.name', meta.name, m));
+  }
+  if (def.namespaced) {
+    if (!meta.namespace) errs.push(fieldError.required('metadata.namespace'));
+    else for (const m of dns1123Label(meta.namespace)) errs.push(fieldError.invalid('metadata.namespace', meta.namespace, m));
+  } else if (meta.namespace) {
+    errs.push(fieldError.forbidden('metadata.namespace', 'not allowed on this type'));
+  }
+  errs.push(...validateLabels(meta.labels, 'metadata.labels'));
+  errs.push(...validateAnnotations(meta.annotations, 'metadata.annotations'));
+  errs.push(...validateFinalizers(meta.finalizers, 'metadata.finalizers'));
+  return errs;
+}
+
+export function validateObjectMetaUpdate(obj: KObject, old: KObject, def: KindDefinition): FieldError[] {
+  const errs = validateObjectMetaCreate(obj, def);
+  const immutable = (field: 'name' | 'namespace' | 'uid' | 'creationTimestamp') => {
+    if ((obj.metadata[field] ?? '') !== (old.metadata[field] ?? '')) errs.push(fieldError.invalid(child('metadata', field), obj.metadata[field] ?? '', 'field is immutable'));
+  };
+  immutable('name');
+  immutable('namespace');
+  immutable('uid');
+  immutable('creationTimestamp');
+  return errs;
+}
+
+/** The body of a PUT must name the object of its URL (checkName in kube-apiserver). */
+export function validateName(obj: KObject, name: string, namespace: string | undefined, def: KindDefinition): void {
+  if (obj.metadata.name !== name) throw errors.badRequest(`the name of the object (${obj.metadata.name ?? ''}) does not match the name on the URL (${name})`);
+  if (def.namespaced && obj.metadata.namespace && obj.metadata.namespace !== namespace)
+    throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+}

@@ -1,0 +1,514 @@
+// The generic registry store: create, get, list, watch, update, delete and deletecollection for
+// any kind, driven by its definition. It knows no kind; kinds plug in through their strategy.
+
+import { randomUUID } from 'node:crypto';
+import type { Naming } from '../naming.ts';
+import { CompactedError, ConflictError, FutureRevisionError, KeyExistsError, KeyNotFoundError, UnavailableError, WatcherTooSlowError } from '../storage/errors.ts';
+import type { KeyValue, Watch, WatchEvent } from '../storage/interface.ts';
+import type { WatchCache } from '../storage/cache/watch-cache.ts';
+import { decodeContinue, encodeContinue } from '../machinery/continue-token.ts';
+import { generateName, nowTimestamp, type KObject } from '../machinery/meta.ts';
+import { errors, StatusError, successStatus, type QualifiedResource, type StatusBody } from '../machinery/status.ts';
+import { parseResourceVersion, type ListOptions } from '../endpoints/list-options.ts';
+import { apiVersionOf, type KindDefinition, type SubresourceDefinition } from './definition.ts';
+import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
+import type { Admission } from './admission.ts';
+
+export interface WriteOptions {
+  dryRun: boolean;
+}
+
+export interface DeleteOptions extends WriteOptions {
+  preconditions?: { uid?: string; resourceVersion?: string };
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+}
+
+export interface ListResponse {
+  apiVersion: string;
+  kind: string;
+  metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
+  items: KObject[];
+}
+
+export type DeleteOutcome = { kind: 'deleted'; status: StatusBody; object: KObject } | { kind: 'pending'; object: KObject };
+
+/** Where a watch sends its stream; `send` returns false when the consumer is backed up. */
+export interface WatchSink {
+  send(type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK', object: KObject): boolean;
+  error(status: StatusBody): void;
+  /** The watch ended (the caller closes the stream). */
+  end(): void;
+  onDrain(resume: () => void): void;
+}
+
+const encoder = new TextEncoder();
+const MAX_GENERATE_NAME_TRIES = 8;
+/** Items fetched per storage read while filling a page through selectors. */
+const SELECTOR_PAGE = 500;
+
+export class RegistryStore {
+  readonly def: KindDefinition;
+  readonly qualified: QualifiedResource;
+  readonly apiVersion: string;
+  /** `/registry/<group|core>/<resource>/` */
+  readonly prefix: string;
+
+  constructor(
+    def: KindDefinition,
+    private readonly storage: WatchCache,
+    private readonly naming: Naming,
+    private readonly admission: Admission,
+  ) {
+    this.def = def;
+    this.qualified = { group: def.group, resource: def.resource };
+    this.apiVersion = apiVersionOf(def);
+    this.prefix = `/registry/${def.group || 'core'}/${def.resource}/`;
+  }
+
+  keyFor(namespace: string | undefined, name: string): string {
+    return this.def.namespaced ? `${this.prefix}${namespace}/${name}` : `${this.prefix}${name}`;
+  }
+
+  prefixFor(namespace: string | undefined): string {
+    return this.def.namespaced && namespace ? `${this.prefix}${namespace}/` : this.prefix;
+  }
+
+  // ---- encoding ----
+
+  decode(kv: KeyValue, revision = kv.modRevision): KObject {
+    const obj = JSON.parse(Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength).toString('utf8')) as KObject;
+    obj.metadata.resourceVersion = String(revision);
+    return obj;
+  }
+
+  private encode(obj: KObject): Uint8Array {
+    const { resourceVersion: _rv, ...metadata } = obj.metadata;
+    return encoder.encode(JSON.stringify({ ...obj, apiVersion: this.apiVersion, kind: this.def.kind, metadata }));
+  }
+
+  // ---- reads ----
+
+  async get(namespace: string | undefined, name: string, resourceVersion?: string): Promise<KObject> {
+    const key = this.keyFor(namespace, name);
+    const kv = await this.storageCall(async () => {
+      if (!resourceVersion) return this.storage.get(key);
+      const rv = parseResourceVersion(resourceVersion);
+      if (rv > 0) await this.waitNotOlderThan(rv);
+      return this.storage.listCached(key, { limit: 1 }).items.find((i) => i.key === key);
+    });
+    if (!kv) throw errors.notFound(this.qualified, name);
+    return this.decode(kv);
+  }
+
+  private async waitNotOlderThan(rv: number): Promise<void> {
+    if (!(await this.storage.waitForRevision(rv))) throw errors.tooLargeResourceVersion(rv, this.storage.revision);
+  }
+
+  /** The values `fieldSelector` can test, from the definition. */
+  fieldsOf(obj: KObject): Record<string, string> {
+    const fields: Record<string, string> = { 'metadata.name': obj.metadata.name ?? '' };
+    if (this.def.namespaced) fields['metadata.namespace'] = obj.metadata.namespace ?? '';
+    for (const [f, get] of Object.entries(this.def.selectableFields ?? {})) fields[f] = get(obj) ?? '';
+    return fields;
+  }
+
+  matcher(opts: Pick<ListOptions, 'labelSelector' | 'fieldSelector'>): ((obj: KObject) => boolean) | undefined {
+    if (opts.labelSelector.empty && opts.fieldSelector.empty) return undefined;
+    return (obj) => opts.labelSelector.matches(obj.metadata.labels) && opts.fieldSelector.matches(this.fieldsOf(obj));
+  }
+
+  async list(namespace: string | undefined, opts: ListOptions): Promise<ListResponse> {
+    const prefix = this.prefixFor(namespace);
+    const match = this.matcher(opts);
+    const limit = opts.limit ?? 0;
+    let startKey = prefix;
+    let mode: { kind: 'recent' } | { kind: 'any' } | { kind: 'notOlder'; rv: number } | { kind: 'exact'; rv: number; continued: boolean };
+    if (opts.continue) {
+      const pos = decodeContinue(this.naming.metaGroup, opts.continue);
+      startKey = prefix + pos.start;
+      mode = { kind: 'exact', rv: pos.revision, continued: true };
+    } else {
+      const rvText = opts.resourceVersion;
+      const rv = rvText ? parseResourceVersion(rvText) : undefined;
+      if (rv === undefined) mode = { kind: 'recent' };
+      else if (rv === 0) mode = { kind: 'any' };
+      else if (opts.resourceVersionMatch === 'Exact' || (!opts.resourceVersionMatch && limit > 0)) mode = { kind: 'exact', rv, continued: false };
+      else mode = { kind: 'notOlder', rv };
+    }
+    // A field selector on the name (and namespace) reads one key instead of the range.
+    const onlyName = opts.continue ? undefined : opts.fieldSelector.requiresExactMatch('metadata.name');
+    const onlyNamespace = namespace ?? opts.fieldSelector.requiresExactMatch('metadata.namespace');
+    const singleKey = onlyName !== undefined && (!this.def.namespaced || onlyNamespace !== undefined) ? this.keyFor(onlyNamespace, onlyName) : undefined;
+    if (singleKey) startKey = singleKey;
+
+    const read = async (start: string, pageLimit: number, atRevision?: number) => {
+      if (atRevision !== undefined) return this.storage.list(prefix, { atRevision, limit: pageLimit, startKey: start });
+      switch (mode.kind) {
+        case 'recent':
+          return this.storage.list(prefix, { limit: pageLimit, startKey: start });
+        case 'any':
+          return this.storage.listCached(prefix, { limit: pageLimit, startKey: start });
+        case 'notOlder':
+          await this.waitNotOlderThan(mode.rv);
+          return this.storage.listCached(prefix, { limit: pageLimit, startKey: start });
+        case 'exact':
+          return this.storage.list(prefix, { atRevision: mode.rv, limit: pageLimit, startKey: start });
+      }
+    };
+
+    return this.storageCall(
+      async () => {
+        const items: KObject[] = [];
+        const pageLimit = match ? Math.max(limit, SELECTOR_PAGE) : limit;
+        let page = await read(startKey, singleKey ? 1 : pageLimit);
+        const revision = mode.kind === 'exact' ? mode.rv : page.revision;
+        let lastKey: string | undefined;
+        let more = false;
+        let remaining = 0;
+        for (;;) {
+          let stoppedEarly = false;
+          for (const kv of page.items) {
+            if (singleKey && kv.key !== singleKey) break;
+            const obj = this.decode(kv);
+            if (!match || match(obj)) {
+              if (limit > 0 && items.length === limit) {
+                stoppedEarly = true;
+                break;
+              }
+              items.push(obj);
+            }
+            lastKey = kv.key;
+          }
+          if (singleKey) break;
+          if (stoppedEarly) {
+            more = true;
+            break;
+          }
+          if (!page.more) break;
+          if (limit > 0 && items.length === limit) {
+            more = true;
+            remaining = page.remaining;
+            break;
+          }
+          page = await read(`${lastKey}\0`, pageLimit, revision);
+        }
+        const list: ListResponse = {
+          apiVersion: this.apiVersion,
+          kind: `${this.def.kind}List`,
+          metadata: { resourceVersion: String(revision) },
+          items,
+        };
+        if (more && lastKey !== undefined) {
+          list.metadata.continue = encodeContinue(this.naming.metaGroup, { revision, start: `${lastKey.slice(prefix.length)}\0` });
+          if (!match) list.metadata.remainingItemCount = remaining;
+        }
+        return list;
+      },
+      mode.kind === 'exact' && mode.continued,
+    );
+  }
+
+  /** Translate storage errors into Status errors. */
+  private async storageCall<T>(fn: () => Promise<T>, continued = false): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof CompactedError) throw continued ? errors.continueExpired() : errors.tooOld(e.requestedRevision, e.compactRevision);
+      if (e instanceof FutureRevisionError) throw errors.tooLargeResourceVersion(e.requestedRevision, e.currentRevision);
+      if (e instanceof UnavailableError) throw errors.unavailable(`storage is unavailable: ${e.message}`);
+      throw e;
+    }
+  }
+
+  // ---- watch ----
+
+  async watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink): Promise<Watch> {
+    const prefix = this.prefixFor(namespace);
+    const match = this.matcher(opts);
+    const bookmarkObject = (rv: number, annotations?: Record<string, string>): KObject => ({
+      kind: this.def.kind,
+      apiVersion: this.apiVersion,
+      metadata: { resourceVersion: String(rv), ...(annotations ? { annotations } : {}) },
+    });
+    const rvText = opts.resourceVersion ?? '';
+    const rv = rvText ? parseResourceVersion(rvText) : 0;
+    const initial = opts.sendInitialEvents ?? (rvText === '' || rv === 0);
+    let after = rv;
+    if (initial) {
+      const listOpts: ListOptions = { ...opts, limit: undefined, continue: undefined, resourceVersionMatch: rv > 0 ? 'NotOlderThan' : undefined };
+      const list = await this.list(namespace, listOpts);
+      for (const item of list.items) sink.send('ADDED', item);
+      after = Number(list.metadata.resourceVersion);
+      if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
+        sink.send('BOOKMARK', bookmarkObject(after, { [this.naming.annotation('initial-events-end')]: 'true' }));
+      }
+    } else if (rv > 0 && rv > this.storage.revision) {
+      // A version from the future: wait for it; the request times out otherwise.
+      if (!(await this.storage.waitForRevision(rv))) {
+        /* keep waiting through the stream: events ≤ rv are filtered below */
+      }
+    } else if (rv === 0) {
+      after = 0;
+    }
+    let lastSent = after;
+    let stopped = false;
+    let watch: Watch | undefined;
+    const stop = () => {
+      stopped = true;
+      watch?.stop();
+    };
+    const handler = {
+      events: (events: WatchEvent[]): boolean => {
+        let ok = true;
+        for (const ev of events) {
+          if (stopped) return true;
+          if (ev.revision <= lastSent) continue;
+          lastSent = ev.revision;
+          const cur = ev.type === 'put' && ev.value ? this.decode({ key: ev.key, value: ev.value, createRevision: ev.createRevision, modRevision: ev.revision }) : undefined;
+          const prev = ev.prevValue ? this.decode({ key: ev.key, value: ev.prevValue, createRevision: ev.createRevision, modRevision: ev.prevModRevision ?? 0 }) : undefined;
+          let type: 'ADDED' | 'MODIFIED' | 'DELETED' | undefined;
+          let obj: KObject | undefined;
+          if (cur) {
+            const curMatches = !match || match(cur);
+            const prevMatches = prev !== undefined && (!match || match(prev));
+            if (curMatches) [type, obj] = [prev && prevMatches ? 'MODIFIED' : 'ADDED', cur];
+            else if (prevMatches) [type, obj] = ['DELETED', cur];
+          } else if (prev && (!match || match(prev))) {
+            prev.metadata.resourceVersion = String(ev.revision);
+            [type, obj] = ['DELETED', prev];
+          }
+          if (type && obj && !sink.send(type, obj)) ok = false;
+        }
+        if (!ok) sink.onDrain(() => watch?.resume?.());
+        return ok;
+      },
+      progress: (revision: number) => {
+        if (stopped || !opts.allowWatchBookmarks || revision <= lastSent) return;
+        lastSent = revision;
+        sink.send('BOOKMARK', bookmarkObject(revision));
+      },
+      error: (err: Error) => {
+        if (stopped) return;
+        stopped = true;
+        if (err instanceof CompactedError) sink.error(errors.tooOld(err.requestedRevision, err.compactRevision).status);
+        else if (!(err instanceof WatcherTooSlowError)) sink.error(errors.internal(err.message).status);
+        sink.end();
+      },
+    };
+    watch = this.storage.watch(prefix, after, handler);
+    return { stop, resume: () => watch?.resume?.() };
+  }
+
+  // ---- create ----
+
+  async create(namespace: string | undefined, obj: KObject, opts: WriteOptions): Promise<KObject> {
+    const meta = obj.metadata;
+    if (this.def.namespaced) {
+      if (meta.namespace && namespace && meta.namespace !== namespace)
+        throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      meta.namespace = namespace ?? meta.namespace;
+      if (!meta.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    } else delete meta.namespace;
+    const generated = !meta.name && !!meta.generateName;
+    for (let attempt = 0; ; attempt++) {
+      if (generated) meta.name = generateName(meta.generateName!);
+      this.prepareCreate(obj);
+      await this.admission.admitCreate(this, obj);
+      const key = this.keyFor(meta.namespace, meta.name!);
+      if (opts.dryRun) {
+        if (await this.storageCall(() => this.storage.get(key))) throw errors.alreadyExists(this.qualified, meta.name!);
+        return obj;
+      }
+      try {
+        const kv = await this.storageCall(() => this.storage.create(key, this.encode(obj)));
+        obj.metadata.resourceVersion = String(kv.modRevision);
+        return obj;
+      } catch (e) {
+        if (!(e instanceof KeyExistsError)) throw e;
+        if (!generated || attempt + 1 >= MAX_GENERATE_NAME_TRIES) {
+          if (generated) throw errors.serverTimeout(this.qualified, 'POST');
+          throw errors.alreadyExists(this.qualified, meta.name!);
+        }
+      }
+    }
+  }
+
+  /** System fields, strategy defaults and validation of a new object (BeforeCreate). */
+  private prepareCreate(obj: KObject): void {
+    const meta = obj.metadata;
+    meta.uid = randomUUID();
+    meta.creationTimestamp = nowTimestamp();
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.resourceVersion;
+    if (this.def.tracksGeneration) meta.generation = 1;
+    else delete meta.generation;
+    this.def.strategy.prepareForCreate?.(obj);
+    const errs = [...validateObjectMetaCreate(obj, this.def), ...(this.def.strategy.validate?.(obj) ?? [])];
+    if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
+  }
+
+  // ---- update ----
+
+  /**
+   * Read, transform, validate and compare-and-swap until it sticks (GuaranteedUpdate). `mutate`
+   * gets a copy of the stored object (undefined when absent) and returns the wanted object; a
+   * `resourceVersion` it leaves on that object is a precondition.
+   */
+  async guaranteedUpdate(
+    namespace: string | undefined,
+    name: string,
+    mutate: (current: KObject | undefined) => KObject | Promise<KObject>,
+    opts: WriteOptions & { subresource?: SubresourceDefinition; allowCreate?: boolean },
+  ): Promise<{ object: KObject; created: boolean }> {
+    const key = this.keyFor(namespace, name);
+    for (;;) {
+      const kv = await this.storageCall(() => this.storage.get(key));
+      if (!kv) {
+        if (!opts.allowCreate || opts.subresource) throw errors.notFound(this.qualified, name);
+        const obj = await mutate(undefined);
+        validateName(obj, name, namespace, this.def);
+        return { object: await this.create(namespace, obj, opts), created: true };
+      }
+      const old = this.decode(kv);
+      const wanted = await mutate(this.decode(kv));
+      const requestedRv = wanted.metadata.resourceVersion;
+      if (requestedRv && requestedRv !== old.metadata.resourceVersion) throw errors.staleUpdate(this.qualified, name);
+      validateName(wanted, name, namespace, this.def);
+      const obj = opts.subresource ? opts.subresource.apply(wanted, old) : wanted;
+      this.prepareUpdate(obj, old, !!opts.subresource);
+      await this.admission.admitUpdate(this, obj, old);
+      // The last finalizer of a deleting object is gone: the object goes with it.
+      if (obj.metadata.deletionTimestamp && !obj.metadata.finalizers?.length && !this.def.strategy.pendingFinalization?.(obj)) {
+        if (!opts.dryRun) {
+          try {
+            await this.storageCall(() => this.storage.delete(key, kv.modRevision));
+          } catch (e) {
+            if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
+              if (requestedRv) throw errors.staleUpdate(this.qualified, name);
+              continue;
+            }
+            throw e;
+          }
+        }
+        return { object: obj, created: false };
+      }
+      const bytes = this.encode(obj);
+      if (Buffer.compare(bytes, kv.value) === 0) return { object: old, created: false };
+      if (opts.dryRun) {
+        obj.metadata.resourceVersion = old.metadata.resourceVersion;
+        return { object: obj, created: false };
+      }
+      try {
+        const written = await this.storageCall(() => this.storage.update(key, kv.modRevision, bytes));
+        obj.metadata.resourceVersion = String(written.modRevision);
+        return { object: obj, created: false };
+      } catch (e) {
+        if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
+          if (requestedRv) throw errors.staleUpdate(this.qualified, name);
+          continue;
+        }
+        throw e;
+      }
+    }
+  }
+
+  /** System fields the client cannot change, strategy hooks and validation (BeforeUpdate). */
+  private prepareUpdate(obj: KObject, old: KObject, viaSubresource: boolean): void {
+    const meta = obj.metadata;
+    const oldMeta = old.metadata;
+    meta.uid ||= oldMeta.uid;
+    meta.creationTimestamp = oldMeta.creationTimestamp;
+    if (oldMeta.deletionTimestamp) {
+      meta.deletionTimestamp = oldMeta.deletionTimestamp;
+      meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
+    } else {
+      delete meta.deletionTimestamp;
+      delete meta.deletionGracePeriodSeconds;
+    }
+    if (this.def.tracksGeneration) meta.generation = oldMeta.generation ?? 1;
+    else delete meta.generation;
+    if (meta.namespace === undefined && this.def.namespaced) meta.namespace = oldMeta.namespace;
+    // A subresource's own copy rule decides what changes; the main resource's hook would undo it.
+    if (!viaSubresource) this.def.strategy.prepareForUpdate?.(obj, old);
+    if (this.def.tracksGeneration && specChanged(obj, old)) meta.generation = (oldMeta.generation ?? 1) + 1;
+    const errs = [...validateObjectMetaUpdate(obj, old, this.def), ...(this.def.strategy.validateUpdate?.(obj, old) ?? [])];
+    if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
+  }
+
+  // ---- delete ----
+
+  async delete(namespace: string | undefined, name: string, opts: DeleteOptions): Promise<DeleteOutcome> {
+    const key = this.keyFor(namespace, name);
+    for (;;) {
+      const kv = await this.storageCall(() => this.storage.get(key));
+      if (!kv) throw errors.notFound(this.qualified, name);
+      const obj = this.decode(kv);
+      checkPreconditions(this.qualified, obj, opts.preconditions);
+      await this.admission.admitDelete(this, obj);
+      const pending = !!obj.metadata.finalizers?.length || !!this.def.strategy.pendingFinalization?.(obj);
+      if (pending) {
+        if (obj.metadata.deletionTimestamp) return { kind: 'pending', object: obj };
+        obj.metadata.deletionTimestamp = nowTimestamp();
+        obj.metadata.deletionGracePeriodSeconds = 0;
+        this.def.strategy.prepareForDelete?.(obj);
+        if (opts.dryRun) return { kind: 'pending', object: obj };
+        try {
+          const written = await this.storageCall(() => this.storage.update(key, kv.modRevision, this.encode(obj)));
+          obj.metadata.resourceVersion = String(written.modRevision);
+          return { kind: 'pending', object: obj };
+        } catch (e) {
+          if (e instanceof ConflictError || e instanceof KeyNotFoundError) continue;
+          throw e;
+        }
+      }
+      const status = successStatus({ name, group: this.def.group || undefined, kind: this.def.resource, uid: obj.metadata.uid });
+      if (opts.dryRun) return { kind: 'deleted', status, object: obj };
+      try {
+        const res = await this.storageCall(() => this.storage.delete(key, kv.modRevision));
+        obj.metadata.resourceVersion = String(res.revision);
+        return { kind: 'deleted', status, object: obj };
+      } catch (e) {
+        if (e instanceof ConflictError) continue;
+        if (e instanceof KeyNotFoundError) throw errors.notFound(this.qualified, name);
+        throw e;
+      }
+    }
+  }
+
+  /** Delete every object the list options select, through the normal delete path. */
+  async deleteCollection(namespace: string | undefined, listOpts: ListOptions, opts: DeleteOptions): Promise<number> {
+    const list = await this.list(namespace, { ...listOpts, limit: undefined, continue: undefined });
+    let deleted = 0;
+    for (const item of list.items) {
+      try {
+        await this.delete(item.metadata.namespace, item.metadata.name!, { ...opts, preconditions: undefined });
+        deleted++;
+      } catch (e) {
+        if (e instanceof StatusError && e.code === 404) continue;
+        throw e;
+      }
+    }
+    return deleted;
+  }
+}
+
+function checkPreconditions(r: QualifiedResource, obj: KObject, pre: DeleteOptions['preconditions']): void {
+  if (!pre) return;
+  if (pre.uid && pre.uid !== obj.metadata.uid)
+    throw errors.conflict(r, obj.metadata.name ?? '', `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata.uid}`);
+  if (pre.resourceVersion && pre.resourceVersion !== obj.metadata.resourceVersion)
+    throw errors.conflict(
+      r,
+      obj.metadata.name ?? '',
+      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion}`,
+    );
+}
+
+/** Whether anything outside metadata and status differs (what bumps `metadata.generation`). */
+function specChanged(obj: KObject, old: KObject): boolean {
+  const strip = ({ metadata: _m, status: _s, ...rest }: KObject) => JSON.stringify(rest);
+  return strip(obj) !== strip(old);
+}
+

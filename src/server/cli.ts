@@ -1,0 +1,101 @@
+// The command line: kube-apiserver style flags (`--name=value` or `--name value`) mapped onto
+// ServerOptions, and SIGTERM/SIGINT handled as a graceful shutdown.
+
+import { parseDuration } from './durations.ts';
+import { startServer, type ServerOptions } from './server.ts';
+
+interface FlagSpec {
+  help: string;
+  apply(o: ServerOptions, v: string): void;
+}
+
+const int = (name: string, v: string): number => {
+  if (!/^\d+$/.test(v)) throw new Error(`invalid argument ${JSON.stringify(v)} for "--${name}" flag: must be a non-negative integer`);
+  return Number(v);
+};
+
+const FLAGS: Record<string, FlagSpec> = {
+  'bind-address': { help: 'IP address to listen on (default 0.0.0.0)', apply: (o, v) => (o.bindAddress = v) },
+  port: { help: 'port to serve HTTP on (default 8080; 0 picks a free one)', apply: (o, v) => (o.port = int('port', v)) },
+  'data-dir': { help: 'directory of the embedded store (default ./data)', apply: (o, v) => (o.dataDir = v) },
+  'storage-backend': {
+    help: 'lmdb (embedded, default) or etcd3',
+    apply: (o, v) => {
+      if (v !== 'lmdb' && v !== 'etcd3') throw new Error(`invalid --storage-backend ${JSON.stringify(v)}: expected lmdb or etcd3`);
+      o.storageBackend = v;
+    },
+  },
+  'etcd-servers': { help: 'comma-separated etcd URLs, for --storage-backend=etcd3', apply: (o, v) => (o.etcdServers = v.split(',').filter(Boolean)) },
+  'feature-gates': { help: 'comma-separated Gate=true|false pairs', apply: (o, v) => (o.featureGates = v) },
+  'runtime-config': { help: 'comma-separated <group>/<version>[=true|false] pairs', apply: (o, v) => (o.runtimeConfig = v) },
+  'watch-cache-retention': { help: 'how long the watch cache keeps events (default 75s)', apply: (o, v) => (o.watchCacheRetentionMs = parseDuration(v)) },
+  'max-requests-inflight': { help: 'concurrent non-mutating requests (default 400; 0 = no limit)', apply: (o, v) => (o.maxRequestsInflight = int('max-requests-inflight', v)) },
+  'max-mutating-requests-inflight': { help: 'concurrent mutating requests (default 200; 0 = no limit)', apply: (o, v) => (o.maxMutatingRequestsInflight = int('max-mutating-requests-inflight', v)) },
+  'request-timeout': { help: 'timeout of non-long-running requests (default 1m0s)', apply: (o, v) => (o.requestTimeoutMs = parseDuration(v)) },
+  'min-request-timeout': { help: 'minimum watch timeout in seconds (default 1800)', apply: (o, v) => (o.minRequestTimeoutSeconds = int('min-request-timeout', v)) },
+  'shutdown-delay-duration': { help: 'how long /readyz fails before the server stops listening (default 0s)', apply: (o, v) => (o.shutdownDelayMs = parseDuration(v)) },
+  naming: {
+    help: 'naming profile: orch (default) or kubernetes',
+    apply: (o, v) => {
+      if (v !== 'orch' && v !== 'kubernetes') throw new Error(`invalid --naming ${JSON.stringify(v)}: expected orch or kubernetes`);
+      o.naming = v;
+    },
+  },
+};
+
+export function parseArgs(argv: readonly string[]): ServerOptions | 'help' {
+  const o: ServerOptions = { bindAddress: '0.0.0.0', port: 8080, dataDir: 'data' };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '-h' || arg === '--help') return 'help';
+    const m = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg);
+    if (!m) throw new Error(`unexpected argument ${JSON.stringify(arg)}`);
+    const spec = FLAGS[m[1]!];
+    if (!spec) throw new Error(`unknown flag: --${m[1]}`);
+    let value = m[2];
+    if (value === undefined) {
+      value = argv[++i];
+      if (value === undefined) throw new Error(`flag needs an argument: --${m[1]}`);
+    }
+    spec.apply(o, value);
+  }
+  return o;
+}
+
+export function usage(): string {
+  return ['Usage: orch-apiserver [flags]', '', ...Object.entries(FLAGS).map(([k, f]) => `  --${k.padEnd(32)} ${f.help}`)].join('\n');
+}
+
+export async function main(argv: readonly string[]): Promise<void> {
+  let opts: ServerOptions | 'help';
+  try {
+    opts = parseArgs(argv);
+  } catch (e) {
+    process.stderr.write(`Error: ${(e as Error).message}\n\n${usage()}\n`);
+    process.exit(2);
+  }
+  if (opts === 'help') {
+    process.stdout.write(`${usage()}\n`);
+    return;
+  }
+  const server = await startServer(opts).catch((e: Error) => {
+    process.stderr.write(`Error: ${e.message}\n`);
+    process.exit(1);
+  });
+  process.stderr.write(`orch-apiserver serving on ${server.url} (storage: ${opts.storageBackend ?? 'lmdb'}${opts.storageBackend === 'etcd3' ? '' : ` in ${opts.dataDir}`})\n`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    process.stderr.write(`${signal}: shutting down\n`);
+    server.close().then(
+      () => process.exit(0),
+      (e: Error) => {
+        process.stderr.write(`shutdown failed: ${e.message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}

@@ -1,0 +1,36 @@
+// The typed request context: what the filters learn about a request travels here, never in globals.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { UserInfo } from '../auth/user.ts';
+import type { RequestInfo } from './request-info.ts';
+
+export interface RequestContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  info: RequestInfo;
+  receivedAt: number;
+  /** When the request must have been answered (non-long-running requests). */
+  deadline?: number;
+  user?: UserInfo;
+  /** The user the request acts as after impersonation. */
+  effectiveUser?: UserInfo;
+  warnings: WarningRecorder;
+  auditAnnotations: Record<string, string>;
+  /** Aborted when the client goes away or the deadline passes. */
+  signal: AbortSignal;
+}
+
+/** Collects `Warning: 299 - "…"` headers, one per distinct message. */
+export class WarningRecorder {
+  private readonly seen = new Set<string>();
+  add(message: string): void {
+    this.seen.add(message);
+  }
+  get messages(): string[] {
+    return [...this.seen];
+  }
+  header(): string[] {
+    return this.messages.map((m) => `299 - ${JSON.stringify(m.replace(/[\r\n]+/g, ' '))}`);
+  }
+}

@@ -1,0 +1,160 @@
+// The filter chain, outermost first, in one place (DESIGN.md "Request flow"). Each filter has one
+// concern; request facts travel in the RequestContext.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Authenticator } from '../auth/authn/authenticator.ts';
+import type { Authorizer } from '../auth/authz/authorizer.ts';
+import { errors, StatusError } from '../machinery/status.ts';
+import { toStatusError, writeError } from '../endpoints/respond.ts';
+import { WarningRecorder, type RequestContext } from './context.ts';
+import { parseRequestInfo } from './request-info.ts';
+
+export type Handler = (ctx: RequestContext) => Promise<void>;
+export type Filter = (next: Handler) => Handler;
+
+/** Audit: receives each request's stage events. The audit issue adds policy and backends. */
+export interface AuditSink {
+  requestReceived(ctx: RequestContext): void;
+  responseComplete(ctx: RequestContext, code: number): void;
+}
+
+export const noAudit: AuditSink = { requestReceived() {}, responseComplete() {} };
+
+export interface ChainOptions {
+  authenticator: Authenticator;
+  authorizer: Authorizer;
+  audit: AuditSink;
+  /** 0 turns the limit off. */
+  maxRequestsInflight: number;
+  maxMutatingRequestsInflight: number;
+  requestTimeoutMs: number;
+  /** Called for every error answered with 500, so bugs are seen. */
+  onInternalError(err: unknown, ctx: RequestContext): void;
+}
+
+const LONG_RUNNING_VERBS = new Set(['watch', 'proxy']);
+const MUTATING_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+
+/** A bug anywhere below answers 500 with a Status; the server keeps serving. */
+const recoverPanics = (opts: ChainOptions): Filter => (next) => async (ctx) => {
+  try {
+    await next(ctx);
+  } catch (e) {
+    const err = toStatusError(e);
+    if (err.code >= 500 && !(e instanceof StatusError)) opts.onInternalError(e, ctx);
+    if (!ctx.res.headersSent) writeError(ctx, err);
+    else ctx.res.destroy();
+  }
+};
+
+/** A request that is not long-running must be answered within the timeout (504 otherwise). */
+const timeout = (opts: ChainOptions): Filter => (next) => async (ctx) => {
+  if (LONG_RUNNING_VERBS.has(ctx.info.verb) || opts.requestTimeoutMs <= 0) return next(ctx);
+  ctx.deadline = ctx.receivedAt + opts.requestTimeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(errors.timeout('Timeout: request did not complete within requested timeout - context deadline exceeded')), opts.requestTimeoutMs);
+  });
+  try {
+    await Promise.race([next(ctx), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+const authentication = (opts: ChainOptions): Filter => (next) => async (ctx) => {
+  const r = await opts.authenticator.authenticate(ctx.req);
+  if (r.kind !== 'authenticated') throw new StatusError(401, 'Unauthorized', 'Unauthorized');
+  ctx.user = r.user;
+  ctx.effectiveUser = r.user;
+  return next(ctx);
+};
+
+const audit = (opts: ChainOptions): Filter => (next) => async (ctx) => {
+  opts.audit.requestReceived(ctx);
+  try {
+    await next(ctx);
+  } finally {
+    opts.audit.responseComplete(ctx, ctx.res.statusCode);
+  }
+};
+
+/** Impersonation headers: refused until the authorization issue implements the checks. */
+const impersonation: Filter = (next) => async (ctx) => {
+  const h = ctx.req.headers;
+  if (h['impersonate-user'] || h['impersonate-group'] || h['impersonate-uid'] || Object.keys(h).some((k) => k.startsWith('impersonate-extra-')))
+    throw new StatusError(403, 'Forbidden', 'impersonation is not supported by this server yet');
+  return next(ctx);
+};
+
+/** Max-in-flight: separate budgets for reads and writes; long-running requests are not counted. */
+const maxInFlight = (opts: ChainOptions): Filter => {
+  let reads = 0;
+  let writes = 0;
+  return (next) => async (ctx) => {
+    if (LONG_RUNNING_VERBS.has(ctx.info.verb)) return next(ctx);
+    const mutating = MUTATING_VERBS.has(ctx.info.verb);
+    const limit = mutating ? opts.maxMutatingRequestsInflight : opts.maxRequestsInflight;
+    if (limit > 0 && (mutating ? writes : reads) >= limit) throw errors.tooManyRequests();
+    if (mutating) writes++;
+    else reads++;
+    try {
+      await next(ctx);
+    } finally {
+      if (mutating) writes--;
+      else reads--;
+    }
+  };
+};
+
+const authorization = (opts: ChainOptions): Filter => (next) => async (ctx) => {
+  const d = await opts.authorizer.authorize({ user: ctx.effectiveUser!, info: ctx.info });
+  if (d.decision !== 'allow') {
+    const i = ctx.info;
+    const who = ctx.effectiveUser!.name;
+    const what = i.isResourceRequest
+      ? `User "${who}" cannot ${i.verb} resource "${i.resource}${i.subresource ? `/${i.subresource}` : ''}" in API group "${i.apiGroup}"${i.namespace ? ` in the namespace "${i.namespace}"` : ' at the cluster scope'}`
+      : `User "${who}" cannot ${i.verb} path "${i.path}"`;
+    throw new StatusError(403, 'Forbidden', `${i.resource ? `${i.resource}${i.apiGroup ? `.${i.apiGroup}` : ''} "${i.name}" is forbidden: ` : 'forbidden: '}${what}${d.reason ? `: ${d.reason}` : ''}`);
+  }
+  return next(ctx);
+};
+
+/** Build the whole chain around the handler; the order is the one of kube-apiserver. */
+export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const filters: Filter[] = [
+    recoverPanics(opts),
+    timeout(opts),
+    authentication(opts),
+    audit(opts),
+    impersonation,
+    maxInFlight(opts),
+    authorization(opts),
+  ];
+  const chain = filters.reduceRight((next, f) => f(next), handler);
+  return (req, res) => {
+    const abort = new AbortController();
+    res.once('close', () => abort.abort());
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      url = new URL('http://localhost/');
+    }
+    const ctx: RequestContext = {
+      req,
+      res,
+      url,
+      info: parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams),
+      receivedAt: Date.now(),
+      warnings: new WarningRecorder(),
+      auditAnnotations: {},
+      signal: abort.signal,
+    };
+    // recoverPanics answers every error; nothing escapes to the socket.
+    void chain(ctx).catch((e) => {
+      opts.onInternalError(e, ctx);
+      res.destroy();
+    });
+  };
+}

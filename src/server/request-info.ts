@@ -1,0 +1,79 @@
+// Request info: the API path parsed into group, version, namespace, resource, name, subresource and
+// the logical verb, before authentication, because authorization and audit need it.
+
+export interface RequestInfo {
+  isResourceRequest: boolean;
+  path: string;
+  /** Logical verb: get, list, watch, create, update, patch, delete, deletecollection; or the lower-cased HTTP method. */
+  verb: string;
+  apiPrefix: string;
+  apiGroup: string;
+  apiVersion: string;
+  namespace: string;
+  resource: string;
+  subresource: string;
+  name: string;
+  parts: string[];
+}
+
+const specialVerbs = new Set(['proxy', 'watch']);
+const namespaceSubresources = new Set(['status', 'finalize']);
+
+/** Parse like kube-apiserver's RequestInfoFactory (`/api` and `/apis` prefixes). */
+export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
+  const info: RequestInfo = {
+    isResourceRequest: false,
+    path,
+    verb: method.toLowerCase(),
+    apiPrefix: '',
+    apiGroup: '',
+    apiVersion: '',
+    namespace: '',
+    resource: '',
+    subresource: '',
+    name: '',
+    parts: [],
+  };
+  let segs = path.replace(/^\/+|\/+$/g, '').split('/').filter((s, i, all) => s !== '' || all.length === 1);
+  if (segs.length === 0 || (segs[0] !== 'api' && segs[0] !== 'apis')) return info;
+  info.apiPrefix = segs[0]!;
+  segs = segs.slice(1);
+  if (info.apiPrefix === 'apis') {
+    if (segs.length === 0) return info;
+    info.apiGroup = segs.shift()!;
+  }
+  if (segs.length === 0) return info;
+  info.apiVersion = segs.shift()!;
+  if (segs.length === 0) return info;
+  info.isResourceRequest = true;
+  let watchPath = false;
+  if (specialVerbs.has(segs[0]!)) {
+    // Deprecated /watch/ paths: the verb comes from the path.
+    watchPath = segs[0] === 'watch';
+    segs = segs.slice(1);
+  }
+  // `namespaces/<ns>/<resource>…` is namespaced. `namespaces/<name>[/status|/finalize]` is the
+  // namespace object itself; like kube-apiserver, its name is also recorded as the namespace.
+  if (segs[0] === 'namespaces' && segs.length > 1) {
+    info.namespace = segs[1]!;
+    if (segs.length > 2 && !namespaceSubresources.has(segs[2]!)) segs = segs.slice(2);
+  }
+  info.parts = segs;
+  info.resource = segs[0] ?? '';
+  info.name = segs[1] ?? '';
+  info.subresource = segs[2] ?? '';
+  const m = info.verb;
+  if (m === 'get' || m === 'head') info.verb = info.name ? 'get' : 'list';
+  else if (m === 'post') info.verb = 'create';
+  else if (m === 'put') info.verb = 'update';
+  else if (m === 'patch') info.verb = 'patch';
+  else if (m === 'delete') info.verb = info.name ? 'delete' : 'deletecollection';
+  if (info.verb === 'list' && isWatch(query)) info.verb = 'watch';
+  if (watchPath && (m === 'get' || m === 'head')) info.verb = 'watch';
+  return info;
+}
+
+function isWatch(q: URLSearchParams): boolean {
+  const v = q.get('watch');
+  return v !== null && v !== '0' && v.toLowerCase() !== 'false';
+}

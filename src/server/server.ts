@@ -1,0 +1,235 @@
+// The API server: storage, one watch cache and registry store per kind, the filter chain, health,
+// /version, and graceful shutdown. `startServer` is the embeddable entry point for tests and the
+// command line alike.
+
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { namingProfile, type Naming, type NamingProfileName } from '../naming.ts';
+import type { Storage } from '../storage/interface.ts';
+import { openLmdbStorage } from '../storage/lmdb/lmdb-storage.ts';
+import { openEtcdStorage } from '../storage/etcd/etcd-storage.ts';
+import { openWatchCache, type WatchCache } from '../storage/cache/watch-cache.ts';
+import { alwaysAdmin, type Authenticator } from '../auth/authn/authenticator.ts';
+import { alwaysAllow, type Authorizer } from '../auth/authz/authorizer.ts';
+import { errors } from '../machinery/status.ts';
+import { RegistryStore } from '../registry/store.ts';
+import { namespaceLifecycle } from '../registry/admission.ts';
+import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
+import { builtinKinds } from '../registry/kinds/index.ts';
+import { ApiRouter } from '../endpoints/router.ts';
+import { writeJson } from '../endpoints/respond.ts';
+import { NamespaceController } from '../controllers/namespace.ts';
+import { ensureSystemNamespaces } from '../controllers/system-namespaces.ts';
+import { buildHandlerChain, noAudit, type AuditSink } from './filters.ts';
+import { runHealth, type HealthCheck } from './health.ts';
+import { parseFeatureGates, type FeatureGates } from './feature-gates.ts';
+import { versionInfo } from './version.ts';
+import type { RequestContext } from './context.ts';
+
+export interface ServerOptions {
+  /** Default 127.0.0.1 (the command line defaults to 0.0.0.0). */
+  bindAddress?: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Where the embedded store keeps its data; absent: a throw-away directory removed on close. */
+  dataDir?: string;
+  storageBackend?: 'lmdb' | 'etcd3';
+  etcdServers?: string[];
+  featureGates?: string | Record<string, boolean>;
+  /** `--runtime-config` pairs: `coordination.orch.io/v1=false`. */
+  runtimeConfig?: string;
+  watchCacheRetentionMs?: number;
+  maxRequestsInflight?: number;
+  maxMutatingRequestsInflight?: number;
+  requestTimeoutMs?: number;
+  /** While shutting down, /readyz fails for this long before the listener closes. */
+  shutdownDelayMs?: number;
+  /** Watches without timeoutSeconds end after a random time in [min, 2·min) (default 1800 s). */
+  minRequestTimeoutSeconds?: number;
+  naming?: NamingProfileName;
+  authenticator?: Authenticator;
+  authorizer?: Authorizer;
+  audit?: AuditSink;
+  /** How often the namespace controller looks for terminating namespaces. */
+  namespaceSyncIntervalMs?: number;
+  /** Where internal errors are reported (default: stderr). */
+  log?: (message: string) => void;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  naming: Naming;
+  featureGates: FeatureGates;
+  /** Graceful stop: readyz fails, watches end, in-flight requests finish, storage closes. */
+  close(): Promise<void>;
+}
+
+/** Parse `--runtime-config` into enabled/disabled group versions. */
+function runtimeConfig(text: string | undefined, defs: readonly KindDefinition[]): (d: KindDefinition) => boolean {
+  const known = new Set(defs.map(apiVersionOf));
+  const settings = new Map<string, boolean>();
+  for (const pair of (text ?? '').split(',').filter(Boolean)) {
+    const [key, value = 'true'] = pair.split('=');
+    const k = key!.trim().replace(/^api\//, '');
+    if (value !== 'true' && value !== 'false') throw new Error(`invalid value in --runtime-config ${pair}: must be true or false`);
+    if (k !== 'api/all' && k !== 'all' && !known.has(k) && !known.has(k.split('/').slice(0, 2).join('/')))
+      throw new Error(`unknown api groups ${k} in --runtime-config`);
+    settings.set(k, value === 'true');
+  }
+  return (d) => settings.get(`${apiVersionOf(d)}/${d.resource}`) ?? settings.get(apiVersionOf(d)) ?? settings.get('all') ?? true;
+}
+
+export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
+  const naming = namingProfile(opts.naming ?? 'orch');
+  const featureGates = parseFeatureGates(opts.featureGates);
+  const log = opts.log ?? ((m: string) => process.stderr.write(`${m}\n`));
+  const allDefs = builtinKinds(naming);
+  const enabled = runtimeConfig(opts.runtimeConfig, allDefs);
+  const defs = allDefs.filter(enabled);
+
+  let throwaway: string | undefined;
+  let backend: Storage;
+  if ((opts.storageBackend ?? 'lmdb') === 'etcd3') {
+    if (!opts.etcdServers?.length) throw new Error('--etcd-servers must be specified with --storage-backend=etcd3');
+    backend = await openEtcdStorage({ endpoints: opts.etcdServers });
+  } else {
+    const path = opts.dataDir ?? (throwaway = mkdtempSync(join(tmpdir(), 'orch-apiserver-')));
+    backend = await openLmdbStorage({ path });
+  }
+
+  // Every store reads through a watch cache of its own prefix; namespaces are admitted by lookup.
+  const stores: RegistryStore[] = [];
+  const caches: WatchCache[] = [];
+  let namespaceStore: RegistryStore | undefined;
+  const admission = namespaceLifecycle(naming, async (name) => {
+    if (!namespaceStore) return undefined;
+    try {
+      return await namespaceStore.get(undefined, name);
+    } catch {
+      return undefined;
+    }
+  });
+  for (const def of defs) {
+    const prefix = `/registry/${def.group || 'core'}/${def.resource}/`;
+    const cache = await openWatchCache(backend, { prefix, retentionMs: opts.watchCacheRetentionMs });
+    caches.push(cache);
+    const store = new RegistryStore(def, cache, naming, admission);
+    stores.push(store);
+    if (def.group === '' && def.resource === 'namespaces') namespaceStore = store;
+  }
+
+  const watchEnders = new Set<() => void>();
+  const minTimeout = (opts.minRequestTimeoutSeconds ?? 1800) * 1000;
+  const router = new ApiRouter(stores, naming, {
+    naming,
+    watches: {
+      add(end) {
+        watchEnders.add(end);
+        return () => watchEnders.delete(end);
+      },
+      defaultTimeoutMs: () => minTimeout * (1 + Math.random()),
+    },
+  });
+
+  let shuttingDown = false;
+  let started = false;
+  const storageCheck: HealthCheck = {
+    name: opts.storageBackend === 'etcd3' ? 'etcd' : 'storage',
+    async check() {
+      const h = await backend.health();
+      if (!h.healthy) throw new Error(h.message);
+    },
+  };
+  const livez: HealthCheck[] = [{ name: 'ping', check() {} }, { name: 'log', check() {} }, storageCheck];
+  const readyz: HealthCheck[] = [
+    ...livez,
+    { name: 'poststarthook/start-system-namespaces-controller', check: () => void (started || fail('not started')) },
+    { name: 'shutdown', check: () => void (shuttingDown && fail('process is shutting down')) },
+  ];
+  const healthz: HealthCheck[] = livez;
+
+  const handler = async (ctx: RequestContext): Promise<void> => {
+    if (await router.handle(ctx)) return;
+    const path = ctx.url.pathname.replace(/\/+$/, '') || '/';
+    const health = /^\/(livez|readyz|healthz)(?:\/(.+))?$/.exec(path);
+    if (health) {
+      const checks = health[1] === 'livez' ? livez : health[1] === 'readyz' ? readyz : healthz;
+      const r = await runHealth(health[1]!, checks, ctx.url.searchParams, health[2]);
+      if (!r) throw errors.noRoute();
+      ctx.res.writeHead(r.code, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-cache, private' });
+      ctx.res.end(r.body);
+      return;
+    }
+    if (path === '/version') return writeJson(ctx, 200, versionInfo());
+    if (path === '/') {
+      const paths = ['/api', '/api/v1', '/apis', ...new Set(stores.filter((s) => s.def.group).flatMap((s) => [`/apis/${s.def.group}`, `/apis/${apiVersionOf(s.def)}`])), '/healthz', '/livez', '/readyz', '/version'];
+      return writeJson(ctx, 200, { paths: paths.sort() });
+    }
+    throw errors.noRoute();
+  };
+
+  const chain = buildHandlerChain(handler, {
+    authenticator: opts.authenticator ?? alwaysAdmin,
+    authorizer: opts.authorizer ?? alwaysAllow,
+    audit: opts.audit ?? noAudit,
+    maxRequestsInflight: opts.maxRequestsInflight ?? 400,
+    maxMutatingRequestsInflight: opts.maxMutatingRequestsInflight ?? 200,
+    requestTimeoutMs: opts.requestTimeoutMs ?? 60_000,
+    onInternalError: (e, ctx) => log(`internal error on ${ctx.req.method} ${ctx.url.pathname}: ${e instanceof Error ? e.stack : String(e)}`),
+  });
+
+  const server: Server = createServer({ keepAlive: true }, chain);
+  server.keepAliveTimeout = 65_000;
+  const sockets = new Set<Socket>();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.bindAddress ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
+
+  const nsController = namespaceStore
+    ? new NamespaceController(namespaceStore, stores.filter((s) => s.def.namespaced), naming, opts.namespaceSyncIntervalMs ?? 1000)
+    : undefined;
+  if (namespaceStore) await ensureSystemNamespaces(namespaceStore, naming);
+  nsController?.start();
+  started = true;
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      shuttingDown = true;
+      if (opts.shutdownDelayMs) await new Promise((r) => setTimeout(r, opts.shutdownDelayMs));
+      nsController?.stop();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const end of [...watchEnders]) end();
+      server.closeIdleConnections();
+      // In-flight requests get a moment to finish; then remaining connections are cut.
+      const grace = setTimeout(() => {
+        for (const s of sockets) s.destroy();
+      }, 5_000);
+      await closed;
+      clearTimeout(grace);
+      for (const c of caches) await c.close();
+      await backend.close();
+      if (throwaway) rmSync(throwaway, { recursive: true, force: true });
+    })());
+
+  return { url: `http://${host}:${address.port}`, port: address.port, naming, featureGates, close };
+}
+
+function fail(message: string): never {
+  throw new Error(message);
+}

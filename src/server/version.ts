@@ -1,0 +1,23 @@
+// /version: the release of the platform this server implements (spec 01 describes 1.36).
+
+import { readFileSync } from 'node:fs';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+export function versionInfo(): Record<string, string> {
+  return {
+    major: '1',
+    minor: '36',
+    emulationMajor: '1',
+    emulationMinor: '36',
+    minCompatibilityMajor: '1',
+    minCompatibilityMinor: '35',
+    gitVersion: `v1.36.0+orch-apiserver.${pkg.version}`,
+    gitCommit: '',
+    gitTreeState: 'clean',
+    buildDate: '',
+    goVersion: `node${process.versions.node}`,
+    compiler: 'tsx',
+    platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
+  };
+}
