@@ -16,8 +16,12 @@ interface Frame {
   index: number;
   /** Object: the key whose value is being read (the segment of a container opened as that value). */
   key: string;
-  /** Object: keys seen so far; created on the first key so empty objects allocate nothing more. */
-  keys: Set<string> | undefined;
+  /**
+   * Object: keys seen so far. Most objects have a handful of keys, for which a linear scan of an
+   * array beats allocating and hashing into a Set; larger objects switch to a Set so the scan
+   * stays linear overall.
+   */
+  keys: string[] | Set<string> | undefined;
   /** The container's own path, computed only when a duplicate below it needs it. */
   path: string | undefined;
 }
@@ -50,9 +54,7 @@ export function findDuplicateKeys(text: string): string[] {
         // Only escaped keys pay for a real decode; JSON.parse of the quoted slice is exact because
         // the slice is a valid JSON string literal.
         const key = raw.indexOf('\\') === -1 ? raw : (JSON.parse(text.slice(i, end + 1)) as string);
-        if (top.keys === undefined) top.keys = new Set();
-        if (top.keys.has(key)) found.push(child(pathOf(top), key));
-        else top.keys.add(key);
+        if (seenBefore(top, key)) found.push(child(pathOf(top), key));
         top.key = key;
       }
       i = end + 1;
@@ -92,6 +94,26 @@ export function findDuplicateKeys(text: string): string[] {
     i++;
   }
   return found;
+}
+
+const SMALL_OBJECT = 8;
+
+/** Records `key` in the object frame; true when it was already there. */
+function seenBefore(frame: Frame, key: string): boolean {
+  const keys = frame.keys;
+  if (keys === undefined) {
+    frame.keys = [key];
+    return false;
+  }
+  if (Array.isArray(keys)) {
+    for (let k = 0; k < keys.length; k++) if (keys[k] === key) return true;
+    if (keys.length < SMALL_OBJECT) keys.push(key);
+    else frame.keys = new Set(keys).add(key);
+    return false;
+  }
+  if (keys.has(key)) return true;
+  keys.add(key);
+  return false;
 }
 
 /** Index of the quote closing the string literal that opens at `start`. */

@@ -21,6 +21,8 @@ import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
 import { builtinKinds } from '../registry/kinds/index.ts';
 import { ApiRouter } from '../endpoints/router.ts';
 import { writeJson } from '../endpoints/respond.ts';
+import { OpenApi } from '../endpoints/openapi.ts';
+import { groupVersions } from '../endpoints/discovery.ts';
 import { NamespaceController } from '../controllers/namespace.ts';
 import { ensureSystemNamespaces } from '../controllers/system-namespaces.ts';
 import { buildHandlerChain, noAudit, type AuditSink } from './filters.ts';
@@ -135,6 +137,13 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     },
   });
 
+  const openapi = new OpenApi(naming, groupVersions(defs), versionInfo().gitVersion);
+  const writeRaw = (ctx: RequestContext, body: string, type: string, headers: Record<string, string> = {}) => {
+    if (ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw errors.methodNotAllowed();
+    ctx.res.writeHead(200, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-cache, private', ...headers });
+    ctx.res.end(ctx.req.method === 'HEAD' ? undefined : body);
+  };
+
   let shuttingDown = false;
   let started = false;
   const storageCheck: HealthCheck = {
@@ -165,8 +174,17 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       return;
     }
     if (path === '/version') return writeJson(ctx, 200, versionInfo());
+    if (path === '/openapi/v3' || path === '/openapi/v2') {
+      return writeRaw(ctx, path === '/openapi/v3' ? openapi.index : openapi.v2, 'application/json');
+    }
+    if (path.startsWith('/openapi/v3/')) {
+      const doc = openapi.document(path.slice('/openapi/v3/'.length));
+      if (!doc) throw errors.noRoute();
+      const immutable = ctx.url.searchParams.get('hash') === doc.hash;
+      return writeRaw(ctx, doc.body, 'application/json', { ETag: `"${doc.hash}"`, 'Cache-Control': immutable ? 'public, immutable' : 'no-cache, private' });
+    }
     if (path === '/') {
-      const paths = ['/api', '/api/v1', '/apis', ...new Set(stores.filter((s) => s.def.group).flatMap((s) => [`/apis/${s.def.group}`, `/apis/${apiVersionOf(s.def)}`])), '/healthz', '/livez', '/readyz', '/version'];
+      const paths = ['/api', '/api/v1', '/apis', ...new Set(stores.filter((s) => s.def.group).flatMap((s) => [`/apis/${s.def.group}`, `/apis/${apiVersionOf(s.def)}`])), '/healthz', '/livez', '/openapi/v2', '/openapi/v3', '/readyz', '/version'];
       return writeJson(ctx, 200, { paths: paths.sort() });
     }
     throw errors.noRoute();

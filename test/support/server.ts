@@ -1,0 +1,28 @@
+// Start an API server in-process for a test file, on an ephemeral port with throw-away storage.
+
+import { after } from 'node:test';
+import { startServer, type RunningServer, type ServerOptions } from '../../src/server/server.ts';
+
+/** A server for the current test file; closed when the file's tests end. */
+export async function testServer(opts: ServerOptions = {}): Promise<RunningServer> {
+  const server = await startServer({ namespaceSyncIntervalMs: 200, log: () => {}, ...opts });
+  after(() => server.close());
+  return server;
+}
+
+/** fetch against the server with JSON in and out. */
+export async function api(server: { url: string }, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers; text: string }> {
+  const res = await fetch(server.url + path, {
+    method,
+    headers: { ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, body: parsed, headers: res.headers, text };
+}
