@@ -5,6 +5,7 @@ import type { RequestContext } from '../server/context.ts';
 import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
 import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyJsonPatch, applyMergePatch } from '../machinery/patch.ts';
+import { applyStrategicMergePatch } from '../machinery/strategic-merge.ts';
 import { errors, StatusError, type StatusBody } from '../machinery/status.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import type { Naming } from '../naming.ts';
@@ -95,7 +96,11 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
     start();
     return res.write(text);
   };
-  let finish = () => {};
+  // The store may end the watch (e.g. 410) before the stream below is set up: remember that.
+  let endRequested = false;
+  let finish = () => {
+    endRequested = true;
+  };
   const sink: WatchSink = {
     send: (type, object) => write(`${JSON.stringify({ type, object })}\n`),
     error: (status: StatusBody) => write(`${JSON.stringify({ type: 'ERROR', object: status })}\n`),
@@ -120,6 +125,7 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
     };
     req.once('close', () => finish());
     res.once('close', () => finish());
+    if (endRequested) finish();
   });
 }
 
@@ -168,7 +174,12 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
     t.name,
     (current) => {
       if (!current) throw errors.notFound(t.store.qualified, t.name);
-      const patched = type === 'json-patch' ? applyJsonPatch(current, patch) : applyMergePatch(current, stripStrategicDirectives(patch));
+      const patched =
+        type === 'json-patch'
+          ? applyJsonPatch(current, patch)
+          : type === 'merge-patch'
+            ? applyMergePatch(current, patch)
+            : applyStrategicMergePatch(current, patch, t.store.def.schema);
       const decoded = checkObject(patched, t.store.def, fieldValidation, duplicates, { requireTypeMeta: false });
       warnings = decoded.warnings;
       return decoded.obj;
@@ -177,17 +188,6 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   );
   for (const w of warnings) ctx.warnings.add(w);
   writeJson(ctx, 200, object);
-}
-
-/**
- * Until strategic merge has its own implementation, a strategic patch merges like a JSON merge
- * patch with its `$`-directives removed: what kubectl label/annotate/edit send works unchanged.
- */
-function stripStrategicDirectives(patch: unknown): unknown {
-  if (!isPlainObject(patch)) return patch;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(patch)) if (!k.startsWith('$')) out[k] = stripStrategicDirectives(v);
-  return out;
 }
 
 async function deleteOptions(ctx: RequestContext, env: HandlerEnv): Promise<DeleteOptions> {

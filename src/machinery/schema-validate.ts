@@ -271,8 +271,9 @@ export function validateAgainstSchema(value: unknown, schema: Schema, options: {
       validateScalar(v, s, path, errors);
       continue;
     }
-    if (s.enum !== undefined && !s.enum.some((e) => canonical(e) === canonical(v))) {
-      errors.push(fieldError.notSupported(path, shown(v), s.enum.map(String)));
+    if (s.enum !== undefined) {
+      const key = canonical(v);
+      if (!s.enum.some((e) => canonical(e) === key)) errors.push(fieldError.notSupported(path, shown(v), s.enum.map(String)));
     }
 
     if (Array.isArray(v)) {

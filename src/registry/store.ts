@@ -345,6 +345,7 @@ export class RegistryStore {
     if (this.def.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
     this.def.strategy.prepareForCreate?.(obj);
+    dropEmptyMetadata(obj);
     const errs = [...validateObjectMetaCreate(obj, this.def), ...(this.def.strategy.validate?.(obj) ?? [])];
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
   }
@@ -432,6 +433,7 @@ export class RegistryStore {
     if (meta.namespace === undefined && this.def.namespaced) meta.namespace = oldMeta.namespace;
     // A subresource's own copy rule decides what changes; the main resource's hook would undo it.
     if (!viaSubresource) this.def.strategy.prepareForUpdate?.(obj, old);
+    dropEmptyMetadata(obj);
     if (this.def.tracksGeneration && specChanged(obj, old)) meta.generation = (oldMeta.generation ?? 1) + 1;
     const errs = [...validateObjectMetaUpdate(obj, old, this.def), ...(this.def.strategy.validateUpdate?.(obj, old) ?? [])];
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
@@ -504,6 +506,13 @@ function checkPreconditions(r: QualifiedResource, obj: KObject, pre: DeleteOptio
       obj.metadata.name ?? '',
       `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion}`,
     );
+}
+
+/** Empty maps and lists in metadata are not kept (Go's omitempty, which clients expect). */
+function dropEmptyMetadata(obj: KObject): void {
+  const meta = obj.metadata;
+  for (const f of ['labels', 'annotations'] as const) if (meta[f] && Object.keys(meta[f]).length === 0) delete meta[f];
+  for (const f of ['finalizers', 'ownerReferences', 'managedFields'] as const) if (Array.isArray(meta[f]) && meta[f].length === 0) delete meta[f];
 }
 
 /** Whether anything outside metadata and status differs (what bumps `metadata.generation`). */

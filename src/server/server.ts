@@ -44,6 +44,8 @@ export interface ServerOptions {
   /** `--runtime-config` pairs: `coordination.orch.io/v1=false`. */
   runtimeConfig?: string;
   watchCacheRetentionMs?: number;
+  /** How long the embedded store keeps history (resume, Exact reads, continue tokens); default 5 min. */
+  storageRetentionMs?: number;
   maxRequestsInflight?: number;
   maxMutatingRequestsInflight?: number;
   requestTimeoutMs?: number;
@@ -100,7 +102,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     backend = await openEtcdStorage({ endpoints: opts.etcdServers });
   } else {
     const path = opts.dataDir ?? (throwaway = mkdtempSync(join(tmpdir(), 'orch-apiserver-')));
-    backend = await openLmdbStorage({ path });
+    backend = await openLmdbStorage({ path, retentionMs: opts.storageRetentionMs });
   }
 
   // Every store reads through a watch cache of its own prefix; namespaces are admitted by lookup.

@@ -3,10 +3,17 @@
 import { after } from 'node:test';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/server.ts';
 
+const started: RunningServer[] = [];
+// Registered when this module loads, so it belongs to the file's root: every server started by the
+// file (in hooks or tests) is closed once all its tests are done.
+after(async () => {
+  await Promise.all(started.map((s) => s.close()));
+});
+
 /** A server for the current test file; closed when the file's tests end. */
 export async function testServer(opts: ServerOptions = {}): Promise<RunningServer> {
-  const server = await startServer({ namespaceSyncIntervalMs: 200, log: () => {}, ...opts });
-  after(() => server.close());
+  const server = await startServer({ namespaceSyncIntervalMs: 200, log: (m) => process.stderr.write(`${m}\n`), ...opts });
+  started.push(server);
   return server;
 }
 

@@ -1,6 +1,5 @@
 // Node (core/v1, cluster-scoped): a machine of the cluster, with spec and /status.
 
-import type { KObject } from '../../machinery/meta.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { arr, bool, condition, int32, int64, obj, objectSchema, quantity, str, time } from '../schemas.ts';
 import { keepStatus, statusSubresource } from './status-subresource.ts';
@@ -61,9 +60,8 @@ export function nodeDefinition(): KindDefinition {
     }),
     subresources: [statusSubresource],
     strategy: {
-      prepareForCreate(o: KObject) {
-        delete o.status;
-      },
+      // Nodes register with their status (the kubelet sets capacity and conditions on create), so
+      // unlike most kinds a create keeps it; updates of the main resource do not change it.
       prepareForUpdate: keepStatus,
     },
   };

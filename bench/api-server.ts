@@ -1,0 +1,147 @@
+// The server side of `bench/api.ts`, in a process of its own so the load generator does not share
+// its event loop (or its core): `node --import tsx bench/api-server.ts api <dataDir>` runs the full
+// API server on the embedded store, `… bare` a bare node:http server (the baselines). Either prints
+// `READY <url>` on stdout and stops on SIGTERM/SIGINT or when stdin closes (the parent is gone).
+// On stdin it takes `profile <name>` (start a CPU profile) and `profile-stop` (write it to
+// $BENCH_PROFILE_DIR/<name>.cpuprofile and print `PROFILED <file>`), so a run can be profiled per phase.
+//
+// The bare server:
+//   PUT  /__body     the bytes every other GET answers with (200, application/json, Content-Length)
+//   GET  /__watch    held open as a chunked response, like a watch
+//   POST /__fanout   writes its request body (one serialized event) to every held /__watch response
+//   POST /__unwatch  ends every held /__watch response
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Session } from 'node:inspector';
+import type { AddressInfo, Socket } from 'node:net';
+import { startServer } from '../src/server/server.ts';
+
+const mode = process.argv[2];
+
+async function readAll(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
+  return Buffer.concat(chunks);
+}
+
+async function bare(): Promise<() => Promise<void>> {
+  let body: Buffer = Buffer.from('{}');
+  const watchers = new Set<ServerResponse>();
+  const sockets = new Set<Socket>();
+  const server = createServer({ keepAlive: true }, (req, res) => {
+    const path = req.url ?? '/';
+    if (req.method === 'GET' && path === '/__watch') {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+      res.flushHeaders();
+      watchers.add(res);
+      res.once('close', () => watchers.delete(res));
+      return;
+    }
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length, 'Cache-Control': 'no-cache, private' });
+      res.end(body);
+      return;
+    }
+    void readAll(req).then((data) => {
+      if (req.method === 'PUT' && path === '/__body') {
+        body = data;
+      } else if (req.method === 'POST' && path === '/__fanout') {
+        for (const w of watchers) w.write(data);
+      } else if (req.method === 'POST' && path === '/__unwatch') {
+        for (const w of watchers) w.end();
+        watchers.clear();
+      } else {
+        res.writeHead(404).end();
+        return;
+      }
+      const out = JSON.stringify({ watchers: watchers.size });
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(out) }).end(out);
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  process.stdout.write(`READY http://127.0.0.1:${port}\n`);
+  return async () => {
+    for (const w of watchers) w.end();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const s of sockets) s.destroy();
+    await closed;
+  };
+}
+
+async function api(): Promise<() => Promise<void>> {
+  const dataDir = process.argv[3];
+  if (!dataDir) throw new Error('usage: api-server.ts api <dataDir>');
+  const server = await startServer({
+    dataDir,
+    port: 0,
+    maxRequestsInflight: 0,
+    maxMutatingRequestsInflight: 0,
+    log: (m) => process.stderr.write(`${m}\n`),
+  });
+  process.stdout.write(`READY ${server.url}\n`);
+  return () => server.close();
+}
+
+if (mode !== 'api' && mode !== 'bare') {
+  process.stderr.write('usage: api-server.ts api <dataDir> | bare\n');
+  process.exit(2);
+}
+const close = await (mode === 'api' ? api() : bare());
+let stopping = false;
+const stop = (): void => {
+  if (stopping) return;
+  stopping = true;
+  // Never hang: a close that does not finish in time still ends the process.
+  setTimeout(() => process.exit(0), 15_000).unref();
+  void close()
+    .catch((e: unknown) => process.stderr.write(`close failed: ${e instanceof Error ? e.stack : String(e)}\n`))
+    .finally(() => process.exit(0));
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
+process.stdin.on('end', stop);
+process.stdin.on('close', stop);
+
+// ---- per-phase CPU profiles ----
+const profileDir = process.env.BENCH_PROFILE_DIR;
+let session: Session | undefined;
+let profileName = '';
+const post = (method: string, params?: object): Promise<unknown> =>
+  new Promise((resolve, reject) => session!.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
+async function command(line: string): Promise<void> {
+  const [cmd, arg] = line.trim().split(/\s+/);
+  if (!profileDir || !cmd) return;
+  if (cmd === 'profile' && arg && !session) {
+    session = new Session();
+    session.connect();
+    profileName = arg;
+    await post('Profiler.enable');
+    await post('Profiler.setSamplingInterval', { interval: 200 });
+    await post('Profiler.start');
+    process.stdout.write(`PROFILING ${arg}\n`);
+  } else if (cmd === 'profile-stop' && session) {
+    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+    session.disconnect();
+    session = undefined;
+    const file = join(profileDir, `${profileName}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    process.stdout.write(`PROFILED ${file}\n`);
+  }
+}
+let input = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk: string) => {
+  input += chunk;
+  for (let nl = input.indexOf('\n'); nl !== -1; nl = input.indexOf('\n')) {
+    const line = input.slice(0, nl);
+    input = input.slice(nl + 1);
+    void command(line).catch((e: unknown) => process.stderr.write(`profile command failed: ${String(e)}\n`));
+  }
+});

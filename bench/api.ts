@@ -1,0 +1,705 @@
+// API benchmark: `npm run bench:api`. The servers run in child processes (bench/api-server.ts) and
+// this process only generates load with keep-alive undici pools, so the two never share an event
+// loop (the machine this is tuned for has 2 cores: one for the server, one for the load). Every
+// figure is printed next to a baseline measured in the same run, with the same client:
+//   GET of one Lease         ↔ a bare node:http server answering GET with the same bytes
+//   LIST ?limit=500          ↔ a bare server returning the bytes of that very list response
+//   durable creates          ↔ raw etcd puts (fsync'd, loopback etcd started here), same clients
+//   watch fan-out (1 000)    ↔ a bare server writing one serialized event to 1 000 held responses
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Pool, type Dispatcher } from 'undici';
+import { EndpointPool } from '../src/storage/etcd/endpoints.ts';
+import { startEtcd, type EtcdCluster } from '../test/support/etcd.ts';
+import { fmt, load, loadRow, percentiles, row, type LoadResult } from './lib.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const WARMUP_MS = 1000;
+const CONNECTIONS = 50;
+const LIST_CONNECTIONS = Number(process.env.BENCH_LIST_CONNECTIONS ?? 50);
+const POPULATE_CONCURRENCY = 32;
+const CREATE_CLIENTS = 16;
+const SMALL_LIST = 10_000;
+const LARGE_LIST = Number(process.env.BENCH_LARGE_LIST ?? 100_000);
+const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 1000);
+const CHANGES = 100;
+/** Population stops here even if not done (the figures then say how many leases there were). */
+const POPULATE_LIMIT_MS = 6 * 60_000;
+/** The whole run is killed after this, whatever it is doing. */
+const WATCHDOG_MS = 15 * 60_000;
+
+const GROUP_VERSION = 'coordination.orch.io/v1';
+const leasesPath = (ns: string): string => `/apis/${GROUP_VERSION}/namespaces/${ns}/leases`;
+const NOTE = 'n'.repeat(520); // makes a stored Lease about 1 KB of JSON
+
+function leaseBody(name: string): string {
+  return JSON.stringify({
+    apiVersion: GROUP_VERSION,
+    kind: 'Lease',
+    metadata: { name, labels: { app: 'bench', tier: 'control-plane' }, annotations: { 'bench.orch.io/note': NOTE } },
+    spec: {
+      holderIdentity: 'node-0123456789-abcdef',
+      leaseDurationSeconds: 40,
+      acquireTime: '2024-01-01T00:00:00.000000Z',
+      renewTime: '2024-01-01T00:00:10.000000Z',
+      leaseTransitions: 3,
+    },
+  });
+}
+const leaseName = (prefix: string, i: number): string => `${prefix}-${String(i).padStart(6, '0')}`;
+
+// ---------------------------------------------------------------------------------------------
+// Child processes and clean-up
+
+interface ServerChild {
+  name: string;
+  url: string;
+  proc: ChildProcess;
+  /** The last lines the child wrote to stderr, and how many it wrote in all. */
+  stderrTail: string[];
+  stderrLines: number;
+  /** Resolves with the next stdout line starting with `prefix` (undefined after 30 s). */
+  nextLine(prefix: string): Promise<string | undefined>;
+  stop(): Promise<void>;
+}
+
+const children = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
+
+function cleanupSync(): void {
+  for (const c of children) {
+    try {
+      c.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  children.clear();
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+  tempDirs.clear();
+}
+process.on('exit', cleanupSync);
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    cleanupSync();
+    process.exit(130);
+  });
+}
+const watchdog = setTimeout(() => {
+  console.error(`\nbench/api.ts: still running after ${WATCHDOG_MS / 60_000} min; giving up`);
+  cleanupSync();
+  process.exit(1);
+}, WATCHDOG_MS);
+watchdog.unref();
+
+const serverScript = fileURLToPath(new URL('./api-server.ts', import.meta.url));
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+
+async function spawnServer(name: string, args: string[]): Promise<ServerChild> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', serverScript, ...args], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+  children.add(proc);
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const lineWaiters = new Set<(line: string) => boolean>();
+  void exited.then(() => children.delete(proc));
+  const child: ServerChild = {
+    name,
+    url: '',
+    proc,
+    stderrTail: [],
+    stderrLines: 0,
+    nextLine(prefix) {
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          lineWaiters.delete(waiter);
+          resolve(undefined);
+        }, 30_000);
+        const waiter = (line: string): boolean => {
+          if (!line.startsWith(prefix)) return false;
+          clearTimeout(timer);
+          resolve(line);
+          return true;
+        };
+        lineWaiters.add(waiter);
+      });
+    },
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  proc.stderr!.setEncoding('utf8');
+  let partial = '';
+  proc.stderr!.on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop() ?? '';
+    for (const l of lines) {
+      child.stderrLines++;
+      child.stderrTail.push(l);
+      if (child.stderrTail.length > 40) child.stderrTail.shift();
+    }
+  });
+  child.url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} server did not start within 60 s; stderr:\n${child.stderrTail.join('\n')}`)), 60_000);
+    let out = '';
+    proc.stdout!.setEncoding('utf8');
+    proc.stdout!.on('data', (chunk: string) => {
+      out += chunk;
+      for (let nl = out.indexOf('\n'); nl !== -1; nl = out.indexOf('\n')) {
+        const line = out.slice(0, nl);
+        out = out.slice(nl + 1);
+        if (line.startsWith('READY ')) {
+          clearTimeout(timer);
+          resolve(line.slice('READY '.length));
+        }
+        for (const w of lineWaiters) if (w(line)) lineWaiters.delete(w);
+      }
+    });
+    proc.once('exit', (code, sig) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} server exited (${code ?? sig}) before it was ready; stderr:\n${child.stderrTail.join('\n')}`));
+    });
+  });
+  return child;
+}
+
+// CPU use while a figure is measured, in % of one core: the server processes, this load
+// generator, and everything else on the machine (other work there distorts the figures).
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+function procTicks(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+}
+
+function machineBusyTicks(): number {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = f;
+    return user + nice + system + irq + softirq + steal;
+  } catch {
+    return 0;
+  }
+}
+
+interface CpuMark {
+  t: number;
+  server: number;
+  client: number;
+  busy: number;
+}
+
+const serverPids: number[] = [];
+function cpuMark(): CpuMark {
+  return { t: performance.now(), server: serverPids.reduce((a, p) => a + procTicks(p), 0), client: procTicks(process.pid), busy: machineBusyTicks() };
+}
+
+function cpuSince(m: CpuMark): string {
+  const now = cpuMark();
+  const pct = (ticks: number) => fmt((ticks * TICK_MS * 100) / (now.t - m.t));
+  const server = now.server - m.server;
+  const client = now.client - m.client;
+  const other = Math.max(0, now.busy - m.busy - server - client);
+  return `server ${pct(server)}%  load generator ${pct(client)}%  other ${pct(other)}%`;
+}
+
+function rssMB(pid: number | undefined): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP
+
+/** Non-2xx answers and transport errors per phase, with the first body seen. */
+const failures = new Map<string, { count: number; sample: string }>();
+function fail(phase: string, what: string): void {
+  const f = failures.get(phase);
+  if (f) f.count++;
+  else failures.set(phase, { count: 1, sample: what.slice(0, 400) });
+}
+
+interface Reply {
+  status: number;
+  body: Buffer;
+}
+
+/**
+ * One request; the body is kept only when asked for (or on failure): the measuring loops just
+ * count bytes, which costs the client far less than collecting half a megabyte per list.
+ */
+async function send(pool: Pool, phase: string, opts: Dispatcher.RequestOptions, keep = false): Promise<Reply> {
+  try {
+    const res = await pool.request(opts);
+    const failed = res.statusCode >= 300;
+    const chunks: Buffer[] = [];
+    await new Promise<void>((resolve, reject) => {
+      res.body.on('data', (c: Buffer) => {
+        if (keep || failed) chunks.push(c);
+      });
+      res.body.on('end', resolve);
+      res.body.on('error', reject);
+    });
+    const body = Buffer.concat(chunks);
+    if (failed) fail(phase, `${opts.method} ${opts.path} → ${res.statusCode}: ${body.toString('utf8')}`);
+    return { status: res.statusCode, body };
+  } catch (e) {
+    fail(phase, `${opts.method} ${opts.path} → ${e instanceof Error ? e.message : String(e)}`);
+    return { status: 0, body: Buffer.alloc(0) };
+  }
+}
+
+const get = (pool: Pool, phase: string, path: string, keep = false): Promise<Reply> => send(pool, phase, { method: 'GET', path }, keep);
+const post = (pool: Pool, phase: string, path: string, body: string): Promise<Reply> =>
+  send(pool, phase, { method: 'POST', path, body, headers: { 'content-type': 'application/json' } });
+
+function newPool(url: string, connections: number): Pool {
+  return new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 120_000, keepAliveMaxTimeout: 120_000, headersTimeout: 60_000, bodyTimeout: 60_000 });
+}
+
+async function measure(concurrency: number, op: (worker: number, i: number) => Promise<unknown>): Promise<LoadResult & { cpu: string }> {
+  await load(concurrency, WARMUP_MS, op);
+  const mark = cpuMark();
+  const r = await load(concurrency, SECONDS * 1000, op);
+  return { ...r, cpu: cpuSince(mark) };
+}
+
+function cpuRow(r: { cpu: string }): void {
+  row('    cpu, % of one core', r.cpu);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Population
+
+interface Population {
+  created: number;
+  seconds: number;
+  /** Creates per second in consecutive slices of 10 000, to show whether the rate falls with size. */
+  slices: number[];
+  p50: number;
+  p99: number;
+  cpu: string;
+}
+
+async function populate(pool: Pool, ns: string, from: number, to: number): Promise<Population> {
+  const lat: number[] = [];
+  const slices: number[] = [];
+  let next = from;
+  let created = 0;
+  const mark = cpuMark();
+  const start = performance.now();
+  const deadline = start + POPULATE_LIMIT_MS;
+  let sliceStart = start;
+  let lastReport = start;
+  await Promise.all(
+    Array.from({ length: POPULATE_CONCURRENCY }, async () => {
+      while (next < to && performance.now() < deadline) {
+        const i = next++;
+        const t = performance.now();
+        const r = await post(pool, `populate ${ns}`, leasesPath(ns), leaseBody(leaseName('l', i)));
+        const now = performance.now();
+        lat.push(now - t);
+        if (r.status === 201) created++;
+        if ((i + 1) % 10_000 === 0) {
+          slices.push(10_000 / ((now - sliceStart) / 1000));
+          sliceStart = now;
+        }
+        if (now - lastReport > 15_000) {
+          lastReport = now;
+          console.log(`    … ${fmt(from + created)} leases after ${fmt((now - start) / 1000, 0)} s`);
+        }
+      }
+    }),
+  );
+  return { created, seconds: (performance.now() - start) / 1000, slices, ...percentiles(lat), cpu: cpuSince(mark) };
+}
+
+function populationRow(label: string, p: Population): void {
+  row(label, `${fmt(p.seconds, 1)} s  ${fmt(p.created / p.seconds)}/s  p50 ${fmt(p.p50, 1)} ms  p99 ${fmt(p.p99, 1)} ms`);
+  if (p.slices.length > 1) row('    creates/s per 10 000', p.slices.map((s) => fmt(s)).join(' '));
+  cpuRow(p);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Watch fan-out
+//
+// The watch client is a bare socket with its own chunked decoder: a thousand undici bodies cost
+// the client more per event than the bare server spends writing it, which would make the floor a
+// measure of the client. Lines are tested for the awaited marker on the bytes, without decoding.
+
+interface RawWatch {
+  socket: Socket;
+  status: number;
+  /** The response body, when the server answered with something other than a chunked stream. */
+  text: string;
+}
+
+/** GET `path` on a socket of its own and feed every complete newline-terminated line to `onLine`. */
+function openRawWatch(url: URL, path: string, onLine: (buf: Buffer, start: number, end: number) => void): Promise<RawWatch> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: url.hostname, port: Number(url.port) });
+    socket.setNoDelay(true);
+    let head: Buffer | undefined = Buffer.alloc(0);
+    let chunked = false;
+    let state: 'size' | 'data' | 'crlf' = 'size';
+    let sizeText = '';
+    let left = 0;
+    let partial: Buffer[] = [];
+    let settled = false;
+    const timer = setTimeout(() => {
+      socket.destroy();
+      if (!settled) reject(new Error(`no response to ${path} within 30 s`));
+    }, 30_000);
+    const feed = (buf: Buffer, from: number, to: number): void => {
+      let s = from;
+      for (let nl = buf.indexOf(10, s); nl !== -1 && nl < to; nl = buf.indexOf(10, s)) {
+        if (partial.length) {
+          partial.push(buf.subarray(s, nl));
+          const line = Buffer.concat(partial);
+          partial = [];
+          onLine(line, 0, line.length);
+        } else onLine(buf, s, nl);
+        s = nl + 1;
+      }
+      if (s < to) partial.push(Buffer.from(buf.subarray(s, to)));
+    };
+    socket.on('connect', () => socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAccept: application/json\r\n\r\n`));
+    socket.on('error', (e) => {
+      clearTimeout(timer);
+      if (!settled) reject(e);
+    });
+    socket.on('data', (data: Buffer) => {
+      let buf = data;
+      if (head) {
+        const all = head.length ? Buffer.concat([head, data]) : data;
+        const end = all.indexOf('\r\n\r\n');
+        if (end === -1) {
+          head = all;
+          return;
+        }
+        head = undefined;
+        const headers = all.toString('latin1', 0, end);
+        const status = Number(headers.split(' ', 2)[1]);
+        chunked = /\r\ntransfer-encoding:\s*chunked/i.test(headers);
+        buf = all.subarray(end + 4);
+        if (status !== 200 || !chunked) {
+          // An error (a Status with Content-Length): take what came and report it.
+          settled = true;
+          clearTimeout(timer);
+          setTimeout(() => {
+            resolve({ socket, status, text: buf.toString('utf8') });
+            socket.destroy();
+          }, 200);
+          return;
+        }
+        settled = true;
+        clearTimeout(timer);
+        resolve({ socket, status, text: '' });
+      }
+      if (!chunked) return;
+      let i = 0;
+      while (i < buf.length) {
+        if (state === 'size') {
+          const nl = buf.indexOf(10, i);
+          if (nl === -1) {
+            sizeText += buf.toString('latin1', i);
+            return;
+          }
+          const size = parseInt(sizeText + buf.toString('latin1', i, nl), 16);
+          sizeText = '';
+          i = nl + 1;
+          if (size === 0) {
+            socket.end();
+            return;
+          }
+          left = size;
+          state = 'data';
+        } else if (state === 'data') {
+          const take = Math.min(left, buf.length - i);
+          feed(buf, i, i + take);
+          i += take;
+          left -= take;
+          if (left === 0) {
+            state = 'crlf';
+            left = 2;
+          }
+        } else {
+          const take = Math.min(left, buf.length - i);
+          i += take;
+          left -= take;
+          if (left === 0) state = 'size';
+        }
+      }
+    });
+  });
+}
+
+interface FanOut {
+  watchers: number;
+  p50: number;
+  p99: number;
+  max: number;
+  changes: number;
+  timeouts: number;
+  errors: string[];
+  cpu: string;
+}
+
+const ERROR_EVENT = Buffer.from('{"type":"ERROR"');
+
+/**
+ * Open `WATCHERS` streaming GETs of `watchPath`, then make up to `CHANGES` changes one at a time
+ * with `write(seq)`; each change counts from just before its write request until the last watcher
+ * has a line containing `marker(seq)`.
+ */
+async function fanOut(
+  baseUrl: string,
+  watchPath: string,
+  write: (seq: number) => Promise<boolean>,
+  marker: (seq: number) => string,
+): Promise<FanOut> {
+  const url = new URL(baseUrl);
+  const errors: string[] = [];
+  let want: Buffer | undefined;
+  let pending = 0;
+  let t0 = 0;
+  let arrived: (ok: boolean) => void = () => {};
+  const lat: number[] = [];
+  const onLine = (buf: Buffer, start: number, end: number): void => {
+    const line = start === 0 && end === buf.length ? buf : buf.subarray(start, end);
+    if (want && line.indexOf(want) !== -1) {
+      if (--pending === 0) {
+        lat.push(performance.now() - t0);
+        arrived(true);
+      }
+    } else if (line.subarray(0, ERROR_EVENT.length).equals(ERROR_EVENT) && errors.length < 5) errors.push(line.toString('utf8', 0, 300));
+  };
+  const sockets: Socket[] = [];
+  const openOne = async (): Promise<void> => {
+    try {
+      const w = await openRawWatch(url, watchPath, onLine);
+      if (w.status === 200 && !w.text) sockets.push(w.socket);
+      else if (errors.length < 5) errors.push(`watch → ${w.status}: ${w.text.slice(0, 300)}`);
+    } catch (e) {
+      if (errors.length < 5) errors.push(`watch request failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+  const openStart = performance.now();
+  for (let i = 0; i < WATCHERS && performance.now() - openStart < 60_000; i += 100) {
+    await Promise.all(Array.from({ length: Math.min(100, WATCHERS - i) }, openOne));
+  }
+  const open = sockets.length;
+  await new Promise((r) => setTimeout(r, 300));
+
+  let timeouts = 0;
+  let changes = 0;
+  const mark = cpuMark();
+  const loopStart = performance.now();
+  for (let seq = 0; seq < CHANGES && open > 0 && performance.now() - loopStart < 60_000; seq++) {
+    want = Buffer.from(marker(seq));
+    pending = open;
+    let timer: NodeJS.Timeout | undefined;
+    const done = new Promise<boolean>((resolve) => {
+      arrived = resolve;
+      timer = setTimeout(() => resolve(false), 10_000);
+    });
+    t0 = performance.now();
+    const wrote = write(seq).then((ok) => {
+      if (!ok) arrived(false);
+    });
+    const ok = await done;
+    clearTimeout(timer);
+    await wrote;
+    changes++;
+    if (!ok) {
+      timeouts++;
+      if (timeouts >= 3) {
+        errors.push(`gave up after ${timeouts} changes not delivered to every watcher within 10 s (last one: ${pending} of ${open} still waiting)`);
+        break;
+      }
+    }
+    want = undefined;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const cpu = cpuSince(mark);
+  for (const s of sockets) s.destroy();
+  const p = percentiles(lat);
+  return { watchers: open, changes, timeouts, errors, p50: p.p50, p99: p.p99, max: lat.length ? Math.max(...lat) : NaN, cpu };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run
+
+const runStart = performance.now();
+console.log(
+  `api benchmark: ${SECONDS} s per figure (+${WARMUP_MS / 1000} s warm-up), servers in child processes, undici keep-alive client, node ${process.version}`,
+);
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-api-'));
+tempDirs.add(dataDir);
+let apiServer: ServerChild | undefined;
+let bareServer: ServerChild | undefined;
+let etcd: EtcdCluster | undefined;
+const summary: [string, string][] = [];
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+if (PROFILE_DIR) console.log(`CPU profiles of the API server per phase go to ${PROFILE_DIR} (profiling slows it down: figures are not comparable)`);
+
+/** Run `fn` with the API server's CPU profiled (when BENCH_PROFILE_DIR is set). */
+async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const server = apiServer;
+  if (!PROFILE_DIR || !server) return fn();
+  const started = server.nextLine('PROFILING');
+  server.proc.stdin!.write(`profile ${name}\n`);
+  await started;
+  try {
+    return await fn();
+  } finally {
+    const written = server.nextLine('PROFILED');
+    server.proc.stdin!.write('profile-stop\n');
+    console.log(`    (profile: ${(await written)?.slice('PROFILED '.length) ?? 'not written'})`);
+  }
+}
+
+try {
+  [apiServer, bareServer] = await Promise.all([spawnServer('api', ['api', dataDir]), spawnServer('bare', ['bare'])]);
+  for (const c of [apiServer, bareServer]) if (c.proc.pid) serverPids.push(c.proc.pid);
+  const apiPool = newPool(apiServer.url, CONNECTIONS);
+  const barePool = newPool(bareServer.url, CONNECTIONS);
+  for (const ns of ['bench-get', 'bench-list', 'bench-create', 'bench-watch']) {
+    await post(apiPool, 'namespaces', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }));
+  }
+
+  // ---- 1, 2: GET ----
+  console.log(`\n# GET of one Lease, ${CONNECTIONS} connections (ratio: bare node:http server answering the same bytes)`);
+  await post(apiPool, 'get', leasesPath('bench-get'), leaseBody('one'));
+  const oneLease = await get(apiPool, 'get', `${leasesPath('bench-get')}/one`, true);
+  await send(barePool, 'get', { method: 'PUT', path: '/__body', body: oneLease.body });
+  const bareGet = await measure(CONNECTIONS, () => get(barePool, 'bare get', '/lease'));
+  loadRow(`bare node:http, ${fmt(oneLease.body.length)} B body (baseline)`, bareGet);
+  cpuRow(bareGet);
+  const apiGet = await profiled('get', () => measure(CONNECTIONS, () => get(apiPool, 'get', `${leasesPath('bench-get')}/one`)));
+  loadRow('GET lease through the API server', apiGet, bareGet);
+  cpuRow(apiGet);
+  summary.push(['GET: rate vs bare (goal ≥ 0.5), p99 (goal ≤ 10 ms)', `${fmt(apiGet.perSecond / bareGet.perSecond, 2)}×, p99 ${fmt(apiGet.p99, 2)} ms`]);
+
+  // ---- 3: LIST ----
+  console.log(`\n# LIST ?limit=500 (first page), ${LIST_CONNECTIONS} connections (ratio: bare server returning the same bytes)`);
+  const listPath = `${leasesPath('bench-list')}?limit=500`;
+  const lists = new Map<number, LoadResult>();
+  let populated = 0;
+  for (const size of [SMALL_LIST, LARGE_LIST]) {
+    const pop = await profiled(`populate-${size}`, () => populate(apiPool, 'bench-list', populated, size));
+    populated += pop.created;
+    populationRow(`populate ${fmt(populated - pop.created)} → ${fmt(populated)} leases (${POPULATE_CONCURRENCY} in flight)`, pop);
+    row(`    api server RSS with ${fmt(populated)} leases`, `${fmt(rssMB(apiServer.proc.pid))} MB`);
+    if (size === LARGE_LIST) summary.push([`populate ${fmt(LARGE_LIST)} (goal: well under 3 min)`, `${fmt(pop.seconds, 1)} s for ${fmt(pop.created)} (${fmt(pop.created / pop.seconds)}/s)`]);
+    const page = await get(apiPool, 'list', listPath, true);
+    const parsed = JSON.parse(page.body.toString('utf8')) as { items?: unknown[]; metadata?: { remainingItemCount?: number; continue?: string } };
+    row(
+      `    first page with ${fmt(populated)} stored`,
+      `${fmt(parsed.items?.length ?? 0)} items, ${fmt(page.body.length / 1024)} KiB, remaining ${fmt(parsed.metadata?.remainingItemCount ?? NaN)}`,
+    );
+    await send(barePool, 'list', { method: 'PUT', path: '/__body', body: page.body });
+    const bare = await measure(LIST_CONNECTIONS, () => get(barePool, 'bare list', '/list'));
+    loadRow(`bare node:http, same ${fmt(page.body.length / 1024)} KiB (baseline)`, bare);
+    cpuRow(bare);
+    const real = await profiled(`list-${size}`, () => measure(LIST_CONNECTIONS, () => get(apiPool, 'list', listPath)));
+    loadRow(`LIST limit=500 with ${fmt(populated)} leases stored`, real, bare);
+    cpuRow(real);
+    lists.set(size, real);
+  }
+  const listSmall = lists.get(SMALL_LIST)!;
+  const listLarge = lists.get(LARGE_LIST)!;
+  row(`LIST rate with ${fmt(LARGE_LIST)} / with ${fmt(SMALL_LIST)}`, `${fmt(listLarge.perSecond / listSmall.perSecond, 2)}×`);
+  summary.push([`LIST rate ${fmt(LARGE_LIST)} vs ${fmt(SMALL_LIST)} (goal ≈ 1)`, `${fmt(listLarge.perSecond / listSmall.perSecond, 2)}×`]);
+
+  // ---- 4: durable creates ----
+  console.log(`\n# durable creates, ${CREATE_CLIENTS} clients (ratio: raw etcd puts of the same size at ${CREATE_CLIENTS} clients, fsync on)`);
+  const createdSize = oneLease.body.length;
+  etcd = await startEtcd();
+  const etcdPool = new EndpointPool(etcd.endpoints, 10_000);
+  const value = Buffer.alloc(createdSize, 'v');
+  const rawPut = await measure(CREATE_CLIENTS, (_w, i) => etcdPool.put({ key: Buffer.from(`/bench/raw/${i}`), value }));
+  etcdPool.close();
+  await etcd.stop();
+  etcd = undefined;
+  loadRow(`raw etcd put, ${fmt(createdSize)} B values (baseline)`, rawPut);
+  cpuRow(rawPut);
+  let createSeq = 0;
+  const apiCreate = await profiled('create', () =>
+    measure(CREATE_CLIENTS, () => post(apiPool, 'create', leasesPath('bench-create'), leaseBody(leaseName('c', createSeq++)))),
+  );
+  loadRow(`POST lease through the API server (lmdb)`, apiCreate, rawPut);
+  cpuRow(apiCreate);
+  summary.push(['creates vs raw etcd puts at 16 (goal ≥ 3×)', `${fmt(apiCreate.perSecond / rawPut.perSecond, 2)}×, p99 ${fmt(apiCreate.p99, 1)} ms`]);
+
+  // ---- 5: watch fan-out ----
+  console.log(`\n# watch fan-out: ${fmt(WATCHERS)} watch connections, ${CHANGES} changes one at a time, write → last watcher has the event (ratio: bare fan-out floor; > 1 is slower)`);
+  const eventTemplate = `{"type":"ADDED","object":${oneLease.body.toString('utf8')}}\n`;
+  const floor = await fanOut(
+    bareServer.url,
+    '/__watch',
+    async (seq) => (await post(barePool, 'bare fanout', '/__fanout', eventTemplate.replace('"name":"one"', `"name":"${leaseName('fan', seq)}"`))).status === 200,
+    (seq) => `"name":"${leaseName('fan', seq)}"`,
+  );
+  await post(barePool, 'bare fanout', '/__unwatch', '');
+  row(`bare fan-out floor, ${fmt(floor.watchers)} watchers (baseline)`, `p50 ${fmt(floor.p50, 2)} ms  p99 ${fmt(floor.p99, 2)} ms  max ${fmt(floor.max, 1)}`);
+  cpuRow(floor);
+  const watchList = JSON.parse((await get(apiPool, 'watch', `${leasesPath('bench-watch')}?limit=1`, true)).body.toString('utf8')) as { metadata?: { resourceVersion?: string } };
+  const rv = watchList.metadata?.resourceVersion ?? '0';
+  const apiUrl = apiServer.url;
+  const real = await profiled('watch', () => fanOut(
+    apiUrl,
+    `${leasesPath('bench-watch')}?watch=1&resourceVersion=${rv}`,
+    async (seq) => (await post(apiPool, 'watch write', leasesPath('bench-watch'), leaseBody(leaseName('fan', seq)))).status === 201,
+    (seq) => `"name":"${leaseName('fan', seq)}"`,
+  ));
+  row(
+    `API server watch, ${fmt(real.watchers)} watchers, ${real.changes} changes`,
+    `p50 ${fmt(real.p50, 2)} ms  p99 ${fmt(real.p99, 2)} ms  max ${fmt(real.max, 1)}`,
+    real.p50 / floor.p50,
+  );
+  cpuRow(real);
+  for (const [name, f] of [['bare', floor], ['api', real]] as const) {
+    if (f.timeouts) row(`    ${name}: changes not delivered to all within 10 s`, `${f.timeouts}`);
+    for (const e of f.errors) console.log(`    ${name} watch error: ${e}`);
+  }
+  summary.push(['watch fan-out p50 vs floor (goal ≤ 2×), p99 (goal ≤ 100 ms)', `${fmt(real.p50 / floor.p50, 2)}×, p99 ${fmt(real.p99, 1)} ms`]);
+  row('    api server RSS at the end', `${fmt(rssMB(apiServer.proc.pid))} MB`);
+
+  await apiPool.close();
+  await barePool.close();
+} finally {
+  if (etcd) await etcd.stop();
+  await Promise.all([apiServer?.stop(), bareServer?.stop()]);
+  rmSync(dataDir, { recursive: true, force: true });
+  tempDirs.delete(dataDir);
+}
+
+console.log('\n# summary');
+for (const [k, v] of summary) row(k, v);
+if (failures.size) {
+  console.log('\n# failed requests');
+  for (const [phase, f] of failures) console.log(`  ${phase}: ${fmt(f.count)} (first: ${f.sample})`);
+}
+for (const s of [apiServer, bareServer]) {
+  if (s?.stderrLines) {
+    console.log(`\n# ${s.name} server wrote ${fmt(s.stderrLines)} lines to stderr; the last ones:`);
+    for (const l of s.stderrTail.slice(-15)) console.log(`  ${l.slice(0, 300)}`);
+  }
+}
+console.log(`\ntotal ${fmt((performance.now() - runStart) / 1000, 0)} s`);
