@@ -15,4 +15,4 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-[ -d node_modules ] || npm install --no-audit --no-fund
+bash scripts/ensure-deps.sh
