@@ -31,6 +31,7 @@ export class WarningRecorder {
     return [...this.seen];
   }
   header(): string[] {
-    return this.messages.map((m) => `299 - ${JSON.stringify(m.replace(/[\r\n]+/g, ' '))}`);
+    // A header value must be printable ASCII: anything else is escaped as \uXXXX inside the quotes.
+    return this.messages.map((m) => `299 - ${JSON.stringify(m.replace(/[\r\n]+/g, ' ')).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}`);
   }
 }

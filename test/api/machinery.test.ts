@@ -467,3 +467,11 @@ describe('shutdown', () => {
     await s.close();
   });
 });
+
+describe('warnings with non-ASCII text', () => {
+  test('an unknown field with a non-ASCII name is warned about in an escaped header', async () => {
+    const r = await api(server, 'POST', leases(), lease('warn2', {}, { holderIdentity: 'a', 'grün✓': 1 }));
+    assert.equal(r.status, 201);
+    assert.equal(r.headers.get('warning'), '299 - "unknown field \\"spec.gr\\u00fcn\\u2713\\""');
+  });
+});
