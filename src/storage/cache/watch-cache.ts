@@ -112,6 +112,8 @@ export class WatchCache implements Storage {
       page = await this.backend.list(this.prefix, { atRevision: at, limit: this.loadPageSize, startKey: last + '\0' });
     }
     if (this.closed) return;
+    this.childCounts = new Map();
+    tree.forEach((_v, k) => this.countChild(k, 1));
     this.tree = tree;
     this.rev = at;
     this.ring.reset(at);
@@ -133,9 +135,10 @@ export class WatchCache implements Storage {
         e = events[i] = { ...e, prevValue: prev.value };
       }
       if (e.type === 'put') {
+        if (!prev) this.countChild(e.key, 1);
         this.tree.set(e.key, { key: e.key, value: e.value!, createRevision: e.createRevision, modRevision: e.revision });
-      } else {
-        this.tree.delete(e.key);
+      } else if (this.tree.delete(e.key)) {
+        this.countChild(e.key, -1);
       }
       this.ring.push(e, now);
     }
@@ -143,6 +146,32 @@ export class WatchCache implements Storage {
     this.rev = rev;
     this.watchers.dispatch(events, rev);
     this.wake();
+  }
+
+  /**
+   * Keys per first path segment below the prefix (a namespace, for namespaced resources), so the
+   * first page of a list knows how many items remain without walking them.
+   */
+  private childCounts = new Map<string, number>();
+
+  private childPrefix(key: string): string | undefined {
+    const slash = key.indexOf('/', this.prefix.length);
+    return slash < 0 ? undefined : key.slice(0, slash + 1);
+  }
+
+  private countChild(key: string, delta: number): void {
+    const child = this.childPrefix(key);
+    if (child === undefined) return;
+    const n = (this.childCounts.get(child) ?? 0) + delta;
+    if (n > 0) this.childCounts.set(child, n);
+    else this.childCounts.delete(child);
+  }
+
+  /** How many keys lie under `prefix`, when known without a walk. */
+  private countUnder(prefix: string): number | undefined {
+    if (prefix === this.prefix) return this.tree.size;
+    if (prefix.startsWith(this.prefix) && prefix.endsWith('/') && this.childPrefix(prefix) === prefix) return this.childCounts.get(prefix) ?? 0;
+    return undefined;
   }
 
   private advance(rev: number): void {
@@ -254,7 +283,17 @@ export class WatchCache implements Storage {
     const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
     const items: KeyValue[] = [];
     let remaining = 0;
-    if (start < end) {
+    const total = start === prefix ? this.countUnder(prefix) : undefined;
+    if (total !== undefined) {
+      // First page with a known count: walk only the page.
+      if (limit > 0 && start < end) {
+        this.tree.forRange(start, end, false, (_k, kv) => {
+          items.push(kv);
+          return items.length >= limit ? { break: true } : undefined;
+        });
+      }
+      remaining = total - items.length;
+    } else if (start < end) {
       this.tree.forRange(start, end, false, (_k, kv) => {
         if (items.length < limit) {
           items.push(kv);
