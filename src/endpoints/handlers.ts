@@ -14,7 +14,7 @@ import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
 import { negotiateBody, negotiateResponse } from '../negotiation/negotiate.ts';
 import { checkObject, decodeObject, parseFieldValidation, parseJson, type FieldValidation } from './decode.ts';
 import { parseBool, parseInteger, parseListOptions } from './list-options.ts';
-import { readBody, writeJson, writeStatus } from './respond.ts';
+import { readBody, writeJson, writeJsonText, writeStatus } from './respond.ts';
 
 export interface ResourceTarget {
   store: RegistryStore;
@@ -58,8 +58,8 @@ function allowed(t: ResourceTarget, verb: Verb): void {
 export async function handleGet(ctx: RequestContext, t: ResourceTarget): Promise<void> {
   allowed(t, 'get');
   negotiateResponse(ctx.req.headers.accept);
-  const obj = await t.store.get(t.namespace, t.name, ctx.url.searchParams.get('resourceVersion') ?? undefined);
-  writeJson(ctx, 200, obj);
+  const obj = await t.store.getEncoded(t.namespace, t.name, ctx.url.searchParams.get('resourceVersion') ?? undefined);
+  writeJsonText(ctx, 200, obj.json());
 }
 
 export async function handleList(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
@@ -67,7 +67,7 @@ export async function handleList(ctx: RequestContext, env: HandlerEnv, t: Resour
   negotiateResponse(ctx.req.headers.accept);
   const opts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'list');
   validateSelectorFields(t, opts.fieldSelector);
-  writeJson(ctx, 200, await t.store.list(t.namespace, opts));
+  writeJsonText(ctx, 200, await t.store.listJson(t.namespace, opts));
 }
 
 function validateSelectorFields(t: ResourceTarget, sel: { requirements: readonly { field: string }[] }): void {
@@ -102,7 +102,7 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
     endRequested = true;
   };
   const sink: WatchSink = {
-    send: (type, object) => write(`${JSON.stringify({ type, object })}\n`),
+    send: (type, object) => write(object.watchLine(type)),
     error: (status: StatusBody) => write(`${JSON.stringify({ type: 'ERROR', object: status })}\n`),
     end: () => finish(),
     onDrain: (resume) => res.once('drain', resume),

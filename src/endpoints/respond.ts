@@ -23,15 +23,25 @@ export function writeWarnings(ctx: RequestContext): void {
 }
 
 export function writeJson(ctx: RequestContext, code: number, body: unknown, contentType = 'application/json', headers: Record<string, string> = {}): void {
+  const text = wantsPretty(ctx) ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
+  send(ctx, code, text, contentType, headers);
+}
+
+/** A body that is already JSON text (stored objects, lists built from stored bytes). */
+export function writeJsonText(ctx: RequestContext, code: number, json: string, contentType = 'application/json'): void {
+  send(ctx, code, wantsPretty(ctx) ? `${JSON.stringify(JSON.parse(json), null, 2)}\n` : json, contentType, {});
+}
+
+function send(ctx: RequestContext, code: number, text: string, contentType: string, headers: Record<string, string>): void {
   const { res } = ctx;
   if (res.headersSent) {
     res.end();
     return;
   }
-  const text = wantsPretty(ctx) ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
+  const body = Buffer.from(text, 'utf8');
   writeWarnings(ctx);
-  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private', ...headers });
-  res.end(ctx.req.method === 'HEAD' ? undefined : text);
+  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': body.length, 'Cache-Control': 'no-cache, private', ...headers });
+  res.end(ctx.req.method === 'HEAD' ? undefined : body);
 }
 
 export function writeStatus(ctx: RequestContext, status: StatusBody, headers: Record<string, string> = {}): void {

@@ -13,6 +13,7 @@ import { parseResourceVersion, type ListOptions } from '../endpoints/list-option
 import { apiVersionOf, type KindDefinition, type SubresourceDefinition } from './definition.ts';
 import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
 import type { Admission } from './admission.ts';
+import { EncodedObject } from './encoded.ts';
 
 export interface WriteOptions {
   dryRun: boolean;
@@ -35,7 +36,7 @@ export type DeleteOutcome = { kind: 'deleted'; status: StatusBody; object: KObje
 
 /** Where a watch sends its stream; `send` returns false when the consumer is backed up. */
 export interface WatchSink {
-  send(type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK', object: KObject): boolean;
+  send(type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK', object: EncodedObject): boolean;
   error(status: StatusBody): void;
   /** The watch ended (the caller closes the stream). */
   end(): void;
@@ -75,30 +76,57 @@ export class RegistryStore {
   }
 
   // ---- encoding ----
+  //
+  // Stored values are the object's JSON without metadata.resourceVersion, always starting with
+  // apiVersion, kind and metadata, so a read can set the resourceVersion by splicing text.
+
+  private get head(): string {
+    return (this.headText ??= `{"apiVersion":${JSON.stringify(this.apiVersion)},"kind":${JSON.stringify(this.def.kind)},"metadata":{`);
+  }
+  private headText: string | undefined;
+
+  /** The stored value as JSON text with `metadata.resourceVersion` = `revision`. */
+  text(value: Uint8Array, revision: number): string {
+    const stored = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8');
+    const head = this.head;
+    if (!stored.startsWith(head)) {
+      const obj = JSON.parse(stored) as KObject;
+      obj.metadata.resourceVersion = String(revision);
+      return JSON.stringify(obj);
+    }
+    const rest = stored.slice(head.length);
+    return `${head}"resourceVersion":"${revision}"${rest.startsWith('}') ? '' : ','}${rest}`;
+  }
+
+  encoded(kv: KeyValue, revision = kv.modRevision): EncodedObject {
+    return new EncodedObject(this.text(kv.value, revision));
+  }
 
   decode(kv: KeyValue, revision = kv.modRevision): KObject {
-    const obj = JSON.parse(Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength).toString('utf8')) as KObject;
-    obj.metadata.resourceVersion = String(revision);
-    return obj;
+    return JSON.parse(this.text(kv.value, revision)) as KObject;
   }
 
   private encode(obj: KObject): Uint8Array {
-    const { resourceVersion: _rv, ...metadata } = obj.metadata;
-    return encoder.encode(JSON.stringify({ ...obj, apiVersion: this.apiVersion, kind: this.def.kind, metadata }));
+    const { apiVersion: _a, kind: _k, metadata: { resourceVersion: _rv, ...metadata }, ...rest } = obj;
+    return encoder.encode(JSON.stringify({ apiVersion: this.apiVersion, kind: this.def.kind, metadata, ...rest }));
   }
 
   // ---- reads ----
 
-  async get(namespace: string | undefined, name: string, resourceVersion?: string): Promise<KObject> {
+  async getEncoded(namespace: string | undefined, name: string, resourceVersion?: string): Promise<EncodedObject> {
     const key = this.keyFor(namespace, name);
     const kv = await this.storageCall(async () => {
       if (!resourceVersion) return this.storage.get(key);
       const rv = parseResourceVersion(resourceVersion);
       if (rv > 0) await this.waitNotOlderThan(rv);
-      return this.storage.listCached(key, { limit: 1 }).items.find((i) => i.key === key);
+      return this.storage.getCached(key) ?? (rv === 0 ? undefined : this.storage.get(key));
     });
     if (!kv) throw errors.notFound(this.qualified, name);
-    return this.decode(kv);
+    return this.encoded(kv);
+  }
+
+  async get(namespace: string | undefined, name: string, resourceVersion?: string): Promise<KObject> {
+    return (await this.getEncoded(namespace, name, resourceVersion)).copy();
   }
 
   private async waitNotOlderThan(rv: number): Promise<void> {
@@ -119,6 +147,17 @@ export class RegistryStore {
   }
 
   async list(namespace: string | undefined, opts: ListOptions): Promise<ListResponse> {
+    const { items, ...rest } = await this.listEncoded(namespace, opts);
+    return { ...rest, items: items.map((i) => i.copy()) };
+  }
+
+  /** The list as JSON text, built from the stored bytes without parsing them. */
+  async listJson(namespace: string | undefined, opts: ListOptions): Promise<string> {
+    const { items, ...rest } = await this.listEncoded(namespace, opts);
+    return `{"apiVersion":${JSON.stringify(rest.apiVersion)},"kind":${JSON.stringify(rest.kind)},"metadata":${JSON.stringify(rest.metadata)},"items":[${items.map((i) => i.json()).join(',')}]}`;
+  }
+
+  async listEncoded(namespace: string | undefined, opts: ListOptions): Promise<Omit<ListResponse, 'items'> & { items: EncodedObject[] }> {
     const prefix = this.prefixFor(namespace);
     const match = this.matcher(opts);
     const limit = opts.limit ?? 0;
@@ -159,7 +198,7 @@ export class RegistryStore {
 
     return this.storageCall(
       async () => {
-        const items: KObject[] = [];
+        const items: EncodedObject[] = [];
         const pageLimit = match ? Math.max(limit, SELECTOR_PAGE) : limit;
         let page = await read(startKey, singleKey ? 1 : pageLimit);
         const revision = mode.kind === 'exact' ? mode.rv : page.revision;
@@ -170,13 +209,13 @@ export class RegistryStore {
           let stoppedEarly = false;
           for (const kv of page.items) {
             if (singleKey && kv.key !== singleKey) break;
-            const obj = this.decode(kv);
-            if (!match || match(obj)) {
+            const enc = this.encoded(kv);
+            if (!match || match(enc.view())) {
               if (limit > 0 && items.length === limit) {
                 stoppedEarly = true;
                 break;
               }
-              items.push(obj);
+              items.push(enc);
             }
             lastKey = kv.key;
           }
@@ -193,7 +232,7 @@ export class RegistryStore {
           }
           page = await read(`${lastKey}\0`, pageLimit, revision);
         }
-        const list: ListResponse = {
+        const list: Omit<ListResponse, 'items'> & { items: EncodedObject[] } = {
           apiVersion: this.apiVersion,
           kind: `${this.def.kind}List`,
           metadata: { resourceVersion: String(revision) },
@@ -223,33 +262,47 @@ export class RegistryStore {
 
   // ---- watch ----
 
+  /**
+   * The encodings of one storage event, shared by every watcher of this store: the cache hands
+   * the same event object to all of them, so each value is decoded and serialized once.
+   */
+  private readonly eventEncodings = new WeakMap<WatchEvent, { cur?: EncodedObject; prev?: EncodedObject; deleted?: EncodedObject }>();
+
+  private encodingsOf(ev: WatchEvent) {
+    let e = this.eventEncodings.get(ev);
+    if (!e) {
+      e = {};
+      if (ev.type === 'put' && ev.value) e.cur = new EncodedObject(this.text(ev.value, ev.revision));
+      if (ev.prevValue) {
+        const prevValue = ev.prevValue;
+        // The previous state is only parsed when a selector has to test it.
+        e.prev = new EncodedObject(() => this.text(prevValue, ev.prevModRevision ?? 0));
+        // A deleted object is reported in its last state at the revision of the delete.
+        if (ev.type === 'delete') e.deleted = new EncodedObject(() => this.text(prevValue, ev.revision));
+      }
+      this.eventEncodings.set(ev, e);
+    }
+    return e;
+  }
+
   async watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink): Promise<Watch> {
     const prefix = this.prefixFor(namespace);
     const match = this.matcher(opts);
-    const bookmarkObject = (rv: number, annotations?: Record<string, string>): KObject => ({
-      kind: this.def.kind,
-      apiVersion: this.apiVersion,
-      metadata: { resourceVersion: String(rv), ...(annotations ? { annotations } : {}) },
-    });
+    const bookmark = (rv: number, annotations?: Record<string, string>) =>
+      EncodedObject.of({ kind: this.def.kind, apiVersion: this.apiVersion, metadata: { resourceVersion: String(rv), ...(annotations ? { annotations } : {}) } });
     const rvText = opts.resourceVersion ?? '';
     const rv = rvText ? parseResourceVersion(rvText) : 0;
     const initial = opts.sendInitialEvents ?? (rvText === '' || rv === 0);
     let after = rv;
     if (initial) {
       const listOpts: ListOptions = { ...opts, limit: undefined, continue: undefined, resourceVersionMatch: rv > 0 ? 'NotOlderThan' : undefined };
-      const list = await this.list(namespace, listOpts);
+      const list = await this.listEncoded(namespace, listOpts);
       for (const item of list.items) sink.send('ADDED', item);
       after = Number(list.metadata.resourceVersion);
-      if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
-        sink.send('BOOKMARK', bookmarkObject(after, { [this.naming.annotation('initial-events-end')]: 'true' }));
-      }
-    } else if (rv > 0 && rv > this.storage.revision) {
-      // A version from the future: wait for it; the request times out otherwise.
-      if (!(await this.storage.waitForRevision(rv))) {
-        /* keep waiting through the stream: events ≤ rv are filtered below */
-      }
-    } else if (rv === 0) {
-      after = 0;
+      if (opts.sendInitialEvents && opts.allowWatchBookmarks) sink.send('BOOKMARK', bookmark(after, { [this.naming.annotation('initial-events-end')]: 'true' }));
+    } else if (rv > this.storage.revision) {
+      // A version from the future: wait for it. Events up to it are skipped below either way.
+      await this.storage.waitForRevision(rv);
     }
     let lastSent = after;
     let stopped = false;
@@ -265,18 +318,16 @@ export class RegistryStore {
           if (stopped) return true;
           if (ev.revision <= lastSent) continue;
           lastSent = ev.revision;
-          const cur = ev.type === 'put' && ev.value ? this.decode({ key: ev.key, value: ev.value, createRevision: ev.createRevision, modRevision: ev.revision }) : undefined;
-          const prev = ev.prevValue ? this.decode({ key: ev.key, value: ev.prevValue, createRevision: ev.createRevision, modRevision: ev.prevModRevision ?? 0 }) : undefined;
+          const { cur, prev, deleted } = this.encodingsOf(ev);
           let type: 'ADDED' | 'MODIFIED' | 'DELETED' | undefined;
-          let obj: KObject | undefined;
+          let obj: EncodedObject | undefined;
           if (cur) {
-            const curMatches = !match || match(cur);
-            const prevMatches = prev !== undefined && (!match || match(prev));
-            if (curMatches) [type, obj] = [prev && prevMatches ? 'MODIFIED' : 'ADDED', cur];
+            const curMatches = !match || match(cur.view());
+            const prevMatches = prev !== undefined && (!match || match(prev.view()));
+            if (curMatches) [type, obj] = [prevMatches ? 'MODIFIED' : 'ADDED', cur];
             else if (prevMatches) [type, obj] = ['DELETED', cur];
-          } else if (prev && (!match || match(prev))) {
-            prev.metadata.resourceVersion = String(ev.revision);
-            [type, obj] = ['DELETED', prev];
+          } else if (deleted && (!match || match(deleted.view()))) {
+            [type, obj] = ['DELETED', deleted];
           }
           if (type && obj && !sink.send(type, obj)) ok = false;
         }
@@ -286,7 +337,7 @@ export class RegistryStore {
       progress: (revision: number) => {
         if (stopped || !opts.allowWatchBookmarks || revision <= lastSent) return;
         lastSent = revision;
-        sink.send('BOOKMARK', bookmarkObject(revision));
+        sink.send('BOOKMARK', bookmark(revision));
       },
       error: (err: Error) => {
         if (stopped) return;

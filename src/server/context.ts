@@ -17,8 +17,6 @@ export interface RequestContext {
   effectiveUser?: UserInfo;
   warnings: WarningRecorder;
   auditAnnotations: Record<string, string>;
-  /** Aborted when the client goes away or the deadline passes. */
-  signal: AbortSignal;
 }
 
 /** Collects `Warning: 299 - "…"` headers, one per distinct message. */

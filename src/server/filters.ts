@@ -133,8 +133,6 @@ export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: I
   ];
   const chain = filters.reduceRight((next, f) => f(next), handler);
   return (req, res) => {
-    const abort = new AbortController();
-    res.once('close', () => abort.abort());
     let url: URL;
     try {
       url = new URL(req.url ?? '/', 'http://localhost');
@@ -149,7 +147,6 @@ export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: I
       receivedAt: Date.now(),
       warnings: new WarningRecorder(),
       auditAnnotations: {},
-      signal: abort.signal,
     };
     // recoverPanics answers every error; nothing escapes to the socket.
     void chain(ctx).catch((e) => {

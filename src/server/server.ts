@@ -14,7 +14,7 @@ import { openEtcdStorage } from '../storage/etcd/etcd-storage.ts';
 import { openWatchCache, type WatchCache } from '../storage/cache/watch-cache.ts';
 import { alwaysAdmin, type Authenticator } from '../auth/authn/authenticator.ts';
 import { alwaysAllow, type Authorizer } from '../auth/authz/authorizer.ts';
-import { errors } from '../machinery/status.ts';
+import { errors, StatusError } from '../machinery/status.ts';
 import { RegistryStore } from '../registry/store.ts';
 import { namespaceLifecycle } from '../registry/admission.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
@@ -111,11 +111,16 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   let namespaceStore: RegistryStore | undefined;
   const admission = namespaceLifecycle(naming, async (name) => {
     if (!namespaceStore) return undefined;
-    try {
-      return await namespaceStore.get(undefined, name);
-    } catch {
-      return undefined;
+    // From the cache first, as kube-apiserver's admission uses its informer; a namespace the
+    // cache has not seen yet (just created) is looked up with a consistent read.
+    for (const rv of ['0', undefined]) {
+      try {
+        return (await namespaceStore.getEncoded(undefined, name, rv)).view();
+      } catch (e) {
+        if (!(e instanceof StatusError && e.code === 404)) throw e;
+      }
     }
+    return undefined;
   });
   for (const def of defs) {
     const prefix = `/registry/${def.group || 'core'}/${def.resource}/`;

@@ -314,6 +314,11 @@ export class WatchCache implements Storage {
     return this.waitFor(rev);
   }
 
+  /** One key from memory with no freshness wait (resourceVersion "0" / not-older-than gets). */
+  getCached(key: string): KeyValue | undefined {
+    return this.covers(key) ? this.tree.get(key) : undefined;
+  }
+
   /** The cache's revision: what a cached read reflects. */
   get revision(): number {
     return this.rev;
