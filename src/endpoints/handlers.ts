@@ -152,7 +152,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
     t.namespace,
     t.name,
     () => structuredClone(body),
-    { dryRun, subresource: t.subresource, allowCreate: t.store.def.allowCreateOnUpdate },
+    { dryRun, subresource: t.subresource, allowCreate: t.store.def.allowCreateOnUpdate, uid: typeof body.metadata.uid === 'string' ? body.metadata.uid : undefined },
   );
   writeJson(ctx, created ? 201 : 200, object);
 }

@@ -52,6 +52,7 @@ function selectors(q: URLSearchParams): { labelSelector: LabelSelector; fieldSel
 }
 
 export function parseListOptions(q: URLSearchParams, metaGroup: string, verb: 'list' | 'watch' | 'deletecollection'): ListOptions {
+  parseBool('watch', q.get('watch'));
   const watch = verb === 'watch';
   const rvMatch = q.get('resourceVersionMatch') ?? '';
   const opts: ListOptions = {

@@ -58,22 +58,42 @@ export function toStatusError(e: unknown): StatusError {
   return errors.internal(e instanceof Error ? e.message : String(e));
 }
 
-/** Read the request body up to the limit; 413 beyond it. */
-export async function readBody(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYTES): Promise<string> {
-  const declared = Number(ctx.req.headers['content-length'] ?? NaN);
-  if (declared > limit) {
-    ctx.req.resume();
-    throw errors.entityTooLarge(limit);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      ctx.req.resume();
-      throw errors.entityTooLarge(limit);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/**
+ * Read the request body up to the limit; 413 beyond it. The rest of an oversized body is not
+ * read: the response says `Connection: close` and the connection ends after it.
+ */
+export function readBody(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYTES): Promise<string> {
+  const { req, res } = ctx;
+  const tooLarge = () => {
+    res.setHeader('Connection', 'close');
+    return errors.entityTooLarge(limit);
+  };
+  if (Number(req.headers['content-length'] ?? NaN) > limit) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (err?: Error) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+      if (err) reject(err);
+      else resolve(Buffer.concat(chunks).toString('utf8'));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.pause();
+        done(tooLarge());
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => done();
+    // A client that goes away or breaks the framing mid-body is the client's problem, not a bug.
+    const onError = (e: Error) => done(errors.badRequest(`the request body could not be read: ${e.message}`));
+    const onAborted = () => done(errors.badRequest('the request body could not be read: the client closed the connection'));
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', onError);
+    req.once('aborted', onAborted);
+  });
 }

@@ -25,9 +25,9 @@ export function applyJsonPatch(doc: unknown, patch: unknown): unknown {
     if (e instanceof JsonPatchError) {
       if (e.name === 'TEST_OPERATION_FAILED')
         throw new StatusError(422, 'Invalid', `the server rejected our request due to an error in our request: testing value ${e.operation?.path ?? ''} failed`);
-      throw errors.badRequest(`the server rejected our request due to an error in our request: ${e.message.split('\n')[0]}`);
+      throw new StatusError(422, 'Invalid', `the server rejected our request due to an error in our request: ${e.message.split('\n')[0]}`);
     }
-    throw errors.badRequest(`the server rejected our request due to an error in our request: ${(e as Error).message}`);
+    throw new StatusError(422, 'Invalid', `the server rejected our request due to an error in our request: ${(e as Error).message}`);
   }
 }
 

@@ -344,7 +344,8 @@ function validateScalar(v: unknown, s: Schema, path: string, errors: FieldError[
     if (s.maximum !== undefined && v > s.maximum) errors.push(fieldError.invalid(path, v, `must be less than or equal to ${s.maximum}`));
     if (s.format !== undefined) {
       const detail = intOutOfRange(v, s.format);
-      if (detail !== undefined) errors.push(fieldError.invalid(path, v, detail));
+      // Out of the Go type's range: a decoding error, like a wrong type.
+      if (detail !== undefined) errors.push(fieldError.typeInvalid(path, v, detail));
     }
   }
 }

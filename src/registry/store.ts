@@ -412,7 +412,7 @@ export class RegistryStore {
     namespace: string | undefined,
     name: string,
     mutate: (current: KObject | undefined) => KObject | Promise<KObject>,
-    opts: WriteOptions & { subresource?: SubresourceDefinition; allowCreate?: boolean },
+    opts: WriteOptions & { subresource?: SubresourceDefinition; allowCreate?: boolean; /** A PUT body's uid is a precondition. */ uid?: string },
   ): Promise<{ object: KObject; created: boolean }> {
     const key = this.keyFor(namespace, name);
     for (;;) {
@@ -424,6 +424,7 @@ export class RegistryStore {
         return { object: await this.create(namespace, obj, opts), created: true };
       }
       const old = this.decode(kv);
+      checkPreconditions(this.qualified, old, opts.uid ? { uid: opts.uid } : undefined);
       const wanted = await mutate(this.decode(kv));
       const requestedRv = wanted.metadata.resourceVersion;
       if (requestedRv && requestedRv !== old.metadata.resourceVersion) throw errors.staleUpdate(this.qualified, name);

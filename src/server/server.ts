@@ -180,6 +180,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       ctx.res.end(r.body);
       return;
     }
+    if ((path === '/version' || path === '/') && ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw errors.methodNotAllowed();
     if (path === '/version') return writeJson(ctx, 200, versionInfo());
     if (path === '/openapi/v3' || path === '/openapi/v2') {
       return writeRaw(ctx, path === '/openapi/v3' ? openapi.index : openapi.v2, 'application/json');
@@ -207,16 +208,23 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     onInternalError: (e, ctx) => log(`internal error on ${ctx.req.method} ${ctx.url.pathname}: ${e instanceof Error ? e.stack : String(e)}`),
   });
 
-  const server: Server = createServer({ keepAlive: true }, chain);
+  // kube-apiserver accepts headers up to 1 MiB (long selectors travel in the URL).
+  const server: Server = createServer({ keepAlive: true, maxHeaderSize: 1 << 20 }, chain);
   server.keepAliveTimeout = 65_000;
   const sockets = new Set<Socket>();
   server.on('connection', (s) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
   });
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    else socket.destroy();
+  // Requests Node cannot parse never reach the chain: answer them with a Status all the same.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge
+      ? { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'request header fields too large', reason: 'BadRequest', code: 431 }
+      : { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `malformed HTTP request: ${err.code ?? err.message}`, reason: 'BadRequest', code: 400 };
+    const body = JSON.stringify(status);
+    socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
