@@ -7,6 +7,7 @@ import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
 import { errors } from '../machinery/status.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
+import type { Schema } from '../machinery/schema.ts';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -71,10 +72,22 @@ export function checkObject(value: unknown, def: KindDefinition, validation: Fie
   if (!isPlainObject(obj.metadata)) obj.metadata = {};
   if (errs.length) throw errors.invalid(def.group, def.kind, typeof obj.metadata.name === 'string' ? obj.metadata.name : '', errs);
   if (unknownFields.length) pruneUnknownFields(obj, def.schema);
-  applyDefaults(obj, def.schema);
+  if (hasDefaults(def.schema)) applyDefaults(obj, def.schema);
   obj.apiVersion = apiVersion;
   obj.kind = def.kind;
   return { obj, warnings: problems };
+}
+
+const schemasWithDefaults = new WeakMap<Schema, boolean>();
+
+/** Whether any field of the schema has a default (schemas are ours, so recursion is safe). */
+function hasDefaults(s: Schema): boolean {
+  let known = schemasWithDefaults.get(s);
+  if (known === undefined) {
+    known = s.default !== undefined || Object.values(s.properties ?? {}).some(hasDefaults) || (s.items ? hasDefaults(s.items) : false) || (s.additionalProperties ? hasDefaults(s.additionalProperties) : false);
+    schemasWithDefaults.set(s, known);
+  }
+  return known;
 }
 
 export function decodeObject(text: string, def: KindDefinition, validation: FieldValidation): Decoded {

@@ -14,7 +14,7 @@ import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
 import { negotiateBody, negotiateResponse } from '../negotiation/negotiate.ts';
 import { checkObject, decodeObject, parseFieldValidation, parseJson, type FieldValidation } from './decode.ts';
 import { parseBool, parseInteger, parseListOptions } from './list-options.ts';
-import { readBody, writeJson, writeJsonText, writeStatus } from './respond.ts';
+import { readBody, writeJson, writeJsonBytes, writeStatus } from './respond.ts';
 
 export interface ResourceTarget {
   store: RegistryStore;
@@ -59,7 +59,7 @@ export async function handleGet(ctx: RequestContext, t: ResourceTarget): Promise
   allowed(t, 'get');
   negotiateResponse(ctx.req.headers.accept);
   const obj = await t.store.getEncoded(t.namespace, t.name, ctx.url.searchParams.get('resourceVersion') ?? undefined);
-  writeJsonText(ctx, 200, obj.json());
+  writeJsonBytes(ctx, 200, obj.bytes());
 }
 
 export async function handleList(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
@@ -67,7 +67,7 @@ export async function handleList(ctx: RequestContext, env: HandlerEnv, t: Resour
   negotiateResponse(ctx.req.headers.accept);
   const opts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'list');
   validateSelectorFields(t, opts.fieldSelector);
-  writeJsonText(ctx, 200, await t.store.listJson(t.namespace, opts));
+  writeJsonBytes(ctx, 200, await t.store.listJson(t.namespace, opts));
 }
 
 function validateSelectorFields(t: ResourceTarget, sel: { requirements: readonly { field: string }[] }): void {
@@ -91,7 +91,7 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
   };
-  const write = (text: string): boolean => {
+  const write = (text: string | Buffer): boolean => {
     if (ended) return true;
     start();
     return res.write(text);
@@ -137,7 +137,7 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
   const decoded = decodeObject(await readBody(ctx), t.store.def, fieldValidation);
   for (const w of decoded.warnings) ctx.warnings.add(w);
   const created = await t.store.create(t.namespace, decoded.obj, { dryRun });
-  writeJson(ctx, 201, created);
+  writeJsonBytes(ctx, 201, t.store.responseBytes(created));
 }
 
 export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
@@ -154,7 +154,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
     () => structuredClone(body),
     { dryRun, subresource: t.subresource, allowCreate: t.store.def.allowCreateOnUpdate, uid: typeof body.metadata.uid === 'string' ? body.metadata.uid : undefined },
   );
-  writeJson(ctx, created ? 201 : 200, object);
+  writeJsonBytes(ctx, created ? 201 : 200, t.store.responseBytes(object));
 }
 
 export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
@@ -187,7 +187,7 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
     { dryRun, subresource: t.subresource, allowCreate: false },
   );
   for (const w of warnings) ctx.warnings.add(w);
-  writeJson(ctx, 200, object);
+  writeJsonBytes(ctx, 200, t.store.responseBytes(object));
 }
 
 async function deleteOptions(ctx: RequestContext, env: HandlerEnv): Promise<DeleteOptions> {

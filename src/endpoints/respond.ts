@@ -27,18 +27,18 @@ export function writeJson(ctx: RequestContext, code: number, body: unknown, cont
   send(ctx, code, text, contentType, headers);
 }
 
-/** A body that is already JSON text (stored objects, lists built from stored bytes). */
-export function writeJsonText(ctx: RequestContext, code: number, json: string, contentType = 'application/json'): void {
-  send(ctx, code, wantsPretty(ctx) ? `${JSON.stringify(JSON.parse(json), null, 2)}\n` : json, contentType, {});
+/** A body that is already JSON (stored objects, lists built from stored bytes). */
+export function writeJsonBytes(ctx: RequestContext, code: number, json: Buffer, contentType = 'application/json'): void {
+  send(ctx, code, wantsPretty(ctx) ? `${JSON.stringify(JSON.parse(json.toString('utf8')), null, 2)}\n` : json, contentType, {});
 }
 
-function send(ctx: RequestContext, code: number, text: string, contentType: string, headers: Record<string, string>): void {
+function send(ctx: RequestContext, code: number, text: string | Buffer, contentType: string, headers: Record<string, string>): void {
   const { res } = ctx;
   if (res.headersSent) {
     res.end();
     return;
   }
-  const body = Buffer.from(text, 'utf8');
+  const body = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
   writeWarnings(ctx);
   res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': body.length, 'Cache-Control': 'no-cache, private', ...headers });
   res.end(ctx.req.method === 'HEAD' ? undefined : body);

@@ -44,6 +44,8 @@ export interface WatchSink {
 }
 
 const encoder = new TextEncoder();
+const COMMA = Buffer.from(',');
+const LIST_END = Buffer.from(']}');
 const MAX_GENERATE_NAME_TRIES = 8;
 /** Items fetched per storage read while filling a page through selectors. */
 const SELECTOR_PAGE = 500;
@@ -80,35 +82,46 @@ export class RegistryStore {
   // Stored values are the object's JSON without metadata.resourceVersion, always starting with
   // apiVersion, kind and metadata, so a read can set the resourceVersion by splicing text.
 
-  private get head(): string {
-    return (this.headText ??= `{"apiVersion":${JSON.stringify(this.apiVersion)},"kind":${JSON.stringify(this.def.kind)},"metadata":{`);
+  private get head(): Buffer {
+    return (this.headBytes ??= Buffer.from(`{"apiVersion":${JSON.stringify(this.apiVersion)},"kind":${JSON.stringify(this.def.kind)},"metadata":{`));
   }
-  private headText: string | undefined;
+  private headBytes: Buffer | undefined;
 
-  /** The stored value as JSON text with `metadata.resourceVersion` = `revision`. */
-  text(value: Uint8Array, revision: number): string {
-    const stored = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8');
+  /** The stored value as JSON byte ranges with `metadata.resourceVersion` = `revision`. */
+  chunks(value: Uint8Array, revision: number): Buffer[] {
+    const stored = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
     const head = this.head;
-    if (!stored.startsWith(head)) {
-      const obj = JSON.parse(stored) as KObject;
+    if (stored.length <= head.length || stored.compare(head, 0, head.length, 0, head.length) !== 0) {
+      // Not in the stored layout (written by another version): parse and re-encode.
+      const obj = JSON.parse(stored.toString('utf8')) as KObject;
       obj.metadata.resourceVersion = String(revision);
-      return JSON.stringify(obj);
+      return [Buffer.from(JSON.stringify(obj))];
     }
-    const rest = stored.slice(head.length);
-    return `${head}"resourceVersion":"${revision}"${rest.startsWith('}') ? '' : ','}${rest}`;
+    const emptyMeta = stored[head.length] === 0x7d; // '}'
+    return [head, Buffer.from(`"resourceVersion":"${revision}"${emptyMeta ? '' : ','}`), stored.subarray(head.length)];
   }
 
   encoded(kv: KeyValue, revision = kv.modRevision): EncodedObject {
-    return new EncodedObject(this.text(kv.value, revision));
+    return new EncodedObject(this.chunks(kv.value, revision));
   }
 
   decode(kv: KeyValue, revision = kv.modRevision): KObject {
-    return JSON.parse(this.text(kv.value, revision)) as KObject;
+    return this.encoded(kv, revision).copy();
   }
 
   private encode(obj: KObject): Uint8Array {
     const { apiVersion: _a, kind: _k, metadata: { resourceVersion: _rv, ...metadata }, ...rest } = obj;
     return encoder.encode(JSON.stringify({ apiVersion: this.apiVersion, kind: this.def.kind, metadata, ...rest }));
+  }
+
+  /** The bytes just stored for an object a write returned, so its response needs no re-encoding. */
+  private readonly written = new WeakMap<KObject, Uint8Array>();
+
+  /** The response body for an object a read or write produced. */
+  responseBytes(obj: KObject): Buffer {
+    const stored = this.written.get(obj);
+    if (stored && obj.metadata.resourceVersion) return Buffer.concat(this.chunks(stored, Number(obj.metadata.resourceVersion)));
+    return Buffer.from(JSON.stringify(obj));
   }
 
   // ---- reads ----
@@ -123,6 +136,23 @@ export class RegistryStore {
     });
     if (!kv) throw errors.notFound(this.qualified, name);
     return this.encoded(kv);
+  }
+
+  private readonly views = new WeakMap<Uint8Array, KObject>();
+
+  /**
+   * The object as the cache holds it, parsed once per version and shared (read-only): for
+   * lookups on every request, like admission's namespace check. Undefined when not cached.
+   */
+  cachedView(namespace: string | undefined, name: string): KObject | undefined {
+    const kv = this.storage.getCached(this.keyFor(namespace, name));
+    if (!kv) return undefined;
+    let view = this.views.get(kv.value);
+    if (!view) {
+      view = this.decode(kv);
+      this.views.set(kv.value, view);
+    }
+    return view;
   }
 
   async get(namespace: string | undefined, name: string, resourceVersion?: string): Promise<KObject> {
@@ -151,10 +181,18 @@ export class RegistryStore {
     return { ...rest, items: items.map((i) => i.copy()) };
   }
 
-  /** The list as JSON text, built from the stored bytes without parsing them. */
-  async listJson(namespace: string | undefined, opts: ListOptions): Promise<string> {
+  /** The list as JSON bytes, built from the stored bytes without parsing or copying them twice. */
+  async listJson(namespace: string | undefined, opts: ListOptions): Promise<Buffer> {
     const { items, ...rest } = await this.listEncoded(namespace, opts);
-    return `{"apiVersion":${JSON.stringify(rest.apiVersion)},"kind":${JSON.stringify(rest.kind)},"metadata":${JSON.stringify(rest.metadata)},"items":[${items.map((i) => i.json()).join(',')}]}`;
+    const parts: Buffer[] = [
+      Buffer.from(`{"apiVersion":${JSON.stringify(rest.apiVersion)},"kind":${JSON.stringify(rest.kind)},"metadata":${JSON.stringify(rest.metadata)},"items":[`),
+    ];
+    items.forEach((item, i) => {
+      if (i > 0) parts.push(COMMA);
+      for (const p of item.parts()) parts.push(p);
+    });
+    parts.push(LIST_END);
+    return Buffer.concat(parts);
   }
 
   async listEncoded(namespace: string | undefined, opts: ListOptions): Promise<Omit<ListResponse, 'items'> & { items: EncodedObject[] }> {
@@ -272,13 +310,13 @@ export class RegistryStore {
     let e = this.eventEncodings.get(ev);
     if (!e) {
       e = {};
-      if (ev.type === 'put' && ev.value) e.cur = new EncodedObject(this.text(ev.value, ev.revision));
+      if (ev.type === 'put' && ev.value) e.cur = new EncodedObject(this.chunks(ev.value, ev.revision));
       if (ev.prevValue) {
         const prevValue = ev.prevValue;
         // The previous state is only parsed when a selector has to test it.
-        e.prev = new EncodedObject(() => this.text(prevValue, ev.prevModRevision ?? 0));
+        e.prev = new EncodedObject(() => this.chunks(prevValue, ev.prevModRevision ?? 0));
         // A deleted object is reported in its last state at the revision of the delete.
-        if (ev.type === 'delete') e.deleted = new EncodedObject(() => this.text(prevValue, ev.revision));
+        if (ev.type === 'delete') e.deleted = new EncodedObject(() => this.chunks(prevValue, ev.revision));
       }
       this.eventEncodings.set(ev, e);
     }
@@ -372,8 +410,10 @@ export class RegistryStore {
         return obj;
       }
       try {
-        const kv = await this.storageCall(() => this.storage.create(key, this.encode(obj)));
+        const bytes = this.encode(obj);
+        const kv = await this.storageCall(() => this.storage.create(key, bytes));
         obj.metadata.resourceVersion = String(kv.modRevision);
+        this.written.set(obj, bytes);
         return obj;
       } catch (e) {
         if (!(e instanceof KeyExistsError)) throw e;
@@ -456,6 +496,7 @@ export class RegistryStore {
       try {
         const written = await this.storageCall(() => this.storage.update(key, kv.modRevision, bytes));
         obj.metadata.resourceVersion = String(written.modRevision);
+        this.written.set(obj, bytes);
         return { object: obj, created: false };
       } catch (e) {
         if (e instanceof ConflictError || e instanceof KeyNotFoundError) {

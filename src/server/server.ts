@@ -113,14 +113,14 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     if (!namespaceStore) return undefined;
     // From the cache first, as kube-apiserver's admission uses its informer; a namespace the
     // cache has not seen yet (just created) is looked up with a consistent read.
-    for (const rv of ['0', undefined]) {
-      try {
-        return (await namespaceStore.getEncoded(undefined, name, rv)).view();
-      } catch (e) {
-        if (!(e instanceof StatusError && e.code === 404)) throw e;
-      }
+    const cached = namespaceStore.cachedView(undefined, name);
+    if (cached) return cached;
+    try {
+      return (await namespaceStore.getEncoded(undefined, name)).view();
+    } catch (e) {
+      if (e instanceof StatusError && e.code === 404) return undefined;
+      throw e;
     }
-    return undefined;
   });
   for (const def of defs) {
     const prefix = `/registry/${def.group || 'core'}/${def.resource}/`;
