@@ -5,19 +5,58 @@
 
 import type { KObject } from '../machinery/meta.ts';
 
+/**
+ * A stored value in the store's layout and the resourceVersion to splice in after its head
+ * (`{"apiVersion":…,"kind":…,"metadata":{`): enough to write the object's JSON without parsing.
+ */
+export interface Splice {
+  stored: Buffer;
+  /** The head every stored value of the kind starts with (shared). */
+  head: Buffer;
+  headLength: number;
+  /** `"resourceVersion":"<rv>"` plus a comma unless metadata is otherwise empty. */
+  field: string;
+}
+
 export class EncodedObject {
   /** The JSON as consecutive byte ranges (zero-copy slices of the stored value). */
   private chunks: Buffer[] | undefined;
+  private splice: Splice | undefined;
   /** Produces the chunks on first use (previous states that most watchers never show). */
   private produce: (() => Buffer[]) | undefined;
   private whole: Buffer | undefined;
   private parsed: KObject | undefined;
   private lines: Map<string, Buffer> | undefined;
 
-  constructor(chunks: Buffer[] | (() => Buffer[]) | undefined, parsed?: KObject) {
+  constructor(chunks: Buffer[] | (() => Buffer[]) | Splice | undefined, parsed?: KObject) {
     if (typeof chunks === 'function') this.produce = chunks;
-    else this.chunks = chunks;
+    else if (Array.isArray(chunks) || chunks === undefined) this.chunks = chunks;
+    else this.splice = chunks;
     this.parsed = parsed;
+  }
+
+  /** Bytes of the JSON. */
+  byteLength(): number {
+    if (this.splice) return this.splice.stored.length + this.splice.field.length;
+    if (this.whole) return this.whole.length;
+    return this.parts().reduce((n, p) => n + p.length, 0);
+  }
+
+  /** Copy the JSON into `out` at `offset`; returns the offset after it. */
+  writeTo(out: Buffer, offset: number): number {
+    const s = this.splice;
+    if (s) {
+      // Copy the stored value shifted right by the field, put the head in front, then the field
+      // between them: two block copies and a short ASCII write, no slices.
+      const { stored, head, field } = s;
+      out.set(stored, offset + field.length);
+      out.set(head, offset);
+      const at = offset + head.length;
+      for (let i = 0; i < field.length; i++) out[at + i] = field.charCodeAt(i);
+      return offset + stored.length + field.length;
+    }
+    for (const p of this.parts()) offset += p.copy(out, offset);
+    return offset;
   }
 
   static of(obj: KObject): EncodedObject {
@@ -26,7 +65,9 @@ export class EncodedObject {
 
   parts(): Buffer[] {
     if (this.chunks === undefined) {
-      this.chunks = this.produce ? this.produce() : [Buffer.from(JSON.stringify(this.parsed))];
+      const s = this.splice;
+      if (s) this.chunks = [s.stored.subarray(0, s.headLength), Buffer.from(s.field, 'latin1'), s.stored.subarray(s.headLength)];
+      else this.chunks = this.produce ? this.produce() : [Buffer.from(JSON.stringify(this.parsed))];
       this.produce = undefined;
     }
     return this.chunks;
@@ -34,8 +75,13 @@ export class EncodedObject {
 
   bytes(): Buffer {
     if (this.whole === undefined) {
-      const parts = this.parts();
-      this.whole = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+      if (this.splice) {
+        this.whole = Buffer.allocUnsafe(this.byteLength());
+        this.writeTo(this.whole, 0);
+      } else {
+        const parts = this.parts();
+        this.whole = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+      }
     }
     return this.whole;
   }
@@ -58,7 +104,10 @@ export class EncodedObject {
     this.lines ??= new Map();
     let line = this.lines.get(type);
     if (line === undefined) {
-      line = Buffer.concat([Buffer.from(`{"type":"${type}","object":`), ...this.parts(), LINE_END]);
+      const start = `{"type":"${type}","object":`;
+      line = Buffer.allocUnsafe(start.length + this.byteLength() + LINE_END.length);
+      const at = this.writeTo(line, line.write(start, 0, 'latin1'));
+      LINE_END.copy(line, at);
       this.lines.set(type, line);
     }
     return line;

@@ -13,7 +13,7 @@ import { parseResourceVersion, type ListOptions } from '../endpoints/list-option
 import { apiVersionOf, type KindDefinition, type SubresourceDefinition } from './definition.ts';
 import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
 import type { Admission } from './admission.ts';
-import { EncodedObject } from './encoded.ts';
+import { EncodedObject, type Splice } from './encoded.ts';
 
 export interface WriteOptions {
   dryRun: boolean;
@@ -44,7 +44,6 @@ export interface WatchSink {
 }
 
 const encoder = new TextEncoder();
-const COMMA = Buffer.from(',');
 const LIST_END = Buffer.from(']}');
 const MAX_GENERATE_NAME_TRIES = 8;
 /** Items fetched per storage read while filling a page through selectors. */
@@ -87,22 +86,22 @@ export class RegistryStore {
   }
   private headBytes: Buffer | undefined;
 
-  /** The stored value as JSON byte ranges with `metadata.resourceVersion` = `revision`. */
-  chunks(value: Uint8Array, revision: number): Buffer[] {
+  /** How to write the stored value as JSON with `metadata.resourceVersion` = `revision`. */
+  splice(value: Uint8Array, revision: number): Splice | Buffer[] {
     const stored = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
     const head = this.head;
-    if (stored.length <= head.length || stored.compare(head, 0, head.length, 0, head.length) !== 0) {
+    if (!startsWith(stored, head)) {
       // Not in the stored layout (written by another version): parse and re-encode.
       const obj = JSON.parse(stored.toString('utf8')) as KObject;
       obj.metadata.resourceVersion = String(revision);
       return [Buffer.from(JSON.stringify(obj))];
     }
     const emptyMeta = stored[head.length] === 0x7d; // '}'
-    return [head, Buffer.from(`"resourceVersion":"${revision}"${emptyMeta ? '' : ','}`), stored.subarray(head.length)];
+    return { stored, head, headLength: head.length, field: `"resourceVersion":"${revision}"${emptyMeta ? '' : ','}` };
   }
 
   encoded(kv: KeyValue, revision = kv.modRevision): EncodedObject {
-    return new EncodedObject(this.chunks(kv.value, revision));
+    return new EncodedObject(this.splice(kv.value, revision));
   }
 
   decode(kv: KeyValue, revision = kv.modRevision): KObject {
@@ -120,7 +119,7 @@ export class RegistryStore {
   /** The response body for an object a read or write produced. */
   responseBytes(obj: KObject): Buffer {
     const stored = this.written.get(obj);
-    if (stored && obj.metadata.resourceVersion) return Buffer.concat(this.chunks(stored, Number(obj.metadata.resourceVersion)));
+    if (stored && obj.metadata.resourceVersion) return new EncodedObject(this.splice(stored, Number(obj.metadata.resourceVersion))).bytes();
     return Buffer.from(JSON.stringify(obj));
   }
 
@@ -184,15 +183,18 @@ export class RegistryStore {
   /** The list as JSON bytes, built from the stored bytes without parsing or copying them twice. */
   async listJson(namespace: string | undefined, opts: ListOptions): Promise<Buffer> {
     const { items, ...rest } = await this.listEncoded(namespace, opts);
-    const parts: Buffer[] = [
-      Buffer.from(`{"apiVersion":${JSON.stringify(rest.apiVersion)},"kind":${JSON.stringify(rest.kind)},"metadata":${JSON.stringify(rest.metadata)},"items":[`),
-    ];
+    const start = `{"apiVersion":${JSON.stringify(rest.apiVersion)},"kind":${JSON.stringify(rest.kind)},"metadata":${JSON.stringify(rest.metadata)},"items":[`;
+    let size = Buffer.byteLength(start) + Math.max(0, items.length - 1) + LIST_END.length;
+    for (const item of items) size += item.byteLength();
+    // One allocation, one copy of each stored value.
+    const out = Buffer.allocUnsafe(size);
+    let at = out.write(start, 0, 'utf8');
     items.forEach((item, i) => {
-      if (i > 0) parts.push(COMMA);
-      for (const p of item.parts()) parts.push(p);
+      if (i > 0) out[at++] = 0x2c; // ','
+      at = item.writeTo(out, at);
     });
-    parts.push(LIST_END);
-    return Buffer.concat(parts);
+    LIST_END.copy(out, at);
+    return out;
   }
 
   async listEncoded(namespace: string | undefined, opts: ListOptions): Promise<Omit<ListResponse, 'items'> & { items: EncodedObject[] }> {
@@ -310,13 +312,13 @@ export class RegistryStore {
     let e = this.eventEncodings.get(ev);
     if (!e) {
       e = {};
-      if (ev.type === 'put' && ev.value) e.cur = new EncodedObject(this.chunks(ev.value, ev.revision));
+      if (ev.type === 'put' && ev.value) e.cur = new EncodedObject(this.splice(ev.value, ev.revision));
       if (ev.prevValue) {
         const prevValue = ev.prevValue;
         // The previous state is only parsed when a selector has to test it.
-        e.prev = new EncodedObject(() => this.chunks(prevValue, ev.prevModRevision ?? 0));
+        e.prev = new EncodedObject(() => new EncodedObject(this.splice(prevValue, ev.prevModRevision ?? 0)).parts());
         // A deleted object is reported in its last state at the revision of the delete.
-        if (ev.type === 'delete') e.deleted = new EncodedObject(() => this.chunks(prevValue, ev.revision));
+        if (ev.type === 'delete') e.deleted = new EncodedObject(() => new EncodedObject(this.splice(prevValue, ev.revision)).parts());
       }
       this.eventEncodings.set(ev, e);
     }
@@ -587,6 +589,14 @@ export class RegistryStore {
     }
     return deleted;
   }
+}
+
+/** Byte prefix test; a loop beats Buffer.compare's native call for a head this short. */
+function startsWith(buf: Buffer, head: Buffer): boolean {
+  if (buf.length <= head.length) return false;
+  // From the end: the kind and metadata key differ first between kinds.
+  for (let i = head.length - 1; i >= 0; i--) if (buf[i] !== head[i]) return false;
+  return true;
 }
 
 function checkPreconditions(r: QualifiedResource, obj: KObject, pre: DeleteOptions['preconditions']): void {
