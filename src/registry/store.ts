@@ -86,11 +86,21 @@ export class RegistryStore {
   }
   private headBytes: Buffer | undefined;
 
+  /** Values known to be in the stored layout: each is checked once, however often it is read. */
+  private readonly laidOut = new WeakSet<Uint8Array>();
+
+  private inLayout(value: Uint8Array): boolean {
+    if (this.laidOut.has(value)) return true;
+    if (!startsWith(value, this.head)) return false;
+    this.laidOut.add(value);
+    return true;
+  }
+
   /** How to write the stored value as JSON with `metadata.resourceVersion` = `revision`. */
   splice(value: Uint8Array, revision: number): Splice | Buffer[] {
     const stored = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
     const head = this.head;
-    if (!startsWith(stored, head)) {
+    if (!this.inLayout(value)) {
       // Not in the stored layout (written by another version): parse and re-encode.
       const obj = JSON.parse(stored.toString('utf8')) as KObject;
       obj.metadata.resourceVersion = String(revision);
@@ -176,28 +186,52 @@ export class RegistryStore {
   }
 
   async list(namespace: string | undefined, opts: ListOptions): Promise<ListResponse> {
-    const { items, ...rest } = await this.listEncoded(namespace, opts);
-    return { ...rest, items: items.map((i) => i.copy()) };
+    const { items, ...rest } = await this.listKeyValues(namespace, opts);
+    return { ...rest, items: items.map((kv) => this.decode(kv)) };
+  }
+
+  async listEncoded(namespace: string | undefined, opts: ListOptions): Promise<Omit<ListResponse, 'items'> & { items: EncodedObject[] }> {
+    const { items, ...rest } = await this.listKeyValues(namespace, opts);
+    return { ...rest, items: items.map((kv) => this.encoded(kv)) };
   }
 
   /** The list as JSON bytes, built from the stored bytes without parsing or copying them twice. */
   async listJson(namespace: string | undefined, opts: ListOptions): Promise<Buffer> {
-    const { items, ...rest } = await this.listEncoded(namespace, opts);
+    const { items: kvs, ...rest } = await this.listKeyValues(namespace, opts);
+    const head = this.head;
+    // Values in the stored layout are spliced as they are copied; any other is re-encoded.
+    const items = kvs.map((kv) => {
+      const stored = kv.value;
+      // Anything else is re-encoded and copied whole (an empty field marks it).
+      if (!this.inLayout(stored)) return { stored: this.encoded(kv).bytes() as Uint8Array, field: '' };
+      return { stored, field: `"resourceVersion":"${kv.modRevision}"${stored[head.length] === 0x7d ? '' : ','}` };
+    });
     const start = `{"apiVersion":${JSON.stringify(rest.apiVersion)},"kind":${JSON.stringify(rest.kind)},"metadata":${JSON.stringify(rest.metadata)},"items":[`;
     let size = Buffer.byteLength(start) + Math.max(0, items.length - 1) + LIST_END.length;
-    for (const item of items) size += item.byteLength();
+    for (const item of items) size += item.stored.length + item.field.length;
     // One allocation, one copy of each stored value.
     const out = Buffer.allocUnsafe(size);
     let at = out.write(start, 0, 'utf8');
-    items.forEach((item, i) => {
+    for (let i = 0; i < items.length; i++) {
       if (i > 0) out[at++] = 0x2c; // ','
-      at = item.writeTo(out, at);
-    });
+      const { stored, field } = items[i]!;
+      if (field === '') {
+        out.set(stored, at);
+        at += stored.length;
+        continue;
+      }
+      // The stored value shifted right by the field, the head in front, the field between.
+      out.set(stored, at + field.length);
+      out.set(head, at);
+      out.write(field, at + head.length, 'latin1');
+      at += stored.length + field.length;
+    }
     LIST_END.copy(out, at);
     return out;
   }
 
-  async listEncoded(namespace: string | undefined, opts: ListOptions): Promise<Omit<ListResponse, 'items'> & { items: EncodedObject[] }> {
+  /** The list's stored values (the chunk a list request returns), before any encoding. */
+  async listKeyValues(namespace: string | undefined, opts: ListOptions): Promise<Omit<ListResponse, 'items'> & { items: KeyValue[] }> {
     const prefix = this.prefixFor(namespace);
     const match = this.matcher(opts);
     const limit = opts.limit ?? 0;
@@ -238,7 +272,7 @@ export class RegistryStore {
 
     return this.storageCall(
       async () => {
-        const items: EncodedObject[] = [];
+        const items: KeyValue[] = [];
         const pageLimit = match ? Math.max(limit, SELECTOR_PAGE) : limit;
         let page = await read(startKey, singleKey ? 1 : pageLimit);
         const revision = mode.kind === 'exact' ? mode.rv : page.revision;
@@ -249,13 +283,13 @@ export class RegistryStore {
           let stoppedEarly = false;
           for (const kv of page.items) {
             if (singleKey && kv.key !== singleKey) break;
-            const enc = this.encoded(kv);
-            if (!match || match(enc.view())) {
+            // Only a selector makes the value worth parsing.
+            if (!match || match(this.encoded(kv).view())) {
               if (limit > 0 && items.length === limit) {
                 stoppedEarly = true;
                 break;
               }
-              items.push(enc);
+              items.push(kv);
             }
             lastKey = kv.key;
           }
@@ -272,7 +306,7 @@ export class RegistryStore {
           }
           page = await read(`${lastKey}\0`, pageLimit, revision);
         }
-        const list: Omit<ListResponse, 'items'> & { items: EncodedObject[] } = {
+        const list: Omit<ListResponse, 'items'> & { items: KeyValue[] } = {
           apiVersion: this.apiVersion,
           kind: `${this.def.kind}List`,
           metadata: { resourceVersion: String(revision) },
@@ -592,7 +626,7 @@ export class RegistryStore {
 }
 
 /** Byte prefix test; a loop beats Buffer.compare's native call for a head this short. */
-function startsWith(buf: Buffer, head: Buffer): boolean {
+function startsWith(buf: Uint8Array, head: Buffer): boolean {
   if (buf.length <= head.length) return false;
   // From the end: the kind and metadata key differ first between kinds.
   for (let i = head.length - 1; i >= 0; i--) if (buf[i] !== head[i]) return false;
