@@ -28,7 +28,8 @@ export function parseJson(text: string, what = "couldn't get version/kind; json 
   } catch (e) {
     throw errors.badRequest(`${what}: ${(e as Error).message}`);
   }
-  if (depthExceeds(value, MAX_JSON_DEPTH)) throw errors.badRequest(`${what}: exceeded max depth of ${MAX_JSON_DEPTH}`);
+  // Each level of nesting takes at least two characters, so short documents cannot be too deep.
+  if (text.length > 2 * MAX_JSON_DEPTH && depthExceeds(value, MAX_JSON_DEPTH)) throw errors.badRequest(`${what}: exceeded max depth of ${MAX_JSON_DEPTH}`);
   return value;
 }
 

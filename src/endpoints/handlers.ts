@@ -9,6 +9,7 @@ import { applyStrategicMergePatch } from '../machinery/strategic-merge.ts';
 import { errors, StatusError, type StatusBody } from '../machinery/status.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import type { Naming } from '../naming.ts';
+import type { FeatureGates } from '../server/feature-gates.ts';
 import type { DeleteOptions, RegistryStore, WatchSink } from '../registry/store.ts';
 import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
 import { negotiateBody, negotiateResponse } from '../negotiation/negotiate.ts';
@@ -32,6 +33,7 @@ export interface WatchRegistry {
 
 export interface HandlerEnv {
   naming: Naming;
+  featureGates: FeatureGates;
   watches: WatchRegistry;
 }
 
@@ -80,7 +82,7 @@ function validateSelectorFields(t: ResourceTarget, sel: { requirements: readonly
 export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'watch');
   negotiateResponse(ctx.req.headers.accept);
-  const opts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'watch');
+  const opts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'watch', { watchList: env.featureGates.WatchList ?? true });
   validateSelectorFields(t, opts.fieldSelector);
   const { res, req } = ctx;
   let started = false;

@@ -1,7 +1,7 @@
 // Query parameters of list, watch and deletecollection, parsed and checked against spec 01's
 // resourceVersion tables. Invalid combinations are 400 (spec-decisions #1).
 
-import { child, fieldError, type FieldError } from '../machinery/field-errors.ts';
+import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import { errors } from '../machinery/status.ts';
 import { parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldSelector, type LabelSelector } from '../machinery/selectors.ts';
 
@@ -51,7 +51,7 @@ function selectors(q: URLSearchParams): { labelSelector: LabelSelector; fieldSel
   }
 }
 
-export function parseListOptions(q: URLSearchParams, metaGroup: string, verb: 'list' | 'watch' | 'deletecollection'): ListOptions {
+export function parseListOptions(q: URLSearchParams, metaGroup: string, verb: 'list' | 'watch' | 'deletecollection', gates: { watchList: boolean } = { watchList: true }): ListOptions {
   parseBool('watch', q.get('watch'));
   const watch = verb === 'watch';
   const rvMatch = q.get('resourceVersionMatch') ?? '';
@@ -70,7 +70,7 @@ export function parseListOptions(q: URLSearchParams, metaGroup: string, verb: 'l
   if (opts.timeoutSeconds !== undefined && opts.timeoutSeconds < 0) throw errors.badRequest(`invalid value for timeoutSeconds: ${opts.timeoutSeconds}: must be greater than or equal to 0`);
   const shard = q.get('shardSelector');
   if (shard) throw errors.badRequest('shardSelector: sharded lists are not served by this server');
-  const errs = watch ? watchErrors(opts) : listErrors(opts);
+  const errs = watch ? watchErrors(opts, gates.watchList) : listErrors(opts);
   if (errs.length) throw errors.invalidOptions(metaGroup, 'ListOptions', errs);
   if (opts.resourceVersion) parseResourceVersion(opts.resourceVersion);
   return opts;
@@ -91,9 +91,11 @@ function listErrors(o: ListOptions): FieldError[] {
   return errs;
 }
 
-function watchErrors(o: ListOptions): FieldError[] {
+function watchErrors(o: ListOptions, watchList: boolean): FieldError[] {
   const errs: FieldError[] = [];
   const match = o.resourceVersionMatch;
+  if (o.sendInitialEvents !== undefined && !watchList)
+    errs.push(fieldError.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled'));
   if (o.sendInitialEvents !== undefined && match !== 'NotOlderThan')
     errs.push(fieldError.forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
   if (match) {
@@ -105,4 +107,3 @@ function watchErrors(o: ListOptions): FieldError[] {
   return errs;
 }
 
-export { child };

@@ -67,9 +67,21 @@ const BODY_TYPES: Record<string, BodyType> = {
   'application/apply-patch+yaml': 'apply-patch',
 };
 
+/** Parsed Content-Type headers: clients send the same few values over and over. */
+const parsedTypes = new Map<string, MediaType | undefined>();
+
+function parseContentType(header: string): MediaType | undefined {
+  let m = parsedTypes.get(header);
+  if (m === undefined && !parsedTypes.has(header)) {
+    m = parseMediaType(header);
+    if (parsedTypes.size < 256) parsedTypes.set(header, m);
+  }
+  return m;
+}
+
 /** The request body's encoding; 415 for anything else. */
 export function negotiateBody(contentType: string | undefined, allowed: readonly BodyType[]): BodyType {
-  const m = parseMediaType(contentType ?? '');
+  const m = parseContentType(contentType ?? '');
   const accepted = Object.entries(BODY_TYPES).filter(([, t]) => allowed.includes(t)).map(([k]) => k);
   const t = m ? BODY_TYPES[`${m.type}/${m.subtype}`] : allowed.includes('json') && !contentType ? 'json' : undefined;
   if (!t || !allowed.includes(t)) throw errors.unsupportedMediaType(contentType ?? '', accepted);

@@ -124,7 +124,12 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   });
   for (const def of defs) {
     const prefix = `/registry/${def.group || 'core'}/${def.resource}/`;
-    const cache = await openWatchCache(backend, { prefix, retentionMs: opts.watchCacheRetentionMs });
+    const cache = await openWatchCache(backend, {
+      prefix,
+      retentionMs: opts.watchCacheRetentionMs,
+      // With the gate off, consistent reads always go to storage.
+      ...(featureGates.ConsistentListFromCache ? {} : { consistentReadsFromCache: false }),
+    });
     caches.push(cache);
     const store = new RegistryStore(def, cache, naming, admission);
     stores.push(store);
@@ -135,6 +140,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const minTimeout = (opts.minRequestTimeoutSeconds ?? 1800) * 1000;
   const router = new ApiRouter(stores, naming, {
     naming,
+    featureGates,
     watches: {
       add(end) {
         watchEnders.add(end);

@@ -475,3 +475,28 @@ describe('warnings with non-ASCII text', () => {
     assert.equal(r.headers.get('warning'), '299 - "unknown field \\"spec.gr\\u00fcn\\u2713\\""');
   });
 });
+
+describe('runtime config and feature gates', () => {
+  test('--runtime-config disables a group version: gone from discovery and its paths 404', async () => {
+    const s = await testServer({ runtimeConfig: 'coordination.orch.io/v1=false' });
+    const apis = (await api(s, 'GET', '/apis')).body;
+    assert.equal(apis.groups.some((g: { name: string }) => g.name === 'coordination.orch.io'), false);
+    const r = await api(s, 'GET', '/apis/coordination.orch.io/v1/namespaces/default/leases');
+    assert.equal(r.status, 404);
+    assert.equal(r.body.reason, 'NotFound');
+    assert.equal((await api(s, 'GET', '/api/v1/nodes')).status, 200);
+  });
+  test('WatchList=false refuses sendInitialEvents', async () => {
+    const s = await testServer({ featureGates: 'WatchList=false' });
+    const r = await api(s, 'GET', '/api/v1/namespaces?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true');
+    assert.equal(r.status, 400);
+    assert.match(r.body.message, /unless the WatchList feature gate is enabled/);
+  });
+  test('ConsistentListFromCache=false still serves consistent lists (from storage)', async () => {
+    const s = await testServer({ featureGates: 'ConsistentListFromCache=false' });
+    const c = await api(s, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'cl' } });
+    const l = await api(s, 'GET', '/api/v1/nodes');
+    assert.ok(Number(l.body.metadata.resourceVersion) >= Number(c.body.metadata.resourceVersion));
+    assert.deepEqual(l.body.items.map((n: { metadata: { name: string } }) => n.metadata.name), ['cl']);
+  });
+});

@@ -1,0 +1,85 @@
+// The command line: flags, start-up on the embedded store, SIGTERM as a graceful shutdown.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { tempDir } from '../support/tmp.ts';
+import { readWatch } from '../support/watch.ts';
+
+const bin = new URL('../../bin/orch-apiserver.js', import.meta.url).pathname;
+
+function run(args: string[]) {
+  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  let stdout = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  const exited = once(child, 'exit').then(([code]) => code as number);
+  const url = new Promise<string>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no start-up line: ${stderr}`)), 20_000);
+    child.stderr.on('data', () => {
+      const m = /serving on (http:\/\/\S+)/.exec(stderr);
+      if (m) {
+        clearTimeout(t);
+        resolve(m[1]!);
+      }
+    });
+    void exited.then(() => reject(new Error(`exited: ${stderr}`)));
+  });
+  // Runs that are meant to fail never serve: their rejection is expected, not unhandled.
+  url.catch(() => {});
+  return { child, url, exited, out: () => stdout, err: () => stderr };
+}
+
+test('starts with kube-apiserver style flags, keeps data across restarts, stops cleanly on SIGTERM', async () => {
+  const dir = tempDir('cli');
+  const flags = ['--bind-address=127.0.0.1', '--port', '0', `--data-dir=${dir}`, '--watch-cache-retention=30s', '--request-timeout=30s', '--max-requests-inflight=100', '--shutdown-delay-duration=300ms', '--feature-gates=WatchList=true'];
+  const first = run(flags);
+  const url = await first.url;
+  assert.equal((await fetch(`${url}/readyz`)).status, 200);
+  const created = await fetch(`${url}/api/v1/nodes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }) });
+  assert.equal(created.status, 201);
+  const w = readWatch(`${url}/api/v1/nodes?watch=1&resourceVersion=0`);
+  await w.next(1);
+  first.child.kill('SIGTERM');
+  await w.ended; // the open watch ended cleanly
+  assert.equal(await first.exited, 0);
+  assert.match(first.err(), /SIGTERM: shutting down/);
+
+  const second = run(flags);
+  const url2 = await second.url;
+  const node = await (await fetch(`${url2}/api/v1/nodes/n1`)).json() as { metadata: { name: string } };
+  assert.equal(node.metadata.name, 'n1', 'the embedded store kept the node');
+  second.child.kill('SIGTERM');
+  assert.equal(await second.exited, 0);
+});
+
+test('--help lists the flags; bad flags exit 2 with a message', async () => {
+  const help = run(['--help']);
+  assert.equal(await help.exited, 0);
+  assert.match(help.out(), /--storage-backend/);
+  assert.match(help.out(), /--etcd-servers/);
+  for (const [args, message] of [
+    [['--no-such-flag=1'], /unknown flag: --no-such-flag/],
+    [['--port=abc'], /invalid argument "abc" for "--port" flag/],
+    [['--storage-backend=sqlite'], /invalid --storage-backend "sqlite"/],
+    [['--request-timeout=soon'], /invalid duration/],
+  ] as const) {
+    const r = run([...args]);
+    assert.equal(await r.exited, 2, args.join(' '));
+    assert.match(r.err(), message);
+  }
+});
+
+test('a bad feature gate or runtime-config stops start-up with an error', async () => {
+  for (const [args, message] of [
+    [['--port=0', '--feature-gates=Nope=true'], /unrecognized feature gate: Nope/],
+    [['--port=0', '--runtime-config=nope.orch.io/v1=false'], /unknown api groups nope.orch.io\/v1/],
+    [['--port=0', '--storage-backend=etcd3'], /--etcd-servers must be specified/],
+  ] as const) {
+    const r = run([...args, `--data-dir=${tempDir('cli-bad')}`]);
+    assert.equal(await r.exited, 1, args.join(' '));
+    assert.match(r.err(), message);
+  }
+});
