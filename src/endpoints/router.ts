@@ -28,11 +28,14 @@ import {
   type HandlerEnv,
   type ResourceTarget,
 } from './handlers.ts';
-import { writeJson } from './respond.ts';
+import { writeJson, writeJsonBytes } from './respond.ts';
+import { createHash } from 'node:crypto';
 import { negotiateResponse } from '../negotiation/negotiate.ts';
 
 export class ApiRouter {
   private readonly byPath = new Map<string, RegistryStore>();
+  /** Aggregated discovery documents and their ETags (the served kinds do not change while running). */
+  private readonly aggregated = new Map<string, { body: string; etag: string }>();
   private readonly gvs: GroupVersion[];
 
   constructor(
@@ -98,7 +101,21 @@ export class ApiRouter {
       const aggregated = aggregatedDiscoveryRequested(this.naming, accept);
       if (aggregated) {
         const version = aggregated.includes(';v=v2beta1;') ? 'v2beta1' : 'v2';
-        return writeJson(ctx, 200, aggregatedDiscovery(this.naming, this.gvs, i.apiPrefix === 'api', version), aggregated);
+        const key = `${i.apiPrefix}/${version}`;
+        let doc = this.aggregated.get(key);
+        if (!doc) {
+          const body = JSON.stringify(aggregatedDiscovery(this.naming, this.gvs, i.apiPrefix === 'api', version));
+          doc = { body, etag: `"${createHash('sha256').update(body).digest('hex')}"` };
+          this.aggregated.set(key, doc);
+        }
+        // Clients revalidate with the ETag; an unchanged document is a 304 without a body.
+        if (ctx.req.headers['if-none-match'] === doc.etag) {
+          ctx.res.writeHead(304, { ETag: doc.etag });
+          ctx.res.end();
+          return;
+        }
+        ctx.res.setHeader('ETag', doc.etag);
+        return writeJsonBytes(ctx, 200, Buffer.from(doc.body), aggregated);
       }
       negotiateResponse(accept);
       const host = ctx.req.headers.host ?? 'localhost';

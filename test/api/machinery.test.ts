@@ -367,6 +367,10 @@ describe('discovery', () => {
     assert.equal(core.body.items[0].versions[0].version, 'v1');
     const plain = await api(server, 'GET', '/apis');
     assert.equal(plain.body.kind, 'APIGroupList');
+    const etag = r.headers.get('etag');
+    assert.ok(etag);
+    const again = await fetch(`${server.url}/apis`, { headers: { Accept: accept, 'If-None-Match': etag } });
+    assert.equal(again.status, 304);
   });
   test('/version', async () => {
     const v = (await api(server, 'GET', '/version')).body;
