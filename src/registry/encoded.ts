@@ -45,16 +45,7 @@ export class EncodedObject {
   /** Copy the JSON into `out` at `offset`; returns the offset after it. */
   writeTo(out: Buffer, offset: number): number {
     const s = this.splice;
-    if (s) {
-      // Copy the stored value shifted right by the field, put the head in front, then the field
-      // between them: two block copies and a short ASCII write, no slices.
-      const { stored, head, field } = s;
-      out.set(stored, offset + field.length);
-      out.set(head, offset);
-      const at = offset + head.length;
-      for (let i = 0; i < field.length; i++) out[at + i] = field.charCodeAt(i);
-      return offset + stored.length + field.length;
-    }
+    if (s) return spliceInto(out, offset, s.stored, s.head, s.field);
     for (const p of this.parts()) offset += p.copy(out, offset);
     return offset;
   }
@@ -115,3 +106,16 @@ export class EncodedObject {
 }
 
 const LINE_END = Buffer.from('}\n');
+
+/**
+ * Write `stored` (which starts with `head`) into `out` at `offset` with the ASCII `field` right
+ * after the head: the stored value is copied shifted right by the field, the head is put in
+ * front, the field between them — two block copies and a short write, no slices. Returns the
+ * offset after it.
+ */
+export function spliceInto(out: Buffer, offset: number, stored: Uint8Array, head: Uint8Array, field: string): number {
+  out.set(stored, offset + field.length);
+  out.set(head, offset);
+  out.write(field, offset + head.length, 'latin1');
+  return offset + stored.length + field.length;
+}

@@ -13,7 +13,7 @@ import { parseResourceVersion, type ListOptions } from '../endpoints/list-option
 import { apiVersionOf, type KindDefinition, type SubresourceDefinition } from './definition.ts';
 import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
 import type { Admission } from './admission.ts';
-import { EncodedObject, type Splice } from './encoded.ts';
+import { EncodedObject, spliceInto, type Splice } from './encoded.ts';
 
 export interface WriteOptions {
   dryRun: boolean;
@@ -220,11 +220,7 @@ export class RegistryStore {
         at += stored.length;
         continue;
       }
-      // The stored value shifted right by the field, the head in front, the field between.
-      out.set(stored, at + field.length);
-      out.set(head, at);
-      out.write(field, at + head.length, 'latin1');
-      at += stored.length + field.length;
+      at = spliceInto(out, at, stored, head, field);
     }
     LIST_END.copy(out, at);
     return out;
