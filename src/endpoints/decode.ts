@@ -52,18 +52,16 @@ export interface Decoded {
 
 /**
  * Check a request object (already parsed from `text`, or produced by a patch of it) against the
- * definition. `duplicates` are the duplicate keys of the request document.
+ * definition. `duplicates` are the duplicate keys of the request document. Like kube-apiserver's
+ * typed decoding, an object without apiVersion/kind takes the endpoint's.
  */
-export function checkObject(value: unknown, def: KindDefinition, validation: FieldValidation, duplicates: string[], opts: { requireTypeMeta: boolean }): Decoded {
+export function checkObject(value: unknown, def: KindDefinition, validation: FieldValidation, duplicates: string[]): Decoded {
   const apiVersion = apiVersionOf(def);
   if (!isPlainObject(value)) throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: the request body must be a JSON object`);
-  if (opts.requireTypeMeta && (value.kind === undefined || value.kind === '')) {
-    const shown = JSON.stringify(value);
-    throw errors.badRequest(`Object 'Kind' is missing in '${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown}'`);
-  }
-  if (value.apiVersion !== undefined && value.apiVersion !== apiVersion)
+  const given = (v: unknown) => v !== undefined && v !== null && v !== '';
+  if (given(value.apiVersion) && value.apiVersion !== apiVersion)
     throw errors.badRequest(`the API version in the data (${String(value.apiVersion)}) does not match the expected API version (${apiVersion})`);
-  if (value.kind !== undefined && value.kind !== def.kind) throw errors.badRequest(`the kind in the data (${String(value.kind)}) does not match the expected kind (${def.kind})`);
+  if (given(value.kind) && value.kind !== def.kind) throw errors.badRequest(`the kind in the data (${String(value.kind)}) does not match the expected kind (${def.kind})`);
   const { errors: errs, unknownFields } = validateAgainstSchema(value, def.schema);
   const typeError = errs.find((e) => e.type === 'FieldValueTypeInvalid');
   if (typeError) throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${typeError.message}`);
@@ -94,5 +92,5 @@ function hasDefaults(s: Schema): boolean {
 export function decodeObject(text: string, def: KindDefinition, validation: FieldValidation): Decoded {
   const value = parseJson(text);
   const duplicates = validation === 'Ignore' ? [] : findDuplicateKeys(text);
-  return checkObject(value, def, validation, duplicates, { requireTypeMeta: true });
+  return checkObject(value, def, validation, duplicates);
 }

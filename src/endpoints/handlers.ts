@@ -182,7 +182,7 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
           : type === 'merge-patch'
             ? applyMergePatch(current, patch)
             : applyStrategicMergePatch(current, patch, t.store.def.schema);
-      const decoded = checkObject(patched, t.store.def, fieldValidation, duplicates, { requireTypeMeta: false });
+      const decoded = checkObject(patched, t.store.def, fieldValidation, duplicates);
       warnings = decoded.warnings;
       return decoded.obj;
     },

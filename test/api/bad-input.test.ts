@@ -396,8 +396,6 @@ describe('type meta', () => {
     { name: 'apiVersion of another group', method: 'POST', path: LEASES, opts: { json: { ...lease('k1'), apiVersion: 'v1' } }, code: 400, reason: 'BadRequest' },
     { name: 'apiVersion of another version', method: 'POST', path: LEASES, opts: { json: { ...lease('k1'), apiVersion: 'coordination.orch.io/v2' } }, code: 400, reason: 'BadRequest' },
     { name: 'kind not a string', method: 'POST', path: LEASES, opts: { json: { ...lease('k1'), kind: 7 } }, code: 400, reason: 'BadRequest' },
-    { name: 'missing kind', method: 'POST', path: LEASES, opts: { json: { apiVersion: LEASE_API, metadata: { name: 'k1' } } }, code: 400, reason: 'BadRequest', check: messageMatches(/Kind/) },
-    { name: 'missing kind on PUT', method: 'PUT', path: L1, opts: { json: { apiVersion: LEASE_API, metadata: { name: 'l1' } } }, code: 400, reason: 'BadRequest' },
     { name: 'kind mismatch on PUT', method: 'PUT', path: L1, opts: { json: { ...lease('l1'), kind: 'Namespace' } }, code: 400, reason: 'BadRequest' },
     { name: 'namespace in the body differs from the URL', method: 'POST', path: LEASES, opts: { json: lease('k1', { metadata: { name: 'k1', namespace: 'default' } }) }, code: 400, reason: 'BadRequest' },
   ]);

@@ -504,3 +504,21 @@ describe('runtime config and feature gates', () => {
     assert.deepEqual(l.body.items.map((n: { metadata: { name: string } }) => n.metadata.name), ['cl']);
   });
 });
+
+describe('type meta', () => {
+  test('a body without apiVersion and kind takes the endpoint’s, as kube-apiserver decodes typed objects', async () => {
+    const r = await api(server, 'POST', leases(), { metadata: { name: 'no-kind' }, spec: { holderIdentity: 'a' } });
+    assert.equal(r.status, 201);
+    assert.equal(r.body.kind, 'Lease');
+    assert.equal(r.body.apiVersion, 'coordination.orch.io/v1');
+    const ns = await api(server, 'POST', '/api/v1/namespaces', { metadata: { name: 'no-kind-ns' } });
+    assert.equal(ns.status, 201);
+    assert.equal(ns.body.kind, 'Namespace');
+  });
+  test('a wrong kind or apiVersion is 400', async () => {
+    const k = await api(server, 'POST', leases(), { apiVersion: 'coordination.orch.io/v1', kind: 'Node', metadata: { name: 'wrong-kind' } });
+    assert.equal(k.status, 400);
+    const v = await api(server, 'POST', leases(), { apiVersion: 'coordination.orch.io/v2', kind: 'Lease', metadata: { name: 'wrong-version' } });
+    assert.equal(v.status, 400);
+  });
+});
