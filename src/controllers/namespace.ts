@@ -7,7 +7,7 @@ import type { Naming } from '../naming.ts';
 import type { KObject } from '../machinery/meta.ts';
 import { parseFieldSelector, parseLabelSelector } from '../machinery/selectors.ts';
 import type { RegistryStore } from '../registry/store.ts';
-import type { ListOptions } from '../endpoints/list-options.ts';
+import type { ListOptions } from '../machinery/list-options.ts';
 
 const everything = (): ListOptions => ({ watch: false, labelSelector: parseLabelSelector(''), fieldSelector: parseFieldSelector(''), allowWatchBookmarks: false });
 

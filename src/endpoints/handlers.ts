@@ -14,7 +14,7 @@ import type { DeleteOptions, RegistryStore, WatchSink } from '../registry/store.
 import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
 import { negotiateBody, negotiateResponse } from '../negotiation/negotiate.ts';
 import { checkObject, decodeObject, parseFieldValidation, parseJson, type FieldValidation } from './decode.ts';
-import { parseBool, parseInteger, parseListOptions } from './list-options.ts';
+import { parseBool, parseInteger, parseListOptions } from '../machinery/list-options.ts';
 import { readBody, writeJson, writeJsonBytes, writeStatus } from './respond.ts';
 
 export interface ResourceTarget {

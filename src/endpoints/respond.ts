@@ -2,7 +2,7 @@
 
 import type { RequestContext } from '../server/context.ts';
 import { errors, isStatusError, type StatusBody, type StatusError } from '../machinery/status.ts';
-import { parseBool } from './list-options.ts';
+import { parseBool } from '../machinery/list-options.ts';
 
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 

@@ -9,7 +9,7 @@ import type { WatchCache } from '../storage/cache/watch-cache.ts';
 import { decodeContinue, encodeContinue } from '../machinery/continue-token.ts';
 import { generateName, nowTimestamp, type KObject } from '../machinery/meta.ts';
 import { errors, StatusError, successStatus, type QualifiedResource, type StatusBody } from '../machinery/status.ts';
-import { parseResourceVersion, type ListOptions } from '../endpoints/list-options.ts';
+import { parseResourceVersion, type ListOptions } from '../machinery/list-options.ts';
 import { apiVersionOf, type KindDefinition, type SubresourceDefinition } from './definition.ts';
 import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
 import type { Admission } from './admission.ts';

@@ -3,7 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeContinue, encodeContinue } from '../../src/machinery/continue-token.ts';
-import { parseListOptions } from '../../src/endpoints/list-options.ts';
+import { parseListOptions } from '../../src/machinery/list-options.ts';
 import { parseRequestInfo } from '../../src/server/request-info.ts';
 import { StatusError } from '../../src/machinery/status.ts';
 import { parseDuration } from '../../src/server/durations.ts';

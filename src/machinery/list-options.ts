@@ -1,9 +1,9 @@
 // Query parameters of list, watch and deletecollection, parsed and checked against spec 01's
 // resourceVersion tables. Invalid combinations are 400 (spec-decisions #1).
 
-import { fieldError, type FieldError } from '../machinery/field-errors.ts';
-import { errors } from '../machinery/status.ts';
-import { parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldSelector, type LabelSelector } from '../machinery/selectors.ts';
+import { fieldError, type FieldError } from './field-errors.ts';
+import { errors } from './status.ts';
+import { parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldSelector, type LabelSelector } from './selectors.ts';
 
 export type ResourceVersionMatch = 'Exact' | 'NotOlderThan';
 
