@@ -58,42 +58,48 @@ export function toStatusError(e: unknown): StatusError {
   return errors.internal(e instanceof Error ? e.message : String(e));
 }
 
-/**
- * Read the request body up to the limit; 413 beyond it. The rest of an oversized body is not
- * read: the response says `Connection: close` and the connection ends after it.
- */
+/** Read the request body up to the limit; 413 beyond it. */
 export function readBody(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYTES): Promise<string> {
   const { req, res } = ctx;
-  const tooLarge = () => {
-    res.setHeader('Connection', 'close');
-    return errors.entityTooLarge(limit);
-  };
-  if (Number(req.headers['content-length'] ?? NaN) > limit) return Promise.reject(tooLarge());
+  if (Number(req.headers['content-length'] ?? NaN) > limit) return Promise.reject(tooLarge(res, limit));
+  // Listeners are inline (unnamed) functions: this runs on every write request, and the TypeScript
+  // loader wraps every named function it creates.
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const done = (err?: Error) => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('aborted', onAborted);
-      if (err) reject(err);
-      else resolve(Buffer.concat(chunks).toString('utf8'));
-    };
-    const onData = (chunk: Buffer) => {
+    let settled = false;
+    req.on('data', (chunk: Buffer) => {
+      if (settled) return;
       size += chunk.length;
-      if (size > limit) {
-        req.pause();
-        done(tooLarge());
-      } else chunks.push(chunk);
-    };
-    const onEnd = () => done();
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      settled = true;
+      req.pause();
+      reject(tooLarge(res, limit));
+    });
+    req.once('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    });
     // A client that goes away or breaks the framing mid-body is the client's problem, not a bug.
-    const onError = (e: Error) => done(errors.badRequest(`the request body could not be read: ${e.message}`));
-    const onAborted = () => done(errors.badRequest('the request body could not be read: the client closed the connection'));
-    req.on('data', onData);
-    req.once('end', onEnd);
-    req.once('error', onError);
-    req.once('aborted', onAborted);
+    req.once('error', (e: Error) => {
+      if (settled) return;
+      settled = true;
+      reject(errors.badRequest(`the request body could not be read: ${e.message}`));
+    });
+    req.once('aborted', () => {
+      if (settled) return;
+      settled = true;
+      reject(errors.badRequest('the request body could not be read: the client closed the connection'));
+    });
   });
+}
+
+/** The rest of an oversized body is not read: the connection ends after the 413. */
+function tooLarge(res: RequestContext['res'], limit: number) {
+  res.setHeader('Connection', 'close');
+  return errors.entityTooLarge(limit);
 }
