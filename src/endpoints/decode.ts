@@ -55,10 +55,12 @@ export interface Decoded {
  * definition. `duplicates` are the duplicate keys of the request document. Like kube-apiserver's
  * typed decoding, an object without apiVersion/kind takes the endpoint's.
  */
+/** A type-meta field the client actually set. */
+const given = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
+
 export function checkObject(value: unknown, def: KindDefinition, validation: FieldValidation, duplicates: string[]): Decoded {
   const apiVersion = apiVersionOf(def);
   if (!isPlainObject(value)) throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: the request body must be a JSON object`);
-  const given = (v: unknown) => v !== undefined && v !== null && v !== '';
   if (given(value.apiVersion) && value.apiVersion !== apiVersion)
     throw errors.badRequest(`the API version in the data (${String(value.apiVersion)}) does not match the expected API version (${apiVersion})`);
   if (given(value.kind) && value.kind !== def.kind) throw errors.badRequest(`the kind in the data (${String(value.kind)}) does not match the expected kind (${def.kind})`);
