@@ -13,7 +13,7 @@ import { parseResourceVersion, type ListOptions } from '../machinery/list-option
 import { apiVersionOf, type KindDefinition, type SubresourceDefinition } from './definition.ts';
 import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
 import type { Admission } from './admission.ts';
-import { EncodedObject, spliceInto, type Splice } from './encoded.ts';
+import { EncodedObject, type Splice } from './encoded.ts';
 
 export interface WriteOptions {
   dryRun: boolean;
@@ -199,32 +199,52 @@ export class RegistryStore {
   async listJson(namespace: string | undefined, opts: ListOptions): Promise<Buffer> {
     const { items: kvs, ...rest } = await this.listKeyValues(namespace, opts);
     const head = this.head;
-    // Values in the stored layout are spliced as they are copied; any other is re-encoded.
-    const items = kvs.map((kv) => {
-      const stored = kv.value;
-      // Anything else is re-encoded and copied whole (an empty field marks it).
-      if (!this.inLayout(stored)) return { stored: this.encoded(kv).bytes() as Uint8Array, field: '' };
-      return { stored, field: `"resourceVersion":"${kv.modRevision}"${stored[head.length] === 0x7d ? '' : ','}` };
-    });
+    // `{"apiVersion":…,"kind":…,"metadata":{"resourceVersion":"` — what precedes every item's digits.
+    const headRv = (this.headRvBytes ??= Buffer.concat([head, Buffer.from('"resourceVersion":"')]));
+    // Items in the stored layout are spliced while copied; any other is re-encoded (rare).
+    const reencoded = new Map<number, Buffer>();
     const start = `{"apiVersion":${JSON.stringify(rest.apiVersion)},"kind":${JSON.stringify(rest.kind)},"metadata":${JSON.stringify(rest.metadata)},"items":[`;
-    let size = Buffer.byteLength(start) + Math.max(0, items.length - 1) + LIST_END.length;
-    for (const item of items) size += item.stored.length + item.field.length;
-    // One allocation, one copy of each stored value.
+    let size = Buffer.byteLength(start) + Math.max(0, kvs.length - 1) + LIST_END.length;
+    for (let i = 0; i < kvs.length; i++) {
+      const kv = kvs[i]!;
+      if (this.inLayout(kv.value)) size += kv.value.length + headRv.length - head.length + digits(kv.modRevision) + (kv.value[head.length] === 0x7d ? 1 : 2);
+      else {
+        const bytes = this.encoded(kv).bytes();
+        reencoded.set(i, bytes);
+        size += bytes.length;
+      }
+    }
+    // One allocation; per item two block copies and the revision's digits.
     const out = Buffer.allocUnsafe(size);
     let at = out.write(start, 0, 'utf8');
-    for (let i = 0; i < items.length; i++) {
+    for (let i = 0; i < kvs.length; i++) {
       if (i > 0) out[at++] = 0x2c; // ','
-      const { stored, field } = items[i]!;
-      if (field === '') {
-        out.set(stored, at);
-        at += stored.length;
+      const kv = kvs[i]!;
+      const other = reencoded.get(i);
+      if (other) {
+        out.set(other, at);
+        at += other.length;
         continue;
       }
-      at = spliceInto(out, at, stored, head, field);
+      const stored = kv.value;
+      const empty = stored[head.length] === 0x7d; // '}': no other metadata field
+      const n = digits(kv.modRevision);
+      const fieldLength = headRv.length - head.length + n + (empty ? 1 : 2);
+      // The stored value shifted right by the field, then the head and the field before its rest.
+      out.set(stored, at + fieldLength);
+      out.set(headRv, at);
+      let d = at + headRv.length + n;
+      for (let rev = kv.modRevision; d > at + headRv.length; rev = Math.floor(rev / 10)) out[--d] = 0x30 + (rev % 10);
+      d = at + headRv.length + n;
+      out[d++] = 0x22; // '"'
+      if (!empty) out[d] = 0x2c; // ','
+      at += stored.length + fieldLength;
     }
     LIST_END.copy(out, at);
     return out;
   }
+  private headRvBytes: Buffer | undefined;
+
 
   /** The list's stored values (the chunk a list request returns), before any encoding. */
   async listKeyValues(namespace: string | undefined, opts: ListOptions): Promise<Omit<ListResponse, 'items'> & { items: KeyValue[] }> {
@@ -619,6 +639,16 @@ export class RegistryStore {
     }
     return deleted;
   }
+}
+
+/** Decimal digits of a positive integer. */
+function digits(n: number): number {
+  let d = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    d++;
+  }
+  return d;
 }
 
 /** Byte prefix test; a loop beats Buffer.compare's native call for a head this short. */

@@ -522,3 +522,19 @@ describe('type meta', () => {
     assert.equal(v.status, 400);
   });
 });
+
+describe('list bodies', () => {
+  test('every item of a list carries its own resourceVersion, metadata otherwise intact', async () => {
+    const ns = 'list-bodies';
+    await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    // Revisions cross digit boundaries as the store grows; objects with and without other metadata.
+    for (let i = 0; i < 120; i++) await api(server, 'POST', leases(ns), lease(`b${String(i).padStart(3, '0')}`, i % 3 ? { labels: { i: String(i) } } : {}));
+    const list = await api(server, 'GET', leases(ns));
+    assert.equal(list.body.items.length, 120);
+    for (const item of list.body.items.slice(0, 120)) {
+      const one = await api(server, 'GET', `${leases(ns)}/${item.metadata.name}`);
+      assert.deepEqual(item, one.body);
+      assert.match(item.metadata.resourceVersion, /^[1-9]\d*$/);
+    }
+  });
+});
