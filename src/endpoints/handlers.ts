@@ -3,10 +3,10 @@
 
 import type { RequestContext } from '../server/context.ts';
 import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
-import { isPlainObject, type KObject } from '../machinery/meta.ts';
+import { isPlainObject } from '../machinery/meta.ts';
 import { applyJsonPatch, applyMergePatch } from '../machinery/patch.ts';
 import { applyStrategicMergePatch } from '../machinery/strategic-merge.ts';
-import { errors, StatusError, type StatusBody } from '../machinery/status.ts';
+import { errors, type StatusBody } from '../machinery/status.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import type { Naming } from '../naming.ts';
 import type { FeatureGates } from '../server/feature-gates.ts';
@@ -250,4 +250,3 @@ export async function handleDeleteCollection(ctx: RequestContext, env: HandlerEn
   writeStatus(ctx, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 200 });
 }
 
-export type { KObject, StatusError };

@@ -84,6 +84,6 @@ export function negotiateBody(contentType: string | undefined, allowed: readonly
   const m = parseContentType(contentType ?? '');
   const accepted = Object.entries(BODY_TYPES).filter(([, t]) => allowed.includes(t)).map(([k]) => k);
   const t = m ? BODY_TYPES[`${m.type}/${m.subtype}`] : allowed.includes('json') && !contentType ? 'json' : undefined;
-  if (!t || !allowed.includes(t)) throw errors.unsupportedMediaType(contentType ?? '', accepted);
+  if (!t || !allowed.includes(t)) throw errors.unsupportedMediaType(accepted);
   return t;
 }

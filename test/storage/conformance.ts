@@ -1,6 +1,6 @@
 // One conformance suite for every implementation of `Storage`: each backend's test file calls
 // `runConformance` with a factory, so lmdb, etcd and the watch cache are held to the same contract.
-import { describe, it, before, after } from 'node:test';
+import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Storage, WatchEvent, KeyValue } from '../../src/storage/interface.ts';
 import {
