@@ -115,11 +115,14 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   await new Promise<void>((resolve) => {
     const timeoutMs = opts.timeoutSeconds !== undefined ? opts.timeoutSeconds * 1000 : env.watches.defaultTimeoutMs();
     const timer = setTimeout(() => finish(), timeoutMs);
+    // A bookmark shortly before the end lets the client resume from there instead of relisting.
+    const bookmarkTimer = opts.allowWatchBookmarks ? setTimeout(() => watch.bookmark(), Math.max(0, timeoutMs - Math.min(1000, timeoutMs / 10))) : undefined;
     const unregister = env.watches.add(() => finish());
     finish = () => {
       if (ended) return;
       ended = true;
       clearTimeout(timer);
+      clearTimeout(bookmarkTimer);
       unregister();
       watch.stop();
       res.end();

@@ -375,7 +375,11 @@ export class RegistryStore {
     return e;
   }
 
-  async watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink): Promise<Watch> {
+  /**
+   * Watch the store. `bookmark()` asks for a progress bookmark now (sent when the revision moved
+   * past what the watch has sent), e.g. just before the watch times out.
+   */
+  async watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink): Promise<Watch & { bookmark(): void }> {
     const prefix = this.prefixFor(namespace);
     const match = this.matcher(opts);
     const bookmark = (rv: number, annotations?: Record<string, string>) =>
@@ -438,7 +442,7 @@ export class RegistryStore {
       },
     };
     watch = this.storage.watch(prefix, after, handler);
-    return { stop, resume: () => watch?.resume?.() };
+    return { stop, resume: () => watch?.resume?.(), bookmark: () => this.storage.requestProgress() };
   }
 
   // ---- create ----

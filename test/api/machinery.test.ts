@@ -538,3 +538,19 @@ describe('list bodies', () => {
     }
   });
 });
+
+describe('watch timeout bookmark', () => {
+  test('a bookmark comes shortly before a watch with allowWatchBookmarks times out', async () => {
+    const s = await testServer();
+    const path = '/apis/coordination.orch.io/v1/namespaces/default/leases';
+    const rv = (await api(s, 'GET', path)).body.metadata.resourceVersion;
+    const w = readWatch(`${s.url}${path}?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=2`);
+    assert.equal(await w.status, 200);
+    // A write elsewhere moves the store's revision past what this watch has seen.
+    await api(s, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'mover' } });
+    const [bm] = await w.next(1, 5000);
+    assert.equal(bm!.type, 'BOOKMARK');
+    assert.ok(Number(bm!.object.metadata.resourceVersion) > Number(rv));
+    await w.ended;
+  });
+});
