@@ -230,6 +230,7 @@ async function deleteOptions(ctx: RequestContext, env: HandlerEnv): Promise<Dele
     dryRun: dry.includes('All'),
     gracePeriodSeconds: (grace as number | undefined) ?? undefined,
     propagationPolicy: (policy as DeleteOptions['propagationPolicy']) ?? undefined,
+    orphanDependents: typeof orphan === 'boolean' ? orphan : undefined,
     preconditions,
   };
 }
@@ -239,7 +240,9 @@ export async function handleDelete(ctx: RequestContext, env: HandlerEnv, t: Reso
   negotiateResponse(ctx.req.headers.accept);
   const opts = await deleteOptions(ctx, env);
   const outcome = await t.store.delete(t.namespace, t.name, opts);
-  if (outcome.kind === 'pending') writeJson(ctx, 200, outcome.object);
+  // Accepted, not done: the garbage collector removes the dependents first (spec-decisions #6).
+  const asynchronous = opts.propagationPolicy === 'Foreground' || opts.orphanDependents === false;
+  if (outcome.kind === 'pending') writeJson(ctx, asynchronous ? 202 : 200, outcome.object);
   else writeStatus(ctx, outcome.status);
 }
 

@@ -35,6 +35,13 @@ export class EncodedObject {
     this.parsed = parsed;
   }
 
+  /** Whether the JSON contains these bytes (a cheap test before parsing). */
+  contains(needle: Buffer): boolean {
+    // The spliced-in resourceVersion field cannot complete a needle that names a field.
+    if (this.splice) return this.splice.stored.indexOf(needle) >= 0;
+    return this.bytes().indexOf(needle) >= 0;
+  }
+
   /** Bytes of the JSON. */
   byteLength(): number {
     if (this.splice) return this.splice.stored.length + this.splice.field.length;

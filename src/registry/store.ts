@@ -23,6 +23,17 @@ export interface DeleteOptions extends WriteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
   gracePeriodSeconds?: number;
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  /** Deprecated form of propagationPolicy: true is Orphan, false Background. */
+  orphanDependents?: boolean;
+}
+
+/** The finalizers through which the garbage collector carries out a propagation policy. */
+export const ORPHAN_FINALIZER = 'orphan';
+export const FOREGROUND_FINALIZER = 'foregroundDeletion';
+
+function propagationFinalizer(opts: DeleteOptions): string | undefined {
+  const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : undefined);
+  return policy === 'Orphan' ? ORPHAN_FINALIZER : policy === 'Foreground' ? FOREGROUND_FINALIZER : undefined;
 }
 
 export interface ListResponse {
@@ -598,11 +609,15 @@ export class RegistryStore {
       const obj = this.decode(kv);
       checkPreconditions(this.qualified, obj, opts.preconditions);
       await this.admission.admitDelete(this, obj);
+      // Orphan and Foreground are carried out by the garbage collector, through a finalizer.
+      const gcFinalizer = propagationFinalizer(opts);
+      const addFinalizer = gcFinalizer !== undefined && !obj.metadata.finalizers?.includes(gcFinalizer);
+      if (addFinalizer) obj.metadata.finalizers = [...(obj.metadata.finalizers ?? []), gcFinalizer];
       const pending = !!obj.metadata.finalizers?.length || !!this.def.strategy.pendingFinalization?.(obj);
       if (pending) {
-        if (obj.metadata.deletionTimestamp) return { kind: 'pending', object: obj };
-        obj.metadata.deletionTimestamp = nowTimestamp();
-        obj.metadata.deletionGracePeriodSeconds = 0;
+        if (obj.metadata.deletionTimestamp && !addFinalizer) return { kind: 'pending', object: obj };
+        obj.metadata.deletionTimestamp ??= nowTimestamp();
+        obj.metadata.deletionGracePeriodSeconds ??= 0;
         this.def.strategy.prepareForDelete?.(obj);
         if (opts.dryRun) return { kind: 'pending', object: obj };
         try {

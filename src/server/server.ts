@@ -24,6 +24,7 @@ import { writeJson } from '../endpoints/respond.ts';
 import { OpenApi } from '../endpoints/openapi.ts';
 import { groupVersions } from '../endpoints/discovery.ts';
 import { NamespaceController } from '../controllers/namespace.ts';
+import { GarbageCollector } from '../controllers/garbage-collector.ts';
 import { ensureSystemNamespaces } from '../controllers/system-namespaces.ts';
 import { buildHandlerChain, noAudit, type AuditSink } from './filters.ts';
 import { runHealth, type HealthCheck } from './health.ts';
@@ -244,6 +245,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     : undefined;
   if (namespaceStore) await ensureSystemNamespaces(namespaceStore, naming);
   nsController?.start();
+  const gc = new GarbageCollector(stores);
+  await gc.start();
   started = true;
 
   let closing: Promise<void> | undefined;
@@ -252,6 +255,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       shuttingDown = true;
       if (opts.shutdownDelayMs) await new Promise((r) => setTimeout(r, opts.shutdownDelayMs));
       nsController?.stop();
+      gc.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const end of [...watchEnders]) end();
       server.closeIdleConnections();

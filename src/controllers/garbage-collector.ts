@@ -1,0 +1,296 @@
+// The garbage collector: cascading deletion by `metadata.ownerReferences`.
+//
+// - An object whose owners are all gone is deleted (Background propagation).
+// - An owner being deleted with the `foregroundDeletion` finalizer stays until its dependents are
+//   gone; then the finalizer is removed.
+// - An owner being deleted with the `orphan` finalizer has its reference removed from every
+//   dependent; then the finalizer is removed.
+// - A reference to an owner that is gone, on an object that still has a live owner, is removed.
+//
+// It learns the object graph from watches of every store, keeping only objects that have owners
+// (by owner uid), and acts on one owner uid at a time from a queue.
+
+import type { KObject } from '../machinery/meta.ts';
+import { isStatusError } from '../machinery/status.ts';
+import { parseFieldSelector, parseLabelSelector } from '../machinery/selectors.ts';
+import type { ListOptions } from '../machinery/list-options.ts';
+import { apiVersionOf } from '../registry/definition.ts';
+import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type RegistryStore } from '../registry/store.ts';
+
+interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+}
+
+interface Dependent {
+  store: RegistryStore;
+  namespace: string | undefined;
+  name: string;
+}
+
+const OWNER_REFERENCES = Buffer.from('"ownerReferences"');
+const DELETION_TIMESTAMP = Buffer.from('"deletionTimestamp"');
+
+const everything = (): ListOptions => ({ watch: true, labelSelector: parseLabelSelector(''), fieldSelector: parseFieldSelector(''), allowWatchBookmarks: false });
+
+const ownersOf = (o: KObject): OwnerReference[] =>
+  Array.isArray(o.metadata.ownerReferences) ? (o.metadata.ownerReferences as OwnerReference[]).filter((r) => r && typeof r.uid === 'string') : [];
+
+export class GarbageCollector {
+  /** owner uid → dependents, by dependent key. */
+  private readonly dependents = new Map<string, Map<string, Dependent>>();
+  /** dependent key → the owner uids it refers to (to update the index on change). */
+  private readonly ownersByKey = new Map<string, string[]>();
+  /** Owners being deleted that wait on the collector (orphan / foregroundDeletion finalizer). */
+  private readonly waiting = new Map<string, Dependent>();
+  /** Owner uids (and dependents' own keys, prefixed) waiting to be looked at. */
+  private readonly queue = new Set<string>();
+  private readonly byKind = new Map<string, RegistryStore>();
+  private readonly watches: { stop(): void }[] = [];
+  private running = false;
+  private stopped = false;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(private readonly stores: readonly RegistryStore[]) {
+    for (const s of stores) this.byKind.set(`${apiVersionOf(s.def)}/${s.def.kind}`, s);
+  }
+
+  async start(): Promise<void> {
+    for (const store of this.stores) await this.watch(store);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retry);
+    for (const w of this.watches) w.stop();
+  }
+
+  private async watch(store: RegistryStore): Promise<void> {
+    if (this.stopped) return;
+    const restart = () => {
+      if (!this.stopped) setTimeout(() => void this.watch(store), 1000).unref();
+    };
+    try {
+      const w = await store.watch(undefined, everything(), {
+        send: (type, encoded) => {
+          if (type === 'BOOKMARK') return true;
+          // Most objects have no owners and are not being deleted: no need to parse them while no
+          // object with owners is known.
+          if (this.ownersByKey.size === 0 && !encoded.contains(OWNER_REFERENCES) && !encoded.contains(DELETION_TIMESTAMP)) return true;
+          this.observe(store, type, encoded.view());
+          return true;
+        },
+        error: () => {},
+        end: restart,
+        onDrain: () => {},
+      });
+      this.watches.push(w);
+    } catch {
+      restart();
+    }
+  }
+
+  /** Keep the owner index current and queue whatever an event may have made garbage. */
+  private observe(store: RegistryStore, type: 'ADDED' | 'MODIFIED' | 'DELETED', o: KObject): void {
+    const uid = o.metadata.uid;
+    const key = `${store.prefix}${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+    for (const owner of this.ownersByKey.get(key) ?? []) {
+      const deps = this.dependents.get(owner);
+      deps?.delete(key);
+      // A foreground owner waits for its last dependent to go.
+      if (deps?.size === 0) {
+        this.dependents.delete(owner);
+        if (this.waiting.has(owner)) this.queue.add(owner);
+      }
+    }
+    this.ownersByKey.delete(key);
+    if (uid) this.waiting.delete(uid);
+    if (type !== 'DELETED') {
+      const owners = ownersOf(o);
+      if (owners.length) this.ownersByKey.set(key, owners.map((r) => r.uid));
+      for (const r of owners) {
+        let deps = this.dependents.get(r.uid);
+        if (!deps) this.dependents.set(r.uid, (deps = new Map()));
+        deps.set(key, { store, namespace: o.metadata.namespace, name: o.metadata.name! });
+        // A dependent whose owner may already be gone is looked at too.
+        this.queue.add(r.uid);
+      }
+      const finalizers = o.metadata.finalizers ?? [];
+      if (o.metadata.deletionTimestamp && uid && (finalizers.includes(ORPHAN_FINALIZER) || finalizers.includes(FOREGROUND_FINALIZER))) {
+        this.waiting.set(uid, { store, namespace: o.metadata.namespace, name: o.metadata.name! });
+        this.queue.add(uid);
+      }
+    } else if (uid && this.dependents.has(uid)) {
+      this.queue.add(uid);
+    }
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.running || this.stopped || this.queue.size === 0) return;
+    this.running = true;
+    void this.drain().finally(() => {
+      this.running = false;
+      if (this.queue.size) this.kick();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    let failed = false;
+    while (this.queue.size && !this.stopped) {
+      const uid = this.queue.values().next().value as string;
+      this.queue.delete(uid);
+      try {
+        await this.process(uid);
+      } catch (e) {
+        if (process.env.GC_DEBUG) console.error('gc', uid, e);
+        failed = true;
+      }
+    }
+    // Conflicts and outages are retried shortly.
+    if (failed && !this.stopped) {
+      clearTimeout(this.retry);
+      this.retry = setTimeout(() => {
+        for (const owner of this.dependents.keys()) this.queue.add(owner);
+        this.kick();
+      }, 1000);
+      this.retry.unref();
+    }
+  }
+
+  /** The live owner a reference points at, if any (same kind, name and uid). */
+  private async owner(ref: OwnerReference, namespace: string | undefined): Promise<{ store: RegistryStore; object: KObject } | undefined | 'unknown'> {
+    const store = this.byKind.get(`${ref.apiVersion}/${ref.kind}`);
+    if (!store) return 'unknown';
+    try {
+      const object = await store.get(store.def.namespaced ? namespace : undefined, ref.name);
+      return object.metadata.uid === ref.uid ? { store, object } : undefined;
+    } catch (e) {
+      if (isStatusError(e) && e.code === 404) return undefined;
+      throw e;
+    }
+  }
+
+  private async process(ownerUid: string): Promise<void> {
+    const deps = [...(this.dependents.get(ownerUid)?.values() ?? [])];
+    // Find the owner through any dependent's reference to it.
+    let ownerState: { store: RegistryStore; object: KObject } | undefined | 'unknown' = undefined;
+    let ownerRef: OwnerReference | undefined;
+    for (const d of deps) {
+      const obj = await this.read(d);
+      const ref = obj && ownersOf(obj).find((r) => r.uid === ownerUid);
+      if (ref) {
+        ownerRef = ref;
+        ownerState = await this.owner(ref, d.namespace);
+        break;
+      }
+    }
+    if (!ownerRef) {
+      // No dependents: an owner waiting on the collector can let go of its finalizer.
+      await this.releaseWaitingOwner(ownerUid);
+      return;
+    }
+    if (ownerState === 'unknown') return;
+    if (ownerState === undefined) {
+      // The owner is gone: each dependent loses the reference, and goes if no live owner remains.
+      for (const d of deps) await this.dropOwner(d, ownerUid, true);
+      return;
+    }
+    const finalizers = ownerState.object.metadata.finalizers ?? [];
+    if (!ownerState.object.metadata.deletionTimestamp) return;
+    if (finalizers.includes(ORPHAN_FINALIZER)) {
+      for (const d of deps) await this.dropOwner(d, ownerUid, false);
+      await this.removeFinalizer(ownerState.store, ownerState.object, ORPHAN_FINALIZER);
+    } else if (finalizers.includes(FOREGROUND_FINALIZER)) {
+      // Dependents already being deleted are left to finish; the owner's finalizer goes once the
+      // last one is gone (its DELETED event queues the owner again).
+      for (const d of deps) {
+        const dep = await this.read(d);
+        if (dep && !dep.metadata.deletionTimestamp) await this.deleteQuietly(d);
+      }
+    }
+  }
+
+  private async releaseWaitingOwner(uid: string): Promise<void> {
+    const w = this.waiting.get(uid);
+    if (!w) return;
+    const owner = await this.read(w);
+    if (!owner || owner.metadata.uid !== uid || !owner.metadata.deletionTimestamp) return;
+    const fins = owner.metadata.finalizers ?? [];
+    if (fins.includes(FOREGROUND_FINALIZER)) await this.removeFinalizer(w.store, owner, FOREGROUND_FINALIZER);
+    if (fins.includes(ORPHAN_FINALIZER)) await this.removeFinalizer(w.store, owner, ORPHAN_FINALIZER);
+  }
+
+  private async read(d: Dependent): Promise<KObject | undefined> {
+    try {
+      return await d.store.get(d.namespace, d.name);
+    } catch (e) {
+      if (isStatusError(e) && e.code === 404) return undefined;
+      throw e;
+    }
+  }
+
+  /**
+   * Remove the reference to `ownerUid` from a dependent. When `collect` and no other owner of it
+   * is alive, delete the dependent instead.
+   */
+  private async dropOwner(d: Dependent, ownerUid: string, collect: boolean): Promise<void> {
+    const obj = await this.read(d);
+    if (!obj) return;
+    const refs = ownersOf(obj);
+    if (!refs.some((r) => r.uid === ownerUid)) return;
+    if (collect) {
+      let alive = false;
+      for (const r of refs) {
+        if (r.uid === ownerUid) continue;
+        const o = await this.owner(r, d.namespace);
+        if (o !== undefined) alive = true;
+      }
+      if (!alive) {
+        if (!obj.metadata.deletionTimestamp) await this.deleteQuietly(d);
+        return;
+      }
+    }
+    await this.update(d, (current) => {
+      const rest = ownersOf(current).filter((r) => r.uid !== ownerUid);
+      return { ...current, metadata: { ...current.metadata, ownerReferences: rest.length ? rest : undefined } };
+    });
+  }
+
+  private async deleteQuietly(d: Dependent): Promise<void> {
+    try {
+      await d.store.delete(d.namespace, d.name, { dryRun: false, propagationPolicy: 'Background' });
+    } catch (e) {
+      if (!(isStatusError(e) && e.code === 404)) throw e;
+    }
+  }
+
+  private async removeFinalizer(store: RegistryStore, owner: KObject, finalizer: string): Promise<void> {
+    await this.update({ store, namespace: owner.metadata.namespace, name: owner.metadata.name! }, (current) => ({
+      ...current,
+      metadata: { ...current.metadata, finalizers: (current.metadata.finalizers ?? []).filter((f) => f !== finalizer) },
+    }));
+  }
+
+  private async update(d: Dependent, change: (current: KObject) => KObject): Promise<void> {
+    try {
+      await d.store.guaranteedUpdate(
+        d.namespace,
+        d.name,
+        (current) => {
+          if (!current) throw new Error('gone');
+          const next = change(current);
+          delete next.metadata.resourceVersion;
+          return next;
+        },
+        { dryRun: false },
+      );
+    } catch (e) {
+      if (isStatusError(e) && e.code === 404) return;
+      if (e instanceof Error && e.message === 'gone') return;
+      throw e;
+    }
+  }
+}
