@@ -13,7 +13,8 @@ import { parseResourceVersion, type ListOptions } from '../machinery/list-option
 import { apiVersionOf, type KindDefinition, type SubresourceDefinition } from './definition.ts';
 import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
 import type { Admission } from './admission.ts';
-import { EncodedObject, type Splice } from './encoded.ts';
+import { EncodedObject } from './encoded.ts';
+import { StoredJson } from './stored-json.ts';
 
 export interface WriteOptions {
   dryRun: boolean;
@@ -54,8 +55,6 @@ export interface WatchSink {
   onDrain(resume: () => void): void;
 }
 
-const encoder = new TextEncoder();
-const LIST_END = Buffer.from(']}');
 const MAX_GENERATE_NAME_TRIES = 8;
 /** Items fetched per storage read while filling a page through selectors. */
 const SELECTOR_PAGE = 500;
@@ -77,6 +76,7 @@ export class RegistryStore {
     this.qualified = { group: def.group, resource: def.resource };
     this.apiVersion = apiVersionOf(def);
     this.prefix = `/registry/${def.group || 'core'}/${def.resource}/`;
+    this.json = new StoredJson(this.apiVersion, def.kind);
   }
 
   keyFor(namespace: string | undefined, name: string): string {
@@ -88,41 +88,11 @@ export class RegistryStore {
   }
 
   // ---- encoding ----
-  //
-  // Stored values are the object's JSON without metadata.resourceVersion, always starting with
-  // apiVersion, kind and metadata, so a read can set the resourceVersion by splicing text.
 
-  private get head(): Buffer {
-    return (this.headBytes ??= Buffer.from(`{"apiVersion":${JSON.stringify(this.apiVersion)},"kind":${JSON.stringify(this.def.kind)},"metadata":{`));
-  }
-  private headBytes: Buffer | undefined;
-
-  /** Values known to be in the stored layout: each is checked once, however often it is read. */
-  private readonly laidOut = new WeakSet<Uint8Array>();
-
-  private inLayout(value: Uint8Array): boolean {
-    if (this.laidOut.has(value)) return true;
-    if (!startsWith(value, this.head)) return false;
-    this.laidOut.add(value);
-    return true;
-  }
-
-  /** How to write the stored value as JSON with `metadata.resourceVersion` = `revision`. */
-  splice(value: Uint8Array, revision: number): Splice | Buffer[] {
-    const stored = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-    const head = this.head;
-    if (!this.inLayout(value)) {
-      // Not in the stored layout (written by another version): parse and re-encode.
-      const obj = JSON.parse(stored.toString('utf8')) as KObject;
-      obj.metadata.resourceVersion = String(revision);
-      return [Buffer.from(JSON.stringify(obj))];
-    }
-    const emptyMeta = stored[head.length] === 0x7d; // '}'
-    return { stored, head, headLength: head.length, field: `"resourceVersion":"${revision}"${emptyMeta ? '' : ','}` };
-  }
+  private readonly json: StoredJson;
 
   encoded(kv: KeyValue, revision = kv.modRevision): EncodedObject {
-    return new EncodedObject(this.splice(kv.value, revision));
+    return this.json.encoded(kv, revision);
   }
 
   decode(kv: KeyValue, revision = kv.modRevision): KObject {
@@ -130,8 +100,7 @@ export class RegistryStore {
   }
 
   private encode(obj: KObject): Uint8Array {
-    const { apiVersion: _a, kind: _k, metadata: { resourceVersion: _rv, ...metadata }, ...rest } = obj;
-    return encoder.encode(JSON.stringify({ apiVersion: this.apiVersion, kind: this.def.kind, metadata, ...rest }));
+    return this.json.encode(obj);
   }
 
   /** The bytes just stored for an object a write returned, so its response needs no re-encoding. */
@@ -140,7 +109,7 @@ export class RegistryStore {
   /** The response body for an object a read or write produced. */
   responseBytes(obj: KObject): Buffer {
     const stored = this.written.get(obj);
-    if (stored && obj.metadata.resourceVersion) return new EncodedObject(this.splice(stored, Number(obj.metadata.resourceVersion))).bytes();
+    if (stored && obj.metadata.resourceVersion) return new EncodedObject(this.json.splice(stored, Number(obj.metadata.resourceVersion))).bytes();
     return Buffer.from(JSON.stringify(obj));
   }
 
@@ -208,54 +177,9 @@ export class RegistryStore {
 
   /** The list as JSON bytes, built from the stored bytes without parsing or copying them twice. */
   async listJson(namespace: string | undefined, opts: ListOptions): Promise<Buffer> {
-    const { items: kvs, ...rest } = await this.listKeyValues(namespace, opts);
-    const head = this.head;
-    // `{"apiVersion":…,"kind":…,"metadata":{"resourceVersion":"` — what precedes every item's digits.
-    const headRv = (this.headRvBytes ??= Buffer.concat([head, Buffer.from('"resourceVersion":"')]));
-    // Items in the stored layout are spliced while copied; any other is re-encoded (rare).
-    const reencoded = new Map<number, Buffer>();
-    const start = `{"apiVersion":${JSON.stringify(rest.apiVersion)},"kind":${JSON.stringify(rest.kind)},"metadata":${JSON.stringify(rest.metadata)},"items":[`;
-    let size = Buffer.byteLength(start) + Math.max(0, kvs.length - 1) + LIST_END.length;
-    for (let i = 0; i < kvs.length; i++) {
-      const kv = kvs[i]!;
-      if (this.inLayout(kv.value)) size += kv.value.length + headRv.length - head.length + digits(kv.modRevision) + (kv.value[head.length] === 0x7d ? 1 : 2);
-      else {
-        const bytes = this.encoded(kv).bytes();
-        reencoded.set(i, bytes);
-        size += bytes.length;
-      }
-    }
-    // One allocation; per item two block copies and the revision's digits.
-    const out = Buffer.allocUnsafe(size);
-    let at = out.write(start, 0, 'utf8');
-    for (let i = 0; i < kvs.length; i++) {
-      if (i > 0) out[at++] = 0x2c; // ','
-      const kv = kvs[i]!;
-      const other = reencoded.get(i);
-      if (other) {
-        out.set(other, at);
-        at += other.length;
-        continue;
-      }
-      const stored = kv.value;
-      const empty = stored[head.length] === 0x7d; // '}': no other metadata field
-      const n = digits(kv.modRevision);
-      const fieldLength = headRv.length - head.length + n + (empty ? 1 : 2);
-      // The stored value shifted right by the field, then the head and the field before its rest.
-      out.set(stored, at + fieldLength);
-      out.set(headRv, at);
-      let d = at + headRv.length + n;
-      for (let rev = kv.modRevision; d > at + headRv.length; rev = Math.floor(rev / 10)) out[--d] = 0x30 + (rev % 10);
-      d = at + headRv.length + n;
-      out[d++] = 0x22; // '"'
-      if (!empty) out[d] = 0x2c; // ','
-      at += stored.length + fieldLength;
-    }
-    LIST_END.copy(out, at);
-    return out;
+    const { items, ...envelope } = await this.listKeyValues(namespace, opts);
+    return this.json.listBody(envelope, items);
   }
-  private headRvBytes: Buffer | undefined;
-
 
   /** The list's stored values (the chunk a list request returns), before any encoding. */
   async listKeyValues(namespace: string | undefined, opts: ListOptions): Promise<Omit<ListResponse, 'items'> & { items: KeyValue[] }> {
@@ -373,13 +297,13 @@ export class RegistryStore {
     let e = this.eventEncodings.get(ev);
     if (!e) {
       e = {};
-      if (ev.type === 'put' && ev.value) e.cur = new EncodedObject(this.splice(ev.value, ev.revision));
+      if (ev.type === 'put' && ev.value) e.cur = new EncodedObject(this.json.splice(ev.value, ev.revision));
       if (ev.prevValue) {
         const prevValue = ev.prevValue;
         // The previous state is only parsed when a selector has to test it.
-        e.prev = new EncodedObject(() => new EncodedObject(this.splice(prevValue, ev.prevModRevision ?? 0)).parts());
+        e.prev = new EncodedObject(() => new EncodedObject(this.json.splice(prevValue, ev.prevModRevision ?? 0)).parts());
         // A deleted object is reported in its last state at the revision of the delete.
-        if (ev.type === 'delete') e.deleted = new EncodedObject(() => new EncodedObject(this.splice(prevValue, ev.revision)).parts());
+        if (ev.type === 'delete') e.deleted = new EncodedObject(() => new EncodedObject(this.json.splice(prevValue, ev.revision)).parts());
       }
       this.eventEncodings.set(ev, e);
     }
@@ -658,24 +582,6 @@ export class RegistryStore {
     }
     return deleted;
   }
-}
-
-/** Decimal digits of a positive integer. */
-function digits(n: number): number {
-  let d = 1;
-  while (n >= 10) {
-    n = Math.floor(n / 10);
-    d++;
-  }
-  return d;
-}
-
-/** Byte prefix test; a loop beats Buffer.compare's native call for a head this short. */
-function startsWith(buf: Uint8Array, head: Buffer): boolean {
-  if (buf.length <= head.length) return false;
-  // From the end: the kind and metadata key differ first between kinds.
-  for (let i = head.length - 1; i >= 0; i--) if (buf[i] !== head[i]) return false;
-  return true;
 }
 
 function checkPreconditions(r: QualifiedResource, obj: KObject, pre: DeleteOptions['preconditions']): void {
