@@ -139,15 +139,28 @@ export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: I
     } catch {
       url = new URL('http://localhost/');
     }
+    let badPath = false;
+    let info;
+    try {
+      info = parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams);
+    } catch {
+      // An invalid percent-escape in the path (Go's server answers these 400 too).
+      badPath = true;
+      info = parseRequestInfo(req.method ?? 'GET', '/', url.searchParams);
+    }
     const ctx: RequestContext = {
       req,
       res,
       url,
-      info: parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams),
+      info,
       receivedAt: Date.now(),
       warnings: new WarningRecorder(),
       auditAnnotations: {},
     };
+    if (badPath) {
+      writeError(ctx, errors.badRequest(`invalid URL escape in path ${JSON.stringify(url.pathname.slice(0, 200))}`));
+      return;
+    }
     // recoverPanics answers every error; nothing escapes to the socket.
     void chain(ctx).catch((e) => {
       opts.onInternalError(e, ctx);

@@ -34,7 +34,12 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     name: '',
     parts: [],
   };
-  let segs = path.replace(/^\/+|\/+$/g, '').split('/').filter((s, i, all) => s !== '' || all.length === 1);
+  // Segments are split before they are decoded, so an encoded `/` stays inside its segment.
+  let segs = path
+    .replace(/^\/+|\/+$/g, '')
+    .split('/')
+    .filter((s, i, all) => s !== '' || all.length === 1)
+    .map((s) => decodeURIComponent(s));
   if (segs.length === 0 || (segs[0] !== 'api' && segs[0] !== 'apis')) return info;
   info.apiPrefix = segs[0]!;
   segs = segs.slice(1);

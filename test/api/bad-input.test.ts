@@ -625,8 +625,8 @@ describe('update', () => {
     const cur = await getL1();
     await expectRejected({ name: 'namespace mismatch', method: 'PUT', path: L1, opts: { json: { ...cur, metadata: { ...cur.metadata, namespace: 'default' } } }, code: 400, reason: 'BadRequest' });
   });
-  test('PUT of a missing object: 404', async () => {
-    await expectRejected({ name: 'missing', method: 'PUT', path: MISSING, opts: { json: lease('does-not-exist') }, code: 404, reason: 'NotFound' });
+  test('PUT of a missing object of a kind without create-on-update (Node): 404', async () => {
+    await expectRejected({ name: 'missing', method: 'PUT', path: '/api/v1/nodes/does-not-exist', opts: { json: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'does-not-exist' } } }, code: 404, reason: 'NotFound' });
   });
   test('PUT with another uid: 409 Conflict (the uid is a precondition of an update)', async () => {
     const cur = await getL1();
@@ -811,10 +811,10 @@ describe('paths and methods', () => {
     { name: 'a namespaced item without a namespace', method: 'GET', path: `/apis/${LEASE_API}/leases/l1`, code: 404, reason: 'NotFound' },
     { name: 'an 8 KB path', method: 'GET', path: long, code: 404, reason: 'NotFound' },
     { name: 'POST to an 8 KB path', method: 'POST', path: `${long}/leases`, opts: { json: lease('x') }, code: 404, reason: 'NotFound' },
-    { name: 'percent-encoded garbage', method: 'GET', path: '/api/v1/namespaces/%ZZ', code: 404, reason: 'NotFound' },
+    { name: 'percent-encoded garbage', method: 'GET', path: '/api/v1/namespaces/%ZZ', code: 400, reason: 'BadRequest' },
     { name: 'a percent-encoded NUL', method: 'GET', path: `${LEASES}/%00`, code: 404, reason: 'NotFound' },
     { name: 'a percent-encoded slash', method: 'GET', path: `${LEASES}/l1%2Fx`, code: 404, reason: 'NotFound' },
-    { name: 'a PUT to percent-encoded garbage', method: 'PUT', path: `${LEASES}/%ZZ`, opts: { json: lease('%ZZ') }, code: 404, reason: 'NotFound' },
+    { name: 'a PUT to percent-encoded garbage', method: 'PUT', path: `${LEASES}/%ZZ`, opts: { json: lease('%ZZ') }, code: 400, reason: 'BadRequest' },
     { name: 'POST to an item', method: 'POST', path: L1, opts: { json: lease('l1') }, code: 405, reason: 'MethodNotAllowed' },
     { name: 'POST to a namespace item', method: 'POST', path: `/api/v1/namespaces/${NS}`, opts: { json: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } } }, code: 405, reason: 'MethodNotAllowed' },
     { name: 'PUT on a collection', method: 'PUT', path: LEASES, opts: { json: lease('l1') }, code: 405, reason: 'MethodNotAllowed' },

@@ -87,10 +87,17 @@ describe('update and patch', () => {
     assert.equal(same.status, 200);
     assert.equal(same.body.metadata.resourceVersion, c.metadata.resourceVersion);
   });
-  test('PUT of a missing Lease is 404 (no create on update)', async () => {
-    const r = await api(server, 'PUT', `${leases()}/absent`, lease('absent'));
-    assert.equal(r.status, 404);
-    assert.equal(r.body.reason, 'NotFound');
+  test('PUT of a missing object: a Lease is created (201), a Node is 404', async () => {
+    const r = await api(server, 'PUT', `${leases()}/put-created`, lease('put-created'));
+    assert.equal(r.status, 201);
+    assert.ok(r.body.metadata.uid);
+    assert.equal((await api(server, 'GET', `${leases()}/put-created`)).status, 200);
+    const dry = await api(server, 'PUT', `${leases()}/put-dry?dryRun=All`, lease('put-dry'));
+    assert.equal(dry.status, 201);
+    assert.equal((await api(server, 'GET', `${leases()}/put-dry`)).status, 404);
+    const n = await api(server, 'PUT', '/api/v1/nodes/absent', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'absent' } });
+    assert.equal(n.status, 404);
+    assert.equal(n.body.reason, 'NotFound');
   });
   test('merge patch, JSON patch and a resourceVersion precondition inside a patch', async () => {
     const c = (await api(server, 'POST', leases(), lease('p1', { labels: { a: '1' } }))).body;

@@ -15,7 +15,8 @@ export function leaseDefinition(n: Naming): KindDefinition {
     verbs: ALL_VERBS,
     nameRule: 'dns-subdomain',
     tracksGeneration: false,
-    allowCreateOnUpdate: false,
+    // As in Kubernetes, a PUT of a missing Lease creates it (leader election relies on it).
+    allowCreateOnUpdate: true,
     schema: objectSchema({
       spec: obj({
         holderIdentity: str(),
