@@ -561,3 +561,19 @@ describe('watch timeout bookmark', () => {
     await w.ended;
   });
 });
+
+describe('lease validation', () => {
+  for (const [what, spec, field] of [
+    ['a zero leaseDurationSeconds', { leaseDurationSeconds: 0 }, 'spec.leaseDurationSeconds'],
+    ['negative leaseTransitions', { leaseTransitions: -1 }, 'spec.leaseTransitions'],
+    ['preferredHolder without strategy', { preferredHolder: 'b' }, 'spec.preferredHolder'],
+  ] as const) {
+    test(`${what} is 422 naming the field, nothing stored`, async () => {
+      const r = await api(server, 'POST', leases(), lease('invalid-lease', {}, spec));
+      assert.equal(r.status, 422);
+      assert.equal(r.body.reason, 'Invalid');
+      assert.equal(r.body.details.causes[0].field, field);
+      assert.equal((await api(server, 'GET', `${leases()}/invalid-lease`)).status, 404);
+    });
+  }
+});

@@ -1,6 +1,8 @@
 // Lease (coordination/v1, namespaced): leader election and heartbeats.
 
 import type { Naming } from '../../naming.ts';
+import { fieldError, type FieldError } from '../../machinery/field-errors.ts';
+import type { KObject } from '../../machinery/meta.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { int32, microTime, obj, objectSchema, str } from '../schemas.ts';
 
@@ -28,6 +30,28 @@ export function leaseDefinition(n: Naming): KindDefinition {
         preferredHolder: str(),
       }),
     }),
-    strategy: {},
+    strategy: {
+      validate: validateLease,
+      validateUpdate: (obj) => validateLease(obj),
+    },
   };
+}
+
+interface LeaseSpec {
+  leaseDurationSeconds?: number;
+  leaseTransitions?: number;
+  strategy?: string;
+  preferredHolder?: string;
+}
+
+/** ValidateLeaseSpec: positive durations, non-negative transitions, preferredHolder needs a strategy. */
+function validateLease(obj: KObject): FieldError[] {
+  const spec = (obj.spec ?? {}) as LeaseSpec;
+  const errs: FieldError[] = [];
+  if (spec.leaseDurationSeconds != null && spec.leaseDurationSeconds <= 0)
+    errs.push(fieldError.invalid('spec.leaseDurationSeconds', spec.leaseDurationSeconds, 'must be greater than 0'));
+  if (spec.leaseTransitions != null && spec.leaseTransitions < 0)
+    errs.push(fieldError.invalid('spec.leaseTransitions', spec.leaseTransitions, 'must be greater than or equal to 0'));
+  if (spec.preferredHolder && !spec.strategy) errs.push(fieldError.forbidden('spec.preferredHolder', 'preferredHolder is only allowed if strategy is set'));
+  return errs;
 }
