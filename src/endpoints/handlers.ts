@@ -113,7 +113,8 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   const watch = await t.store.watch(t.namespace, opts, sink);
   start();
   await new Promise<void>((resolve) => {
-    const timeoutMs = opts.timeoutSeconds !== undefined ? opts.timeoutSeconds * 1000 : env.watches.defaultTimeoutMs();
+    // timeoutSeconds=0 means none given, as in kube-apiserver.
+    const timeoutMs = opts.timeoutSeconds ? opts.timeoutSeconds * 1000 : env.watches.defaultTimeoutMs();
     const timer = setTimeout(() => finish(), timeoutMs);
     // A bookmark shortly before the end lets the client resume from there instead of relisting.
     const bookmarkTimer = opts.allowWatchBookmarks ? setTimeout(() => watch.bookmark(), Math.max(0, timeoutMs - Math.min(1000, timeoutMs / 10))) : undefined;

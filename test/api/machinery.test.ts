@@ -577,3 +577,13 @@ describe('lease validation', () => {
     });
   }
 });
+
+describe('watch timeoutSeconds=0', () => {
+  test('means no timeout given: the stream stays open', async () => {
+    const w = readWatch(`${server.url}${leases()}?watch=1&timeoutSeconds=0&resourceVersion=0`);
+    assert.equal(await w.status, 200);
+    const ended = await Promise.race([w.ended.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 1500))]);
+    assert.equal(ended, false);
+    w.close();
+  });
+});
