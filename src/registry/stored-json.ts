@@ -7,7 +7,6 @@ import type { KeyValue } from '../storage/interface.ts';
 import type { KObject } from '../machinery/meta.ts';
 import { EncodedObject, type Splice } from './encoded.ts';
 
-const encoder = new TextEncoder();
 const LIST_END = Buffer.from(']}');
 
 export class StoredJson {
@@ -29,7 +28,7 @@ export class StoredJson {
   /** The value to store for an object: apiVersion, kind and metadata first, no resourceVersion. */
   encode(obj: KObject): Uint8Array {
     const { apiVersion: _a, kind: _k, metadata: { resourceVersion: _rv, ...metadata }, ...rest } = obj;
-    return encoder.encode(JSON.stringify({ apiVersion: this.apiVersion, kind: this.kind, metadata, ...rest }));
+    return Buffer.from(JSON.stringify({ apiVersion: this.apiVersion, kind: this.kind, metadata, ...rest }));
   }
 
   inLayout(value: Uint8Array): boolean {
