@@ -12,8 +12,7 @@
 
 import type { KObject } from '../machinery/meta.ts';
 import { isStatusError } from '../machinery/status.ts';
-import { parseFieldSelector, parseLabelSelector } from '../machinery/selectors.ts';
-import type { ListOptions } from '../machinery/list-options.ts';
+import { matchEverything } from '../machinery/list-options.ts';
 import { apiVersionOf } from '../registry/definition.ts';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type RegistryStore } from '../registry/store.ts';
 
@@ -32,8 +31,6 @@ interface Dependent {
 
 const OWNER_REFERENCES = Buffer.from('"ownerReferences"');
 const DELETION_TIMESTAMP = Buffer.from('"deletionTimestamp"');
-
-const everything = (): ListOptions => ({ watch: true, labelSelector: parseLabelSelector(''), fieldSelector: parseFieldSelector(''), allowWatchBookmarks: false });
 
 const ownersOf = (o: KObject): OwnerReference[] =>
   Array.isArray(o.metadata.ownerReferences) ? (o.metadata.ownerReferences as OwnerReference[]).filter((r) => r && typeof r.uid === 'string') : [];
@@ -73,7 +70,7 @@ export class GarbageCollector {
       if (!this.stopped) setTimeout(() => void this.watch(store), 1000).unref();
     };
     try {
-      const w = await store.watch(undefined, everything(), {
+      const w = await store.watch(undefined, matchEverything(true), {
         send: (type, encoded) => {
           if (type === 'BOOKMARK') return true;
           // Most objects have no owners and are not being deleted: no need to parse them while no

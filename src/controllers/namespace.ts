@@ -5,11 +5,9 @@
 
 import type { Naming } from '../naming.ts';
 import type { KObject } from '../machinery/meta.ts';
-import { parseFieldSelector, parseLabelSelector } from '../machinery/selectors.ts';
 import type { RegistryStore } from '../registry/store.ts';
-import type { ListOptions } from '../machinery/list-options.ts';
+import { matchEverything } from '../machinery/list-options.ts';
 
-const everything = (): ListOptions => ({ watch: false, labelSelector: parseLabelSelector(''), fieldSelector: parseFieldSelector(''), allowWatchBookmarks: false });
 
 export class NamespaceController {
   private timer: NodeJS.Timeout | undefined;
@@ -59,7 +57,7 @@ export class NamespaceController {
   }
 
   private async pass(): Promise<void> {
-    const list = await this.namespaces.list(undefined, everything());
+    const list = await this.namespaces.list(undefined, matchEverything());
     for (const ns of list.items) {
       if (this.stopped) return;
       if (ns.metadata.deletionTimestamp) await this.finish(ns);
@@ -70,8 +68,8 @@ export class NamespaceController {
     const name = ns.metadata.name!;
     let remaining = 0;
     for (const store of this.namespaced) {
-      await store.deleteCollection(name, everything(), { dryRun: false });
-      remaining += (await store.list(name, { ...everything(), limit: 1 })).items.length;
+      await store.deleteCollection(name, matchEverything(), { dryRun: false });
+      remaining += (await store.list(name, { ...matchEverything(), limit: 1 })).items.length;
     }
     if (remaining > 0) return;
     const finalize = this.namespaces.def.subresources?.find((s) => s.name === 'finalize');

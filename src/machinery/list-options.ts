@@ -20,6 +20,11 @@ export interface ListOptions {
   sendInitialEvents?: boolean;
 }
 
+/** Options that select every object: what controllers list and watch with. */
+export function matchEverything(watch = false): ListOptions {
+  return { watch, labelSelector: parseLabelSelector(''), fieldSelector: parseFieldSelector(''), allowWatchBookmarks: false };
+}
+
 export function parseBool(name: string, v: string | null): boolean | undefined {
   if (v === null) return undefined;
   // Go's strconv.ParseBool, and an empty value (`?watch`) as true like kube-apiserver.

@@ -452,7 +452,13 @@ export class RegistryStore {
         if (!opts.allowCreate || opts.subresource) throw errors.notFound(this.qualified, name);
         const obj = await mutate(undefined);
         validateName(obj, name, namespace, this.def);
-        return { object: await this.create(namespace, obj, opts), created: true };
+        try {
+          return { object: await this.create(namespace, obj, opts), created: true };
+        } catch (e) {
+          // Created by someone else since the read: update it instead.
+          if (e instanceof StatusError && e.reason === 'AlreadyExists') continue;
+          throw e;
+        }
       }
       const old = this.decode(kv);
       checkPreconditions(this.qualified, old, opts.uid ? { uid: opts.uid } : undefined);

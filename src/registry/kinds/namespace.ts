@@ -7,6 +7,7 @@ import { isPlainObject } from '../../machinery/meta.ts';
 import type { Naming } from '../../naming.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { arr, condition, obj, objectSchema, str } from '../schemas.ts';
+import { keepStatus, statusSubresource } from './status-subresource.ts';
 
 type NamespaceObject = KObject & { spec?: { finalizers?: string[] }; status?: { phase?: string; conditions?: unknown[] } };
 
@@ -34,11 +35,7 @@ export function namespaceDefinition(n: Naming): KindDefinition {
       }),
     }),
     subresources: [
-      {
-        name: 'status',
-        verbs: ['get', 'patch', 'update'],
-        apply: (req, stored) => ({ ...stored, metadata: { ...stored.metadata, resourceVersion: req.metadata.resourceVersion }, status: (req as NamespaceObject).status }),
-      },
+      statusSubresource,
       {
         name: 'finalize',
         verbs: ['update'],
@@ -59,7 +56,7 @@ export function namespaceDefinition(n: Naming): KindDefinition {
         const prev = old as NamespaceObject;
         ns.spec = { ...(isPlainObject(ns.spec) ? ns.spec : {}), finalizers: prev.spec?.finalizers ?? [] };
         if (!ns.spec.finalizers?.length) delete ns.spec.finalizers;
-        ns.status = prev.status;
+        keepStatus(o, old);
       },
       pendingFinalization: (o) => !!(o as NamespaceObject).spec?.finalizers?.length,
       prepareForDelete(o) {
