@@ -26,6 +26,8 @@ const CREATE_CLIENTS = 16;
 const SMALL_LIST = 10_000;
 const LARGE_LIST = Number(process.env.BENCH_LARGE_LIST ?? 100_000);
 const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 1000);
+/** BENCH_ONLY=get,list,create,watch (any subset) runs only those phases, to iterate on one figure. */
+const PHASES = new Set((process.env.BENCH_ONLY ?? 'get,list,create,watch').split(',').map((p) => p.trim()));
 const CHANGES = 100;
 /** Population stops here even if not done (the figures then say how many leases there were). */
 const POPULATE_LIMIT_MS = 6 * 60_000;
@@ -590,99 +592,115 @@ try {
   await post(apiPool, 'get', leasesPath('bench-get'), leaseBody('one'));
   const oneLease = await get(apiPool, 'get', `${leasesPath('bench-get')}/one`, true);
   await send(barePool, 'get', { method: 'PUT', path: '/__body', body: oneLease.body });
-  const bareGet = await measure(CONNECTIONS, () => get(barePool, 'bare get', '/lease'));
-  loadRow(`bare node:http, ${fmt(oneLease.body.length)} B body (baseline)`, bareGet);
-  cpuRow(bareGet);
-  const apiGet = await profiled('get', () => measure(CONNECTIONS, () => get(apiPool, 'get', `${leasesPath('bench-get')}/one`)));
-  loadRow('GET lease through the API server', apiGet, bareGet);
-  cpuRow(apiGet);
-  summary.push(['GET: rate vs bare (goal ≥ 0.5), p99 (goal ≤ 10 ms)', `${fmt(apiGet.perSecond / bareGet.perSecond, 2)}×, p99 ${fmt(apiGet.p99, 2)} ms`]);
+  if (PHASES.has('get')) {
+    const bareGet = await measure(CONNECTIONS, () => get(barePool, 'bare get', '/lease'));
+    loadRow(`bare node:http, ${fmt(oneLease.body.length)} B body (baseline)`, bareGet);
+    cpuRow(bareGet);
+    const apiGet = await profiled('get', () => measure(CONNECTIONS, () => get(apiPool, 'get', `${leasesPath('bench-get')}/one`)));
+    loadRow('GET lease through the API server', apiGet, bareGet);
+    cpuRow(apiGet);
+    summary.push(['GET: rate vs bare (goal ≥ 0.5), p99 (goal ≤ 10 ms)', `${fmt(apiGet.perSecond / bareGet.perSecond, 2)}×, p99 ${fmt(apiGet.p99, 2)} ms`]);
+  }
 
   // ---- 3: LIST ----
-  console.log(`\n# LIST ?limit=500 (first page), ${LIST_CONNECTIONS} connections (ratio: bare server returning the same bytes)`);
-  const listPath = `${leasesPath('bench-list')}?limit=500`;
-  const lists = new Map<number, LoadResult>();
-  let populated = 0;
-  for (const size of [SMALL_LIST, LARGE_LIST]) {
-    const pop = await profiled(`populate-${size}`, () => populate(apiPool, 'bench-list', populated, size));
-    populated += pop.created;
-    populationRow(`populate ${fmt(populated - pop.created)} → ${fmt(populated)} leases (${POPULATE_CONCURRENCY} in flight)`, pop);
-    row(`    api server RSS with ${fmt(populated)} leases`, `${fmt(rssMB(apiServer.proc.pid))} MB`);
-    if (size === LARGE_LIST) summary.push([`populate ${fmt(LARGE_LIST)} (goal: well under 3 min)`, `${fmt(pop.seconds, 1)} s for ${fmt(pop.created)} (${fmt(pop.created / pop.seconds)}/s)`]);
-    const page = await get(apiPool, 'list', listPath, true);
-    const parsed = JSON.parse(page.body.toString('utf8')) as { items?: unknown[]; metadata?: { remainingItemCount?: number; continue?: string } };
-    row(
-      `    first page with ${fmt(populated)} stored`,
-      `${fmt(parsed.items?.length ?? 0)} items, ${fmt(page.body.length / 1024)} KiB, remaining ${fmt(parsed.metadata?.remainingItemCount ?? NaN)}`,
-    );
-    await send(barePool, 'list', { method: 'PUT', path: '/__body', body: page.body });
-    const bare = await measure(LIST_CONNECTIONS, () => get(barePool, 'bare list', '/list'));
-    loadRow(`bare node:http, same ${fmt(page.body.length / 1024)} KiB (baseline)`, bare);
-    cpuRow(bare);
-    const real = await profiled(`list-${size}`, () => measure(LIST_CONNECTIONS, () => get(apiPool, 'list', listPath)));
-    loadRow(`LIST limit=500 with ${fmt(populated)} leases stored`, real, bare);
-    cpuRow(real);
-    lists.set(size, real);
+  if (PHASES.has('list')) {
+    console.log(`\n# LIST ?limit=500 (first page), ${LIST_CONNECTIONS} connections (ratio: bare server returning the same bytes)`);
+    const listPath = `${leasesPath('bench-list')}?limit=500`;
+    const lists = new Map<number, LoadResult>();
+    let populated = 0;
+    for (const size of [SMALL_LIST, LARGE_LIST]) {
+      const pop = await profiled(`populate-${size}`, () => populate(apiPool, 'bench-list', populated, size));
+      populated += pop.created;
+      populationRow(`populate ${fmt(populated - pop.created)} → ${fmt(populated)} leases (${POPULATE_CONCURRENCY} in flight)`, pop);
+      row(`    api server RSS with ${fmt(populated)} leases`, `${fmt(rssMB(apiServer.proc.pid))} MB`);
+      if (size === LARGE_LIST) summary.push([`populate ${fmt(LARGE_LIST)} (goal: well under 3 min)`, `${fmt(pop.seconds, 1)} s for ${fmt(pop.created)} (${fmt(pop.created / pop.seconds)}/s)`]);
+      const page = await get(apiPool, 'list', listPath, true);
+      const parsed = JSON.parse(page.body.toString('utf8')) as { items?: unknown[]; metadata?: { remainingItemCount?: number; continue?: string } };
+      row(
+        `    first page with ${fmt(populated)} stored`,
+        `${fmt(parsed.items?.length ?? 0)} items, ${fmt(page.body.length / 1024)} KiB, remaining ${fmt(parsed.metadata?.remainingItemCount ?? NaN)}`,
+      );
+      await send(barePool, 'list', { method: 'PUT', path: '/__body', body: page.body });
+      const bare = await measure(LIST_CONNECTIONS, () => get(barePool, 'bare list', '/list'));
+      loadRow(`bare node:http, same ${fmt(page.body.length / 1024)} KiB (baseline)`, bare);
+      cpuRow(bare);
+      const real = await profiled(`list-${size}`, () => measure(LIST_CONNECTIONS, () => get(apiPool, 'list', listPath)));
+      loadRow(`LIST limit=500 with ${fmt(populated)} leases stored`, real, bare);
+      cpuRow(real);
+      lists.set(size, real);
   }
   const listSmall = lists.get(SMALL_LIST)!;
   const listLarge = lists.get(LARGE_LIST)!;
   row(`LIST rate with ${fmt(LARGE_LIST)} / with ${fmt(SMALL_LIST)}`, `${fmt(listLarge.perSecond / listSmall.perSecond, 2)}×`);
   summary.push([`LIST rate ${fmt(LARGE_LIST)} vs ${fmt(SMALL_LIST)} (goal ≈ 1)`, `${fmt(listLarge.perSecond / listSmall.perSecond, 2)}×`]);
+  }
 
   // ---- 4: durable creates ----
-  console.log(`\n# durable creates, ${CREATE_CLIENTS} clients (ratio: raw etcd puts of the same size at ${CREATE_CLIENTS} clients, fsync on)`);
-  const createdSize = oneLease.body.length;
-  etcd = await startEtcd();
-  const etcdPool = new EndpointPool(etcd.endpoints, 10_000);
-  const value = Buffer.alloc(createdSize, 'v');
-  const rawPut = await measure(CREATE_CLIENTS, (_w, i) => etcdPool.put({ key: Buffer.from(`/bench/raw/${i}`), value }));
-  etcdPool.close();
-  await etcd.stop();
-  etcd = undefined;
-  loadRow(`raw etcd put, ${fmt(createdSize)} B values (baseline)`, rawPut);
-  cpuRow(rawPut, ' (others: etcd)');
-  let createSeq = 0;
-  const apiCreate = await profiled('create', () =>
-    measure(CREATE_CLIENTS, () => post(apiPool, 'create', leasesPath('bench-create'), leaseBody(leaseName('c', createSeq++)))),
-  );
-  loadRow(`POST lease through the API server (lmdb)`, apiCreate, rawPut);
-  cpuRow(apiCreate);
-  summary.push(['creates vs raw etcd puts at 16 (goal ≥ 3×)', `${fmt(apiCreate.perSecond / rawPut.perSecond, 2)}×, p99 ${fmt(apiCreate.p99, 1)} ms`]);
+  if (PHASES.has('create')) {
+    console.log(`\n# durable creates, ${CREATE_CLIENTS} clients (ratio: raw etcd puts of the same size at ${CREATE_CLIENTS} clients, fsync on)`);
+    const createdSize = oneLease.body.length;
+    etcd = await startEtcd();
+    const etcdPool = new EndpointPool(etcd.endpoints, 10_000);
+    const value = Buffer.alloc(createdSize, 'v');
+    const rawPut = await measure(CREATE_CLIENTS, (_w, i) => etcdPool.put({ key: Buffer.from(`/bench/raw/${i}`), value }));
+    etcdPool.close();
+    await etcd.stop();
+    etcd = undefined;
+    loadRow(`raw etcd put, ${fmt(createdSize)} B values (baseline)`, rawPut);
+    cpuRow(rawPut, ' (others: etcd)');
+    let createSeq = 0;
+    const apiCreate = await profiled('create', () =>
+      measure(CREATE_CLIENTS, () => post(apiPool, 'create', leasesPath('bench-create'), leaseBody(leaseName('c', createSeq++)))),
+    );
+    loadRow(`POST lease through the API server (lmdb)`, apiCreate, rawPut);
+    cpuRow(apiCreate);
+    summary.push(['creates vs raw etcd puts at 16 (goal ≥ 3×)', `${fmt(apiCreate.perSecond / rawPut.perSecond, 2)}×, p99 ${fmt(apiCreate.p99, 1)} ms`]);
+    // The same requests with dryRun=All run every step but the storage write: the ceiling that the
+    // HTTP and machinery path alone allows on this machine, to tell storage cost from the rest.
+    const dryCreate = await profiled('create-dry-run', () =>
+      measure(CREATE_CLIENTS, () => post(apiPool, 'create dry-run', `${leasesPath('bench-create')}?dryRun=All`, leaseBody(leaseName('d', createSeq++)))),
+    );
+    loadRow(`    same POST with dryRun=All (nothing stored)`, dryCreate, rawPut);
+    cpuRow(dryCreate);
+    summary.push(['    dry-run creates vs raw etcd puts (ceiling without storage)', `${fmt(dryCreate.perSecond / rawPut.perSecond, 2)}×`]);
+  }
 
   // ---- 5: watch fan-out ----
-  console.log(`\n# watch fan-out: ${fmt(WATCHERS)} watch connections, ${CHANGES} changes one at a time, write → last watcher has the event (ratio: bare fan-out floor; > 1 is slower)`);
-  const eventTemplate = `{"type":"ADDED","object":${oneLease.body.toString('utf8')}}\n`;
-  const floor = await fanOut(
-    bareServer.url,
-    '/__watch',
-    async (seq) => (await post(barePool, 'bare fanout', '/__fanout', eventTemplate.replace('"name":"one"', `"name":"${leaseName('fan', seq)}"`))).status === 200,
-    (seq) => `"name":"${leaseName('fan', seq)}"`,
-  );
-  await post(barePool, 'bare fanout', '/__unwatch', '');
-  row(`bare fan-out floor, ${fmt(floor.watchers)} watchers (baseline)`, `p50 ${fmt(floor.p50, 2)} ms  p99 ${fmt(floor.p99, 2)} ms  max ${fmt(floor.max, 1)}`);
-  cpuRow(floor);
-  const watchList = JSON.parse((await get(apiPool, 'watch', `${leasesPath('bench-watch')}?limit=1`, true)).body.toString('utf8')) as { metadata?: { resourceVersion?: string } };
-  const rv = watchList.metadata?.resourceVersion ?? '0';
-  const apiUrl = apiServer.url;
-  const real = await profiled('watch', () =>
-    fanOut(
-      apiUrl,
-      `${leasesPath('bench-watch')}?watch=1&resourceVersion=${rv}`,
-      async (seq) => (await post(apiPool, 'watch write', leasesPath('bench-watch'), leaseBody(leaseName('fan', seq)))).status === 201,
+  if (PHASES.has('watch')) {
+    console.log(`\n# watch fan-out: ${fmt(WATCHERS)} watch connections, ${CHANGES} changes one at a time, write → last watcher has the event (ratio: bare fan-out floor; > 1 is slower)`);
+    const eventTemplate = `{"type":"ADDED","object":${oneLease.body.toString('utf8')}}\n`;
+    const floor = await fanOut(
+      bareServer.url,
+      '/__watch',
+      async (seq) => (await post(barePool, 'bare fanout', '/__fanout', eventTemplate.replace('"name":"one"', `"name":"${leaseName('fan', seq)}"`))).status === 200,
       (seq) => `"name":"${leaseName('fan', seq)}"`,
-    ),
-  );
-  row(
-    `API server watch, ${fmt(real.watchers)} watchers, ${real.changes} changes`,
-    `p50 ${fmt(real.p50, 2)} ms  p99 ${fmt(real.p99, 2)} ms  max ${fmt(real.max, 1)}`,
-    real.p50 / floor.p50,
-  );
-  cpuRow(real);
-  for (const [name, f] of [['bare', floor], ['api', real]] as const) {
-    if (f.timeouts) row(`    ${name}: changes not delivered to all within 10 s`, `${f.timeouts}`);
-    for (const e of f.errors) console.log(`    ${name} watch error: ${e}`);
+    );
+    await post(barePool, 'bare fanout', '/__unwatch', '');
+    row(`bare fan-out floor, ${fmt(floor.watchers)} watchers (baseline)`, `p50 ${fmt(floor.p50, 2)} ms  p99 ${fmt(floor.p99, 2)} ms  max ${fmt(floor.max, 1)}`);
+    cpuRow(floor);
+    const watchList = JSON.parse((await get(apiPool, 'watch', `${leasesPath('bench-watch')}?limit=1`, true)).body.toString('utf8')) as { metadata?: { resourceVersion?: string } };
+    const rv = watchList.metadata?.resourceVersion ?? '0';
+    const apiUrl = apiServer.url;
+    const real = await profiled('watch', () =>
+      fanOut(
+        apiUrl,
+        `${leasesPath('bench-watch')}?watch=1&resourceVersion=${rv}`,
+        async (seq) => (await post(apiPool, 'watch write', leasesPath('bench-watch'), leaseBody(leaseName('fan', seq)))).status === 201,
+        (seq) => `"name":"${leaseName('fan', seq)}"`,
+      ),
+    );
+    row(
+      `API server watch, ${fmt(real.watchers)} watchers, ${real.changes} changes`,
+      `p50 ${fmt(real.p50, 2)} ms  p99 ${fmt(real.p99, 2)} ms  max ${fmt(real.max, 1)}`,
+      real.p50 / floor.p50,
+    );
+    cpuRow(real);
+    for (const [name, f] of [['bare', floor], ['api', real]] as const) {
+      if (f.timeouts) row(`    ${name}: changes not delivered to all within 10 s`, `${f.timeouts}`);
+      for (const e of f.errors) console.log(`    ${name} watch error: ${e}`);
   }
   summary.push(['watch fan-out p50 vs floor (goal ≤ 2×), p99 (goal ≤ 100 ms)', `${fmt(real.p50 / floor.p50, 2)}×, p99 ${fmt(real.p99, 1)} ms`]);
+  }
   row('    api server RSS at the end', `${fmt(rssMB(apiServer.proc.pid))} MB`);
 
   await apiPool.close();
