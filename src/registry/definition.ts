@@ -61,6 +61,11 @@ export interface KindDefinition {
   selectableFields?: Record<string, (obj: KObject) => string | undefined>;
   subresources?: readonly SubresourceDefinition[];
   strategy: Strategy;
+  /**
+   * Served unless `--runtime-config` says otherwise (default true). Beta APIs introduced after
+   * 1.22 are off by default, as spec 01 says.
+   */
+  enabledByDefault?: boolean;
 }
 
 export const apiVersionOf = (d: Pick<KindDefinition, 'group' | 'version'>): string => (d.group ? `${d.group}/${d.version}` : d.version);

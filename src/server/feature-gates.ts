@@ -14,6 +14,8 @@ export const KNOWN_GATES: Record<string, GateSpec> = {
   DeclarativeValidation: { default: true, stage: 'BETA' },
   DeclarativeValidationTakeover: { default: false, stage: 'BETA' },
   AllowUnsafeMalformedObjectDeletion: { default: false, stage: 'ALPHA' },
+  CoordinatedLeaderElection: { default: false, stage: 'BETA' },
+  TaintTolerationComparisonOperators: { default: false, stage: 'ALPHA' },
 };
 
 export type FeatureGates = Readonly<Record<string, boolean>>;

@@ -26,6 +26,8 @@ import { groupVersions } from '../endpoints/discovery.ts';
 import { NamespaceController } from '../controllers/namespace.ts';
 import { GarbageCollector } from '../controllers/garbage-collector.ts';
 import { ensureSystemNamespaces } from '../controllers/system-namespaces.ts';
+import { builtinControllers } from '../controllers/index.ts';
+import { storeKey, type Controller } from '../controllers/controller.ts';
 import { buildHandlerChain, noAudit, type AuditSink } from './filters.ts';
 import { runHealth, type HealthCheck } from './health.ts';
 import { parseFeatureGates, type FeatureGates } from './feature-gates.ts';
@@ -60,6 +62,11 @@ export interface ServerOptions {
   audit?: AuditSink;
   /** How often the namespace controller looks for terminating namespaces. */
   namespaceSyncIntervalMs?: number;
+  /**
+   * `--service-cluster-ip-range`: one CIDR or an IPv4,IPv6 pair; the default ServiceCIDR
+   * (`kubernetes`) is created from it at start (default 10.0.0.0/24).
+   */
+  serviceClusterIpRange?: string;
   /** Where internal errors are reported (default: stderr). */
   log?: (message: string) => void;
 }
@@ -85,14 +92,14 @@ function runtimeConfig(text: string | undefined, defs: readonly KindDefinition[]
       throw new Error(`unknown api groups ${k} in --runtime-config`);
     settings.set(k, value === 'true');
   }
-  return (d) => settings.get(`${apiVersionOf(d)}/${d.resource}`) ?? settings.get(apiVersionOf(d)) ?? settings.get('all') ?? true;
+  return (d) => settings.get(`${apiVersionOf(d)}/${d.resource}`) ?? settings.get(apiVersionOf(d)) ?? settings.get('all') ?? d.enabledByDefault ?? true;
 }
 
 export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
   const naming = namingProfile(opts.naming ?? 'orch');
   const featureGates = parseFeatureGates(opts.featureGates);
   const log = opts.log ?? ((m: string) => process.stderr.write(`${m}\n`));
-  const allDefs = builtinKinds(naming);
+  const allDefs = builtinKinds(naming, featureGates);
   const enabled = runtimeConfig(opts.runtimeConfig, allDefs);
   const defs = allDefs.filter(enabled);
 
@@ -247,6 +254,20 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   nsController?.start();
   const gc = new GarbageCollector(stores);
   await gc.start();
+  const controllerContext = {
+    stores: new Map(stores.map((s) => [storeKey(s.def.group, s.def.resource), s])),
+    naming,
+    featureGates,
+    serviceClusterIpRange: opts.serviceClusterIpRange,
+    log,
+  };
+  const controllers: Controller[] = [];
+  for (const make of builtinControllers) {
+    const c = make(controllerContext);
+    if (!c) continue;
+    await c.start();
+    controllers.push(c);
+  }
   started = true;
 
   let closing: Promise<void> | undefined;
@@ -256,6 +277,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       if (opts.shutdownDelayMs) await new Promise((r) => setTimeout(r, opts.shutdownDelayMs));
       nsController?.stop();
       gc.stop();
+      for (const c of controllers) c.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const end of [...watchEnders]) end();
       server.closeIdleConnections();

@@ -1,11 +1,27 @@
 // The built-in kinds this server serves, in discovery order.
 
 import type { Naming } from '../../naming.ts';
+import type { FeatureGates } from '../../server/feature-gates.ts';
 import type { KindDefinition } from '../definition.ts';
+import { eventDefinition } from './event.ts';
+import { ipAddressDefinition } from './ip-address.ts';
+import { leaseCandidateDefinition } from './lease-candidate.ts';
 import { leaseDefinition } from './lease.ts';
 import { namespaceDefinition } from './namespace.ts';
 import { nodeDefinition } from './node.ts';
+import { runtimeClassDefinition } from './runtime-class.ts';
+import { serviceCidrDefinition } from './service-cidr.ts';
 
-export function builtinKinds(naming: Naming): KindDefinition[] {
-  return [namespaceDefinition(naming), nodeDefinition(), leaseDefinition(naming)];
+/** Definitions get the naming profile and the feature gates (fields behind a disabled gate are dropped). */
+export function builtinKinds(naming: Naming, gates: FeatureGates): KindDefinition[] {
+  return [
+    namespaceDefinition(naming),
+    nodeDefinition(),
+    leaseDefinition(naming, gates),
+    leaseCandidateDefinition(naming, gates),
+    eventDefinition(naming, gates),
+    ipAddressDefinition(naming, gates),
+    serviceCidrDefinition(naming, gates),
+    runtimeClassDefinition(naming, gates),
+  ];
 }

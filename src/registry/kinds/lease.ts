@@ -1,12 +1,14 @@
 // Lease (coordination/v1, namespaced): leader election and heartbeats.
 
 import type { Naming } from '../../naming.ts';
+import type { FeatureGates } from '../../server/feature-gates.ts';
 import { fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import type { KObject } from '../../machinery/meta.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { int32, microTime, obj, objectSchema, str } from '../schemas.ts';
 
-export function leaseDefinition(n: Naming): KindDefinition {
+export function leaseDefinition(n: Naming, gates: FeatureGates): KindDefinition {
+  void gates;
   return {
     group: n.group('coordination'),
     version: 'v1',

@@ -1,0 +1,29 @@
+// What a built-in controller gets and offers. Controllers run inside the API server, act only
+// through the registry stores (the normal write path, with admission and validation), and must
+// tolerate other API servers on the same storage running the same controller.
+
+import type { Naming } from '../naming.ts';
+import type { FeatureGates } from '../server/feature-gates.ts';
+import type { RegistryStore } from '../registry/store.ts';
+
+export interface ControllerContext {
+  /** The served stores by `<group>/<resource>` (`/namespaces` for the core group). */
+  stores: ReadonlyMap<string, RegistryStore>;
+  naming: Naming;
+  featureGates: FeatureGates;
+  /** `--service-cluster-ip-range`. */
+  serviceClusterIpRange?: string;
+  log(message: string): void;
+}
+
+export interface Controller {
+  readonly name: string;
+  /** Called once at start, after the system namespaces exist; resolves when its first pass is done. */
+  start(): Promise<void>;
+  stop(): void;
+}
+
+export type ControllerFactory = (ctx: ControllerContext) => Controller | undefined;
+
+/** The key of a store in ControllerContext.stores. */
+export const storeKey = (group: string, resource: string): string => `${group}/${resource}`;

@@ -1,0 +1,67 @@
+// Validation helpers shared by kind strategies: condition lists and the small value rules
+// (CamelCase reasons, qualified condition types) that several kinds state the same way.
+
+import { child, fieldError, type FieldError } from './field-errors.ts';
+import { isPlainObject, qualifiedName } from './meta.ts';
+
+export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
+
+/** A single CamelCase word as Kubernetes checks condition reasons: `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`. */
+export const CAMEL_CASE_REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
+
+export interface ConditionRules {
+  /** `reason` must be a CamelCase word when set (or always, with reasonRequired). */
+  camelCaseReason?: boolean;
+  reasonRequired?: boolean;
+  /** `type` must be a qualified name (`CamelCase` or `<domain>/CamelCase`). */
+  qualifiedType?: boolean;
+  lastTransitionTimeRequired?: boolean;
+  /** `message` must be present (it may be empty). */
+  messageRequired?: boolean;
+  /** Allowed `type` values, when the kind fixes them. */
+  types?: readonly string[];
+  /** `observedGeneration` must not be negative. */
+  observedGeneration?: boolean;
+}
+
+/**
+ * A `conditions` list: every item has a `type` and a `status` of True/False/Unknown, types are
+ * unique, and the kind's extra rules hold.
+ */
+export function validateConditions(list: unknown, path: string, rules: ConditionRules = {}): FieldError[] {
+  if (!Array.isArray(list)) return [];
+  const errs: FieldError[] = [];
+  const seen = new Set<string>();
+  list.forEach((c, i) => {
+    const at = child(path, i);
+    if (!isPlainObject(c)) return;
+    const type = c.type;
+    if (typeof type !== 'string' || type === '') errs.push(fieldError.required(child(at, 'type')));
+    else {
+      if (seen.has(type)) errs.push(fieldError.duplicate(child(at, 'type'), type));
+      seen.add(type);
+      if (rules.types && !rules.types.includes(type)) errs.push(fieldError.notSupported(child(at, 'type'), type, rules.types));
+      if (rules.qualifiedType) for (const m of qualifiedName(type)) errs.push(fieldError.invalid(child(at, 'type'), type, m));
+    }
+    const status = c.status;
+    if (typeof status !== 'string' || status === '') errs.push(fieldError.required(child(at, 'status')));
+    else if (!(CONDITION_STATUSES as readonly string[]).includes(status)) errs.push(fieldError.notSupported(child(at, 'status'), status, CONDITION_STATUSES));
+    const reason = c.reason;
+    if (typeof reason !== 'string' || reason === '') {
+      if (rules.reasonRequired) errs.push(fieldError.required(child(at, 'reason')));
+    } else if (rules.camelCaseReason && !CAMEL_CASE_REASON.test(reason)) {
+      errs.push(fieldError.invalid(child(at, 'reason'), reason, "a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' (regex used for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')"));
+    }
+    if (rules.lastTransitionTimeRequired && (c.lastTransitionTime === undefined || c.lastTransitionTime === null || c.lastTransitionTime === ''))
+      errs.push(fieldError.required(child(at, 'lastTransitionTime'), 'must be set'));
+    if (rules.messageRequired && typeof c.message !== 'string') errs.push(fieldError.required(child(at, 'message')));
+    if (rules.observedGeneration && typeof c.observedGeneration === 'number' && c.observedGeneration < 0)
+      errs.push(fieldError.invalid(child(at, 'observedGeneration'), c.observedGeneration, 'must be greater than or equal to zero'));
+  });
+  return errs;
+}
+
+/** A field that may not change once set: `field is immutable`, as Kubernetes words it. */
+export function validateImmutable(value: unknown, old: unknown, path: string): FieldError[] {
+  return JSON.stringify(value) === JSON.stringify(old) ? [] : [fieldError.invalid(path, value ?? null, 'field is immutable')];
+}

@@ -1,0 +1,24 @@
+// ServiceCIDR (n.group('networking')/v1): placeholder definition, to be completed with its fields and rules.
+
+import type { Naming } from '../../naming.ts';
+import type { FeatureGates } from '../../server/feature-gates.ts';
+import { ALL_VERBS, type KindDefinition } from '../definition.ts';
+import { obj, objectSchema } from '../schemas.ts';
+
+export function serviceCidrDefinition(n: Naming, gates: FeatureGates): KindDefinition {
+  void gates;
+  return {
+    group: n.group('networking'),
+    version: 'v1',
+    kind: 'ServiceCIDR',
+    resource: 'servicecidrs',
+    singular: 'servicecidr',
+    namespaced: false,
+    verbs: ALL_VERBS,
+    nameRule: 'dns-subdomain',
+    tracksGeneration: true,
+    allowCreateOnUpdate: false,
+    schema: objectSchema({ spec: obj({}, { 'x-kubernetes-preserve-unknown-fields': true }) }),
+    strategy: {},
+  };
+}
