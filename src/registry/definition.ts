@@ -5,6 +5,7 @@
 import type { FieldError } from '../machinery/field-errors.ts';
 import type { KObject } from '../machinery/meta.ts';
 import type { Schema } from '../machinery/schema.ts';
+import type { PrinterColumn } from './printers.ts';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
 
@@ -60,6 +61,11 @@ export interface KindDefinition {
   /** Extra `fieldSelector` fields beyond metadata.name/metadata.namespace, with their value getters. */
   selectableFields?: Record<string, (obj: KObject) => string | undefined>;
   subresources?: readonly SubresourceDefinition[];
+  /**
+   * Table columns (`kubectl get`), Kubernetes' own for the kind, Name first; absent: the default
+   * Name / Created At table.
+   */
+  printerColumns?: readonly PrinterColumn[];
   strategy: Strategy;
   /**
    * Served unless `--runtime-config` says otherwise (default true). Beta APIs introduced after
