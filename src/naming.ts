@@ -24,16 +24,22 @@ export interface Naming {
   readonly namespaceFinalizer: string;
   /** A built-in group name: `group('coordination')` → `coordination.orch.io`. */
   group(name: string): string;
+  /**
+   * Domain of the well-known labels Kubernetes spells with `kubernetes.io` (`node-role.kubernetes.io/…`,
+   * `kubernetes.io/hostname`): `orch.io` / `kubernetes.io`.
+   */
+  readonly labelDomain: string;
   /** A well-known annotation or label key: `annotation('initial-events-end')` → `orch.io/initial-events-end`. */
   annotation(name: string): string;
   /** The name the server reports in /version and its User-Agent. */
   readonly serverName: string;
 }
 
-function profile(profile: NamingProfileName, product: string, domain: string): Naming {
+function profile(profile: NamingProfileName, product: string, domain: string, labelDomain: string): Naming {
   return {
     profile,
     product,
+    labelDomain,
     groupSuffix: domain,
     annotationDomain: domain,
     metaGroup: `meta.${domain}`,
@@ -50,8 +56,8 @@ function profile(profile: NamingProfileName, product: string, domain: string): N
 }
 
 const profiles: Record<NamingProfileName, Naming> = {
-  orch: profile('orch', 'orch', 'orch.io'),
-  kubernetes: profile('kubernetes', 'kube', 'k8s.io'),
+  orch: profile('orch', 'orch', 'orch.io', 'orch.io'),
+  kubernetes: profile('kubernetes', 'kube', 'k8s.io', 'kubernetes.io'),
 };
 
 export function namingProfile(name: NamingProfileName = 'orch'): Naming {

@@ -12,7 +12,8 @@ import type { Naming } from '../naming.ts';
 import type { FeatureGates } from '../server/feature-gates.ts';
 import type { DeleteOptions, RegistryStore, WatchSink } from '../registry/store.ts';
 import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
-import { negotiateBody, negotiateResponse } from '../negotiation/negotiate.ts';
+import { negotiateBody, negotiateResponse, type Conversion } from '../negotiation/negotiate.ts';
+import { convertList, convertObject, includeObjectOption, type TableRequest } from './transform.ts';
 import { checkObject, decodeObject, parseFieldValidation, parseJson, type FieldValidation } from './decode.ts';
 import { parseBool, parseInteger, parseListOptions } from '../machinery/list-options.ts';
 import { readBody, writeJson, writeJsonBytes, writeStatus } from './respond.ts';
@@ -57,18 +58,32 @@ function allowed(t: ResourceTarget, verb: Verb): void {
   if (!verbs.includes(verb)) throw errors.methodNotAllowed();
 }
 
-export async function handleGet(ctx: RequestContext, t: ResourceTarget): Promise<void> {
+/** Response format of a read: JSON, or a Table / PartialObjectMetadata conversion of it. */
+function readFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): { convert?: Conversion; table?: TableRequest } {
+  const { convert } = negotiateResponse(ctx.req.headers.accept, { metaGroup: env.naming.metaGroup });
+  if (!convert) return {};
+  if (convert.kind !== 'Table') return { convert };
+  return { convert, table: { def: t.store.def, apiVersion: convert.apiVersion, includeObject: includeObjectOption(ctx.url.searchParams) } };
+}
+
+export async function handleGet(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'get');
-  negotiateResponse(ctx.req.headers.accept);
+  const { convert, table } = readFormat(ctx, env, t);
   const obj = await t.store.getEncoded(t.namespace, t.name, ctx.url.searchParams.get('resourceVersion') ?? undefined);
+  if (convert) return writeJson(ctx, 200, convertObject(convert, obj.view(), table));
   writeJsonBytes(ctx, 200, obj.bytes());
 }
 
 export async function handleList(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'list');
-  negotiateResponse(ctx.req.headers.accept);
+  const { convert, table } = readFormat(ctx, env, t);
   const opts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'list');
   validateSelectorFields(t, opts.fieldSelector);
+  if (convert) {
+    if (convert.kind === 'PartialObjectMetadata') convertList(convert, [], {}, table); // 406 before any read
+    const list = await t.store.list(t.namespace, opts);
+    return writeJson(ctx, 200, convertList(convert, list.items, list.metadata, table));
+  }
   writeJsonBytes(ctx, 200, await t.store.listJson(t.namespace, opts));
 }
 
@@ -81,7 +96,8 @@ function validateSelectorFields(t: ResourceTarget, sel: { requirements: readonly
 
 export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'watch');
-  negotiateResponse(ctx.req.headers.accept);
+  const { convert, table } = readFormat(ctx, env, t);
+  if (convert?.kind === 'PartialObjectMetadataList') throw errors.notAcceptableMessage('you requested PartialObjectMetadataList, but a watch streams single objects');
   const opts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'watch', { watchList: env.featureGates.WatchList ?? true });
   validateSelectorFields(t, opts.fieldSelector);
   const { res, req } = ctx;
@@ -104,7 +120,13 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
     endRequested = true;
   };
   const sink: WatchSink = {
-    send: (type, object) => write(object.watchLine(type)),
+    send: (type, object) => {
+      if (!convert) return write(object.watchLine(type));
+      // Only the first Table of a watch carries the column definitions, as in kube-apiserver.
+      const body = convertObject(convert, object.view(), table);
+      if (table) table.noHeaders = true;
+      return write(`${JSON.stringify({ type, object: body })}\n`);
+    },
     error: (status: StatusBody) => write(`${JSON.stringify({ type: 'ERROR', object: status })}\n`),
     end: () => finish(),
     onDrain: (resume) => res.once('drain', resume),

@@ -74,7 +74,7 @@ export class ApiRouter {
     const target: ResourceTarget = { store, namespace: namespaced ? i.namespace || undefined : undefined, name: i.name, subresource };
     const m = ctx.req.method;
     if (i.name) {
-      if (m === 'GET' || m === 'HEAD') return this.run(handleGet(ctx, target));
+      if (m === 'GET' || m === 'HEAD') return this.run(handleGet(ctx, this.env, target));
       if (m === 'PUT') return this.run(handleUpdate(ctx, this.env, target));
       if (m === 'PATCH') return this.run(handlePatch(ctx, this.env, target));
       if (m === 'DELETE' && !subresource) return this.run(handleDelete(ctx, this.env, target));

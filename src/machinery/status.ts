@@ -118,6 +118,7 @@ export const errors = {
   methodNotAllowed: () => new StatusError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {}),
   notAcceptable: (accepted: readonly string[]) =>
     new StatusError(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`),
+  notAcceptableMessage: (message: string) => new StatusError(406, 'NotAcceptable', message),
   unsupportedMediaType: (accepted: readonly string[]) =>
     new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`),
   tooOld: (requested: number, oldest: number) => new StatusError(410, 'Expired', `too old resource version: ${requested} (${oldest})`),

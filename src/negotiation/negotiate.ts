@@ -1,5 +1,5 @@
 // Content negotiation: which representation a response uses (Accept) and how a request body is
-// encoded (Content-Type). JSON now; YAML, protobuf, CBOR and Table join here.
+// encoded (Content-Type), including conversions to Table and PartialObjectMetadata.
 
 import { errors } from '../machinery/status.ts';
 
@@ -41,18 +41,39 @@ export function parseAccept(header: string | undefined): MediaType[] {
 
 export const SUPPORTED_RESPONSE_TYPES = ['application/json'] as const;
 
-export interface ResponseFormat {
-  mediaType: 'application/json';
+/** A conversion the client asked for with `;as=<Kind>;g=<group>;v=<version>`. */
+export interface Conversion {
+  kind: 'Table' | 'PartialObjectMetadata' | 'PartialObjectMetadataList';
+  /** `<metaGroup>/<v1|v1beta1>`: the apiVersion of the converted object. */
+  apiVersion: string;
 }
 
-/** Pick the response format; 406 when the client accepts nothing the server can produce. */
-export function negotiateResponse(accept: string | undefined): ResponseFormat {
+export interface ResponseFormat {
+  mediaType: 'application/json';
+  convert?: Conversion;
+}
+
+const CONVERSION_KINDS = new Set(['Table', 'PartialObjectMetadata', 'PartialObjectMetadataList']);
+const CONVERSION_VERSIONS = new Set(['v1', 'v1beta1']);
+
+/**
+ * Pick the response format; 406 when the client accepts nothing the server can produce.
+ * `conversions` is the meta group when the endpoint offers Table and PartialObjectMetadata
+ * (reads: get, list, watch); an entry asking for a conversion the endpoint does not offer is
+ * skipped, so a client can list fallbacks.
+ */
+export function negotiateResponse(accept: string | undefined, conversions?: { metaGroup: string }): ResponseFormat {
   const entries = parseAccept(accept);
   if (entries.length === 0) return { mediaType: 'application/json' };
   for (const m of entries) {
-    // Conversions to other kinds (as=Table, as=PartialObjectMetadata) are not offered yet.
-    if (m.params.as) continue;
-    if ((m.type === 'application' || m.type === '*') && (m.subtype === 'json' || m.subtype === '*')) return { mediaType: 'application/json' };
+    if (!((m.type === 'application' || m.type === '*') && (m.subtype === 'json' || m.subtype === '*'))) continue;
+    const as = m.params.as;
+    if (as === undefined || as === '') {
+      if (m.params.g || m.params.v) continue;
+      return { mediaType: 'application/json' };
+    }
+    if (!conversions || !CONVERSION_KINDS.has(as) || m.params.g !== conversions.metaGroup || !CONVERSION_VERSIONS.has(m.params.v ?? '')) continue;
+    return { mediaType: 'application/json', convert: { kind: as as Conversion['kind'], apiVersion: `${conversions.metaGroup}/${m.params.v}` } };
   }
   throw errors.notAcceptable(SUPPORTED_RESPONSE_TYPES);
 }

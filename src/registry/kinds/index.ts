@@ -16,7 +16,7 @@ import { serviceCidrDefinition } from './service-cidr.ts';
 export function builtinKinds(naming: Naming, gates: FeatureGates): KindDefinition[] {
   return [
     namespaceDefinition(naming),
-    nodeDefinition(),
+    nodeDefinition(naming),
     leaseDefinition(naming, gates),
     leaseCandidateDefinition(naming, gates),
     eventDefinition(naming, gates),

@@ -6,6 +6,7 @@ import { fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import type { KObject } from '../../machinery/meta.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { int32, microTime, obj, objectSchema, str } from '../schemas.ts';
+import { ageColumn, nameColumn } from '../printers.ts';
 
 export function leaseDefinition(n: Naming, gates: FeatureGates): KindDefinition {
   void gates;
@@ -32,6 +33,11 @@ export function leaseDefinition(n: Naming, gates: FeatureGates): KindDefinition 
         preferredHolder: str(),
       }),
     }),
+    printerColumns: [
+      nameColumn,
+      { name: 'Holder', type: 'string', description: 'holderIdentity contains the identity of the holder of a current lease.', value: (o) => (o.spec as { holderIdentity?: string } | undefined)?.holderIdentity ?? '' },
+      ageColumn,
+    ],
     strategy: {
       validate: validateLease,
       validateUpdate: (obj) => validateLease(obj),

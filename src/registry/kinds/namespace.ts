@@ -8,6 +8,7 @@ import type { Naming } from '../../naming.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { arr, condition, obj, objectSchema, str } from '../schemas.ts';
 import { keepStatus, statusSubresource } from './status-subresource.ts';
+import { ageColumn, nameColumn } from '../printers.ts';
 
 type NamespaceObject = KObject & { spec?: { finalizers?: string[] }; status?: { phase?: string; conditions?: unknown[] } };
 
@@ -41,6 +42,11 @@ export function namespaceDefinition(n: Naming): KindDefinition {
         verbs: ['update'],
         apply: (req, stored) => ({ ...stored, metadata: { ...stored.metadata, resourceVersion: req.metadata.resourceVersion }, spec: { ...spec(stored), finalizers: (req as NamespaceObject).spec?.finalizers ?? [] } }),
       },
+    ],
+    printerColumns: [
+      nameColumn,
+      { name: 'Status', type: 'string', description: 'The status of the namespace', value: (o) => (o as NamespaceObject).status?.phase ?? '' },
+      ageColumn,
     ],
     strategy: {
       prepareForCreate(o) {

@@ -1,12 +1,68 @@
 // Node (core/v1, cluster-scoped): a machine of the cluster, with spec and /status.
 
+import type { Naming } from '../../naming.ts';
+import type { KObject } from '../../machinery/meta.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
+import { ageColumn, nameColumn, type PrinterColumn } from '../printers.ts';
 import { arr, bool, condition, int32, int64, obj, objectSchema, quantity, str, time } from '../schemas.ts';
 import { keepStatus, statusSubresource } from './status-subresource.ts';
 
 const resourceList = () => obj({}, { additionalProperties: quantity() });
 
-export function nodeDefinition(): KindDefinition {
+interface NodeView {
+  spec?: { unschedulable?: boolean };
+  status?: {
+    conditions?: { type?: string; status?: string }[];
+    addresses?: { type?: string; address?: string }[];
+    nodeInfo?: { kubeletVersion?: string; osImage?: string; kernelVersion?: string; containerRuntimeVersion?: string };
+  };
+}
+
+const view = (o: KObject): NodeView => o as NodeView;
+const firstAddress = (o: KObject, type: string): string => view(o).status?.addresses?.find((a) => a.type === type)?.address ?? '<none>';
+const info = (o: KObject, field: 'osImage' | 'kernelVersion' | 'containerRuntimeVersion'): string => view(o).status?.nodeInfo?.[field] || '<unknown>';
+
+/** Kubernetes' node columns: Ready/NotReady (plus SchedulingDisabled), roles from labels, and the wide ones. */
+function nodeColumns(n: Naming): PrinterColumn[] {
+  const rolePrefix = `node-role.${n.labelDomain}/`;
+  const roleLabel = `${n.labelDomain}/role`;
+  return [
+    nameColumn,
+    {
+      name: 'Status',
+      type: 'string',
+      description: 'The status of the node',
+      value: (o) => {
+        const ready = view(o).status?.conditions?.find((c) => c.type === 'Ready');
+        const status = [ready ? (ready.status === 'True' ? 'Ready' : 'NotReady') : 'Unknown'];
+        if (view(o).spec?.unschedulable) status.push('SchedulingDisabled');
+        return status.join(',');
+      },
+    },
+    {
+      name: 'Roles',
+      type: 'string',
+      description: 'The roles of the node',
+      value: (o) => {
+        const roles = new Set<string>();
+        for (const [k, v] of Object.entries(o.metadata.labels ?? {})) {
+          if (k.startsWith(rolePrefix) && k.length > rolePrefix.length) roles.add(k.slice(rolePrefix.length));
+          else if (k === roleLabel && v) roles.add(v);
+        }
+        return roles.size ? [...roles].sort().join(',') : '<none>';
+      },
+    },
+    ageColumn,
+    { name: 'Version', type: 'string', description: 'Kubelet Version reported by the node.', value: (o) => view(o).status?.nodeInfo?.kubeletVersion ?? '' },
+    { name: 'Internal-IP', type: 'string', priority: 1, description: 'List of addresses reachable to the node.', value: (o) => firstAddress(o, 'InternalIP') },
+    { name: 'External-IP', type: 'string', priority: 1, description: 'List of addresses reachable to the node.', value: (o) => firstAddress(o, 'ExternalIP') },
+    { name: 'OS-Image', type: 'string', priority: 1, description: 'OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).', value: (o) => info(o, 'osImage') },
+    { name: 'Kernel-Version', type: 'string', priority: 1, description: "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", value: (o) => info(o, 'kernelVersion') },
+    { name: 'Container-Runtime', type: 'string', priority: 1, description: 'ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).', value: (o) => info(o, 'containerRuntimeVersion') },
+  ];
+}
+
+export function nodeDefinition(n: Naming): KindDefinition {
   return {
     group: '',
     version: 'v1',
@@ -59,6 +115,7 @@ export function nodeDefinition(): KindDefinition {
       }),
     }),
     subresources: [statusSubresource],
+    printerColumns: nodeColumns(n),
     strategy: {
       // Nodes register with their status (the kubelet sets capacity and conditions on create), so
       // unlike most kinds a create keeps it; updates of the main resource do not change it.
