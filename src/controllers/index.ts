@@ -2,7 +2,8 @@
 // collection, which the server wires itself).
 
 import type { ControllerFactory } from './controller.ts';
+import { apiServiceController } from './api-services.ts';
 import { leaseCandidateGc } from './lease-candidate-gc.ts';
 import { serviceCidrController } from './service-cidr.ts';
 
-export const builtinControllers: readonly ControllerFactory[] = [serviceCidrController, leaseCandidateGc];
+export const builtinControllers: readonly ControllerFactory[] = [apiServiceController, serviceCidrController, leaseCandidateGc];

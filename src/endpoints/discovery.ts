@@ -4,6 +4,7 @@
 import type { Naming } from '../naming.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
 import { parseAccept } from '../negotiation/negotiate.ts';
+import { builtinPriority, sortByPriority, type ApiPriority } from '../registry/api-priorities.ts';
 
 export interface GroupVersion {
   group: string;
@@ -11,16 +12,19 @@ export interface GroupVersion {
   kinds: KindDefinition[];
 }
 
-/** Group the definitions by group/version, core first, then groups in name order. */
-export function groupVersions(defs: readonly KindDefinition[]): GroupVersion[] {
-  const map = new Map<string, GroupVersion>();
+/** Group versions in discovery order: by their APIService priorities, as the aggregator sorts them. */
+export function groupVersions(defs: readonly KindDefinition[], naming: Naming): GroupVersion[] {
+  const map = new Map<string, GroupVersion & { priority: ApiPriority }>();
   for (const d of defs) {
     const key = apiVersionOf(d);
-    if (!map.has(key)) map.set(key, { group: d.group, version: d.version, kinds: [] });
+    if (!map.has(key)) map.set(key, { group: d.group, version: d.version, kinds: [], priority: builtinPriority(naming, d.group, d.version) ?? DEFAULT_PRIORITY });
     map.get(key)!.kinds.push(d);
   }
-  return [...map.values()].sort((a, b) => (a.group === b.group ? 0 : a.group === '' ? -1 : b.group === '' ? 1 : a.group < b.group ? -1 : 1));
+  return sortByPriority([...map.values()]).map(({ priority: _p, ...gv }) => gv);
 }
+
+/** Group versions without a built-in priority (custom resources later) sort as Kubernetes sorts CRD groups. */
+const DEFAULT_PRIORITY: ApiPriority = { groupPriorityMinimum: 1000, versionPriority: 100 };
 
 export function apiVersions(host: string): unknown {
   return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: host }] };

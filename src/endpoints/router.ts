@@ -44,7 +44,7 @@ export class ApiRouter {
     private readonly env: HandlerEnv,
   ) {
     for (const s of stores) this.byPath.set(`${apiVersionOf(s.def)}/${s.def.resource}`, s);
-    this.gvs = groupVersions(stores.map((s) => s.def));
+    this.gvs = groupVersions(stores.map((s) => s.def), naming);
   }
 
   /** Handle `/api…` and `/apis…`; false when the path is not an API path. */

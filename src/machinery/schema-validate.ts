@@ -102,6 +102,9 @@ function isAbsent(v: unknown, schema: Schema | undefined): boolean {
   return v === undefined || (v === null && !schema?.nullable);
 }
 
+/** Standard base64 with padding, as Go's encoding/json reads []byte. */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
 /** Unicode code points, as Go counts characters (runes) for minLength/maxLength. */
 function charCount(s: string): number {
   let n = s.length;
@@ -335,6 +338,10 @@ function validateScalar(v: unknown, s: Schema, path: string, errors: FieldError[
     if (s.pattern !== undefined) {
       const re = compiledPattern(s.pattern);
       if (re !== null && !re.test(v)) errors.push(fieldError.invalid(path, v, `must match the pattern ${s.pattern}`));
+    }
+    if (s.format === 'byte' && !BASE64.test(v)) {
+      // Go decodes []byte from base64 while decoding the body: a decoding error, like a wrong type.
+      errors.push(fieldError.typeInvalid(path, v, 'illegal base64 data'));
     }
     if (s.format === 'date-time' && !isDateTime(v)) {
       errors.push(fieldError.typeInvalid(path, v, `${path} in body must be of type date-time: ${JSON.stringify(v)}`));

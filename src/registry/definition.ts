@@ -68,6 +68,11 @@ export interface KindDefinition {
   printerColumns?: readonly PrinterColumn[];
   strategy: Strategy;
   /**
+   * A kind whose objects are computed on every read (ComponentStatus) instead of stored: reads
+   * answer from this, and its verbs are get and list only.
+   */
+  computed?: () => Promise<KObject[]>;
+  /**
    * Served unless `--runtime-config` says otherwise (default true). Beta APIs introduced after
    * 1.22 are off by default, as spec 01 says.
    */

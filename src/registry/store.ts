@@ -40,7 +40,8 @@ function propagationFinalizer(opts: DeleteOptions): string | undefined {
 export interface ListResponse {
   apiVersion: string;
   kind: string;
-  metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
+  /** resourceVersion is absent only for computed kinds (nothing stored, nothing to resume). */
+  metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
   items: KObject[];
 }
 
@@ -116,6 +117,11 @@ export class RegistryStore {
   // ---- reads ----
 
   async getEncoded(namespace: string | undefined, name: string, resourceVersion?: string): Promise<EncodedObject> {
+    if (this.def.computed) {
+      const found = (await this.def.computed()).find((o) => o.metadata.name === name && o.metadata.namespace === namespace);
+      if (!found) throw errors.notFound(this.qualified, name);
+      return EncodedObject.of(found);
+    }
     const key = this.keyFor(namespace, name);
     const kv = await this.storageCall(async () => {
       if (!resourceVersion) return this.storage.get(key);
@@ -166,6 +172,7 @@ export class RegistryStore {
   }
 
   async list(namespace: string | undefined, opts: ListOptions): Promise<ListResponse> {
+    if (this.def.computed) return this.computedList(namespace, opts);
     const { items, ...rest } = await this.listKeyValues(namespace, opts);
     return { ...rest, items: items.map((kv) => this.decode(kv)) };
   }
@@ -177,8 +184,19 @@ export class RegistryStore {
 
   /** The list as JSON bytes, built from the stored bytes without parsing or copying them twice. */
   async listJson(namespace: string | undefined, opts: ListOptions): Promise<Buffer> {
+    if (this.def.computed) return Buffer.from(JSON.stringify(await this.computedList(namespace, opts)));
     const { items, ...envelope } = await this.listKeyValues(namespace, opts);
     return this.json.listBody(envelope, items);
+  }
+
+  /** A computed kind's list: every object the selectors match, in name order, without paging. */
+  private async computedList(namespace: string | undefined, opts: ListOptions): Promise<ListResponse> {
+    const match = this.matcher(opts);
+    const items = (await this.def.computed!())
+      .filter((o) => namespace === undefined || o.metadata.namespace === namespace)
+      .filter((o) => !match || match(o))
+      .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : a.metadata.name! > b.metadata.name! ? 1 : 0));
+    return { apiVersion: apiVersionOf(this.def), kind: `${this.def.kind}List`, metadata: {}, items };
   }
 
   /** The list's stored values (the chunk a list request returns), before any encoding. */

@@ -99,12 +99,18 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const naming = namingProfile(opts.naming ?? 'orch');
   const featureGates = parseFeatureGates(opts.featureGates);
   const log = opts.log ?? ((m: string) => process.stderr.write(`${m}\n`));
-  const allDefs = builtinKinds(naming, featureGates);
+  let backend: Storage | undefined;
+  const storageComponent = (opts.storageBackend ?? 'lmdb') === 'etcd3' ? 'etcd-0' : 'lmdb-0';
+  const allDefs = builtinKinds(naming, featureGates, {
+    async componentHealth() {
+      const h = backend ? await backend.health() : { healthy: false, message: 'storage is not open' };
+      return [{ name: storageComponent, ...h }];
+    },
+  });
   const enabled = runtimeConfig(opts.runtimeConfig, allDefs);
   const defs = allDefs.filter(enabled);
 
   let throwaway: string | undefined;
-  let backend: Storage;
   if ((opts.storageBackend ?? 'lmdb') === 'etcd3') {
     if (!opts.etcdServers?.length) throw new Error('--etcd-servers must be specified with --storage-backend=etcd3');
     backend = await openEtcdStorage({ endpoints: opts.etcdServers });
@@ -158,7 +164,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     },
   });
 
-  const openapi = new OpenApi(naming, groupVersions(defs), versionInfo().gitVersion);
+  const openapi = new OpenApi(naming, groupVersions(defs, naming), versionInfo().gitVersion);
   const writeRaw = (ctx: RequestContext, body: string, type: string, headers: Record<string, string> = {}) => {
     if (ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw errors.methodNotAllowed();
     ctx.res.writeHead(200, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-cache, private', ...headers });

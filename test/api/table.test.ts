@@ -20,7 +20,7 @@ const TABLE = 'application/json;as=Table;g=meta.orch.io;v=v1';
 const node = (name: string, extra: Record<string, unknown> = {}) => ({
   apiVersion: 'v1',
   kind: 'Node',
-  metadata: { name, labels: { 'node-role.orch.io/control-plane': '', 'node-role.orch.io/worker': '' } },
+  metadata: { name, labels: { 'node-role.orch.io/control-plane': '', 'node-role.orch.io/worker': '' } as Record<string, string> },
   spec: { unschedulable: true },
   status: {
     conditions: [{ type: 'Ready', status: 'True' }],

@@ -3,6 +3,8 @@
 import type { Naming } from '../../naming.ts';
 import type { FeatureGates } from '../../server/feature-gates.ts';
 import type { KindDefinition } from '../definition.ts';
+import { apiServiceDefinition } from './api-service.ts';
+import { componentStatusDefinition, type ComponentProbe } from './component-status.ts';
 import { eventDefinition } from './event.ts';
 import { ipAddressDefinition } from './ip-address.ts';
 import { leaseCandidateDefinition } from './lease-candidate.ts';
@@ -12,10 +14,17 @@ import { nodeDefinition } from './node.ts';
 import { runtimeClassDefinition } from './runtime-class.ts';
 import { serviceCidrDefinition } from './service-cidr.ts';
 
+/** What definitions may ask of the running server. */
+export interface KindEnvironment {
+  /** Live health of the components ComponentStatus reports. */
+  componentHealth(): Promise<ComponentProbe[]>;
+}
+
 /** Definitions get the naming profile and the feature gates (fields behind a disabled gate are dropped). */
-export function builtinKinds(naming: Naming, gates: FeatureGates): KindDefinition[] {
+export function builtinKinds(naming: Naming, gates: FeatureGates, env: KindEnvironment): KindDefinition[] {
   return [
     namespaceDefinition(naming),
+    componentStatusDefinition(() => env.componentHealth()),
     nodeDefinition(naming),
     leaseDefinition(naming, gates),
     leaseCandidateDefinition(naming, gates),
@@ -23,5 +32,6 @@ export function builtinKinds(naming: Naming, gates: FeatureGates): KindDefinitio
     ipAddressDefinition(naming, gates),
     serviceCidrDefinition(naming, gates),
     runtimeClassDefinition(naming, gates),
+    apiServiceDefinition(naming),
   ];
 }

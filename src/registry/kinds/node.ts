@@ -4,10 +4,13 @@ import type { Naming } from '../../naming.ts';
 import type { KObject } from '../../machinery/meta.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { ageColumn, nameColumn, type PrinterColumn } from '../printers.ts';
+import { validateNode, validateNodeUpdate } from './node-validation.ts';
 import { arr, bool, condition, int32, int64, obj, objectSchema, quantity, str, time } from '../schemas.ts';
 import { keepStatus, statusSubresource } from './status-subresource.ts';
 
 const resourceList = () => obj({}, { additionalProperties: quantity() });
+const configSource = () =>
+  obj({ configMap: obj({ namespace: str(), name: str(), uid: str(), resourceVersion: str(), kubeletConfigKey: str() }, { required: ['namespace', 'name', 'kubeletConfigKey'] }) });
 
 interface NodeView {
   spec?: { unschedulable?: boolean };
@@ -62,6 +65,17 @@ function nodeColumns(n: Naming): PrinterColumn[] {
   ];
 }
 
+/**
+ * `spec.podCIDR` mirrors `spec.podCIDRs[0]`, as Kubernetes' conversion keeps them: a lone podCIDR
+ * becomes the list, and a list decides podCIDR.
+ */
+function normalizePodCidrs(o: KObject): void {
+  const spec = o.spec as { podCIDR?: string; podCIDRs?: string[] } | undefined;
+  if (!spec) return;
+  if (spec.podCIDRs?.length) spec.podCIDR = spec.podCIDRs[0];
+  else if (spec.podCIDR) spec.podCIDRs = [spec.podCIDR];
+}
+
 export function nodeDefinition(n: Naming): KindDefinition {
   return {
     group: '',
@@ -83,7 +97,7 @@ export function nodeDefinition(n: Naming): KindDefinition {
         providerID: str(),
         unschedulable: bool(),
         taints: arr(obj({ key: str(), value: str(), effect: str({ enum: ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] }), timeAdded: time() }, { required: ['key', 'effect'] }), { 'x-kubernetes-list-type': 'atomic' }),
-        configSource: obj({ configMap: obj({ namespace: str(), name: str(), uid: str(), resourceVersion: str(), kubeletConfigKey: str() }, { required: ['namespace', 'name', 'kubeletConfigKey'] }) }),
+        configSource: configSource(),
         externalID: str(),
       }),
       status: obj({
@@ -93,7 +107,8 @@ export function nodeDefinition(n: Naming): KindDefinition {
         conditions: arr(condition({ lastHeartbeatTime: time() }), { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'], 'x-kubernetes-patch-strategy': 'merge', 'x-kubernetes-patch-merge-key': 'type' }),
         addresses: arr(obj({ type: str(), address: str() }, { required: ['type', 'address'] }), { 'x-kubernetes-list-type': 'atomic', 'x-kubernetes-patch-strategy': 'merge', 'x-kubernetes-patch-merge-key': 'type' }),
         daemonEndpoints: obj({ kubeletEndpoint: obj({ Port: int32() }, { required: ['Port'] }) }),
-        nodeInfo: obj({
+        nodeInfo: obj(
+          {
           machineID: str(),
           systemUUID: str(),
           bootID: str(),
@@ -105,11 +120,14 @@ export function nodeDefinition(n: Naming): KindDefinition {
           operatingSystem: str(),
           architecture: str(),
           swap: obj({ capacity: int64() }),
-        }),
+          },
+          { required: ['machineID', 'systemUUID', 'bootID', 'kernelVersion', 'osImage', 'containerRuntimeVersion', 'kubeletVersion', 'kubeProxyVersion', 'operatingSystem', 'architecture'] },
+        ),
         images: arr(obj({ names: arr(str(), { 'x-kubernetes-list-type': 'atomic' }), sizeBytes: int64() }), { 'x-kubernetes-list-type': 'atomic' }),
         volumesInUse: arr(str(), { 'x-kubernetes-list-type': 'atomic' }),
         volumesAttached: arr(obj({ name: str(), devicePath: str() }, { required: ['name', 'devicePath'] }), { 'x-kubernetes-list-type': 'atomic' }),
-        config: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+        config: obj({ assigned: configSource(), active: configSource(), lastKnownGood: configSource(), error: str() }),
+        declaredFeatures: arr(str(), { 'x-kubernetes-list-type': 'atomic' }),
         runtimeHandlers: arr(obj({ name: str(), features: obj({ recursiveReadOnlyMounts: bool(), userNamespaces: bool() }) }), { 'x-kubernetes-list-type': 'atomic' }),
         features: obj({ supplementalGroupsPolicy: bool() }),
       }),
@@ -119,7 +137,13 @@ export function nodeDefinition(n: Naming): KindDefinition {
     strategy: {
       // Nodes register with their status (the kubelet sets capacity and conditions on create), so
       // unlike most kinds a create keeps it; updates of the main resource do not change it.
-      prepareForUpdate: keepStatus,
+      prepareForCreate: normalizePodCidrs,
+      prepareForUpdate(o, old) {
+        keepStatus(o, old);
+        normalizePodCidrs(o);
+      },
+      validate: validateNode,
+      validateUpdate: validateNodeUpdate,
     },
   };
 }
