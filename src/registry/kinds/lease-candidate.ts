@@ -1,9 +1,37 @@
-// LeaseCandidate (n.group('coordination')/v1beta1): placeholder definition, to be completed with its fields and rules.
+// LeaseCandidate (n.group('coordination')/v1beta1, namespaced, served only when enabled through
+// --runtime-config): a component's bid to hold a Lease under coordinated leader election. The
+// server pings candidates through `pingTime`; live ones answer by updating `renewTime`, and
+// candidates left unrenewed are removed by the lease-candidate garbage collector.
 
 import type { Naming } from '../../naming.ts';
 import type { FeatureGates } from '../../server/feature-gates.ts';
+import { fieldError, type FieldError } from '../../machinery/field-errors.ts';
+import { isPlainObject, pathSegmentName, qualifiedName, type KObject } from '../../machinery/meta.ts';
+import { validateImmutable } from '../../machinery/validation.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
-import { obj, objectSchema } from '../schemas.ts';
+import { ageColumn, nameColumn, type PrinterColumn } from '../printers.ts';
+import { microTime, obj, objectSchema, str } from '../schemas.ts';
+
+export interface LeaseCandidateSpec {
+  leaseName?: string;
+  pingTime?: string;
+  renewTime?: string;
+  binaryVersion?: string;
+  emulationVersion?: string;
+  strategy?: string;
+}
+
+interface LeaseCandidateObject extends KObject {
+  spec?: LeaseCandidateSpec;
+}
+
+/** The strategies Kubernetes defines; others must be `<domain>/<name>`. */
+export const LEASE_STRATEGIES = ['OldestEmulationVersion'] as const;
+
+const specOf = (o: KObject): LeaseCandidateSpec => {
+  const spec = (o as LeaseCandidateObject).spec;
+  return isPlainObject(spec) ? spec : {};
+};
 
 export function leaseCandidateDefinition(n: Naming, gates: FeatureGates): KindDefinition {
   void gates;
@@ -15,11 +43,161 @@ export function leaseCandidateDefinition(n: Naming, gates: FeatureGates): KindDe
     singular: 'leasecandidate',
     namespaced: true,
     verbs: ALL_VERBS,
-    nameRule: 'dns-subdomain',
-    tracksGeneration: true,
-    allowCreateOnUpdate: false,
-    schema: objectSchema({ spec: obj({}, { 'x-kubernetes-preserve-unknown-fields': true }) }),
-    strategy: {},
+    // Names are config-map keys (letters, digits, '-', '_', '.'); the strategy checks that, the
+    // generic rule only keeps them usable as a path segment.
+    nameRule: 'path-segment',
+    tracksGeneration: false,
+    allowCreateOnUpdate: true,
+    selectableFields: { 'spec.leaseName': (o) => specOf(o).leaseName ?? '' },
+    schema: objectSchema({
+      spec: obj(
+        {
+          leaseName: str(),
+          pingTime: microTime(),
+          renewTime: microTime(),
+          binaryVersion: str(),
+          emulationVersion: str(),
+          strategy: str(),
+        },
+        { required: ['leaseName', 'binaryVersion', 'strategy'] },
+      ),
+    }),
+    printerColumns: leaseCandidateColumns,
+    strategy: {
+      validate: (o) => [...validateCandidateName(o), ...validateLeaseCandidateSpec(specOf(o))],
+      validateUpdate: (o, old) => [
+        ...validateCandidateName(o),
+        ...validateLeaseCandidateSpec(specOf(o)),
+        ...validateImmutable(specOf(o).leaseName, specOf(old).leaseName, 'spec.leaseName'),
+      ],
+    },
     enabledByDefault: false,
   };
+}
+
+const leaseCandidateColumns: readonly PrinterColumn[] = [
+  nameColumn,
+  {
+    name: 'LeaseName',
+    type: 'string',
+    description:
+      'LeaseName is the name of the lease for which this candidate is contending. The limits on this field are the same as on Lease.name. Multiple lease candidates may reference the same Lease.name. This field is immutable.',
+    value: (o) => specOf(o).leaseName ?? '',
+  },
+  // Kubernetes takes these two descriptions from ObjectMeta's documentation, which has neither.
+  { name: 'BinaryVersion', type: 'string', description: '', value: (o) => specOf(o).binaryVersion ?? '' },
+  { name: 'EmulationVersion', type: 'string', description: '', value: (o) => specOf(o).emulationVersion ?? '' },
+  ageColumn,
+];
+
+const CONFIG_KEY_MSG =
+  "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
+
+/** IsConfigMapKey: at most 253 characters of `[-._a-zA-Z0-9]`, not `.`, `..` or starting with `..`. */
+export function configMapKey(v: string): string[] {
+  const out: string[] = [];
+  if (v.length > 253) out.push('must be no more than 253 characters');
+  if (!/^[-._a-zA-Z0-9]+$/.test(v)) out.push(CONFIG_KEY_MSG);
+  if (v === '.') out.push("must not be '.'");
+  else if (v === '..') out.push("must not be '..'");
+  else if (v.startsWith('..')) out.push("must not start with '..'");
+  return out;
+}
+
+function validateCandidateName(o: KObject): FieldError[] {
+  const name = o.metadata.name;
+  // A missing name, or one the generic path-segment rule already rejected, is reported once.
+  if (!name || pathSegmentName(name).length) return [];
+  return configMapKey(name).map((m) => fieldError.invalid('metadata.name', name, m));
+}
+
+// ---- semantic versions ----
+
+export interface SemVer {
+  major: bigint;
+  minor: bigint;
+  patch: bigint;
+  /** Pre-release identifiers; build metadata takes no part in ordering and is not kept. */
+  pre: string[];
+}
+
+const UINT64_MAX = (1n << 64n) - 1n;
+const SEMVER_RE = /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$/;
+
+/** A strict semantic version (`1.31.0`, `1.32.0-alpha.1+abc`; no `v`), or undefined. */
+export function parseSemVer(v: string): SemVer | undefined {
+  const m = SEMVER_RE.exec(v);
+  if (!m) return undefined;
+  const nums = [m[1], m[2], m[3]].map((s) => BigInt(s!));
+  if (nums.some((x) => x > UINT64_MAX)) return undefined;
+  const pre = m[4] ? m[4].split('.') : [];
+  for (const id of pre) if (/^[0-9]+$/.test(id) && ((id.length > 1 && id.startsWith('0')) || BigInt(id) > UINT64_MAX)) return undefined;
+  return { major: nums[0]!, minor: nums[1]!, patch: nums[2]!, pre };
+}
+
+const ZERO: SemVer = { major: 0n, minor: 0n, patch: 0n, pre: [] };
+
+const cmp = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Semantic version precedence: -1, 0 or 1. */
+export function compareSemVer(a: SemVer, b: SemVer): number {
+  const core = cmp(a.major, b.major) || cmp(a.minor, b.minor) || cmp(a.patch, b.patch);
+  if (core) return core;
+  // A release ranks above its pre-releases.
+  if (!a.pre.length && !b.pre.length) return 0;
+  if (!a.pre.length) return 1;
+  if (!b.pre.length) return -1;
+  for (let i = 0; i < Math.min(a.pre.length, b.pre.length); i++) {
+    const x = a.pre[i]!;
+    const y = b.pre[i]!;
+    const xn = /^[0-9]+$/.test(x);
+    const yn = /^[0-9]+$/.test(y);
+    const c = xn && yn ? cmp(BigInt(x), BigInt(y)) : xn ? -1 : yn ? 1 : x < y ? -1 : x > y ? 1 : 0;
+    if (c) return c;
+  }
+  return Math.sign(a.pre.length - b.pre.length);
+}
+
+// ---- spec ----
+
+/** ValidateCoordinatedLeaseStrategy: a Kubernetes-defined strategy, or a qualified `<domain>/<name>`. */
+function validateStrategy(strategy: string, path: string): FieldError[] {
+  if (!strategy.includes('/')) return (LEASE_STRATEGIES as readonly string[]).includes(strategy) ? [] : [fieldError.notSupported(path, strategy, LEASE_STRATEGIES)];
+  return qualifiedName(strategy).map((m) => fieldError.invalid(path, strategy, m));
+}
+
+/**
+ * ValidateLeaseCandidateSpec: leaseName, binaryVersion and strategy are required; versions are
+ * strict semantic versions with emulationVersion ≤ binaryVersion; OldestEmulationVersion needs an
+ * emulationVersion.
+ */
+export function validateLeaseCandidateSpec(spec: LeaseCandidateSpec): FieldError[] {
+  const errs: FieldError[] = [];
+  if (!spec.leaseName) errs.push(fieldError.required('spec.leaseName'));
+  const emulation = spec.emulationVersion ?? '';
+  const binary = spec.binaryVersion ?? '';
+  // An unparsable version counts as 0.0.0 in the comparisons below, as in Kubernetes.
+  let ev = ZERO;
+  if (emulation) {
+    const parsed = parseSemVer(emulation);
+    if (parsed) ev = parsed;
+    else errs.push(fieldError.invalid('spec.emulationVersion', emulation, 'must be a valid semantic version'));
+  }
+  let bv = ZERO;
+  if (!binary) errs.push(fieldError.required('spec.binaryVersion'));
+  else {
+    const parsed = parseSemVer(binary);
+    if (parsed) bv = parsed;
+    else errs.push(fieldError.invalid('spec.binaryVersion', binary, 'must be a valid semantic version'));
+  }
+  if (binary && emulation && compareSemVer(bv, ev) < 0) errs.push(fieldError.invalid('spec.binaryVersion', binary, 'must be greater than or equal to `emulationVersion`'));
+  const strategy = spec.strategy ?? '';
+  if (!strategy) errs.push(fieldError.required('spec.strategy'));
+  else {
+    if (strategy === 'OldestEmulationVersion' && compareSemVer(ev, ZERO) === 0)
+      errs.push(fieldError.required('spec.emulationVersion', "must be specified when `strategy` is 'OldestEmulationVersion'"));
+    // Kubernetes appends the field name once more here: its errors read `spec.strategy.strategy`.
+    errs.push(...validateStrategy(strategy, 'spec.strategy.strategy'));
+  }
+  return errs;
 }
