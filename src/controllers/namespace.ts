@@ -1,12 +1,35 @@
 // The namespace controller: when a namespace is terminating, delete everything in it through the
-// normal delete path (so finalizers are honoured), then remove the namespace finalizer through
-// /finalize so the namespace itself goes. Conditions and reporting come with the namespace
-// lifecycle work; this is the deletion engine.
+// normal delete path (so finalizers are honoured), report progress in the namespace's conditions
+// as Kubernetes' namespace deleter does (content remaining, finalizers remaining, deletion
+// failures), then remove the namespace finalizer through /finalize so the namespace itself goes.
 
 import type { Naming } from '../naming.ts';
-import type { KObject } from '../machinery/meta.ts';
+import { nowTimestamp, type KObject } from '../machinery/meta.ts';
+import { isStatusError } from '../machinery/status.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import { matchEverything } from '../machinery/list-options.ts';
+
+interface NamespaceCondition {
+  type: string;
+  status: string;
+  lastTransitionTime?: string;
+  reason?: string;
+  message?: string;
+}
+
+type NamespaceObject = KObject & { spec?: { finalizers?: string[] }; status?: { phase?: string; conditions?: NamespaceCondition[] } };
+
+/** Each condition the deleter reports, with what it says when all is well. */
+const CONDITIONS: Record<string, { okReason: string; okMessage: string }> = {
+  NamespaceDeletionDiscoveryFailure: { okReason: 'ResourcesDiscovered', okMessage: 'All resources successfully discovered' },
+  NamespaceDeletionGroupVersionParsingFailure: { okReason: 'ParsedGroupVersions', okMessage: 'All legacy kube types successfully parsed' },
+  NamespaceDeletionContentFailure: { okReason: 'ContentDeleted', okMessage: 'All content successfully deleted, may be waiting on finalization' },
+  NamespaceContentRemaining: { okReason: 'ContentRemoved', okMessage: 'All content successfully removed' },
+  NamespaceFinalizersRemaining: { okReason: 'ContentHasNoFinalizers', okMessage: 'All content-preserving finalizers finished' },
+};
+
+/** `leases.coordination.orch.io`, `nodes` (core): how Kubernetes names a resource in messages. */
+const groupResource = (s: RegistryStore) => (s.def.group ? `${s.def.resource}.${s.def.group}` : s.def.resource);
 
 
 export class NamespaceController {
@@ -66,12 +89,33 @@ export class NamespaceController {
 
   private async finish(ns: KObject): Promise<void> {
     const name = ns.metadata.name!;
-    let remaining = 0;
+    const remaining = new Map<string, number>();
+    const finalizers = new Map<string, number>();
+    const failures: string[] = [];
     for (const store of this.namespaced) {
-      await store.deleteCollection(name, matchEverything(), { dryRun: false });
-      remaining += (await store.list(name, { ...matchEverything(), limit: 1 })).items.length;
+      try {
+        await store.deleteCollection(name, matchEverything(), { dryRun: false });
+      } catch (e) {
+        failures.push(`${groupResource(store)}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      const left = (await store.list(name, matchEverything())).items;
+      if (left.length) remaining.set(groupResource(store), left.length);
+      for (const o of left) for (const f of o.metadata.finalizers ?? []) finalizers.set(f, (finalizers.get(f) ?? 0) + 1);
     }
-    if (remaining > 0) return;
+    const problems = new Map<string, { reason: string; message: string }>();
+    if (failures.length) problems.set('NamespaceDeletionContentFailure', { reason: 'ContentDeletionFailed', message: `Failed to delete all resource types, ${failures.length} remaining: ${failures.join(', ')}` });
+    if (remaining.size)
+      problems.set('NamespaceContentRemaining', {
+        reason: 'SomeResourcesRemain',
+        message: `Some resources are remaining: ${[...remaining].sort(([a], [b]) => (a < b ? -1 : 1)).map(([r, n]) => `${r} has ${n} resource instances`).join(', ')}`,
+      });
+    if (finalizers.size)
+      problems.set('NamespaceFinalizersRemaining', {
+        reason: 'SomeFinalizersRemain',
+        message: `Some content in the namespace has finalizers remaining: ${[...finalizers].sort(([a], [b]) => (a < b ? -1 : 1)).map(([f, n]) => `${f} in ${n} resource instances`).join(', ')}`,
+      });
+    await this.reportConditions(ns as NamespaceObject, problems);
+    if (remaining.size > 0 || failures.length > 0) return;
     const finalize = this.namespaces.def.subresources?.find((s) => s.name === 'finalize');
     if (!finalize) return;
     await this.namespaces.guaranteedUpdate(
@@ -83,5 +127,43 @@ export class NamespaceController {
       },
       { dryRun: false, subresource: finalize },
     );
+  }
+
+  /** Write the deleter's conditions through /status when they differ from what is stored. */
+  private async reportConditions(ns: NamespaceObject, problems: Map<string, { reason: string; message: string }>): Promise<void> {
+    const status = this.namespaces.def.subresources?.find((s) => s.name === 'status');
+    if (!status) return;
+    const wanted = (type: string) => {
+      const p = problems.get(type);
+      return p ? { type, status: 'True', ...p } : { type, status: 'False', reason: CONDITIONS[type]!.okReason, message: CONDITIONS[type]!.okMessage };
+    };
+    const same = (have: NamespaceCondition[] | undefined) =>
+      Object.keys(CONDITIONS).every((t) => {
+        const h = have?.find((c) => c.type === t);
+        const w = wanted(t);
+        return h !== undefined && h.status === w.status && h.reason === w.reason && h.message === w.message;
+      });
+    if (same(ns.status?.conditions)) return;
+    try {
+      await this.namespaces.guaranteedUpdate(
+        undefined,
+        ns.metadata.name!,
+        (current) => {
+          const c = (current ?? ns) as NamespaceObject;
+          const now = nowTimestamp();
+          const others = (c.status?.conditions ?? []).filter((x) => !(x.type in CONDITIONS));
+          const conditions = Object.keys(CONDITIONS).map((t) => {
+            const w = wanted(t);
+            const prev = c.status?.conditions?.find((x) => x.type === t);
+            return { ...w, lastTransitionTime: prev && prev.status === w.status && prev.lastTransitionTime ? prev.lastTransitionTime : now };
+          });
+          return { ...c, status: { ...c.status, conditions: [...others, ...conditions] } };
+        },
+        { dryRun: false, subresource: status },
+      );
+    } catch (e) {
+      // Gone meanwhile, or changed by another server: the next pass reports again.
+      if (!(isStatusError(e) && (e.code === 404 || e.code === 409))) throw e;
+    }
   }
 }

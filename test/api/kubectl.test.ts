@@ -308,7 +308,8 @@ spec:
   assert.deepEqual(l.metadata.labels, { 'made-by': 'kubectl' });
   assert.ok(l.metadata.uid && l.metadata.resourceVersion && l.metadata.creationTimestamp);
   const n = await mustFetch(nodePath('kc-created-node'));
-  assert.deepEqual(n.spec, { podCIDR: '10.1.0.0/24', taints: [{ key: 'dedicated', value: 'infra', effect: 'NoSchedule' }] });
+  // podCIDRs mirrors podCIDR, as Kubernetes keeps the two.
+  assert.deepEqual(n.spec, { podCIDR: '10.1.0.0/24', podCIDRs: ['10.1.0.0/24'], taints: [{ key: 'dedicated', value: 'infra', effect: 'NoSchedule' }] });
   assert.deepEqual(n.metadata.labels, { role: 'worker' });
 
   // Again: both exist.
@@ -513,7 +514,7 @@ test('kubectl patch with the default (strategic) type on a Node', async () => {
   const before = await mustFetch(nodePath('kc-smp'));
   assert.equal(await ok(['patch', 'node', 'kc-smp', '-p', '{"spec":{"unschedulable":true},"metadata":{"labels":{"zone":"a"}}}']), 'node/kc-smp patched\n');
   const after = await mustFetch(nodePath('kc-smp'));
-  assert.deepEqual(after.spec, { podCIDR: '10.2.0.0/24', unschedulable: true });
+  assert.deepEqual(after.spec, { podCIDR: '10.2.0.0/24', podCIDRs: ['10.2.0.0/24'], unschedulable: true });
   assert.deepEqual(after.metadata.labels, { zone: 'a' });
   assert.notEqual(after.metadata.resourceVersion, before.metadata.resourceVersion);
 
@@ -701,7 +702,15 @@ test('kubectl api-resources and api-versions', async () => {
   assert.ok(!out.some((l) => l.includes('k8s.io')), 'no k8s.io groups are served');
 
   assert.deepEqual(lines(await ok(['api-resources', '--api-group=coordination.orch.io', '-o', 'name'])), ['leases.coordination.orch.io']);
-  assert.deepEqual(lines(await ok(['api-resources', '--namespaced=false', '-o', 'name'])).sort(), ['namespaces', 'nodes']);
+  assert.deepEqual(lines(await ok(['api-resources', '--namespaced=false', '-o', 'name'])).sort(), [
+    'apiservices.apiregistration.orch.io',
+    'componentstatuses',
+    'ipaddresses.networking.orch.io',
+    'namespaces',
+    'nodes',
+    'runtimeclasses.node.orch.io',
+    'servicecidrs.networking.orch.io',
+  ]);
   const wide = lines(await ok(['api-resources', '--api-group=coordination.orch.io', '-o', 'wide']));
   assert.match(wide[1]!, /\s\[?create[ ,]delete[ ,]deletecollection[ ,]get[ ,]list[ ,]patch[ ,]update[ ,]watch\]?$/);
 
