@@ -164,7 +164,7 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
   negotiateBody(ctx.req.headers['content-type'], ['json']);
   const decoded = decodeObject(await readBody(ctx), t.store.def, fieldValidation);
   for (const w of decoded.warnings) ctx.warnings.add(w);
-  const created = await t.store.create(t.namespace, decoded.obj, { dryRun });
+  const created = await t.store.create(t.namespace, decoded.obj, { dryRun, warn: (m) => ctx.warnings.add(m) });
   writeJsonBytes(ctx, 201, t.store.responseBytes(created));
 }
 
@@ -180,7 +180,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
     t.namespace,
     t.name,
     () => structuredClone(body),
-    { dryRun, subresource: t.subresource, allowCreate: t.store.def.allowCreateOnUpdate, uid: typeof body.metadata.uid === 'string' ? body.metadata.uid : undefined },
+    { dryRun, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: t.store.def.allowCreateOnUpdate, uid: typeof body.metadata.uid === 'string' ? body.metadata.uid : undefined },
   );
   writeJsonBytes(ctx, created ? 201 : 200, t.store.responseBytes(object));
 }
@@ -212,7 +212,7 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
       warnings = decoded.warnings;
       return decoded.obj;
     },
-    { dryRun, subresource: t.subresource, allowCreate: false },
+    { dryRun, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: false },
   );
   for (const w of warnings) ctx.warnings.add(w);
   writeJsonBytes(ctx, 200, t.store.responseBytes(object));

@@ -89,8 +89,10 @@ export function causesOf(errs: readonly FieldError[]): StatusCause[] {
 }
 
 /** `[a, b]` for several errors, the error itself for one: utilerrors.NewAggregate's format. */
+/** Go's utilerrors.NewAggregate text: one message as it is, several in brackets, repeats once. */
 export function aggregate(messages: readonly string[]): string {
-  return messages.length === 1 ? messages[0]! : `[${messages.join(', ')}]`;
+  const unique = [...new Set(messages)];
+  return unique.length === 1 ? unique[0]! : `[${unique.join(', ')}]`;
 }
 
 export const errors = {

@@ -68,6 +68,11 @@ export interface KindDefinition {
   printerColumns?: readonly PrinterColumn[];
   strategy: Strategy;
   /**
+   * false: deletes ignore `propagationPolicy` (no orphan or foreground finalizer is added), as for
+   * kinds whose Kubernetes strategy has no garbage collection (Event).
+   */
+  garbageCollection?: boolean;
+  /**
    * A kind whose objects are computed on every read (ComponentStatus) instead of stored: reads
    * answer from this, and its verbs are get and list only.
    */

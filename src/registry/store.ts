@@ -18,6 +18,8 @@ import { StoredJson } from './stored-json.ts';
 
 export interface WriteOptions {
   dryRun: boolean;
+  /** Where the strategy's warnings about the written object go (the response's Warning headers). */
+  warn?: (message: string) => void;
 }
 
 export interface DeleteOptions extends WriteOptions {
@@ -411,7 +413,7 @@ export class RegistryStore {
     const generated = !meta.name && !!meta.generateName;
     for (let attempt = 0; ; attempt++) {
       if (generated) meta.name = generateName(meta.generateName!);
-      this.prepareCreate(obj);
+      this.prepareCreate(obj, opts.warn);
       await this.admission.admitCreate(this, obj);
       const key = this.keyFor(meta.namespace, meta.name!);
       if (opts.dryRun) {
@@ -435,7 +437,7 @@ export class RegistryStore {
   }
 
   /** System fields, strategy defaults and validation of a new object (BeforeCreate). */
-  private prepareCreate(obj: KObject): void {
+  private prepareCreate(obj: KObject, warn?: (message: string) => void): void {
     const meta = obj.metadata;
     meta.uid = randomUUID();
     meta.creationTimestamp = nowTimestamp();
@@ -448,6 +450,7 @@ export class RegistryStore {
     dropEmptyMetadata(obj);
     const errs = [...validateObjectMetaCreate(obj, this.def), ...(this.def.strategy.validate?.(obj) ?? [])];
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
+    if (warn) for (const w of this.def.strategy.warnings?.(obj) ?? []) warn(w);
   }
 
   // ---- update ----
@@ -485,7 +488,7 @@ export class RegistryStore {
       if (requestedRv && requestedRv !== old.metadata.resourceVersion) throw errors.staleUpdate(this.qualified, name);
       validateName(wanted, name, namespace, this.def);
       const obj = opts.subresource ? opts.subresource.apply(wanted, old) : wanted;
-      this.prepareUpdate(obj, old, !!opts.subresource);
+      this.prepareUpdate(obj, old, !!opts.subresource, opts.warn);
       await this.admission.admitUpdate(this, obj, old);
       // The last finalizer of a deleting object is gone: the object goes with it.
       if (obj.metadata.deletionTimestamp && !obj.metadata.finalizers?.length && !this.def.strategy.pendingFinalization?.(obj)) {
@@ -524,7 +527,7 @@ export class RegistryStore {
   }
 
   /** System fields the client cannot change, strategy hooks and validation (BeforeUpdate). */
-  private prepareUpdate(obj: KObject, old: KObject, viaSubresource: boolean): void {
+  private prepareUpdate(obj: KObject, old: KObject, viaSubresource: boolean, warn?: (message: string) => void): void {
     const meta = obj.metadata;
     const oldMeta = old.metadata;
     meta.uid ||= oldMeta.uid;
@@ -545,6 +548,7 @@ export class RegistryStore {
     if (this.def.tracksGeneration && specChanged(obj, old)) meta.generation = (oldMeta.generation ?? 1) + 1;
     const errs = [...validateObjectMetaUpdate(obj, old, this.def), ...(this.def.strategy.validateUpdate?.(obj, old) ?? [])];
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
+    if (warn && !viaSubresource) for (const w of this.def.strategy.warnings?.(obj, old) ?? []) warn(w);
   }
 
   // ---- delete ----
@@ -558,7 +562,8 @@ export class RegistryStore {
       checkPreconditions(this.qualified, obj, opts.preconditions);
       await this.admission.admitDelete(this, obj);
       // Orphan and Foreground are carried out by the garbage collector, through a finalizer.
-      const gcFinalizer = propagationFinalizer(opts);
+      // Kinds without garbage collection (Event) ignore the propagation policy and go at once.
+      const gcFinalizer = this.def.garbageCollection === false ? undefined : propagationFinalizer(opts);
       const addFinalizer = gcFinalizer !== undefined && !obj.metadata.finalizers?.includes(gcFinalizer);
       if (addFinalizer) obj.metadata.finalizers = [...(obj.metadata.finalizers ?? []), gcFinalizer];
       const pending = !!obj.metadata.finalizers?.length || !!this.def.strategy.pendingFinalization?.(obj);

@@ -222,6 +222,17 @@ describe('verbs', () => {
     assert.equal(again.body.reason, 'NotFound');
   });
 
+  test('a propagation policy is ignored: events have no garbage collection and go at once', async () => {
+    for (const policy of ['Foreground', 'Orphan']) {
+      const name = `v-policy-${policy.toLowerCase()}`;
+      await created(name);
+      const d = await api(server, 'DELETE', `${events()}/${name}?propagationPolicy=${policy}`);
+      assert.equal(d.status, 200, d.text);
+      assert.equal(d.body.kind, 'Status');
+      assert.equal((await api(server, 'GET', `${events()}/${name}`)).status, 404);
+    }
+  });
+
   test('deletecollection removes the selected events of the namespace only', async () => {
     const ns = 'ev-dc';
     await createNamespace(ns);

@@ -91,6 +91,17 @@ async function rejectUpdate(s: Server, path: string, mutate: (o: Body) => Body, 
 }
 
 describe('RuntimeClass', () => {
+  test('a deprecated node label in the node selector is accepted with a Warning header, on create and update', async () => {
+    const c = await api(server, 'POST', RC, runtimeClass('warn-label', { scheduling: { nodeSelector: { 'beta.orch.io/arch': 'amd64' } } }));
+    assert.equal(c.status, 201, c.text);
+    assert.match(c.headers.get('warning') ?? '', /^299 - "scheduling\.nodeSelector: deprecated since v1\.14; use \\"orch\.io\/arch\\" instead"$/);
+    const plainCreate = await api(server, 'POST', RC, runtimeClass('no-warn-label', { scheduling: { nodeSelector: { 'orch.io/arch': 'amd64' } } }));
+    assert.equal(plainCreate.headers.get('warning'), null);
+    const u = await api(server, 'PUT', `${RC}/no-warn-label`, { ...plainCreate.body, scheduling: { nodeSelector: { 'beta.orch.io/os': 'linux' } } });
+    assert.equal(u.status, 200, u.text);
+    assert.match(u.headers.get('warning') ?? '', /beta\.orch\.io\/os|orch\.io\/os/);
+  });
+
   test('create, get, list, update, delete; cluster-scoped, no generation', async () => {
     const body = runtimeClass('crud', {
       overhead: { podFixed: { cpu: '250m', memory: '120Mi' } },

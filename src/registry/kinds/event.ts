@@ -111,6 +111,8 @@ export function eventDefinition(n: Naming, gates: FeatureGates): KindDefinition 
     // Kubernetes' event strategy keeps no generation, and a PUT of a missing event creates it.
     tracksGeneration: false,
     allowCreateOnUpdate: true,
+    // Kubernetes' event strategy has no garbage collection: a propagation policy is ignored.
+    garbageCollection: false,
     selectableFields: eventSelectableFields,
     schema: eventSchema,
     printerColumns: eventColumns,
