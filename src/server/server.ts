@@ -96,6 +96,24 @@ function runtimeConfig(text: string | undefined, defs: readonly KindDefinition[]
 }
 
 export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
+  // A start that fails half-way (a bad flag found by a controller, a port in use) releases
+  // whatever it had opened, so an embedding process is left as it was.
+  const cleanups: (() => unknown)[] = [];
+  try {
+    return await start(opts, cleanups);
+  } catch (e) {
+    for (const undo of cleanups.reverse()) {
+      try {
+        await undo();
+      } catch {
+        /* the original failure is what matters */
+      }
+    }
+    throw e;
+  }
+}
+
+async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<RunningServer> {
   const naming = namingProfile(opts.naming ?? 'orch');
   const featureGates = parseFeatureGates(opts.featureGates);
   const log = opts.log ?? ((m: string) => process.stderr.write(`${m}\n`));
@@ -116,8 +134,11 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     backend = await openEtcdStorage({ endpoints: opts.etcdServers });
   } else {
     const path = opts.dataDir ?? (throwaway = mkdtempSync(join(tmpdir(), 'orch-apiserver-')));
+    cleanups.push(() => throwaway && rmSync(throwaway, { recursive: true, force: true }));
     backend = await openLmdbStorage({ path, retentionMs: opts.storageRetentionMs });
   }
+  const opened = backend;
+  cleanups.push(() => opened.close());
 
   // Every store reads through a watch cache of its own prefix; namespaces are admitted by lookup.
   const stores: RegistryStore[] = [];
@@ -145,6 +166,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       ...(featureGates.ConsistentListFromCache ? {} : { consistentReadsFromCache: false }),
     });
     caches.push(cache);
+    cleanups.push(() => cache.close());
     const store = new RegistryStore(def, cache, naming, admission);
     stores.push(store);
     if (def.group === '' && def.resource === 'namespaces') namespaceStore = store;
@@ -248,7 +270,13 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.bindAddress ?? '127.0.0.1', () => resolve());
+    server.listen(opts.port ?? 0, opts.bindAddress ?? '127.0.0.1', () => {
+      cleanups.push(() => {
+        for (const s of sockets) s.destroy();
+        return new Promise<void>((r) => server.close(() => r()));
+      });
+      resolve();
+    });
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
@@ -258,7 +286,9 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     : undefined;
   if (namespaceStore) await ensureSystemNamespaces(namespaceStore, naming);
   nsController?.start();
+  cleanups.push(() => nsController?.stop());
   const gc = new GarbageCollector(stores);
+  cleanups.push(() => gc.stop());
   await gc.start();
   const controllerContext = {
     stores: new Map(stores.map((s) => [storeKey(s.def.group, s.def.resource), s])),
@@ -271,6 +301,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   for (const make of builtinControllers) {
     const c = make(controllerContext);
     if (!c) continue;
+    cleanups.push(() => c.stop());
     await c.start();
     controllers.push(c);
   }

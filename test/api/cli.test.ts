@@ -83,3 +83,21 @@ test('a bad feature gate or runtime-config stops start-up with an error', async 
     assert.match(r.err(), message);
   }
 });
+
+test('a start that fails half-way releases what it opened: the data directory and port can be used at once', async () => {
+  const { startServer } = await import('../../src/server/server.ts');
+  const dataDir = tempDir('failed-start');
+  await assert.rejects(startServer({ dataDir, serviceClusterIpRange: 'not-a-cidr' }), /not-a-cidr/);
+  const first = await startServer({ dataDir });
+  try {
+    // The same port again: refused, and the second server's storage (another directory) is closed.
+    const otherDir = tempDir('failed-start-port');
+    await assert.rejects(startServer({ dataDir: otherDir, port: first.port }), /EADDRINUSE/);
+    const again = await startServer({ dataDir: otherDir });
+    await again.close();
+    const r = await fetch(`${first.url}/readyz`);
+    assert.equal(r.status, 200);
+  } finally {
+    await first.close();
+  }
+});
