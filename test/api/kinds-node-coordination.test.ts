@@ -18,7 +18,8 @@ import type { Admission } from '../../src/registry/admission.ts';
 import type { ListOptions } from '../../src/machinery/list-options.ts';
 import { nowMicroTimestamp, type KObject } from '../../src/machinery/meta.ts';
 import { leaseCandidateDefinition, parseSemVer, compareSemVer } from '../../src/registry/kinds/lease-candidate.ts';
-import { decimalInt64, parseQuantity, toleratesNumerically } from '../../src/registry/kinds/runtime-class.ts';
+import { decimalInt64, toleratesNumerically } from '../../src/registry/kinds/runtime-class.ts';
+import { parseQuantity } from '../../src/machinery/resources.ts';
 import { storeKey, type ControllerContext } from '../../src/controllers/controller.ts';
 import {
   isStaleLeaseCandidate,

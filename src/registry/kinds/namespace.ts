@@ -9,6 +9,7 @@ import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { arr, condition, obj, objectSchema, str } from '../schemas.ts';
 import { keepStatus, statusSubresource } from './status-subresource.ts';
 import { ageColumn, nameColumn } from '../printers.ts';
+import { validateConditions } from '../../machinery/validation.ts';
 
 type NamespaceObject = KObject & { spec?: { finalizers?: string[] }; status?: { phase?: string; conditions?: unknown[] } };
 
@@ -64,6 +65,8 @@ export function namespaceDefinition(n: Naming): KindDefinition {
         if (!ns.spec.finalizers?.length) delete ns.spec.finalizers;
         keepStatus(o, old);
       },
+      validate: (o) => validateConditions((o as NamespaceObject).status?.conditions, 'status.conditions'),
+      validateUpdate: (o) => validateConditions((o as NamespaceObject).status?.conditions, 'status.conditions'),
       pendingFinalization: (o) => !!(o as NamespaceObject).spec?.finalizers?.length,
       prepareForDelete(o) {
         const ns = o as NamespaceObject;

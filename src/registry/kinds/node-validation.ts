@@ -6,6 +6,9 @@ import { child, fieldError, type FieldError } from '../../machinery/field-errors
 import { isPlainObject, labelValue, qualifiedName, type KObject } from '../../machinery/meta.ts';
 import { validateConditions } from '../../machinery/validation.ts';
 import { dns1123Label, dns1123Subdomain } from '../../machinery/meta.ts';
+import { cidrFamily, validateCIDR } from '../../machinery/ip.ts';
+import { validateResourceQuantity } from '../../machinery/resources.ts';
+import type { Naming } from '../../naming.ts';
 
 interface ConfigMapSource {
   namespace?: string;
@@ -24,7 +27,7 @@ interface Taint {
 }
 interface NodeObject extends KObject {
   spec?: { podCIDR?: string; podCIDRs?: string[]; providerID?: string; taints?: Taint[]; configSource?: ConfigSource; externalID?: string; unschedulable?: boolean };
-  status?: { conditions?: unknown[]; config?: { active?: ConfigSource; assigned?: ConfigSource; lastKnownGood?: ConfigSource } };
+  status?: { capacity?: Record<string, string | number>; allocatable?: Record<string, string | number>; conditions?: unknown[]; config?: { active?: ConfigSource; assigned?: ConfigSource; lastKnownGood?: ConfigSource } };
 }
 
 /** A provider ID is `<ProviderName>://<ProviderSpecificNodeID>`. */
@@ -33,10 +36,15 @@ const PROVIDER_ID = /^[^:/\s]+:\/\/\S*$/;
 /** A config map key: letters, digits, `-`, `_` and `.`, at most 253 characters, not `.` or `..`. */
 const CONFIG_MAP_KEY = /^[-._a-zA-Z0-9]+$/;
 
-export function validateNode(o: KObject): FieldError[] {
+export function validateNode(o: KObject, n: Naming): FieldError[] {
   const node = o as NodeObject;
   const errs: FieldError[] = [];
   const spec = node.spec ?? {};
+  errs.push(...validatePodCidrs(spec.podCIDRs));
+  for (const list of ['capacity', 'allocatable'] as const) {
+    const resources = node.status?.[list];
+    if (isPlainObject(resources)) for (const [name, v] of Object.entries(resources)) errs.push(...validateResourceQuantity(name, v, `status.${list}.${name}`, n));
+  }
   errs.push(...validateTaints(spec.taints, 'spec.taints'));
   if (spec.providerID && !PROVIDER_ID.test(spec.providerID))
     errs.push(fieldError.invalid('spec.providerID', spec.providerID, 'must be of the form <ProviderName>://<ProviderSpecificNodeID>'));
@@ -47,10 +55,30 @@ export function validateNode(o: KObject): FieldError[] {
   return errs;
 }
 
-export function validateNodeUpdate(o: KObject, oldObj: KObject): FieldError[] {
+/** Valid CIDRs, no repeats, and more than one only as a dual-stack pair. */
+function validatePodCidrs(cidrs: string[] | undefined): FieldError[] {
+  if (!Array.isArray(cidrs) || cidrs.length === 0) return [];
+  const errs: FieldError[] = [];
+  cidrs.forEach((c, i) => {
+    for (const m of validateCIDR(c)) errs.push(fieldError.invalid(`spec.podCIDRs[${i}]`, c, m));
+  });
+  if (cidrs.length > 1) {
+    const families = cidrs.map(cidrFamily);
+    if (cidrs.length > 2 || families[0] === undefined || families[0] === families[1])
+      errs.push(fieldError.invalid('spec.podCIDRs', cidrs, 'may specify no more than one CIDR for each IP family'));
+  }
+  const seen = new Set<string>();
+  cidrs.forEach((c, i) => {
+    if (seen.has(c)) errs.push(fieldError.duplicate(`spec.podCIDRs[${i}]`, c));
+    seen.add(c);
+  });
+  return errs;
+}
+
+export function validateNodeUpdate(o: KObject, oldObj: KObject, n: Naming): FieldError[] {
   const node = o as NodeObject;
   const old = oldObj as NodeObject;
-  const errs = validateNode(node);
+  const errs = validateNode(node, n);
   const spec = node.spec ?? {};
   const oldSpec = old.spec ?? {};
   // Pod CIDRs are set once: from none to some, never changed afterwards.

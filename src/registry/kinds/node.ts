@@ -142,8 +142,8 @@ export function nodeDefinition(n: Naming): KindDefinition {
         keepStatus(o, old);
         normalizePodCidrs(o);
       },
-      validate: validateNode,
-      validateUpdate: validateNodeUpdate,
+      validate: (o) => validateNode(o, n),
+      validateUpdate: (o, old) => validateNodeUpdate(o, old, n),
     },
   };
 }
