@@ -13,6 +13,8 @@ export interface ControllerContext {
   featureGates: FeatureGates;
   /** `--service-cluster-ip-range`. */
   serviceClusterIpRange?: string;
+  /** `--event-ttl`: how long an event lives after its last write. */
+  eventTtlMs?: number;
   log(message: string): void;
 }
 

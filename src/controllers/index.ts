@@ -3,7 +3,8 @@
 
 import type { ControllerFactory } from './controller.ts';
 import { apiServiceController } from './api-services.ts';
+import { eventTtl } from './event-ttl.ts';
 import { leaseCandidateGc } from './lease-candidate-gc.ts';
 import { serviceCidrController } from './service-cidr.ts';
 
-export const builtinControllers: readonly ControllerFactory[] = [apiServiceController, serviceCidrController, leaseCandidateGc];
+export const builtinControllers: readonly ControllerFactory[] = [apiServiceController, serviceCidrController, leaseCandidateGc, eventTtl];

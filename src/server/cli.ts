@@ -34,6 +34,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'request-timeout': { help: 'timeout of non-long-running requests (default 1m0s)', apply: (o, v) => (o.requestTimeoutMs = parseDuration(v)) },
   'min-request-timeout': { help: 'minimum watch timeout in seconds (default 1800)', apply: (o, v) => (o.minRequestTimeoutSeconds = int('min-request-timeout', v)) },
   'shutdown-delay-duration': { help: 'how long /readyz fails before the server stops listening (default 0s)', apply: (o, v) => (o.shutdownDelayMs = parseDuration(v)) },
+  'event-ttl': { help: 'how long events are kept after their last write (default 1h0m0s)', apply: (o, v) => (o.eventTtlMs = parseDuration(v)) },
   'service-cluster-ip-range': { help: 'CIDR (or IPv4,IPv6 pair) of the default ServiceCIDR (default 10.0.0.0/24)', apply: (o, v) => (o.serviceClusterIpRange = v) },
   naming: {
     help: 'naming profile: orch (default) or kubernetes',

@@ -32,6 +32,8 @@ import { buildHandlerChain, noAudit, type AuditSink } from './filters.ts';
 import { runHealth, type HealthCheck } from './health.ts';
 import { parseFeatureGates, type FeatureGates } from './feature-gates.ts';
 import { versionInfo } from './version.ts';
+import { createServerMetrics } from './metrics.ts';
+import { DeclarativeValidation } from '../machinery/declarative-validation.ts';
 import type { RequestContext } from './context.ts';
 
 export interface ServerOptions {
@@ -67,6 +69,8 @@ export interface ServerOptions {
    * (`kubernetes`) is created from it at start (default 10.0.0.0/24).
    */
   serviceClusterIpRange?: string;
+  /** `--event-ttl`: how long an event lives after its last write (default 1 h). */
+  eventTtlMs?: number;
   /** Where internal errors are reported (default: stderr). */
   log?: (message: string) => void;
 }
@@ -140,6 +144,9 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const opened = backend;
   cleanups.push(() => opened.close());
 
+  const metrics = createServerMetrics();
+  const declarative = new DeclarativeValidation(featureGates, metrics.validation, log);
+
   // Every store reads through a watch cache of its own prefix; namespaces are admitted by lookup.
   const stores: RegistryStore[] = [];
   const caches: WatchCache[] = [];
@@ -167,7 +174,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     });
     caches.push(cache);
     cleanups.push(() => cache.close());
-    const store = new RegistryStore(def, cache, naming, admission);
+    const store = new RegistryStore(def, cache, naming, admission, declarative);
     stores.push(store);
     if (def.group === '' && def.resource === 'namespaces') namespaceStore = store;
   }
@@ -224,6 +231,10 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     }
     if ((path === '/version' || path === '/') && ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw errors.methodNotAllowed();
     if (path === '/version') return writeJson(ctx, 200, versionInfo());
+    if (path === '/metrics') {
+      const { body, contentType } = await metrics.render();
+      return writeRaw(ctx, body, contentType);
+    }
     if (path === '/openapi/v3' || path === '/openapi/v2') {
       return writeRaw(ctx, path === '/openapi/v3' ? openapi.index : openapi.v2, 'application/json');
     }
@@ -234,7 +245,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
       return writeRaw(ctx, doc.body, 'application/json', { ETag: `"${doc.hash}"`, 'Cache-Control': immutable ? 'public, immutable' : 'no-cache, private' });
     }
     if (path === '/') {
-      const paths = ['/api', '/api/v1', '/apis', ...new Set(stores.filter((s) => s.def.group).flatMap((s) => [`/apis/${s.def.group}`, `/apis/${apiVersionOf(s.def)}`])), '/healthz', '/livez', '/openapi/v2', '/openapi/v3', '/readyz', '/version'];
+      const paths = ['/api', '/api/v1', '/apis', ...new Set(stores.filter((s) => s.def.group).flatMap((s) => [`/apis/${s.def.group}`, `/apis/${apiVersionOf(s.def)}`])), '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'];
       return writeJson(ctx, 200, { paths: paths.sort() });
     }
     throw errors.noRoute();
@@ -295,6 +306,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     naming,
     featureGates,
     serviceClusterIpRange: opts.serviceClusterIpRange,
+    eventTtlMs: opts.eventTtlMs,
     log,
   };
   const controllers: Controller[] = [];

@@ -605,3 +605,23 @@ describe('field selectors', () => {
   });
 });
 
+
+describe('time to live (--event-ttl)', () => {
+  test('an event goes once its last write is older than the TTL; a series heartbeat keeps it', async () => {
+    const short = await testServer({ eventTtlMs: 1500 });
+    const path = `/apis/${API_VERSION}/namespaces/default/events`;
+    const mk = (name: string, extra: Json = {}) => event(name, { ...extra, regarding: { kind: 'Pod', namespace: 'default', name: 'web-1' } }, 'default');
+    assert.equal((await api(short, 'POST', path, mk('ttl-old'))).status, 201);
+    // Observed again far in the future: alive until then as far as its fields tell.
+    const future = new Date(Date.now() + 3_600_000).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+    assert.equal((await api(short, 'POST', path, mk('ttl-beat', { series: { count: 2, lastObservedTime: future } }))).status, 201);
+    const deadline = Date.now() + 8000;
+    while ((await api(short, 'GET', `${path}/ttl-old`)).status !== 404) {
+      assert.ok(Date.now() < deadline, 'the expired event is removed');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal((await api(short, 'GET', `${path}/ttl-beat`)).status, 200);
+    // The default server keeps events for an hour.
+    assert.equal((await api(server, 'GET', `${events()}`)).status, 200);
+  });
+});
