@@ -5,6 +5,7 @@
 import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
 import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
+import { leftToDeclarative } from '../machinery/declarative-validation.ts';
 import { errors } from '../machinery/status.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
 import type { Schema } from '../machinery/schema.ts';
@@ -64,7 +65,11 @@ export function checkObject(value: unknown, def: KindDefinition, validation: Fie
   if (given(value.apiVersion) && value.apiVersion !== apiVersion)
     throw errors.badRequest(`the API version in the data (${String(value.apiVersion)}) does not match the expected API version (${apiVersion})`);
   if (given(value.kind) && value.kind !== def.kind) throw errors.badRequest(`the kind in the data (${String(value.kind)}) does not match the expected kind (${def.kind})`);
-  const { errors: errs, unknownFields } = validateAgainstSchema(value, def.schema);
+  const checked = validateAgainstSchema(value, def.schema);
+  const unknownFields = checked.unknownFields;
+  // A migrated kind's own value rules are declarative validation: they run with the strategy's
+  // checks at validation time, under the DeclarativeValidation gates, not here.
+  const errs = def.declarativeValidation ? checked.errors.filter((e) => !leftToDeclarative(def, e)) : checked.errors;
   const typeError = errs.find((e) => e.type === 'FieldValueTypeInvalid');
   if (typeError) throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${typeError.message}`);
   const problems = validation === 'Ignore' ? [] : [...unknownFields.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];

@@ -68,6 +68,14 @@ export interface KindDefinition {
   printerColumns?: readonly PrinterColumn[];
   strategy: Strategy;
   /**
+   * Migrated to declarative validation: the schema's value rules under the kind's own fields
+   * (everything but apiVersion, kind and metadata) restate hand-written checks of the strategy,
+   * which marks the errors they duplicate with markCoveredByDeclarative. Such rules are then not
+   * enforced at decoding; they run at validation time under the DeclarativeValidation gates
+   * (src/machinery/declarative-validation.ts).
+   */
+  declarativeValidation?: boolean;
+  /**
    * false: deletes ignore `propagationPolicy` (no orphan or foreground finalizer is added), as for
    * kinds whose Kubernetes strategy has no garbage collection (Event).
    */

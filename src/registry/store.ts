@@ -15,6 +15,7 @@ import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from
 import type { Admission } from './admission.ts';
 import { EncodedObject } from './encoded.ts';
 import { StoredJson } from './stored-json.ts';
+import type { DeclarativeValidation } from '../machinery/declarative-validation.ts';
 
 export interface WriteOptions {
   dryRun: boolean;
@@ -74,6 +75,8 @@ export class RegistryStore {
     private readonly storage: WatchCache,
     private readonly naming: Naming,
     private readonly admission: Admission,
+    /** The server's declarative validation (gates, metrics); absent: hand-written checks only. */
+    private readonly declarative?: DeclarativeValidation,
   ) {
     this.def = def;
     this.qualified = { group: def.group, resource: def.resource };
@@ -448,7 +451,8 @@ export class RegistryStore {
     else delete meta.generation;
     this.def.strategy.prepareForCreate?.(obj);
     dropEmptyMetadata(obj);
-    const errs = [...validateObjectMetaCreate(obj, this.def), ...(this.def.strategy.validate?.(obj) ?? [])];
+    const handwritten = [...validateObjectMetaCreate(obj, this.def), ...(this.def.strategy.validate?.(obj) ?? [])];
+    const errs = this.declarative ? this.declarative.validate(this.def, 'create', obj, handwritten) : handwritten;
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
     if (warn) for (const w of this.def.strategy.warnings?.(obj) ?? []) warn(w);
   }
@@ -488,7 +492,7 @@ export class RegistryStore {
       if (requestedRv && requestedRv !== old.metadata.resourceVersion) throw errors.staleUpdate(this.qualified, name);
       validateName(wanted, name, namespace, this.def);
       const obj = opts.subresource ? opts.subresource.apply(wanted, old) : wanted;
-      this.prepareUpdate(obj, old, !!opts.subresource, opts.warn);
+      this.prepareUpdate(obj, old, opts.subresource?.name, opts.warn);
       await this.admission.admitUpdate(this, obj, old);
       // The last finalizer of a deleting object is gone: the object goes with it.
       if (obj.metadata.deletionTimestamp && !obj.metadata.finalizers?.length && !this.def.strategy.pendingFinalization?.(obj)) {
@@ -527,7 +531,8 @@ export class RegistryStore {
   }
 
   /** System fields the client cannot change, strategy hooks and validation (BeforeUpdate). */
-  private prepareUpdate(obj: KObject, old: KObject, viaSubresource: boolean, warn?: (message: string) => void): void {
+  private prepareUpdate(obj: KObject, old: KObject, subresource: string | undefined, warn?: (message: string) => void): void {
+    const viaSubresource = subresource !== undefined;
     const meta = obj.metadata;
     const oldMeta = old.metadata;
     meta.uid ||= oldMeta.uid;
@@ -546,7 +551,8 @@ export class RegistryStore {
     if (!viaSubresource) this.def.strategy.prepareForUpdate?.(obj, old);
     dropEmptyMetadata(obj);
     if (this.def.tracksGeneration && specChanged(obj, old)) meta.generation = (oldMeta.generation ?? 1) + 1;
-    const errs = [...validateObjectMetaUpdate(obj, old, this.def), ...(this.def.strategy.validateUpdate?.(obj, old) ?? [])];
+    const handwritten = [...validateObjectMetaUpdate(obj, old, this.def), ...(this.def.strategy.validateUpdate?.(obj, old) ?? [])];
+    const errs = this.declarative ? this.declarative.validate(this.def, 'update', obj, handwritten, subresource) : handwritten;
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
     if (warn && !viaSubresource) for (const w of this.def.strategy.warnings?.(obj, old) ?? []) warn(w);
   }

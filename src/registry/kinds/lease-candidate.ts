@@ -8,6 +8,7 @@ import type { FeatureGates } from '../../server/feature-gates.ts';
 import { fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import { isPlainObject, pathSegmentName, qualifiedName, type KObject } from '../../machinery/meta.ts';
 import { validateImmutable } from '../../machinery/validation.ts';
+import { markCoveredByDeclarative } from '../../machinery/declarative-validation.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { ageColumn, nameColumn, type PrinterColumn } from '../printers.ts';
 import { microTime, obj, objectSchema, str } from '../schemas.ts';
@@ -49,6 +50,10 @@ export function leaseCandidateDefinition(n: Naming, gates: FeatureGates): KindDe
     tracksGeneration: false,
     allowCreateOnUpdate: true,
     selectableFields: { 'spec.leaseName': (o) => specOf(o).leaseName ?? '' },
+    // Declarative validation: the spec's `required` list restates validateLeaseCandidateSpec's
+    // Required errors for absent fields. The other rules (empty strings, semantic versions and
+    // their order, qualified strategy names) have no schema form with the same errors.
+    declarativeValidation: true,
     schema: objectSchema({
       spec: obj(
         {
@@ -64,10 +69,10 @@ export function leaseCandidateDefinition(n: Naming, gates: FeatureGates): KindDe
     }),
     printerColumns: leaseCandidateColumns,
     strategy: {
-      validate: (o) => [...validateCandidateName(o), ...validateLeaseCandidateSpec(specOf(o))],
+      validate: (o) => [...validateCandidateName(o), ...validateLeaseCandidateSpec(specOf(o), isPlainObject(o.spec))],
       validateUpdate: (o, old) => [
         ...validateCandidateName(o),
-        ...validateLeaseCandidateSpec(specOf(o)),
+        ...validateLeaseCandidateSpec(specOf(o), isPlainObject(o.spec)),
         ...validateImmutable(specOf(o).leaseName, specOf(old).leaseName, 'spec.leaseName'),
       ],
     },
@@ -169,11 +174,18 @@ function validateStrategy(strategy: string, path: string): FieldError[] {
 /**
  * ValidateLeaseCandidateSpec: leaseName, binaryVersion and strategy are required; versions are
  * strict semantic versions with emulationVersion ≤ binaryVersion; OldestEmulationVersion needs an
- * emulationVersion.
+ * emulationVersion. `specGiven`: the object has a spec, so the schema's `required` list reports
+ * absent fields too (those errors are marked as covered by declarative validation).
  */
-export function validateLeaseCandidateSpec(spec: LeaseCandidateSpec): FieldError[] {
+export function validateLeaseCandidateSpec(spec: LeaseCandidateSpec, specGiven = false): FieldError[] {
   const errs: FieldError[] = [];
-  if (!spec.leaseName) errs.push(fieldError.required('spec.leaseName'));
+  // Required, and covered when the schema says so too: absent (or null) inside a given spec. An
+  // empty string is only the hand-written rule's.
+  const required = (field: keyof LeaseCandidateSpec): FieldError => {
+    const err = fieldError.required(`spec.${field}`);
+    return specGiven && spec[field] == null ? markCoveredByDeclarative(err) : err;
+  };
+  if (!spec.leaseName) errs.push(required('leaseName'));
   const emulation = spec.emulationVersion ?? '';
   const binary = spec.binaryVersion ?? '';
   // An unparsable version counts as 0.0.0 in the comparisons below, as in Kubernetes.
@@ -184,7 +196,7 @@ export function validateLeaseCandidateSpec(spec: LeaseCandidateSpec): FieldError
     else errs.push(fieldError.invalid('spec.emulationVersion', emulation, 'must be a valid semantic version'));
   }
   let bv = ZERO;
-  if (!binary) errs.push(fieldError.required('spec.binaryVersion'));
+  if (!binary) errs.push(required('binaryVersion'));
   else {
     const parsed = parseSemVer(binary);
     if (parsed) bv = parsed;
@@ -192,7 +204,7 @@ export function validateLeaseCandidateSpec(spec: LeaseCandidateSpec): FieldError
   }
   if (binary && emulation && compareSemVer(bv, ev) < 0) errs.push(fieldError.invalid('spec.binaryVersion', binary, 'must be greater than or equal to `emulationVersion`'));
   const strategy = spec.strategy ?? '';
-  if (!strategy) errs.push(fieldError.required('spec.strategy'));
+  if (!strategy) errs.push(required('strategy'));
   else {
     if (strategy === 'OldestEmulationVersion' && compareSemVer(ev, ZERO) === 0)
       errs.push(fieldError.required('spec.emulationVersion', "must be specified when `strategy` is 'OldestEmulationVersion'"));
