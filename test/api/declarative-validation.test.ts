@@ -52,7 +52,8 @@ const MODES = Object.keys(modes) as Mode[];
 const logs: Record<Mode, string[]> = { on: [], off: [], takeover: [], offWithTakeover: [] };
 const servers = {} as Record<Mode, { url: string }>;
 for (const mode of MODES) {
-  servers[mode] = await testServer({ runtimeConfig: RUNTIME_CONFIG, featureGates: modes[mode], log: (m) => logs[mode].push(m) });
+  // Coordinated leader election on, so a Lease may carry strategy and preferredHolder (and their rule runs).
+  servers[mode] = await testServer({ runtimeConfig: RUNTIME_CONFIG, featureGates: `${modes[mode]},CoordinatedLeaderElection=true`, log: (m) => logs[mode].push(m) });
   assert.equal((await api(servers[mode], 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status, 201);
 }
 

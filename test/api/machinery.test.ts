@@ -563,12 +563,14 @@ describe('watch timeout bookmark', () => {
 });
 
 describe('lease validation', () => {
+  const coordinated = testServer({ featureGates: 'CoordinatedLeaderElection=true' });
   for (const [what, spec, field] of [
     ['a zero leaseDurationSeconds', { leaseDurationSeconds: 0 }, 'spec.leaseDurationSeconds'],
     ['negative leaseTransitions', { leaseTransitions: -1 }, 'spec.leaseTransitions'],
     ['preferredHolder without strategy', { preferredHolder: 'b' }, 'spec.preferredHolder'],
   ] as const) {
     test(`${what} is 422 naming the field, nothing stored`, async () => {
+      const server = await coordinated;
       const r = await api(server, 'POST', leases(), lease('invalid-lease', {}, spec));
       assert.equal(r.status, 422);
       assert.equal(r.body.reason, 'Invalid');
@@ -576,6 +578,19 @@ describe('lease validation', () => {
       assert.equal((await api(server, 'GET', `${leases()}/invalid-lease`)).status, 404);
     });
   }
+
+  test('with CoordinatedLeaderElection off (the default), strategy and preferredHolder are dropped on create and cannot be added', async () => {
+    const c = await api(server, 'POST', leases(), lease('cle-off', {}, { holderIdentity: 'a', strategy: 'OldestEmulationVersion', preferredHolder: 'b' }));
+    assert.equal(c.status, 201, c.text);
+    assert.deepEqual(c.body.spec, { holderIdentity: 'a' });
+    const u = await api(server, 'PATCH', `${leases()}/cle-off`, { spec: { strategy: 'OldestEmulationVersion' } }, { 'Content-Type': 'application/merge-patch+json' });
+    assert.equal(u.status, 200);
+    assert.equal(u.body.spec.strategy, undefined);
+    const on = await coordinated;
+    const kept = await api(on, 'POST', leases('default'), lease('cle-on', {}, { strategy: 'OldestEmulationVersion', preferredHolder: 'b' }));
+    assert.equal(kept.status, 201, kept.text);
+    assert.equal(kept.body.spec.preferredHolder, 'b');
+  });
 });
 
 describe('watch timeoutSeconds=0', () => {

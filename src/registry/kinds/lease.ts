@@ -10,7 +10,9 @@ import { int32, microTime, obj, objectSchema, str } from '../schemas.ts';
 import { ageColumn, nameColumn } from '../printers.ts';
 
 export function leaseDefinition(n: Naming, gates: FeatureGates): KindDefinition {
-  void gates;
+  // Coordinated leader election is behind its gate: with the gate off, a new Lease cannot set a
+  // strategy or a preferred holder, and an update cannot add them (existing values stay).
+  const coordinated = gates.CoordinatedLeaderElection ?? false;
   return {
     group: n.group('coordination'),
     version: 'v1',
@@ -55,6 +57,22 @@ export function leaseDefinition(n: Naming, gates: FeatureGates): KindDefinition 
       ageColumn,
     ],
     strategy: {
+      prepareForCreate(o) {
+        if (coordinated) return;
+        const spec = o.spec as LeaseSpec | undefined;
+        if (spec) {
+          delete spec.strategy;
+          delete spec.preferredHolder;
+        }
+      },
+      prepareForUpdate(o, old) {
+        if (coordinated) return;
+        const spec = o.spec as LeaseSpec | undefined;
+        const prev = old.spec as LeaseSpec | undefined;
+        if (!spec) return;
+        if (prev?.strategy === undefined) delete spec.strategy;
+        if (prev?.preferredHolder === undefined) delete spec.preferredHolder;
+      },
       validate: validateLease,
       validateUpdate: (obj) => validateLease(obj),
     },
