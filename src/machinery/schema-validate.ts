@@ -347,8 +347,14 @@ function validateScalar(v: unknown, s: Schema, path: string, errors: FieldError[
       errors.push(fieldError.typeInvalid(path, v, `${path} in body must be of type date-time: ${JSON.stringify(v)}`));
     }
   } else if (typeof v === 'number') {
-    if (s.minimum !== undefined && v < s.minimum) errors.push(fieldError.invalid(path, v, `must be greater than or equal to ${s.minimum}`));
-    if (s.maximum !== undefined && v > s.maximum) errors.push(fieldError.invalid(path, v, `must be less than or equal to ${s.maximum}`));
+    if (s.minimum !== undefined) {
+      if (s.exclusiveMinimum ? v <= s.minimum : v < s.minimum)
+        errors.push(fieldError.invalid(path, v, s.exclusiveMinimum ? `must be greater than ${s.minimum}` : `must be greater than or equal to ${s.minimum}`));
+    }
+    if (s.maximum !== undefined) {
+      if (s.exclusiveMaximum ? v >= s.maximum : v > s.maximum)
+        errors.push(fieldError.invalid(path, v, s.exclusiveMaximum ? `must be less than ${s.maximum}` : `must be less than or equal to ${s.maximum}`));
+    }
     if (s.format !== undefined) {
       const detail = intOutOfRange(v, s.format);
       // Out of the Go type's range: a decoding error, like a wrong type.

@@ -20,6 +20,9 @@ export interface Schema {
   nullable?: boolean;
   minimum?: number;
   maximum?: number;
+  /** OpenAPI 3.0 / JSON Schema draft 4: the bound itself is excluded. */
+  exclusiveMinimum?: boolean;
+  exclusiveMaximum?: boolean;
   minLength?: number;
   maxLength?: number;
   minItems?: number;

@@ -33,9 +33,9 @@ export function leaseDefinition(n: Naming, gates: FeatureGates): KindDefinition 
           description:
             'holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.',
         }),
-        // > 0, said as ≥ 1 for an integer (the schema has no exclusive bounds).
         leaseDurationSeconds: int32({
-          minimum: 1,
+          minimum: 0,
+          exclusiveMinimum: true,
           description: 'leaseDurationSeconds is a duration that candidates for a lease need to wait to force acquire it. This is measured against the time of last observed renewTime.',
         }),
         acquireTime: { ...microTime(), description: 'acquireTime is a time when the current lease was acquired.' },
