@@ -1,27 +1,351 @@
-// OpenAPI v3 (index plus one document per group/version) and v2, derived from the definitions.
-// kubectl reads them for validation (it leaves validation to the server when PATCH declares the
-// `fieldValidation` parameter) and for `kubectl explain`.
+// OpenAPI publication, derived from the kind definitions: /openapi/v3 (an index plus one OpenAPI
+// 3.0 document per group/version) and /openapi/v2 (one Swagger 2.0 document, as JSON or in the
+// protobuf form kubectl < 1.27 asks for). kubectl reads them for validation (it leaves validation
+// to the server when PATCH declares the `fieldValidation` parameter), for `kubectl explain`, and
+// for the list/map markers of strategic merge.
+//
+// Nested objects are published as named components, as Kubernetes names its Go types (`NodeSpec`,
+// `Taint`, `io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta`), so `kubectl explain` prints
+// `<[]Taint>` where Kubernetes does. A field that refers to a component keeps its own
+// description (and default) beside the reference: in v3 inside an `allOf` wrapper, in v2 as
+// siblings of `$ref`, as Kubernetes publishes them.
 
 import { createHash } from 'node:crypto';
 import type { Naming } from '../naming.ts';
 import type { Schema } from '../machinery/schema.ts';
+import { errors } from '../machinery/status.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
+import { quantity } from '../registry/schemas.ts';
 import type { GroupVersion } from './discovery.ts';
+import { encodeSwaggerDocument } from './openapi-v2-proto.ts';
 
 type Json = Record<string, unknown>;
 
 /** `io.orch.coordination.v1.Lease`, `io.orch.core.v1.Namespace`: reversed group, as Kubernetes names them. */
 export function definitionName(naming: Naming, d: Pick<KindDefinition, 'group' | 'version' | 'kind'>): string {
+  return `${namePrefix(naming, d)}.${d.kind}`;
+}
+
+/** The component name prefix of a group/version: `io.orch.coordination.v1`. */
+function namePrefix(naming: Naming, d: Pick<KindDefinition, 'group' | 'version'>): string {
   const group = d.group || 'core';
   const reversed = group.endsWith(`.${naming.groupSuffix}`)
     ? [...naming.groupSuffix.split('.').reverse(), group.slice(0, -naming.groupSuffix.length - 1)].join('.')
     : group === 'core'
       ? [...naming.groupSuffix.split('.').reverse(), 'core'].join('.')
       : group.split('.').reverse().join('.');
-  return `${reversed}.${d.version}.${d.kind}`;
+  return `${reversed}.${d.version}`;
 }
 
-const gvk = (d: KindDefinition) => [{ group: d.group, version: d.version, kind: d.kind }];
+// ---------------------------------------------------------------------------------------------
+// Component names
+
+/** The object metadata types, under the names every client knows them by. */
+const META = 'io.k8s.apimachinery.pkg.apis.meta.v1';
+const QUANTITY = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
+const STATUS = `${META}.Status`;
+const PATCH = `${META}.Patch`;
+const DELETE_OPTIONS = `${META}.DeleteOptions`;
+const LIST_META = `${META}.ListMeta`;
+
+/**
+ * Names of nested types where Kubernetes' differ from the generic rule (`spec` of Node →
+ * `NodeSpec`, the items of `taints` → `Taint`, any other object field → its capitalized name), keyed
+ * by `<containing type>.<field>`. A name with dots is a full component name.
+ */
+const TYPE_NAMES: Record<string, string> = {
+  'ObjectMeta.ownerReferences': `${META}.OwnerReference`,
+  'ObjectMeta.managedFields': `${META}.ManagedFieldsEntry`,
+  'ManagedFieldsEntry.fieldsV1': `${META}.FieldsV1`,
+  'NodeSpec.configSource': 'NodeConfigSource',
+  'NodeConfigSource.configMap': 'ConfigMapNodeConfigSource',
+  'NodeStatus.conditions': 'NodeCondition',
+  'NodeStatus.addresses': 'NodeAddress',
+  'NodeStatus.daemonEndpoints': 'NodeDaemonEndpoints',
+  'NodeDaemonEndpoints.kubeletEndpoint': 'DaemonEndpoint',
+  'NodeStatus.nodeInfo': 'NodeSystemInfo',
+  'NodeSystemInfo.swap': 'NodeSwapStatus',
+  'NodeStatus.images': 'ContainerImage',
+  'NodeStatus.volumesAttached': 'AttachedVolume',
+  'NodeStatus.config': 'NodeConfigStatus',
+  'NodeConfigStatus.assigned': 'NodeConfigSource',
+  'NodeConfigStatus.active': 'NodeConfigSource',
+  'NodeConfigStatus.lastKnownGood': 'NodeConfigSource',
+  'NodeStatus.runtimeHandlers': 'NodeRuntimeHandler',
+  'NodeRuntimeHandler.features': 'NodeRuntimeHandlerFeatures',
+  'NodeStatus.features': 'NodeFeatures',
+  'NamespaceStatus.conditions': 'NamespaceCondition',
+  'ComponentStatus.conditions': 'ComponentCondition',
+  'Event.series': 'EventSeries',
+  'Event.regarding': 'ObjectReference',
+  'Event.related': 'ObjectReference',
+  'Event.deprecatedSource': 'EventSource',
+  'IPAddressSpec.parentRef': 'ParentReference',
+  'ServiceCIDRStatus.conditions': `${META}.Condition`,
+  'RuntimeClass.overhead': 'Overhead',
+  'Scheduling.tolerations': 'Toleration',
+  'APIServiceSpec.service': 'ServiceReference',
+  'APIServiceStatus.conditions': 'APIServiceCondition',
+};
+
+/** Descriptions of the shared types and fields that the definitions leave undocumented. */
+const TYPE_DESCRIPTIONS: Record<string, string> = {
+  [`${META}.ObjectMeta`]: 'ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.',
+  [`${META}.OwnerReference`]: 'OwnerReference contains enough information to let you identify an owning object. An owning object must be in the same namespace as the dependent, or be cluster-scoped, so there is no namespace field.',
+  [`${META}.ManagedFieldsEntry`]: 'ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to.',
+  [QUANTITY]: 'Quantity is a fixed-point representation of a number, such as 500m or 1Gi, written as a string or a number.',
+};
+const API_VERSION_DESCRIPTION =
+  'APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values.';
+const KIND_DESCRIPTION =
+  'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.';
+const ENVELOPE_DESCRIPTIONS: Record<string, string> = { apiVersion: API_VERSION_DESCRIPTION, kind: KIND_DESCRIPTION, metadata: "Standard object's metadata." };
+
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+function singular(s: string): string {
+  if (s.endsWith('ies')) return `${s.slice(0, -3)}y`;
+  if (/(ss|sh|ch|x)es$/.test(s)) return s.slice(0, -2);
+  if (s.endsWith('s') && !s.endsWith('ss')) return s.slice(0, -1);
+  return s;
+}
+
+/** The type name of an object found at `field` of the type `container` (a short name). */
+function typeName(container: string, field: string, site: Site, kindRoot: boolean): string {
+  const known = TYPE_NAMES[`${container}.${field}`];
+  if (known) return known;
+  if (kindRoot && field === 'metadata') return `${META}.ObjectMeta`;
+  if (kindRoot && (field === 'spec' || field === 'status')) return `${container}${capitalize(field)}`;
+  return capitalize(site === 'item' ? singular(field) : field);
+}
+
+const shortName = (full: string) => full.slice(full.lastIndexOf('.') + 1);
+
+// ---------------------------------------------------------------------------------------------
+// Schemas → components (v3 form: references are #/components/schemas/…)
+
+type Site = 'field' | 'item' | 'value';
+
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+const QUANTITY_PATTERN = quantity().pattern;
+
+/** A JSON text with sorted keys: equal schemas have equal keys. */
+function stableKey(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableKey).join(',')}]`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableKey((v as Json)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}
+
+/** Every named schema of the server: one namespace for v2, per-group/version subsets for v3. */
+class Components {
+  readonly schemas = new Map<string, Json>();
+  private readonly keys = new Map<string, string>();
+
+  /** Registers `schema` as `name` (or `name2`, `name3`, … when a different schema has it); returns the name used. */
+  add(name: string, schema: Json): string {
+    const key = stableKey(schema);
+    for (let i = 1; ; i++) {
+      const candidate = i === 1 ? name : `${name}${i}`;
+      const existing = this.keys.get(candidate);
+      if (existing === undefined) {
+        this.keys.set(candidate, key);
+        this.schemas.set(candidate, schema);
+        return candidate;
+      }
+      if (existing === key) return candidate;
+    }
+  }
+
+  /** `names` and every component they refer to, transitively, in a stable order. */
+  closure(names: Iterable<string>): Json {
+    const seen = new Set<string>();
+    const visit = (name: string) => {
+      if (seen.has(name)) return;
+      seen.add(name);
+      collectRefs(this.schemas.get(name), visit);
+    };
+    for (const n of names) visit(n);
+    return Object.fromEntries([...seen].sort().map((n) => [n, this.schemas.get(n)!]));
+  }
+}
+
+function collectRefs(v: unknown, visit: (name: string) => void): void {
+  if (Array.isArray(v)) for (const x of v) collectRefs(x, visit);
+  else if (v !== null && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      if (k === '$ref' && typeof x === 'string' && x.startsWith('#/components/schemas/')) visit(x.slice('#/components/schemas/'.length));
+      else collectRefs(x, visit);
+    }
+  }
+}
+
+/** Where a schema sits: the component that contains it and the prefix of new component names. */
+interface Context {
+  components: Components;
+  /** Short name of the containing type (the kind at the top). */
+  container: string;
+  /** Prefix of component names made here: `io.orch.core.v1`. */
+  prefix: string;
+  /** The schema is a field of the kind's top-level object. */
+  kindRoot: boolean;
+}
+
+const isNamedObject = (s: Schema) => (s.type === 'object' || s.type === undefined) && !!s.properties && Object.keys(s.properties).length > 0;
+const isQuantity = (s: Schema) => s['x-kubernetes-int-or-string'] === true && s.pattern === QUANTITY_PATTERN && !s.type;
+
+/** A reference with the site's own keywords: plain `$ref` alone, else wrapped in `allOf`. */
+function refAt(name: string, siblings: Json): Json {
+  return Object.keys(siblings).length ? { allOf: [ref(name)], ...siblings } : ref(name);
+}
+
+/** The published form of the schema at one site: a component reference or an inline schema. */
+function publish(s: Schema, field: string, site: Site, ctx: Context): Json {
+  if (isQuantity(s)) {
+    const { description, ...rest } = s;
+    const name = ctx.components.add(QUANTITY, { description: TYPE_DESCRIPTIONS[QUANTITY], ...inline(rest, field, ctx) });
+    return refAt(name, description ? { description } : {});
+  }
+  if (isNamedObject(s)) {
+    const wanted = typeName(ctx.container, field, site, ctx.kindRoot);
+    const full = wanted.includes('.') ? wanted : `${ctx.prefix}.${wanted}`;
+    const prefix = full.slice(0, full.lastIndexOf('.'));
+    // On a field the description is the field's; on items and map values it describes the type.
+    const { description, default: dflt, nullable, ...rest } = s;
+    const own: Json = site === 'field' ? {} : description ? { description } : {};
+    if (!own.description && TYPE_DESCRIPTIONS[full]) own.description = TYPE_DESCRIPTIONS[full];
+    const body = { ...own, ...inline(rest, field, { components: ctx.components, container: shortName(full), prefix, kindRoot: false }) };
+    const name = ctx.components.add(full, body);
+    const siblings: Json = {};
+    if (site === 'field' && description) siblings.description = description;
+    if (dflt !== undefined) siblings.default = dflt;
+    if (nullable !== undefined) siblings.nullable = nullable;
+    return refAt(name, siblings);
+  }
+  return inline(s, field, ctx);
+}
+
+/** The schema (at `field`) with its own keywords, and its properties, items and map values published in turn. */
+function inline(s: Schema, field: string, ctx: Context): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(s)) {
+    if (v === undefined) continue;
+    if (k === 'properties') {
+      const props = v as Record<string, Schema>;
+      if (Object.keys(props).length === 0 && s.additionalProperties) continue;
+      out.properties = Object.fromEntries(Object.entries(props).map(([name, p]) => [name, publish(p, name, 'field', ctx)]));
+    } else if (k === 'items') out.items = publish(v as Schema, field, 'item', ctx);
+    else if (k === 'additionalProperties') out.additionalProperties = publish(v as Schema, field, 'value', ctx);
+    else out[k] = v;
+  }
+  if (s['x-kubernetes-int-or-string'] && !s.type && !out.anyOf) out.anyOf = [{ type: 'integer' }, { type: 'string' }];
+  return out;
+}
+
+/** The kind's own component and its List; returns their names. */
+function kindComponents(naming: Naming, components: Components, d: KindDefinition): { kind: string; list: string } {
+  const full = definitionName(naming, d);
+  const ctx: Context = { components, container: d.kind, prefix: namePrefix(naming, d), kindRoot: true };
+  const body = inline(d.schema, d.kind, ctx);
+  // The envelope fields get Kubernetes' descriptions where the definition has none.
+  body.properties = Object.fromEntries(
+    Object.entries((body.properties ?? {}) as Record<string, Json>).map(([k, p]) => {
+      const text = ENVELOPE_DESCRIPTIONS[k];
+      return [k, !text || p.description ? p : p.$ref ? { allOf: [p], description: text } : { ...p, description: text }];
+    }),
+  );
+  const { description, ...rest } = body;
+  const kind = components.add(full, {
+    description: description ?? `${d.kind} of ${apiVersionOf(d)}.`,
+    ...rest,
+    'x-kubernetes-group-version-kind': [{ group: d.group, kind: d.kind, version: d.version }],
+  });
+  const list = components.add(`${full}List`, {
+    description: `${d.kind}List is a list of ${d.kind} objects.`,
+    type: 'object',
+    required: ['items'],
+    properties: {
+      apiVersion: { type: 'string', description: API_VERSION_DESCRIPTION },
+      items: { type: 'array', description: `items is the list of ${d.kind} objects.`, items: ref(kind) },
+      kind: { type: 'string', description: KIND_DESCRIPTION },
+      metadata: { allOf: [ref(LIST_META)], description: 'Standard list metadata.' },
+    },
+    'x-kubernetes-group-version-kind': [{ group: d.group, kind: `${d.kind}List`, version: d.version }],
+  });
+  return { kind, list };
+}
+
+/** The metadata types every document refers to. */
+function addMetaComponents(components: Components): void {
+  components.add(LIST_META, {
+    description: 'ListMeta describes metadata that synthetic resources must have, including lists and various status objects.',
+    type: 'object',
+    properties: {
+      continue: { type: 'string', description: 'continue may be set if the user set a limit on the number of items returned.' },
+      remainingItemCount: { type: 'integer', format: 'int64', description: 'The number of subsequent items in the list which are not included in this list response.' },
+      resourceVersion: { type: 'string', description: 'String that identifies the server\'s internal version of this object.' },
+      selfLink: { type: 'string', description: 'Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.' },
+    },
+  });
+  components.add(`${META}.StatusCause`, {
+    description: 'StatusCause provides more information about an api.Status failure, including cases when multiple errors are encountered.',
+    type: 'object',
+    properties: { field: { type: 'string' }, message: { type: 'string' }, reason: { type: 'string' } },
+  });
+  components.add(`${META}.StatusDetails`, {
+    description: 'StatusDetails is a set of additional properties that MAY be set by the server to provide additional information about a response.',
+    type: 'object',
+    properties: {
+      causes: { type: 'array', items: ref(`${META}.StatusCause`), 'x-kubernetes-list-type': 'atomic' },
+      group: { type: 'string' },
+      kind: { type: 'string' },
+      name: { type: 'string' },
+      retryAfterSeconds: { type: 'integer', format: 'int32' },
+      uid: { type: 'string' },
+    },
+  });
+  components.add(STATUS, {
+    description: 'Status is a return value for calls that don\'t return other objects.',
+    type: 'object',
+    properties: {
+      apiVersion: { type: 'string', description: API_VERSION_DESCRIPTION },
+      code: { type: 'integer', format: 'int32', description: 'Suggested HTTP return code for this status, 0 if not set.' },
+      details: { allOf: [ref(`${META}.StatusDetails`)], description: 'Extended data associated with the reason.' },
+      kind: { type: 'string', description: KIND_DESCRIPTION },
+      message: { type: 'string', description: 'A human-readable description of the status of this operation.' },
+      metadata: { allOf: [ref(LIST_META)], description: 'Standard list metadata.' },
+      reason: { type: 'string', description: 'A machine-readable description of why this operation is in the "Failure" status.' },
+      status: { type: 'string', description: 'Status of the operation. One of: "Success" or "Failure".' },
+    },
+    'x-kubernetes-group-version-kind': [{ group: '', kind: 'Status', version: 'v1' }],
+  });
+  components.add(PATCH, { description: 'Patch is provided to give a concrete name and type to the PATCH request body.', type: 'object' });
+  components.add(`${META}.Preconditions`, {
+    description: 'Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.',
+    type: 'object',
+    properties: { resourceVersion: { type: 'string', description: 'Specifies the target ResourceVersion' }, uid: { type: 'string', description: 'Specifies the target UID.' } },
+  });
+  components.add(DELETE_OPTIONS, {
+    description: 'DeleteOptions may be provided when deleting an API object.',
+    type: 'object',
+    properties: {
+      apiVersion: { type: 'string', description: API_VERSION_DESCRIPTION },
+      dryRun: { type: 'array', items: { type: 'string' }, description: 'When present, indicates that modifications should not be persisted.', 'x-kubernetes-list-type': 'atomic' },
+      gracePeriodSeconds: { type: 'integer', format: 'int64', description: 'The duration in seconds before the object should be deleted.' },
+      kind: { type: 'string', description: KIND_DESCRIPTION },
+      orphanDependents: { type: 'boolean', description: 'Deprecated: please use the PropagationPolicy.' },
+      preconditions: { allOf: [ref(`${META}.Preconditions`)], description: 'Must be fulfilled before a deletion is carried out.' },
+      propagationPolicy: { type: 'string', description: "Whether and how garbage collection will be performed: 'Orphan', 'Background' or 'Foreground'." },
+    },
+    'x-kubernetes-group-version-kind': [{ group: '', kind: 'DeleteOptions', version: 'v1' }],
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths (v3 form)
 
 const param = (name: string, where: 'query' | 'path', description: string, type: 'string' | 'integer' | 'boolean' = 'string', required = false): Json => ({
   name,
@@ -57,200 +381,293 @@ const COMMON = {
 const JSON_TYPES = ['application/json', 'application/yaml'];
 const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml'];
 
-function ref(name: string): Json {
-  return { $ref: `#/components/schemas/${name}` };
-}
-
 function content(schema: Json, types = JSON_TYPES): Json {
   return Object.fromEntries(types.map((t) => [t, { schema }]));
 }
 
+const RESPONSE_TEXT: Record<string, string> = { '200': 'OK', '201': 'Created', '202': 'Accepted' };
+
 function responses(codes: Record<string, Json>): Json {
-  return { responses: { ...Object.fromEntries(Object.entries(codes).map(([c, s]) => [c, { description: c === '201' ? 'Created' : c === '202' ? 'Accepted' : 'OK', content: content(s) }])), '401': { description: 'Unauthorized' } } };
-}
-
-function operation(d: KindDefinition, action: string, id: string, extra: Json): Json {
-  return { description: `${action} ${d.kind}`, operationId: id, tags: [d.group || 'core'], 'x-kubernetes-action': action, 'x-kubernetes-group-version-kind': gvk(d)[0], ...extra };
-}
-
-/** The paths of one kind: collection, item and subresources, in every scope it is served at. */
-function kindPaths(naming: Naming, d: KindDefinition): Json {
-  const name = definitionName(naming, d);
-  const list = `${name}List`;
-  const base = `/${d.group ? `apis/${d.group}` : 'api'}/${d.version}`;
-  const nsParam = param('namespace', 'path', 'object name and auth scope, such as for teams and projects', 'string', true);
-  const nameParam = param('name', 'path', `name of the ${d.kind}`, 'string', true);
-  const scoped = d.namespaced ? `${base}/namespaces/{namespace}/${d.resource}` : `${base}/${d.resource}`;
-  const id = (verb: string, sub = '') => `${verb}${d.namespaced ? 'Namespaced' : ''}${d.kind}${sub}`;
-  const paths: Json = {};
-  const collection: Json = { parameters: [...(d.namespaced ? [nsParam] : []), COMMON.pretty] };
-  if (d.verbs.includes('list')) collection.get = operation(d, 'list', id('list'), { parameters: COMMON.list, ...responses({ '200': ref(list) }) });
-  if (d.verbs.includes('create'))
-    collection.post = operation(d, 'post', id('create'), {
-      parameters: [COMMON.dryRun, COMMON.fieldManager, COMMON.fieldValidation],
-      requestBody: { content: content(ref(name)), required: true },
-      ...responses({ '200': ref(name), '201': ref(name), '202': ref(name) }),
-    });
-  if (d.verbs.includes('deletecollection'))
-    collection.delete = operation(d, 'deletecollection', id('deleteCollection'), {
-      parameters: [...COMMON.list, COMMON.dryRun, COMMON.gracePeriodSeconds, COMMON.propagationPolicy, COMMON.orphanDependents],
-      ...responses({ '200': ref('io.k8s.apimachinery.pkg.apis.meta.v1.Status') }),
-    });
-  paths[scoped] = collection;
-  const item: Json = { parameters: [nameParam, ...(d.namespaced ? [nsParam] : []), COMMON.pretty] };
-  if (d.verbs.includes('get')) item.get = operation(d, 'get', id('read'), responses({ '200': ref(name) }));
-  if (d.verbs.includes('update'))
-    item.put = operation(d, 'put', id('replace'), {
-      parameters: [COMMON.dryRun, COMMON.fieldManager, COMMON.fieldValidation],
-      requestBody: { content: content(ref(name)), required: true },
-      ...responses({ '200': ref(name), '201': ref(name) }),
-    });
-  if (d.verbs.includes('patch'))
-    item.patch = operation(d, 'patch', id('patch'), {
-      parameters: [COMMON.dryRun, COMMON.fieldManager, COMMON.fieldValidation, COMMON.force],
-      requestBody: { content: content({ type: 'object' }, PATCH_TYPES), required: true },
-      ...responses({ '200': ref(name), '201': ref(name) }),
-    });
-  if (d.verbs.includes('delete'))
-    item.delete = operation(d, 'delete', id('delete'), {
-      parameters: [COMMON.dryRun, COMMON.gracePeriodSeconds, COMMON.propagationPolicy, COMMON.orphanDependents],
-      ...responses({ '200': ref('io.k8s.apimachinery.pkg.apis.meta.v1.Status'), '202': ref('io.k8s.apimachinery.pkg.apis.meta.v1.Status') }),
-    });
-  paths[`${scoped}/{name}`] = item;
-  for (const s of d.subresources ?? []) {
-    const sub: Json = { parameters: [nameParam, ...(d.namespaced ? [nsParam] : []), COMMON.pretty] };
-    const suffix = s.name[0]!.toUpperCase() + s.name.slice(1);
-    if (s.verbs.includes('get')) sub.get = operation(d, 'get', id('read', suffix), responses({ '200': ref(name) }));
-    if (s.verbs.includes('update'))
-      sub.put = operation(d, 'put', id('replace', suffix), {
-        parameters: [COMMON.dryRun, COMMON.fieldManager, COMMON.fieldValidation],
-        requestBody: { content: content(ref(name)), required: true },
-        ...responses({ '200': ref(name), '201': ref(name) }),
-      });
-    if (s.verbs.includes('patch'))
-      sub.patch = operation(d, 'patch', id('patch', suffix), {
-        parameters: [COMMON.dryRun, COMMON.fieldManager, COMMON.fieldValidation, COMMON.force],
-        requestBody: { content: content({ type: 'object' }, PATCH_TYPES), required: true },
-        ...responses({ '200': ref(name), '201': ref(name) }),
-      });
-    paths[`${scoped}/{name}/${s.name}`] = sub;
-  }
-  if (d.namespaced && d.verbs.includes('list'))
-    paths[`${base}/${d.resource}`] = { parameters: [COMMON.pretty], get: operation(d, 'list', `list${d.kind}ForAllNamespaces`, { parameters: COMMON.list, ...responses({ '200': ref(list) }) }) };
-  return paths;
-}
-
-/** Our Schema as an OpenAPI schema object (the markers are already OpenAPI extensions). */
-function toOpenApi(s: Schema): Json {
-  const out: Json = { ...s };
-  if (s.properties) out.properties = Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, toOpenApi(v)]));
-  if (s.items) out.items = toOpenApi(s.items);
-  if (s.additionalProperties) out.additionalProperties = toOpenApi(s.additionalProperties);
-  return out;
-}
-
-function kindSchemas(naming: Naming, d: KindDefinition): Json {
-  const name = definitionName(naming, d);
   return {
-    [name]: { ...toOpenApi(d.schema), description: d.schema.description ?? `${d.kind} of ${apiVersionOf(d)}.`, 'x-kubernetes-group-version-kind': gvk(d) },
-    [`${name}List`]: {
-      type: 'object',
-      description: `${d.kind}List is a list of ${d.kind} objects.`,
-      required: ['items'],
-      properties: {
-        apiVersion: { type: 'string' },
-        kind: { type: 'string' },
-        metadata: { type: 'object', properties: { resourceVersion: { type: 'string' }, continue: { type: 'string' }, remainingItemCount: { type: 'integer', format: 'int64' } } },
-        items: { type: 'array', items: ref(name) },
-      },
-      'x-kubernetes-group-version-kind': [{ group: d.group, version: d.version, kind: `${d.kind}List` }],
+    responses: {
+      ...Object.fromEntries(Object.entries(codes).map(([c, s]) => [c, { description: RESPONSE_TEXT[c] ?? 'OK', content: content(s) }])),
+      '401': { description: 'Unauthorized' },
     },
   };
 }
 
-const statusSchema: Json = {
-  type: 'object',
-  properties: {
-    apiVersion: { type: 'string' },
-    kind: { type: 'string' },
-    metadata: { type: 'object' },
-    status: { type: 'string' },
-    message: { type: 'string' },
-    reason: { type: 'string' },
-    details: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-    code: { type: 'integer', format: 'int32' },
-  },
-  'x-kubernetes-group-version-kind': [{ group: '', version: 'v1', kind: 'Status' }],
-};
-
-export class OpenApi {
-  private readonly docs = new Map<string, { body: string; hash: string }>();
-  readonly index: string;
-  readonly v2: string;
-
-  constructor(naming: Naming, gvs: readonly GroupVersion[], version: string) {
-    const allPaths: Json = {};
-    const allSchemas: Json = { 'io.k8s.apimachinery.pkg.apis.meta.v1.Status': statusSchema };
-    for (const gv of gvs) {
-      const paths: Json = {};
-      const schemas: Json = { 'io.k8s.apimachinery.pkg.apis.meta.v1.Status': statusSchema };
-      for (const d of gv.kinds) {
-        Object.assign(paths, kindPaths(naming, d));
-        Object.assign(schemas, kindSchemas(naming, d));
-      }
-      Object.assign(allPaths, paths);
-      Object.assign(allSchemas, schemas);
-      const doc = { openapi: '3.0.0', info: { title: 'orch-apiserver', version }, paths, components: { schemas } };
-      const body = JSON.stringify(doc);
-      const key = gv.group ? `apis/${gv.group}/${gv.version}` : `api/${gv.version}`;
-      this.docs.set(key, { body, hash: createHash('sha512').update(body).digest('hex').slice(0, 128).toUpperCase() });
-    }
-    this.index = JSON.stringify({
-      paths: Object.fromEntries([...this.docs].map(([k, d]) => [k, { serverRelativeURL: `/openapi/v3/${k}?hash=${d.hash}` }])),
+/** The paths of one kind: collection, item and subresources, in every scope it is served at. */
+function kindPaths(d: KindDefinition, names: { kind: string; list: string }): Json {
+  const base = `/${d.group ? `apis/${d.group}` : 'api'}/${d.version}`;
+  const tag = `${(d.group || 'core').split('.')[0]}_${d.version}`;
+  const gvk = { group: d.group, kind: d.kind, version: d.version };
+  const operation = (action: string, id: string, extra: Json): Json => ({
+    description: `${action} ${d.kind}`,
+    operationId: id,
+    tags: [tag],
+    'x-kubernetes-action': action,
+    'x-kubernetes-group-version-kind': gvk,
+    ...extra,
+  });
+  const nsParam = param('namespace', 'path', 'object name and auth scope, such as for teams and projects', 'string', true);
+  const nameParam = param('name', 'path', `name of the ${d.kind}`, 'string', true);
+  const scoped = d.namespaced ? `${base}/namespaces/{namespace}/${d.resource}` : `${base}/${d.resource}`;
+  const id = (verb: string, sub = '') => `${verb}${capitalize(tag.replace(/_v/, 'V'))}${d.namespaced ? 'Namespaced' : ''}${d.kind}${sub}`;
+  const body = (schema: Json): Json => ({ requestBody: { content: content(schema), required: true } });
+  const write = (verb: 'put' | 'patch', sub = ''): Json =>
+    verb === 'put'
+      ? operation('put', id('replace', sub), { parameters: [COMMON.dryRun, COMMON.fieldManager, COMMON.fieldValidation], ...body(ref(names.kind)), ...responses({ '200': ref(names.kind), '201': ref(names.kind) }) })
+      : operation('patch', id('patch', sub), {
+          parameters: [COMMON.dryRun, COMMON.fieldManager, COMMON.fieldValidation, COMMON.force],
+          requestBody: { content: content(ref(PATCH), PATCH_TYPES), required: true },
+          ...responses({ '200': ref(names.kind), '201': ref(names.kind) }),
+        });
+  const paths: Json = {};
+  const collection: Json = { parameters: [...(d.namespaced ? [nsParam] : []), COMMON.pretty] };
+  if (d.verbs.includes('list')) collection.get = operation('list', id('list'), { parameters: COMMON.list, ...responses({ '200': ref(names.list) }) });
+  if (d.verbs.includes('create'))
+    collection.post = operation('post', id('create'), {
+      parameters: [COMMON.dryRun, COMMON.fieldManager, COMMON.fieldValidation],
+      ...body(ref(names.kind)),
+      ...responses({ '200': ref(names.kind), '201': ref(names.kind), '202': ref(names.kind) }),
     });
-    this.v2 = JSON.stringify({ swagger: '2.0', info: { title: 'orch-apiserver', version }, paths: v2Paths(allPaths), definitions: v2Definitions(allSchemas) });
+  if (d.verbs.includes('deletecollection'))
+    collection.delete = operation('deletecollection', id('deleteCollection'), {
+      parameters: [...COMMON.list, COMMON.dryRun, COMMON.gracePeriodSeconds, COMMON.propagationPolicy, COMMON.orphanDependents],
+      requestBody: { content: content(ref(DELETE_OPTIONS)) },
+      ...responses({ '200': ref(STATUS) }),
+    });
+  paths[scoped] = collection;
+  const item: Json = { parameters: [nameParam, ...(d.namespaced ? [nsParam] : []), COMMON.pretty] };
+  if (d.verbs.includes('get')) item.get = operation('get', id('read'), responses({ '200': ref(names.kind) }));
+  if (d.verbs.includes('update')) item.put = write('put');
+  if (d.verbs.includes('patch')) item.patch = write('patch');
+  if (d.verbs.includes('delete'))
+    item.delete = operation('delete', id('delete'), {
+      parameters: [COMMON.dryRun, COMMON.gracePeriodSeconds, COMMON.propagationPolicy, COMMON.orphanDependents],
+      requestBody: { content: content(ref(DELETE_OPTIONS)) },
+      ...responses({ '200': ref(STATUS), '202': ref(STATUS) }),
+    });
+  paths[`${scoped}/{name}`] = item;
+  for (const s of d.subresources ?? []) {
+    const sub: Json = { parameters: [nameParam, ...(d.namespaced ? [nsParam] : []), COMMON.pretty] };
+    const suffix = capitalize(s.name);
+    if (s.verbs.includes('get')) sub.get = operation('get', id('read', suffix), responses({ '200': ref(names.kind) }));
+    if (s.verbs.includes('update')) sub.put = write('put', suffix);
+    if (s.verbs.includes('patch')) sub.patch = write('patch', suffix);
+    paths[`${scoped}/{name}/${s.name}`] = sub;
   }
-
-  document(path: string): { body: string; hash: string } | undefined {
-    return this.docs.get(path);
-  }
+  if (d.namespaced && d.verbs.includes('list'))
+    paths[`${base}/${d.resource}`] = {
+      parameters: [COMMON.pretty],
+      get: operation('list', `list${capitalize(tag.replace(/_v/, 'V'))}${d.kind}ForAllNamespaces`, { parameters: COMMON.list, ...responses({ '200': ref(names.list) }) }),
+    };
+  return paths;
 }
 
-/** v2 keeps the same shapes with `#/definitions/` references and body/query parameters. */
-function v2Definitions(schemas: Json): Json {
-  return JSON.parse(JSON.stringify(schemas).replaceAll('#/components/schemas/', '#/definitions/')) as Json;
-}
+// ---------------------------------------------------------------------------------------------
+// v3 → v2
 
-function v2Paths(paths: Json): Json {
-  const text = JSON.stringify(paths).replaceAll('#/components/schemas/', '#/definitions/');
-  const converted = JSON.parse(text) as Record<string, Record<string, unknown>>;
-  for (const item of Object.values(converted)) {
-    for (const [method, op] of Object.entries(item)) {
-      if (method === 'parameters' || typeof op !== 'object' || op === null) continue;
-      const o = op as Json;
-      const params = ((o.parameters as Json[] | undefined) ?? []).map(v2Param);
-      const body = o.requestBody as { content: Record<string, { schema: Json }> } | undefined;
-      if (body) {
-        params.push({ name: 'body', in: 'body', required: true, schema: Object.values(body.content)[0]!.schema });
-        o.consumes = Object.keys(body.content);
-        delete o.requestBody;
-      }
-      o.parameters = params;
-      o.produces = JSON_TYPES;
-      const rs = o.responses as Record<string, { description: string; content?: Record<string, { schema: Json }> }>;
-      for (const r of Object.values(rs)) {
-        if (r.content) {
-          (r as Json).schema = Object.values(r.content)[0]!.schema;
-          delete r.content;
-        }
-      }
-    }
-    if (Array.isArray(item.parameters)) item.parameters = (item.parameters as Json[]).map(v2Param);
+/** A v3 schema in Swagger 2.0 terms: `#/definitions/` references, `$ref` with siblings instead of `allOf`, no v3-only keywords. */
+export function v2Schema(s: Json): Json {
+  const out: Json = {};
+  const wrapped = Array.isArray(s.allOf) && s.allOf.length === 1 && typeof (s.allOf[0] as Json).$ref === 'string' && !s.properties;
+  for (const [k, v] of Object.entries(s)) {
+    if (k === 'nullable' || k === 'anyOf' || k === 'oneOf' || k === 'not') continue;
+    if (k === '$ref') out.$ref = (v as string).replace('#/components/schemas/', '#/definitions/');
+    else if (k === 'allOf') {
+      if (wrapped) out.$ref = ((v as Json[])[0]!.$ref as string).replace('#/components/schemas/', '#/definitions/');
+      else out.allOf = (v as Json[]).map(v2Schema);
+    } else if (k === 'properties') out.properties = Object.fromEntries(Object.entries(v as Record<string, Json>).map(([n, p]) => [n, v2Schema(p)]));
+    else if ((k === 'items' || k === 'additionalProperties') && typeof v === 'object' && v !== null) out[k] = v2Schema(v as Json);
+    else out[k] = v;
   }
-  return converted;
+  return out;
 }
 
 function v2Param(p: Json): Json {
   const { schema, ...rest } = p as { schema?: Json } & Json;
-  return { ...rest, type: schema?.type ?? 'string', uniqueItems: true };
+  return { ...rest, ...(schema ? { type: schema.type ?? 'string', uniqueItems: true } : {}) };
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
+
+function v2Paths(paths: Json): Json {
+  const out: Json = {};
+  for (const [path, itemValue] of Object.entries(paths)) {
+    const item = itemValue as Json;
+    const converted: Json = {};
+    for (const [k, v] of Object.entries(item)) {
+      if (k === 'parameters') {
+        converted.parameters = (v as Json[]).map(v2Param);
+        continue;
+      }
+      if (!(METHODS as readonly string[]).includes(k)) {
+        converted[k] = v;
+        continue;
+      }
+      const { parameters, requestBody, responses: rs, ...op } = v as Json & { parameters?: Json[]; requestBody?: { content: Record<string, { schema: Json }>; required?: boolean }; responses: Record<string, Json> };
+      const params = (parameters ?? []).map(v2Param);
+      const o: Json = { ...op };
+      if (requestBody) {
+        params.push({ name: 'body', in: 'body', ...(requestBody.required ? { required: true } : {}), schema: v2Schema(Object.values(requestBody.content)[0]!.schema) });
+        o.consumes = Object.keys(requestBody.content);
+      }
+      if (params.length) o.parameters = params;
+      o.produces = JSON_TYPES;
+      o.responses = Object.fromEntries(
+        Object.entries(rs).map(([code, r]) => {
+          const { content: c, ...rest } = r as { content?: Record<string, { schema: Json }> } & Json;
+          return [code, c ? { ...rest, schema: v2Schema(Object.values(c)[0]!.schema) } : rest];
+        }),
+      );
+      converted[k] = o;
+    }
+    out[path] = converted;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Documents and their negotiation
+
+const PROTOBUF_V2 = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
+const PROTOBUF_V2_DEPRECATED = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
+
+interface Representation {
+  body: string | Uint8Array;
+  etag: string;
+}
+
+const hashOf = (body: string | Uint8Array) => createHash('sha512').update(body).digest('hex').toUpperCase();
+const represent = (body: string | Uint8Array): Representation => ({ body, etag: hashOf(body) });
+
+/** What /openapi/… answers: a status, its headers and the body (none for 304 and 301). */
+export interface OpenApiResponse {
+  status: 200 | 301 | 304;
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
+}
+
+/** Media ranges of an Accept header, best first (q=0 dropped; equal q keep their order). */
+function acceptedRanges(accept: string | undefined): { type: string; subtype: string }[] {
+  const ranges = (accept?.trim() ? accept : '*/*')
+    .split(',')
+    .map((part, i) => {
+      const [range, ...params] = part.split(';').map((p) => p.trim());
+      const q = params.map((p) => /^q=([0-9.]+)$/i.exec(p)).find((m) => m)?.[1];
+      const [type = '', subtype = ''] = (range ?? '').toLowerCase().split('/');
+      return { type, subtype, q: q === undefined ? 1 : Number(q), i };
+    })
+    .filter((r) => r.type && r.subtype && r.q > 0);
+  return ranges.sort((a, b) => b.q - a.q || a.i - b.i);
+}
+
+/** The first offer (media type → what is served as it) an Accept header takes, or undefined. */
+function negotiate<T>(accept: string | undefined, offers: readonly [string, T][]): T | undefined {
+  for (const r of acceptedRanges(accept)) {
+    for (const [mediaType, value] of offers) {
+      const [type, subtype] = mediaType.split('/');
+      if ((r.type === '*' || r.type === type) && (r.subtype === '*' || r.subtype === subtype)) return value;
+    }
+  }
+  return undefined;
+}
+
+function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  return ifNoneMatch.split(',').some((t) => {
+    const tag = t.trim().replace(/^W\//, '');
+    return tag === '*' || tag === `"${etag}"`;
+  });
+}
+
+export class OpenApi {
+  private readonly v3 = new Map<string, Representation>();
+  private readonly v3Index: Representation;
+  /** Built on the first /openapi/v2 request: most servers never serve it. */
+  private readonly v2Doc: () => Json;
+  private v2Json?: Representation;
+  private v2Proto?: Representation;
+
+  constructor(naming: Naming, gvs: readonly GroupVersion[], version: string) {
+    const components = new Components();
+    addMetaComponents(components);
+    const allPaths: Json = {};
+    const info = { title: naming.serverName, version };
+    for (const gv of gvs) {
+      const paths: Json = {};
+      const roots = [STATUS, PATCH, DELETE_OPTIONS];
+      for (const d of gv.kinds) {
+        const names = kindComponents(naming, components, d);
+        roots.push(names.kind, names.list);
+        Object.assign(paths, kindPaths(d, names));
+      }
+      Object.assign(allPaths, paths);
+      const doc = { openapi: '3.0.0', info, paths, components: { schemas: components.closure(roots) } };
+      const key = gv.group ? `apis/${gv.group}/${gv.version}` : `api/${gv.version}`;
+      this.v3.set(key, represent(JSON.stringify(doc)));
+    }
+    this.v3Index = represent(JSON.stringify({ paths: Object.fromEntries([...this.v3].map(([k, d]) => [k, { serverRelativeURL: `/openapi/v3/${k}?hash=${d.etag}` }])) }));
+    this.v2Doc = () => {
+      const definitions = Object.fromEntries([...components.schemas.keys()].sort().map((n) => [n, v2Schema(components.schemas.get(n)!)]));
+      return { swagger: '2.0', info, paths: v2Paths(allPaths), definitions };
+    };
+  }
+
+  /** The v3 index: `{paths: {"apis/<group>/<version>": {serverRelativeURL}}}`. */
+  get index(): string {
+    return this.v3Index.body as string;
+  }
+
+  /** The v2 document as JSON text. */
+  get v2(): string {
+    return this.swaggerJson().body as string;
+  }
+
+  /** The v2 document in its protobuf form (openapi.v2.Document). */
+  get v2Protobuf(): Uint8Array {
+    return this.swaggerProto().body as Uint8Array;
+  }
+
+  /** The v3 document of one group/version (`api/v1`, `apis/<group>/<version>`), with its hash. */
+  document(path: string): { body: string; hash: string } | undefined {
+    const d = this.v3.get(path);
+    return d && { body: d.body as string, hash: d.etag };
+  }
+
+  /**
+   * The answer to a GET of `path` (`/openapi/v2`, `/openapi/v3`, `/openapi/v3/<gv>`), undefined
+   * for an unknown path; throws NotAcceptable when the Accept header takes none of its forms.
+   */
+  serve(path: string, accept: string | undefined, ifNoneMatch: string | undefined, hash: string | null): OpenApiResponse | undefined {
+    const answer = (r: Representation, type: string, headers: Record<string, string> = {}): OpenApiResponse => {
+      const h: Record<string, string> = { 'Content-Type': type, ETag: `"${r.etag}"`, Vary: 'Accept', 'Cache-Control': 'no-cache, private', ...headers };
+      return matchesEtag(ifNoneMatch, r.etag) ? { status: 304, headers: h } : { status: 200, headers: h, body: r.body };
+    };
+    if (path === '/openapi/v2') {
+      const form = negotiate<'json' | 'proto'>(accept, [
+        ['application/json', 'json'],
+        [PROTOBUF_V2_DEPRECATED, 'proto'],
+        [PROTOBUF_V2, 'proto'],
+      ]);
+      if (!form) throw errors.notAcceptable(['application/json', PROTOBUF_V2_DEPRECATED, PROTOBUF_V2]);
+      return form === 'json' ? answer(this.swaggerJson(), 'application/json') : answer(this.swaggerProto(), PROTOBUF_V2);
+    }
+    const doc = path === '/openapi/v3' ? this.v3Index : path.startsWith('/openapi/v3/') ? this.v3.get(path.slice('/openapi/v3/'.length)) : undefined;
+    if (!doc) return undefined;
+    if (!negotiate(accept, [['application/json', true]])) throw errors.notAcceptable(['application/json']);
+    if (doc === this.v3Index || hash === null) return answer(doc, 'application/json');
+    // A stale hash moves to the current document, as Kubernetes redirects it.
+    if (hash !== doc.etag) return { status: 301, headers: { Location: `${path}?hash=${doc.etag}`, 'Cache-Control': 'no-cache, private' } };
+    return answer(doc, 'application/json', { 'Cache-Control': 'public, immutable', Expires: new Date(Date.now() + 365 * 24 * 3600 * 1000).toUTCString() });
+  }
+
+  private swaggerJson(): Representation {
+    return (this.v2Json ??= represent(JSON.stringify(this.v2Doc())));
+  }
+
+  private swaggerProto(): Representation {
+    return (this.v2Proto ??= represent(encodeSwaggerDocument(JSON.parse(this.swaggerJson().body as string) as Json)));
+  }
 }

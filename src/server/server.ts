@@ -235,14 +235,13 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
       const { body, contentType } = await metrics.render();
       return writeRaw(ctx, body, contentType);
     }
-    if (path === '/openapi/v3' || path === '/openapi/v2') {
-      return writeRaw(ctx, path === '/openapi/v3' ? openapi.index : openapi.v2, 'application/json');
-    }
-    if (path.startsWith('/openapi/v3/')) {
-      const doc = openapi.document(path.slice('/openapi/v3/'.length));
-      if (!doc) throw errors.noRoute();
-      const immutable = ctx.url.searchParams.get('hash') === doc.hash;
-      return writeRaw(ctx, doc.body, 'application/json', { ETag: `"${doc.hash}"`, 'Cache-Control': immutable ? 'public, immutable' : 'no-cache, private' });
+    if (path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {
+      if (ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw errors.methodNotAllowed();
+      const r = openapi.serve(path, ctx.req.headers.accept, ctx.req.headers['if-none-match'], ctx.url.searchParams.get('hash'));
+      if (!r) throw errors.noRoute();
+      ctx.res.writeHead(r.status, r.body === undefined ? r.headers : { ...r.headers, 'Content-Length': Buffer.byteLength(r.body) });
+      ctx.res.end(ctx.req.method === 'HEAD' ? undefined : r.body);
+      return;
     }
     if (path === '/') {
       const paths = ['/api', '/api/v1', '/apis', ...new Set(stores.filter((s) => s.def.group).flatMap((s) => [`/apis/${s.def.group}`, `/apis/${apiVersionOf(s.def)}`])), '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'];
