@@ -3,57 +3,14 @@
 // fieldValidation. What a client library sees is what is asserted: ApiException codes and the
 // Status bodies they carry, watch events as the Watch callback receives them, informer caches.
 
-import zlib from 'node:zlib';
-import workerThreads from 'node:worker_threads';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as K8s from '@kubernetes/client-node';
 import { testServer } from '../support/server.ts';
+import { loadClientNode } from '../support/client-node.ts';
 import type { RunningServer } from '../../src/server/server.ts';
 
-// ---- Node 20 compatibility of client-node's HTTP stack ----
-//
-// client-node 2.x depends on undici 8, which declares Node >= 22.19 and touches three APIs Node 20
-// lacks while loading or fetching: zlib.createZstdDecompress (bound at module load, used only for a
-// `Content-Encoding: zstd` response, which this server never sends), worker_threads.markAsUncloneable
-// (marks web objects uncloneable; a no-op changes nothing for HTTP) and Promise.withResolvers. The
-// shims below fill exactly those gaps, only when missing, before the client is imported (hence the
-// dynamic import); client-node and undici themselves run unmodified.
-function installNode20Shims(): void {
-  const z = zlib as unknown as Record<string, unknown>;
-  if (typeof z.createZstdDecompress !== 'function') {
-    Object.defineProperty(zlib, 'createZstdDecompress', {
-      value: () => {
-        throw new Error('zstd decompression is not available on this Node.js version');
-      },
-      configurable: true,
-      enumerable: true,
-      writable: true,
-    });
-  }
-  const wt = workerThreads as unknown as Record<string, unknown>;
-  if (typeof wt.markAsUncloneable !== 'function') {
-    Object.defineProperty(workerThreads, 'markAsUncloneable', { value: () => {}, configurable: true, enumerable: true, writable: true });
-  }
-  const P = Promise as unknown as Record<string, unknown>;
-  if (typeof P.withResolvers !== 'function') {
-    Object.defineProperty(Promise, 'withResolvers', {
-      value: function withResolvers<T>() {
-        let resolve!: (v: T | PromiseLike<T>) => void;
-        let reject!: (e: unknown) => void;
-        const promise = new Promise<T>((res, rej) => {
-          resolve = res;
-          reject = rej;
-        });
-        return { promise, resolve, reject };
-      },
-      configurable: true,
-      writable: true,
-    });
-  }
-}
-installNode20Shims();
-const k8s: typeof K8s = await import('@kubernetes/client-node');
+const k8s: typeof K8s = await loadClientNode();
 
 // ---- types and helpers ----
 

@@ -28,12 +28,23 @@ const node = (name: string, extra: Record<string, unknown> = {}) => ({
       { type: 'InternalIP', address: '10.0.0.5' },
       { type: 'Hostname', address: name },
     ],
-    nodeInfo: { kubeletVersion: 'v1.36.0', osImage: 'Debian GNU/Linux 12', kernelVersion: '6.1.0', containerRuntimeVersion: 'containerd://2.0.0' },
+    nodeInfo: {
+      kubeletVersion: 'v1.36.0',
+      osImage: 'Debian GNU/Linux 12',
+      kernelVersion: '6.1.0',
+      containerRuntimeVersion: 'containerd://2.0.0',
+      machineID: 'm',
+      systemUUID: 'u',
+      bootID: 'b',
+      kubeProxyVersion: '',
+      operatingSystem: 'linux',
+      architecture: 'amd64',
+    },
   },
   ...extra,
 });
 
-await api(server, 'POST', '/api/v1/nodes', node('table-node'));
+assert.equal((await api(server, 'POST', '/api/v1/nodes', node('table-node'))).status, 201);
 
 describe('Table', () => {
   test("get: Kubernetes' node columns, wide ones at priority 1, metadata object by default", async () => {
@@ -219,6 +230,9 @@ describe('kubectl prints the server columns (kubernetes naming profile)', () => 
     const wide = lines(await kubectl('get', 'nodes', '-o', 'wide'));
     assert.deepEqual(wide[0], ['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION', 'INTERNAL-IP', 'EXTERNAL-IP', 'OS-IMAGE', 'KERNEL-VERSION', 'CONTAINER-RUNTIME']);
     assert.deepEqual(wide[1]!.slice(5), ['10.0.0.5', '<none>', 'Debian GNU/Linux 12', '6.1.0', 'containerd://2.0.0']);
+    const cs = lines(await kubectl('get', 'componentstatuses'));
+    assert.deepEqual(cs[0], ['NAME', 'STATUS', 'MESSAGE', 'ERROR']);
+    assert.deepEqual(cs[1], ['lmdb-0', 'Healthy', 'ok']);
     const leases = lines(await kubectl('get', 'leases', '-A'));
     assert.deepEqual(leases[0], ['NAMESPACE', 'NAME', 'HOLDER', 'AGE']);
     assert.ok(leases.some((l) => l[0] === 'kube-system' && l[1] === 'kubectl-lease' && l[2] === 'me'), JSON.stringify(leases));
