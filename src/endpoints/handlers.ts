@@ -38,7 +38,8 @@ export interface HandlerEnv {
   watches: WatchRegistry;
 }
 
-function writeOptions(ctx: RequestContext, env: HandlerEnv): { dryRun: boolean; fieldValidation: FieldValidation } {
+/** The options of a write, validated as its options kind (CreateOptions, UpdateOptions, PatchOptions). */
+function writeOptions(ctx: RequestContext, env: HandlerEnv, kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions'): { dryRun: boolean; fieldValidation: FieldValidation } {
   const q = ctx.url.searchParams;
   const errs: FieldError[] = [];
   const dry = q.getAll('dryRun');
@@ -49,7 +50,7 @@ function writeOptions(ctx: RequestContext, env: HandlerEnv): { dryRun: boolean; 
     // eslint-disable-next-line no-control-regex
     if (/[^\x20-\x7e]/.test(manager)) errs.push(fieldError.invalid('fieldManager', manager, 'is not a printable string'));
   }
-  if (errs.length) throw errors.invalidOptions(env.naming.metaGroup, 'CreateOptions', errs);
+  if (errs.length) throw errors.invalidOptions(env.naming.metaGroup, kind, errs);
   return { dryRun: dry.includes('All'), fieldValidation: parseFieldValidation(q.get('fieldValidation')) };
 }
 
@@ -160,7 +161,7 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
 export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'create');
   negotiateResponse(ctx.req.headers.accept);
-  const { dryRun, fieldValidation } = writeOptions(ctx, env);
+  const { dryRun, fieldValidation } = writeOptions(ctx, env, 'CreateOptions');
   negotiateBody(ctx.req.headers['content-type'], ['json']);
   const decoded = decodeObject(await readBody(ctx), t.store.def, fieldValidation);
   for (const w of decoded.warnings) ctx.warnings.add(w);
@@ -171,7 +172,7 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
 export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'update');
   negotiateResponse(ctx.req.headers.accept);
-  const { dryRun, fieldValidation } = writeOptions(ctx, env);
+  const { dryRun, fieldValidation } = writeOptions(ctx, env, 'UpdateOptions');
   negotiateBody(ctx.req.headers['content-type'], ['json']);
   const decoded = decodeObject(await readBody(ctx), t.store.def, fieldValidation);
   for (const w of decoded.warnings) ctx.warnings.add(w);
@@ -188,7 +189,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
 export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'patch');
   negotiateResponse(ctx.req.headers.accept);
-  const { dryRun, fieldValidation } = writeOptions(ctx, env);
+  const { dryRun, fieldValidation } = writeOptions(ctx, env, 'PatchOptions');
   const type = negotiateBody(ctx.req.headers['content-type'], ['json-patch', 'merge-patch', 'strategic-merge-patch']);
   if (parseBool('force', ctx.url.searchParams.get('force')) !== undefined)
     throw errors.invalidOptions(env.naming.metaGroup, 'PatchOptions', [fieldError.forbidden('force', 'may not be specified for non-apply patch')]);
