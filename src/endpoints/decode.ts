@@ -5,6 +5,7 @@
 import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
 import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
+import { parseDocument } from 'yaml';
 import { leftToDeclarative } from '../machinery/declarative-validation.ts';
 import { errors } from '../machinery/status.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
@@ -94,6 +95,40 @@ function hasDefaults(s: Schema): boolean {
     schemasWithDefaults.set(s, known);
   }
   return known;
+}
+
+/**
+ * A YAML request body as kube-apiserver reads it (YAML 1.1, as its YAML library): the value, and
+ * the first duplicate key when fieldValidation asks for them (YAML has no position-free path for
+ * it, so the parser's message is what is reported). Aliases expand at most 100 times, so a small
+ * body cannot grow into a huge one.
+ */
+export function parseYaml(text: string, validation: FieldValidation, what = 'error decoding YAML'): { value: unknown; duplicate?: string } {
+  const doc = parseDocument(text, { version: '1.1', uniqueKeys: false, prettyErrors: false });
+  if (doc.errors.length) throw errors.badRequest(`${what}: ${doc.errors[0]!.message}`);
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    throw errors.badRequest(`${what}: ${(e as Error).message}`);
+  }
+  if (depthExceeds(value, MAX_JSON_DEPTH)) throw errors.badRequest(`${what}: exceeded max depth of ${MAX_JSON_DEPTH}`);
+  let duplicate: string | undefined;
+  if (validation !== 'Ignore') {
+    const strict = parseDocument(text, { version: '1.1', uniqueKeys: true, prettyErrors: false });
+    duplicate = strict.errors.find((e) => e.code === 'DUPLICATE_KEY')?.message.split('\n')[0];
+  }
+  return { value, duplicate };
+}
+
+/** A create or update body in JSON or YAML. */
+export function decodeBody(text: string, type: 'json' | 'yaml', def: KindDefinition, validation: FieldValidation): Decoded {
+  if (type === 'json') return decodeObject(text, def, validation);
+  const { value, duplicate } = parseYaml(text, validation);
+  if (duplicate && validation === 'Strict') throw errors.badRequest(`error strict decoding YAML: ${duplicate}`);
+  const decoded = checkObject(value, def, validation, []);
+  if (duplicate) decoded.warnings.unshift(duplicate);
+  return decoded;
 }
 
 export function decodeObject(text: string, def: KindDefinition, validation: FieldValidation): Decoded {

@@ -14,7 +14,7 @@ import type { DeleteOptions, RegistryStore, WatchSink } from '../registry/store.
 import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
 import { negotiateBody, negotiateResponse, type Conversion } from '../negotiation/negotiate.ts';
 import { convertList, convertObject, includeObjectOption, type TableRequest } from './transform.ts';
-import { checkObject, decodeObject, parseFieldValidation, parseJson, type FieldValidation } from './decode.ts';
+import { checkObject, decodeBody, parseFieldValidation, parseJson, type FieldValidation } from './decode.ts';
 import { parseBool, parseInteger, parseListOptions } from '../machinery/list-options.ts';
 import { readBody, writeJson, writeJsonBytes, writeStatus } from './respond.ts';
 
@@ -61,7 +61,8 @@ function allowed(t: ResourceTarget, verb: Verb): void {
 
 /** Response format of a read: JSON, or a Table / PartialObjectMetadata conversion of it. */
 function readFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): { convert?: Conversion; table?: TableRequest } {
-  const { convert } = negotiateResponse(ctx.req.headers.accept, { metaGroup: env.naming.metaGroup });
+  const { convert, mediaType } = negotiateResponse(ctx.req.headers.accept, { metaGroup: env.naming.metaGroup }, { stream: ctx.info.verb === 'watch' });
+  ctx.responseType = mediaType;
   if (!convert) return {};
   if (convert.kind !== 'Table') return { convert };
   return { convert, table: { def: t.store.def, apiVersion: convert.apiVersion, includeObject: includeObjectOption(ctx.url.searchParams) } };
@@ -160,10 +161,10 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
 
 export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'create');
-  negotiateResponse(ctx.req.headers.accept);
+  ctx.responseType = negotiateResponse(ctx.req.headers.accept).mediaType;
   const { dryRun, fieldValidation } = writeOptions(ctx, env, 'CreateOptions');
-  negotiateBody(ctx.req.headers['content-type'], ['json']);
-  const decoded = decodeObject(await readBody(ctx), t.store.def, fieldValidation);
+  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml']);
+  const decoded = decodeBody(await readBody(ctx), bodyType, t.store.def, fieldValidation);
   for (const w of decoded.warnings) ctx.warnings.add(w);
   const created = await t.store.create(t.namespace, decoded.obj, { dryRun, warn: (m) => ctx.warnings.add(m) });
   writeJsonBytes(ctx, 201, t.store.responseBytes(created));
@@ -171,10 +172,10 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
 
 export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'update');
-  negotiateResponse(ctx.req.headers.accept);
+  ctx.responseType = negotiateResponse(ctx.req.headers.accept).mediaType;
   const { dryRun, fieldValidation } = writeOptions(ctx, env, 'UpdateOptions');
-  negotiateBody(ctx.req.headers['content-type'], ['json']);
-  const decoded = decodeObject(await readBody(ctx), t.store.def, fieldValidation);
+  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml']);
+  const decoded = decodeBody(await readBody(ctx), bodyType, t.store.def, fieldValidation);
   for (const w of decoded.warnings) ctx.warnings.add(w);
   const body = decoded.obj;
   const { object, created } = await t.store.guaranteedUpdate(
@@ -188,7 +189,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
 
 export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'patch');
-  negotiateResponse(ctx.req.headers.accept);
+  ctx.responseType = negotiateResponse(ctx.req.headers.accept).mediaType;
   const { dryRun, fieldValidation } = writeOptions(ctx, env, 'PatchOptions');
   const type = negotiateBody(ctx.req.headers['content-type'], ['json-patch', 'merge-patch', 'strategic-merge-patch']);
   if (parseBool('force', ctx.url.searchParams.get('force')) !== undefined)
@@ -261,7 +262,7 @@ async function deleteOptions(ctx: RequestContext, env: HandlerEnv): Promise<Dele
 
 export async function handleDelete(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'delete');
-  negotiateResponse(ctx.req.headers.accept);
+  ctx.responseType = negotiateResponse(ctx.req.headers.accept).mediaType;
   const opts = await deleteOptions(ctx, env);
   const outcome = await t.store.delete(t.namespace, t.name, opts);
   // Accepted, not done: the garbage collector removes the dependents first (spec-decisions #6).
@@ -272,7 +273,7 @@ export async function handleDelete(ctx: RequestContext, env: HandlerEnv, t: Reso
 
 export async function handleDeleteCollection(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'deletecollection');
-  negotiateResponse(ctx.req.headers.accept);
+  ctx.responseType = negotiateResponse(ctx.req.headers.accept).mediaType;
   const listOpts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'deletecollection');
   validateSelectorFields(t, listOpts.fieldSelector);
   const opts = await deleteOptions(ctx, env);

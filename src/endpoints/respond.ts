@@ -3,6 +3,8 @@
 import type { RequestContext } from '../server/context.ts';
 import { errors, isStatusError, type StatusBody, type StatusError } from '../machinery/status.ts';
 import { parseBool } from '../machinery/list-options.ts';
+import { stringify as toYaml } from 'yaml';
+import { negotiateResponse } from '../negotiation/negotiate.ts';
 
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -22,13 +24,25 @@ export function writeWarnings(ctx: RequestContext): void {
   if (w.length && !ctx.res.headersSent) ctx.res.setHeader('Warning', w);
 }
 
+/**
+ * YAML as Kubernetes writes it (JSON converted to YAML): map keys sorted, two-space indent, list
+ * items at their key's indentation.
+ */
+export function yamlText(value: unknown): string {
+  return toYaml(value, { sortMapEntries: true, indentSeq: false, lineWidth: 0 });
+}
+
+const asYaml = (ctx: RequestContext, contentType: string) => ctx.responseType === 'application/yaml' && contentType === 'application/json';
+
 export function writeJson(ctx: RequestContext, code: number, body: unknown, contentType = 'application/json', headers: Record<string, string> = {}): void {
+  if (asYaml(ctx, contentType)) return send(ctx, code, yamlText(body), 'application/yaml', headers);
   const text = wantsPretty(ctx) ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
   send(ctx, code, text, contentType, headers);
 }
 
 /** A body that is already JSON (stored objects, lists built from stored bytes). */
 export function writeJsonBytes(ctx: RequestContext, code: number, json: Buffer, contentType = 'application/json'): void {
+  if (asYaml(ctx, contentType)) return send(ctx, code, yamlText(JSON.parse(json.toString('utf8'))), 'application/yaml', {});
   send(ctx, code, wantsPretty(ctx) ? `${JSON.stringify(JSON.parse(json.toString('utf8')), null, 2)}\n` : json, contentType, {});
 }
 
@@ -49,6 +63,14 @@ export function writeStatus(ctx: RequestContext, status: StatusBody, headers: Re
 }
 
 export function writeError(ctx: RequestContext, err: StatusError): void {
+  // An error before negotiation still answers in a type the client accepts, when it can.
+  if (ctx.responseType === undefined) {
+    try {
+      ctx.responseType = negotiateResponse(ctx.req.headers.accept).mediaType;
+    } catch {
+      ctx.responseType = 'application/json';
+    }
+  }
   writeStatus(ctx, err.status, err.headers);
 }
 

@@ -39,7 +39,11 @@ export function parseAccept(header: string | undefined): MediaType[] {
     .map(({ m }) => m);
 }
 
-export const SUPPORTED_RESPONSE_TYPES = ['application/json'] as const;
+export const SUPPORTED_RESPONSE_TYPES = ['application/json', 'application/yaml'] as const;
+/** Watch streams need a framing: YAML has none, as in kube-apiserver. */
+export const SUPPORTED_STREAM_TYPES = ['application/json'] as const;
+
+export type ResponseMediaType = (typeof SUPPORTED_RESPONSE_TYPES)[number];
 
 /** A conversion the client asked for with `;as=<Kind>;g=<group>;v=<version>`. */
 export interface Conversion {
@@ -49,7 +53,7 @@ export interface Conversion {
 }
 
 export interface ResponseFormat {
-  mediaType: 'application/json';
+  mediaType: ResponseMediaType;
   convert?: Conversion;
 }
 
@@ -62,26 +66,32 @@ const CONVERSION_VERSIONS = new Set(['v1', 'v1beta1']);
  * (reads: get, list, watch); an entry asking for a conversion the endpoint does not offer is
  * skipped, so a client can list fallbacks.
  */
-export function negotiateResponse(accept: string | undefined, conversions?: { metaGroup: string }): ResponseFormat {
+export function negotiateResponse(accept: string | undefined, conversions?: { metaGroup: string }, opts: { stream?: boolean } = {}): ResponseFormat {
   const entries = parseAccept(accept);
   if (entries.length === 0) return { mediaType: 'application/json' };
+  const yamlAllowed = !opts.stream;
   for (const m of entries) {
-    if (!((m.type === 'application' || m.type === '*') && (m.subtype === 'json' || m.subtype === '*'))) continue;
+    const anyType = m.type === '*' || (m.type === 'application' && m.subtype === '*');
+    const json = anyType || (m.type === 'application' && m.subtype === 'json');
+    const yaml = yamlAllowed && m.type === 'application' && m.subtype === 'yaml';
+    if (!json && !yaml) continue;
+    const mediaType: ResponseMediaType = yaml ? 'application/yaml' : 'application/json';
     const as = m.params.as;
     if (as === undefined || as === '') {
       if (m.params.g || m.params.v) continue;
-      return { mediaType: 'application/json' };
+      return { mediaType };
     }
     if (!conversions || !CONVERSION_KINDS.has(as) || m.params.g !== conversions.metaGroup || !CONVERSION_VERSIONS.has(m.params.v ?? '')) continue;
-    return { mediaType: 'application/json', convert: { kind: as as Conversion['kind'], apiVersion: `${conversions.metaGroup}/${m.params.v}` } };
+    return { mediaType, convert: { kind: as as Conversion['kind'], apiVersion: `${conversions.metaGroup}/${m.params.v}` } };
   }
-  throw errors.notAcceptable(SUPPORTED_RESPONSE_TYPES);
+  throw errors.notAcceptable(opts.stream ? SUPPORTED_STREAM_TYPES : SUPPORTED_RESPONSE_TYPES);
 }
 
-export type BodyType = 'json' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
+export type BodyType = 'json' | 'yaml' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
 
 const BODY_TYPES: Record<string, BodyType> = {
   'application/json': 'json',
+  'application/yaml': 'yaml',
   'application/json-patch+json': 'json-patch',
   'application/merge-patch+json': 'merge-patch',
   'application/strategic-merge-patch+json': 'strategic-merge-patch',
@@ -101,10 +111,11 @@ function parseContentType(header: string): MediaType | undefined {
 }
 
 /** The request body's encoding; 415 for anything else. */
-export function negotiateBody(contentType: string | undefined, allowed: readonly BodyType[]): BodyType {
+export function negotiateBody<T extends BodyType>(contentType: string | undefined, allowed: readonly T[]): T {
   const m = parseContentType(contentType ?? '');
-  const accepted = Object.entries(BODY_TYPES).filter(([, t]) => allowed.includes(t)).map(([k]) => k);
-  const t = m ? BODY_TYPES[`${m.type}/${m.subtype}`] : allowed.includes('json') && !contentType ? 'json' : undefined;
-  if (!t || !allowed.includes(t)) throw errors.unsupportedMediaType(accepted);
-  return t;
+  const known: readonly BodyType[] = allowed;
+  const accepted = Object.entries(BODY_TYPES).filter(([, t]) => known.includes(t)).map(([k]) => k);
+  const t = m ? BODY_TYPES[`${m.type}/${m.subtype}`] : known.includes('json') && !contentType ? 'json' : undefined;
+  if (!t || !known.includes(t)) throw errors.unsupportedMediaType(accepted);
+  return t as T;
 }

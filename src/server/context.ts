@@ -17,6 +17,8 @@ export interface RequestContext {
   effectiveUser?: UserInfo;
   warnings: WarningRecorder;
   auditAnnotations: Record<string, string>;
+  /** The negotiated encoding of the response body (errors included); JSON until negotiated. */
+  responseType?: 'application/json' | 'application/yaml';
 }
 
 /** Collects `Warning: 299 - "…"` headers, one per distinct message. */

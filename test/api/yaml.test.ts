@@ -1,0 +1,100 @@
+// application/yaml: request bodies for create and update, responses for reads, writes and errors,
+// and 406 for a YAML watch (YAML has no stream framing), over HTTP, each response decoded with the
+// `yaml` package independently of the server's encoder.
+
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parse } from 'yaml';
+import { api, testServer } from '../support/server.ts';
+
+const server = await testServer();
+const LEASES = '/apis/coordination.orch.io/v1/namespaces/default/leases';
+const YAML = { Accept: 'application/yaml' };
+
+async function raw(method: string, path: string, body?: string, headers: Record<string, string> = {}) {
+  const res = await fetch(server.url + path, { method, headers, body });
+  return { status: res.status, type: res.headers.get('content-type'), text: await res.text(), warning: res.headers.get('warning') };
+}
+
+describe('YAML responses', () => {
+  test('get and list answer YAML that decodes to the JSON answer', async () => {
+    assert.equal((await api(server, 'POST', LEASES, { metadata: { name: 'y1', labels: { b: '2', a: '1' } }, spec: { holderIdentity: 'me', leaseDurationSeconds: 10 } })).status, 201);
+    const json = await api(server, 'GET', `${LEASES}/y1`);
+    const y = await raw('GET', `${LEASES}/y1`, undefined, YAML);
+    assert.equal(y.status, 200);
+    assert.equal(y.type, 'application/yaml');
+    assert.deepEqual(parse(y.text), json.body);
+    // Keys sorted, lists at their key's indentation, as Kubernetes writes YAML.
+    assert.match(y.text, /^apiVersion: coordination\.orch\.io\/v1\nkind: Lease\nmetadata:\n/);
+    assert.match(y.text, /labels:\n {4}a: "1"\n {4}b: "2"\n/);
+    const list = await raw('GET', LEASES, undefined, YAML);
+    assert.equal(list.type, 'application/yaml');
+    const parsed = parse(list.text) as { kind: string; items: { metadata: { name: string } }[] };
+    assert.equal(parsed.kind, 'LeaseList');
+    assert.ok(parsed.items.some((i) => i.metadata.name === 'y1'));
+  });
+
+  test('errors are YAML Status objects when YAML was asked for', async () => {
+    const r = await raw('GET', `${LEASES}/missing`, undefined, YAML);
+    assert.equal(r.status, 404);
+    assert.equal(r.type, 'application/yaml');
+    const status = parse(r.text) as { kind: string; reason: string; code: number };
+    assert.deepEqual([status.kind, status.reason, status.code], ['Status', 'NotFound', 404]);
+  });
+
+  test('a watch cannot stream YAML: 406, unless JSON is also accepted', async () => {
+    const r = await raw('GET', `${LEASES}?watch=1&timeoutSeconds=1`, undefined, YAML);
+    assert.equal(r.status, 406);
+    assert.match(r.text, /application\/json/);
+    const both = await fetch(`${server.url}${LEASES}?watch=1&timeoutSeconds=1`, { headers: { Accept: 'application/yaml, application/json' } });
+    assert.equal(both.status, 200);
+    assert.equal(both.headers.get('content-type'), 'application/json');
+    await both.body?.cancel();
+  });
+});
+
+describe('YAML request bodies', () => {
+  test('create and update in YAML; the answer follows Accept', async () => {
+    const body = 'apiVersion: coordination.orch.io/v1\nkind: Lease\nmetadata:\n  name: y2\nspec:\n  holderIdentity: yaml-writer\n  leaseDurationSeconds: 15\n';
+    const c = await raw('POST', LEASES, body, { 'Content-Type': 'application/yaml' });
+    assert.equal(c.status, 201, c.text);
+    assert.equal(c.type, 'application/json');
+    assert.equal(JSON.parse(c.text).spec.holderIdentity, 'yaml-writer');
+    const u = await raw('PUT', `${LEASES}/y2`, body.replace('yaml-writer', 'yaml-updater'), { 'Content-Type': 'application/yaml', Accept: 'application/yaml' });
+    assert.equal(u.status, 200, u.text);
+    assert.equal(u.type, 'application/yaml');
+    assert.equal((parse(u.text) as { spec: { holderIdentity: string } }).spec.holderIdentity, 'yaml-updater');
+  });
+
+  test('duplicate keys: a warning by default, 400 with fieldValidation=Strict (nothing stored)', async () => {
+    const body = 'apiVersion: coordination.orch.io/v1\nkind: Lease\nmetadata:\n  name: NAME\nspec:\n  holderIdentity: a\n  holderIdentity: b\n';
+    const warned = await raw('POST', LEASES, body.replace('NAME', 'y3'), { 'Content-Type': 'application/yaml' });
+    assert.equal(warned.status, 201, warned.text);
+    assert.match(warned.warning ?? '', /Map keys must be unique/);
+    const strict = await raw('POST', `${LEASES}?fieldValidation=Strict`, body.replace('NAME', 'y4'), { 'Content-Type': 'application/yaml' });
+    assert.equal(strict.status, 400);
+    assert.match(JSON.parse(strict.text).message, /^error strict decoding YAML: /);
+    assert.equal((await api(server, 'GET', `${LEASES}/y4`)).status, 404);
+  });
+
+  test('malformed YAML, a non-object and a wrong type are 400; nothing stored', async () => {
+    for (const [body, pattern] of [
+      ['metadata: [unclosed', /^error decoding YAML: /],
+      ['- just\n- a list\n', /must be a JSON object|cannot be handled/],
+      ['apiVersion: coordination.orch.io/v1\nkind: Lease\nmetadata: {name: y5}\nspec: {leaseDurationSeconds: "ten"}\n', /must be of type integer/],
+    ] as const) {
+      const r = await raw('POST', LEASES, body, { 'Content-Type': 'application/yaml' });
+      assert.equal(r.status, 400, `${body}: ${r.text}`);
+      assert.match(JSON.parse(r.text).message, pattern);
+    }
+    assert.equal((await api(server, 'GET', `${LEASES}/y5`)).status, 404);
+  });
+
+  test('an alias bomb does not expand without bounds', async () => {
+    let body = 'a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n';
+    for (let i = 1; i < 10; i++) body += `a${i}: &a${i} [*a${i - 1}, *a${i - 1}, *a${i - 1}, *a${i - 1}, *a${i - 1}, *a${i - 1}, *a${i - 1}, *a${i - 1}, *a${i - 1}, *a${i - 1}]\n`;
+    const r = await raw('POST', LEASES, body, { 'Content-Type': 'application/yaml' });
+    assert.equal(r.status, 400);
+    assert.match(JSON.parse(r.text).message, /^error decoding YAML: /);
+  });
+});
