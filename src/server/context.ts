@@ -17,6 +17,8 @@ export interface RequestContext {
   effectiveUser?: UserInfo;
   warnings: WarningRecorder;
   auditAnnotations: Record<string, string>;
+  /** Whether get/list responses may be gzip-compressed (gate APIResponseCompression). */
+  compression?: boolean;
   /** The negotiated encoding of the response body (errors included); JSON until negotiated. */
   responseType?: 'application/json' | 'application/yaml';
 }

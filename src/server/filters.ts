@@ -28,6 +28,8 @@ export interface ChainOptions {
   maxRequestsInflight: number;
   maxMutatingRequestsInflight: number;
   requestTimeoutMs: number;
+  /** Gate APIResponseCompression: gzip large get/list responses for clients that accept it. */
+  responseCompression: boolean;
   /** Called for every error answered with 500, so bugs are seen. */
   onInternalError(err: unknown, ctx: RequestContext): void;
 }
@@ -156,6 +158,7 @@ export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: I
       receivedAt: Date.now(),
       warnings: new WarningRecorder(),
       auditAnnotations: {},
+      compression: opts.responseCompression,
     };
     if (badPath) {
       writeError(ctx, errors.badRequest(`invalid URL escape in path ${JSON.stringify(url.pathname.slice(0, 200))}`));

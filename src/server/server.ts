@@ -257,6 +257,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     maxRequestsInflight: opts.maxRequestsInflight ?? 400,
     maxMutatingRequestsInflight: opts.maxMutatingRequestsInflight ?? 200,
     requestTimeoutMs: opts.requestTimeoutMs ?? 60_000,
+    responseCompression: featureGates.APIResponseCompression ?? true,
     onInternalError: (e, ctx) => log(`internal error on ${ctx.req.method} ${ctx.url.pathname}: ${e instanceof Error ? e.stack : String(e)}`),
   });
 
