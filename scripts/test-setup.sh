@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs what the test suites drive for real: a local etcd (Debian's etcd-server) and kubectl
-# (Debian's kubernetes-client). Tests never skip for a missing tool; they install it here or fail
-# with a clear message.
+# Installs what the test suites drive for real: a local etcd (Debian's etcd-server), kubectl
+# (Debian's kubernetes-client) and the Python client (Debian's python3-kubernetes). Tests never
+# skip for a missing tool; they install it here or fail with a clear message.
 set -euo pipefail
 need=()
 command -v etcd >/dev/null 2>&1 || [ -x /usr/sbin/etcd ] || need+=(etcd-server)
 command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
+# The Python client, for Debian's own python3 (a pyenv python earlier on the PATH is not used).
+/usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1 || need+=(python3-kubernetes)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "test set-up: missing ${need[*]}; install them (apt-get install -y ${need[*]}) or run as root" >&2
