@@ -1,0 +1,168 @@
+// @kubernetes/client-node's typed APIs, which hard-code Kubernetes group names, against a server in
+// the kubernetes naming profile: CoordinationV1Api and CoreV1Api CRUD, an informer on Leases, and
+// leader election on a Lease the way controllers run it (acquire, renew, take over an expired
+// lease) with two contenders and compare-and-swap on resourceVersion.
+
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type * as K8s from '@kubernetes/client-node';
+import { testServer } from '../support/server.ts';
+import { loadClientNode } from '../support/client-node.ts';
+
+const k8s: typeof K8s = await loadClientNode();
+const server = await testServer({ naming: 'kubernetes' });
+const kc = new k8s.KubeConfig();
+kc.loadFromOptions({
+  clusters: [{ name: 't', server: server.url, skipTLSVerify: true }],
+  users: [{ name: 'u' }],
+  contexts: [{ name: 't', cluster: 't', user: 'u' }],
+  currentContext: 't',
+});
+const coord = kc.makeApiClient(k8s.CoordinationV1Api);
+const core = kc.makeApiClient(k8s.CoreV1Api);
+const NS = 'kube-system';
+
+const code = (e: unknown) => (e as { code?: number }).code;
+const microNow = () => new Date();
+
+describe('typed APIs (kubernetes profile)', () => {
+  test('CoordinationV1Api: create, read, replace with a stale resourceVersion (409), list across namespaces, delete', async () => {
+    const created = await coord.createNamespacedLease({ namespace: NS, body: { metadata: { name: 'typed' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 10 } } });
+    assert.equal(created.apiVersion, 'coordination.k8s.io/v1');
+    const read = await coord.readNamespacedLease({ name: 'typed', namespace: NS });
+    assert.equal(read.spec?.holderIdentity, 'a');
+    const replaced = await coord.replaceNamespacedLease({ name: 'typed', namespace: NS, body: { ...read, spec: { ...read.spec, holderIdentity: 'b' } } });
+    assert.equal(replaced.spec?.holderIdentity, 'b');
+    await assert.rejects(coord.replaceNamespacedLease({ name: 'typed', namespace: NS, body: { ...read, spec: { ...read.spec, holderIdentity: 'c' } } }), (e) => code(e) === 409);
+    const all = await coord.listLeaseForAllNamespaces({});
+    assert.ok(all.items.some((l) => l.metadata?.name === 'typed' && l.metadata.namespace === NS));
+    await coord.deleteNamespacedLease({ name: 'typed', namespace: NS });
+    await assert.rejects(coord.readNamespacedLease({ name: 'typed', namespace: NS }), (e) => code(e) === 404);
+  });
+
+  test('CoreV1Api: namespaces, nodes and the node status subresource', async () => {
+    await core.createNamespace({ body: { metadata: { name: 'typed-ns' } } });
+    const ns = await core.readNamespace({ name: 'typed-ns' });
+    assert.equal(ns.status?.phase, 'Active');
+    const node = await core.createNode({ body: { metadata: { name: 'typed-node' }, spec: { podCIDR: '10.1.2.0/24' } } });
+    assert.deepEqual(node.spec?.podCIDRs, ['10.1.2.0/24']);
+    const withStatus = await core.replaceNodeStatus({ name: 'typed-node', body: { ...node, status: { conditions: [{ type: 'Ready', status: 'True' }] } } });
+    assert.equal(withStatus.status?.conditions?.[0]?.status, 'True');
+    const listed = await core.listNode({ fieldSelector: 'metadata.name=typed-node' });
+    assert.deepEqual(listed.items.map((n) => n.metadata?.name), ['typed-node']);
+    await core.deleteNode({ name: 'typed-node' });
+    await core.deleteNamespace({ name: 'typed-ns' });
+  });
+});
+
+describe('informer on Leases (kubernetes profile)', () => {
+  test('sees adds, updates and deletes, and keeps its cache', async () => {
+    const informer = k8s.makeInformer<K8s.V1Lease>(kc, `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`, () => coord.listNamespacedLease({ namespace: NS }));
+    const seen: string[] = [];
+    informer.on(k8s.ADD, (l) => seen.push(`add ${l.metadata?.name}`));
+    informer.on(k8s.UPDATE, (l) => seen.push(`update ${l.metadata?.name} ${l.spec?.holderIdentity}`));
+    informer.on(k8s.DELETE, (l) => seen.push(`delete ${l.metadata?.name}`));
+    await informer.start();
+    try {
+      await coord.createNamespacedLease({ namespace: NS, body: { metadata: { name: 'inf' }, spec: { holderIdentity: 'x' } } });
+      const l = await coord.readNamespacedLease({ name: 'inf', namespace: NS });
+      await coord.replaceNamespacedLease({ name: 'inf', namespace: NS, body: { ...l, spec: { holderIdentity: 'y' } } });
+      await coord.deleteNamespacedLease({ name: 'inf', namespace: NS });
+      const deadline = Date.now() + 5000;
+      while (!seen.includes('delete inf') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(seen.filter((s) => s.includes('inf')), ['add inf', 'update inf y', 'delete inf']);
+      assert.equal(informer.get('inf', NS), undefined);
+    } finally {
+      await informer.stop();
+    }
+  });
+});
+
+/** A leader elector as controllers run one on a Lease: acquire when free or expired, renew while leading. */
+class Elector {
+  leading = false;
+  stopped = false;
+  private timer?: NodeJS.Timeout;
+  constructor(
+    readonly id: string,
+    private readonly name: string,
+    private readonly durationSeconds: number,
+  ) {}
+
+  async tryAcquireOrRenew(): Promise<void> {
+    const now = microNow();
+    let lease: K8s.V1Lease;
+    try {
+      lease = await coord.readNamespacedLease({ name: this.name, namespace: NS });
+    } catch (e) {
+      if (code(e) !== 404) throw e;
+      try {
+        await coord.createNamespacedLease({ namespace: NS, body: { metadata: { name: this.name }, spec: { holderIdentity: this.id, leaseDurationSeconds: this.durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 } } });
+        this.leading = true;
+      } catch (err) {
+        if (code(err) !== 409) throw err;
+      }
+      return;
+    }
+    const spec = lease.spec ?? {};
+    const renewed = spec.renewTime ? new Date(spec.renewTime).getTime() : 0;
+    const expired = renewed + (spec.leaseDurationSeconds ?? this.durationSeconds) * 1000 < now.getTime();
+    if (spec.holderIdentity !== this.id && !expired) {
+      this.leading = false;
+      return;
+    }
+    const takeover = spec.holderIdentity !== this.id;
+    try {
+      // The resourceVersion read is a precondition: two contenders cannot both win.
+      await coord.replaceNamespacedLease({
+        name: this.name,
+        namespace: NS,
+        body: {
+          ...lease,
+          spec: { ...spec, holderIdentity: this.id, renewTime: now, ...(takeover ? { acquireTime: now, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}) },
+        },
+      });
+      this.leading = true;
+    } catch (e) {
+      if (code(e) !== 409) throw e;
+      this.leading = false;
+    }
+  }
+
+  run(periodMs: number): void {
+    const tick = async () => {
+      if (this.stopped) return;
+      await this.tryAcquireOrRenew().catch(() => (this.leading = false));
+      this.timer = setTimeout(tick, periodMs);
+    };
+    void tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+}
+
+describe('leader election on a Lease (kubernetes profile)', () => {
+  test('one leader at a time; the other takes over once the leader stops renewing', async () => {
+    const a = new Elector('a', 'leader', 1);
+    const b = new Elector('b', 'leader', 1);
+    a.run(200);
+    await new Promise((r) => setTimeout(r, 300));
+    b.run(200);
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      assert.ok(!(a.leading && b.leading), 'never two leaders');
+    }
+    assert.ok(a.leading && !b.leading, 'the first contender leads');
+    a.stop();
+    const deadline = Date.now() + 5000;
+    while (!b.leading && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    b.stop();
+    assert.ok(b.leading, 'the second took over');
+    const lease = await coord.readNamespacedLease({ name: 'leader', namespace: NS });
+    assert.equal(lease.spec?.holderIdentity, 'b');
+    assert.equal(lease.spec?.leaseTransitions, 1);
+  });
+});
