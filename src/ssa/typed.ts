@@ -1,0 +1,578 @@
+// Objects seen through their schema: which parts are structs, granular maps, sets, map lists or
+// atomic values, and what that means for ownership. The schema markers are read as the reference
+// reads an OpenAPI schema (kube-openapi's schemaconv), then the field set of a value, the comparison
+// of two values and the reconciliation of stored sets with a changed schema follow the reference's
+// walkers (sigs.k8s.io/structured-merge-diff typed/tofieldset.go, compare.go, reconcile_schema.go).
+
+import type { Schema } from '../machinery/schema.ts';
+import { FieldSet, fieldElement, keyElement, pathString, valueElement, type Path, type PathElement } from './fieldpath.ts';
+import { isJsonMap, valuesEqual, type JsonMap, type JsonValue } from './value.ts';
+
+/** A struct or map: declared fields, the type of other keys, and whether it is owned as a whole. */
+export interface MapAtom {
+  readonly fields: ReadonlyMap<string, TypeNode>;
+  /** Type of keys that are not declared fields (granular maps, preserved unknown fields). */
+  readonly elem: TypeNode;
+  readonly atomic: boolean;
+  /** No declared fields and deduced elements: unstructured data. */
+  readonly untypedDeduced: boolean;
+}
+
+export interface ListAtom {
+  readonly elem: TypeNode;
+  readonly atomic: boolean;
+  /** Map-list keys; empty for a set (or an atomic list). */
+  readonly keys: readonly string[];
+  /** Schema defaults of the key fields, used when an item omits a key. */
+  readonly keyDefaults: ReadonlyMap<string, JsonValue>;
+}
+
+/** A type as structured merge sees it; unstructured types allow several value shapes. */
+export interface TypeNode {
+  readonly scalar: boolean;
+  readonly map?: MapAtom;
+  readonly list?: ListAtom;
+  /** The schema allows an explicit null here (kept when normalizing merge results). */
+  readonly nullable: boolean;
+}
+
+/** A value that does not fit the structure the schema requires (bad list item, duplicate key). */
+export class SsaTypeError extends Error {
+  override name = 'SsaTypeError';
+}
+
+// Unstructured data: maps are granular (every key a field), lists atomic.
+const UNTYPED: { scalar: boolean; map?: MapAtom; list?: ListAtom; nullable: boolean } = { scalar: true, nullable: true };
+const DEDUCED: { scalar: boolean; map?: MapAtom; list?: ListAtom; nullable: boolean } = { scalar: true, nullable: true };
+UNTYPED.map = { fields: new Map(), elem: UNTYPED, atomic: true, untypedDeduced: false };
+UNTYPED.list = { elem: UNTYPED, atomic: true, keys: [], keyDefaults: new Map() };
+DEDUCED.map = { fields: new Map(), elem: DEDUCED, atomic: false, untypedDeduced: true };
+DEDUCED.list = { elem: UNTYPED, atomic: true, keys: [], keyDefaults: new Map() };
+
+export const DEDUCED_TYPE: TypeNode = DEDUCED;
+export const UNTYPED_ATOMIC_TYPE: TypeNode = UNTYPED;
+
+const SCALAR: TypeNode = { scalar: true, nullable: false };
+const SCALAR_NULLABLE: TypeNode = { scalar: true, nullable: true };
+
+const cache = [new WeakMap<Schema, TypeNode>(), new WeakMap<Schema, TypeNode>()] as const;
+
+/** The structured-merge type of a schema (cached per schema object). */
+export function typeOf(schema: Schema): TypeNode {
+  return convert(schema, false);
+}
+
+function convert(schema: Schema, inheritedPreserve: boolean): TypeNode {
+  const c = cache[inheritedPreserve ? 1 : 0];
+  const hit = c.get(schema);
+  if (hit) return hit;
+  const node = build(schema, inheritedPreserve);
+  c.set(schema, node);
+  return node;
+}
+
+function build(s: Schema, inheritedPreserve: boolean): TypeNode {
+  const preserve = inheritedPreserve || s['x-kubernetes-preserve-unknown-fields'] === true;
+  const nullable = s.nullable === true;
+  if (s['x-kubernetes-int-or-string']) return nullable ? SCALAR_NULLABLE : SCALAR;
+  const hasProps = s.properties !== undefined && Object.keys(s.properties).length > 0;
+  let type = s.type;
+  if (!type) {
+    if (hasProps || s.additionalProperties) type = 'object';
+    else if (s.items) type = 'array';
+    // No type and nothing else: any JSON, read as unstructured.
+    else return DEDUCED;
+  }
+  switch (type) {
+    case 'object': {
+      const fields = new Map<string, TypeNode>();
+      for (const [name, sub] of Object.entries(s.properties ?? {})) fields.set(name, convert(sub, preserve));
+      // Keys not declared: the additionalProperties type, else unstructured (for an object without
+      // properties, for preserved unknown fields, and leniently for stray keys).
+      const elem = s.additionalProperties ? convert(s.additionalProperties, preserve) : DEDUCED;
+      const map: MapAtom = { fields, elem, atomic: s['x-kubernetes-map-type'] === 'atomic', untypedDeduced: fields.size === 0 && elem === DEDUCED };
+      return { scalar: false, map, nullable };
+    }
+    case 'array': {
+      const elem = s.items ? convert(s.items, preserve) : DEDUCED;
+      const listType = s['x-kubernetes-list-type'];
+      let atomic = true;
+      let keys: string[] = [];
+      if (listType === 'set') atomic = false;
+      else if (listType === 'map') {
+        const k = s['x-kubernetes-list-map-keys'];
+        if (k && k.length) {
+          atomic = false;
+          keys = [...k];
+        }
+      } else if (listType === undefined) {
+        const strategy = s['x-kubernetes-patch-strategy'];
+        if (strategy === 'merge' || strategy === 'merge,retainKeys') {
+          atomic = false;
+          const mk = s['x-kubernetes-patch-merge-key'];
+          if (mk) keys = [mk];
+        }
+      }
+      const keyDefaults = new Map<string, JsonValue>();
+      for (const k of keys) {
+        const d = s.items?.properties?.[k]?.default;
+        if (d !== undefined) keyDefaults.set(k, d as JsonValue);
+      }
+      return { scalar: false, list: { elem, atomic, keys, keyDefaults }, nullable };
+    }
+    default:
+      return nullable ? SCALAR_NULLABLE : SCALAR;
+  }
+}
+
+// ---- choosing the shape of a value ----
+
+type Shape = 'map' | 'list' | 'scalar';
+
+/** The shape the type gives this value ('orig' when the value fits none, as the reference does). */
+function deduceKey(t: TypeNode, v: JsonValue | undefined): Shape | 'orig' {
+  if (v !== undefined && v !== null) {
+    if (typeof v !== 'object') {
+      if (t.scalar) return 'scalar';
+    } else if (Array.isArray(v)) {
+      if (t.list) return 'list';
+    } else if (t.map) return 'map';
+  }
+  const n = (t.map ? 1 : 0) + (t.list ? 1 : 0) + (t.scalar ? 1 : 0);
+  if (n === 1) return t.map ? 'map' : t.list ? 'list' : 'scalar';
+  return 'orig';
+}
+
+/** The handler of an undeduced type: map first, then scalar, then list. */
+const resolveShape = (t: TypeNode, k: Shape | 'orig'): Shape => (k !== 'orig' ? k : t.map ? 'map' : t.scalar ? 'scalar' : 'list');
+
+export interface ShapeChoice {
+  shape: Shape;
+  /** When lhs and rhs need different handlers, the lhs one (visited first, for its effects). */
+  lhsShape?: Shape;
+}
+
+/** How a walker over lhs/rhs handles this node (merge, compare). */
+export function chooseShape(t: TypeNode, lhs: JsonValue | undefined, rhs: JsonValue | undefined): ShapeChoice {
+  const kl = deduceKey(t, lhs);
+  if (rhs === undefined) return { shape: resolveShape(t, kl) };
+  const kr = deduceKey(t, rhs);
+  if (lhs === undefined || kl === kr) return { shape: resolveShape(t, kr) };
+  return { shape: resolveShape(t, kr), lhsShape: resolveShape(t, kl) };
+}
+
+export const shapeOf = (t: TypeNode, v: JsonValue | undefined): Shape => resolveShape(t, deduceKey(t, v));
+
+// ---- list items ----
+
+/** The element that selects a list item: its key fields (map list) or its value (set). */
+export function listItemElement(list: ListAtom, item: JsonValue): PathElement {
+  if (list.keys.length > 0) {
+    if (item === null) throw new Error('associative list with keys may not have a null element');
+    if (!isJsonMap(item)) throw new Error('associative list with keys may not have non-map elements');
+    const fields: [string, JsonValue][] = [];
+    for (const k of list.keys) {
+      const v = item[k];
+      if (v !== undefined) fields.push([k, v]);
+      else {
+        const d = list.keyDefaults.get(k);
+        if (d === undefined) throw new Error(`associative list with keys has an element that omits key field ${JSON.stringify(k)} (and doesn't have default value)`);
+        fields.push([k, d]);
+      }
+    }
+    return keyElement(fields);
+  }
+  if (item === null) throw new Error("associative list without keys has an element that's an explicit null");
+  if (Array.isArray(item)) throw new Error('not supported: associative list with lists as elements');
+  if (typeof item === 'object') throw new Error("associative list without keys has an element that's a map type");
+  return valueElement(item);
+}
+
+/** listItemElement with the reference's error text: `<path>: element <i>: <problem>`. */
+export function itemElementAt(list: ListAtom, item: JsonValue, path: Path, index: number): PathElement {
+  try {
+    return listItemElement(list, item);
+  } catch (e) {
+    throw new SsaTypeError(`${pathString(path)}: element ${index}: ${(e as Error).message}`);
+  }
+}
+
+const isEmptyMap = (v: JsonMap): boolean => {
+  for (const k in v) if (v[k] !== undefined) return false;
+  return true;
+};
+
+// ---- field set of a value ----
+
+/**
+ * Every leaf field and list/map item mentioned by the value (typed ToFieldSet). Struct fields with
+ * children are not members themselves; map keys, list items, nulls and empty maps are.
+ */
+export function toFieldSet(t: TypeNode, value: JsonValue | undefined): FieldSet {
+  const b = new SetBuilder();
+  if (value !== undefined) walkToSet(t, value, b);
+  return b.root;
+}
+
+/**
+ * Builds a set along a depth-first walk: the node of each path prefix is created when a member
+ * is first inserted below it, so inserting is O(1) instead of a descent from the root.
+ */
+class SetBuilder {
+  readonly root = new FieldSet();
+  readonly path: PathElement[] = [];
+  /** nodes[i]: the set holding members at depth i (path[0..i) as prefix), when created. */
+  private readonly nodes: (FieldSet | undefined)[] = [this.root];
+
+  push(pe: PathElement): void {
+    this.path.push(pe);
+    this.nodes.length = this.path.length;
+  }
+
+  pop(): void {
+    this.path.pop();
+    this.nodes.length = this.path.length + 1;
+  }
+
+  /** Inserts the current path. */
+  insert(): void {
+    const n = this.path.length;
+    if (n === 0) return;
+    let i = n - 1;
+    while (this.nodes[i] === undefined) i--;
+    for (; i < n - 1; i++) this.nodes[i + 1] = this.nodes[i]!.descend(this.path[i]!);
+    this.nodes[n - 1]!.insertMember(this.path[n - 1]!);
+  }
+}
+
+function walkToSet(t: TypeNode, v: JsonValue, b: SetBuilder): void {
+  switch (shapeOf(t, v)) {
+    case 'scalar':
+      b.insert();
+      return;
+    case 'list': {
+      const list = t.list!;
+      if (list.atomic) {
+        b.insert();
+        return;
+      }
+      if (!Array.isArray(v)) return;
+      const pes = v.map((item, i) => itemElementAt(list, item, b.path, i));
+      let counts: Map<string, number> | undefined;
+      if (pes.length > 1) {
+        const seen = new Set<string>();
+        for (const pe of pes) {
+          if (seen.has(pe.key)) (counts ??= new Map()).set(pe.key, 2);
+          seen.add(pe.key);
+        }
+      }
+      for (let i = 0; i < v.length; i++) {
+        const pe = pes[i]!;
+        b.push(pe);
+        if (counts?.has(pe.key)) b.insert(); // duplicated items are owned whole
+        else {
+          walkToSet(list.elem, v[i]!, b);
+          b.insert();
+        }
+        b.pop();
+      }
+      return;
+    }
+    case 'map': {
+      const m = t.map!;
+      if (m.atomic) {
+        b.insert();
+        return;
+      }
+      if (!isJsonMap(v)) return;
+      for (const k in v) {
+        const val = v[k];
+        if (val === undefined) continue;
+        const field = m.fields.get(k);
+        b.push(fieldElement(k));
+        walkToSet(field ?? m.elem, val, b);
+        if (val === null || (isJsonMap(val) && isEmptyMap(val)) || !field) b.insert();
+        b.pop();
+      }
+    }
+  }
+}
+
+// ---- comparison ----
+
+export interface Comparison {
+  /** Present in both, different. */
+  modified: FieldSet;
+  /** Only in the new value. */
+  added: FieldSet;
+  /** Only in the old value. */
+  removed: FieldSet;
+}
+
+export const isSameComparison = (c: Comparison): boolean => c.added.isEmpty() && c.modified.isEmpty() && c.removed.isEmpty();
+
+/** What changed from lhs to rhs, field by field (typed Compare). */
+export function compareTyped(t: TypeNode, lhs: JsonValue | undefined, rhs: JsonValue | undefined): Comparison {
+  const c: Comparison = { modified: new FieldSet(), added: new FieldSet(), removed: new FieldSet() };
+  if (lhs !== undefined || rhs !== undefined) cmpWalk(t, lhs, rhs, [], c);
+  return c;
+}
+
+function cmpWalk(t: TypeNode, l: JsonValue | undefined, r: JsonValue | undefined, path: PathElement[], c: Comparison): void {
+  const choice = chooseShape(t, l, r);
+  if (choice.lhsShape) cmpHandle(choice.lhsShape, t, l, r, path, c);
+  const leaf = cmpHandle(choice.shape, t, l, r, path, c);
+  if (!leaf) {
+    if (l === undefined) c.added.insert(path);
+    else if (r === undefined) c.removed.insert(path);
+  }
+}
+
+function cmpLeaf(l: JsonValue | undefined, r: JsonValue | undefined, path: PathElement[], c: Comparison): true {
+  if (l === undefined) c.added.insert(path);
+  else if (r === undefined) c.removed.insert(path);
+  else if (!valuesEqual(r, l)) c.modified.insert(path);
+  return true;
+}
+
+/** Returns true when the node was handled as a leaf. */
+function cmpHandle(shape: Shape, t: TypeNode, l: JsonValue | undefined, r: JsonValue | undefined, path: PathElement[], c: Comparison): boolean {
+  if (shape === 'scalar') return cmpLeaf(l, r, path, c);
+  if (shape === 'list') {
+    const list = t.list!;
+    const la = Array.isArray(l) ? l : undefined;
+    const ra = Array.isArray(r) ? r : undefined;
+    if (list.atomic || ((!la || la.length === 0) && (!ra || ra.length === 0))) return cmpLeaf(l, r, path, c);
+    cmpListItems(list, la ?? [], ra ?? [], path, c);
+    return false;
+  }
+  const m = t.map!;
+  const lm = isJsonMap(l) ? l : undefined;
+  const rm = isJsonMap(r) ? r : undefined;
+  if (m.atomic || ((!lm || isEmptyMap(lm)) && (!rm || isEmptyMap(rm)))) return cmpLeaf(l, r, path, c);
+  if (lm)
+    for (const k in lm) {
+      const lv = lm[k];
+      if (lv === undefined) continue;
+      path.push(fieldElement(k));
+      cmpWalk(m.fields.get(k) ?? m.elem, lv, rm?.[k], path, c);
+      path.pop();
+    }
+  if (rm)
+    for (const k in rm) {
+      const rv = rm[k];
+      if (rv === undefined || (lm && lm[k] !== undefined)) continue;
+      path.push(fieldElement(k));
+      cmpWalk(m.fields.get(k) ?? m.elem, undefined, rv, path, c);
+      path.pop();
+    }
+  return false;
+}
+
+function cmpListItems(list: ListAtom, lhs: JsonValue[], rhs: JsonValue[], path: PathElement[], c: Comparison): void {
+  const entries = new Map<string, { pe: PathElement; l: JsonValue[]; r: JsonValue[] }>();
+  lhs.forEach((item, i) => {
+    const pe = itemElementAt(list, item, path, i);
+    const e = entries.get(pe.key);
+    if (e) e.l.push(item);
+    else entries.set(pe.key, { pe, l: [item], r: [] });
+  });
+  rhs.forEach((item, i) => {
+    const pe = itemElementAt(list, item, path, i);
+    const e = entries.get(pe.key);
+    if (e) e.r.push(item);
+    else entries.set(pe.key, { pe, l: [], r: [item] });
+  });
+  for (const { pe, l, r } of entries.values()) {
+    path.push(pe);
+    if (l.length <= 1 && r.length <= 1) cmpWalk(list.elem, l[0], r[0], path, c);
+    else if (l.length >= 2 && r.length >= 2) {
+      if (l.length !== r.length || l.some((x, i) => !valuesEqual(x, r[i]))) c.modified.insert(path);
+    } else if (l.length >= 2) {
+      if (r.length) cmpWalk(list.elem, undefined, r[0], path, c);
+      c.removed.insert(path);
+    } else {
+      if (l.length) cmpWalk(list.elem, l[0], undefined, path, c);
+      c.added.insert(path);
+    }
+    path.pop();
+  }
+}
+
+// ---- set helpers that need the schema ----
+
+/**
+ * The set plus every declared struct field that has owned children (EnsureNamedFieldsAreMembers);
+ * map keys and list items are not added. Used where removal must see named parents.
+ */
+export function ensureNamedFieldsAreMembers(set: FieldSet, t: TypeNode | undefined): FieldSet {
+  const m = t?.map;
+  let changed = false;
+  const out = new FieldSet();
+  for (const pe of set.memberElements()) out.insertMember(pe);
+  for (const { pe, set: sub } of set.childEntries()) {
+    let childType: TypeNode | undefined;
+    if (pe.kind === 'field' && m) {
+      const f = m.fields.get(pe.name);
+      if (f && !set.hasMember(pe)) {
+        out.insertMember(pe);
+        changed = true;
+      }
+      childType = f ?? m.elem;
+    } else if (pe.kind === 'key' && t?.list) childType = t.list.elem;
+    const next = ensureNamedFieldsAreMembers(sub, childType);
+    if (next !== sub) changed = true;
+    out.attach(pe, next);
+  }
+  return changed ? out : set;
+}
+
+/**
+ * Adapts a stored set to the current schema (ReconcileFieldSetWithSchema): a part that became
+ * atomic is owned as one member by whoever owned something inside it. A part that became granular
+ * keeps its single member, which no later change conflicts with. Returns undefined when unchanged.
+ */
+export function reconcileFieldSet(set: FieldSet, t: TypeNode): FieldSet | undefined {
+  const toRemove: PathElement[][] = [];
+  reconcileWalk(t, set, [], false, toRemove);
+  if (!toRemove.length) return undefined;
+  const paths = FieldSet.of(...toRemove);
+  return set.recursiveDifference(paths).union(paths);
+}
+
+function reconcileWalk(t: TypeNode, set: FieldSet | undefined, path: PathElement[], isAtomic: boolean, toRemove: PathElement[][]): void {
+  if (t.map) {
+    const m = t.map;
+    if (m.untypedDeduced) return;
+    if (!isAtomic && m.atomic) {
+      if (set && set.size() > 0) toRemove.push([...path]);
+      return;
+    }
+    if (set) visitReconcile(set, path, toRemove, (pe) => (pe.kind === 'field' ? (m.fields.get(pe.name) ?? m.elem) : m.elem));
+    return;
+  }
+  if (t.scalar) return;
+  if (t.list) {
+    const list = t.list;
+    if (!isAtomic && list.atomic) {
+      toRemove.push([...path]);
+      return;
+    }
+    if (set) visitReconcile(set, path, toRemove, () => list.elem);
+  }
+}
+
+function visitReconcile(set: FieldSet, path: PathElement[], toRemove: PathElement[][], typeAt: (pe: PathElement) => TypeNode): void {
+  for (const { pe, set: sub } of set.childEntries()) {
+    if (set.hasMember(pe)) continue;
+    path.push(pe);
+    reconcileWalk(typeAt(pe), sub, path, false, toRemove);
+    path.pop();
+  }
+  for (const pe of set.memberElements()) {
+    const sub = set.child(pe);
+    path.push(pe);
+    reconcileWalk(typeAt(pe), sub, path, !sub, toRemove);
+    path.pop();
+  }
+}
+
+// ---- values by path ----
+
+/** The value at `path` in `value` (undefined when absent). */
+export function valueAt(t: TypeNode, value: JsonValue | undefined, path: Path): JsonValue | undefined {
+  let cur = value;
+  let type: TypeNode | undefined = t;
+  for (const pe of path) {
+    if (cur === undefined || cur === null) return undefined;
+    switch (pe.kind) {
+      case 'field': {
+        if (!isJsonMap(cur)) return undefined;
+        const m: MapAtom | undefined = type?.map;
+        type = m ? (m.fields.get(pe.name) ?? m.elem) : undefined;
+        cur = cur[pe.name];
+        break;
+      }
+      case 'index':
+        if (!Array.isArray(cur)) return undefined;
+        type = type?.list?.elem;
+        cur = cur[pe.index];
+        break;
+      case 'key':
+      case 'value': {
+        if (!Array.isArray(cur)) return undefined;
+        const list: ListAtom | undefined = type?.list;
+        if (!list) return undefined;
+        const items: JsonValue[] = cur;
+        cur = items.find((item) => {
+          try {
+            return listItemElement(list, item).key === pe.key;
+          } catch {
+            return false;
+          }
+        });
+        type = list.elem;
+        break;
+      }
+    }
+  }
+  return cur;
+}
+
+// ---- normalization ----
+
+/**
+ * Drops properties whose value is null where the schema does not allow null, as decoding into
+ * the typed object does (a null asks for the field to be unset); unstructured parts keep nulls.
+ * Returns the same value when nothing changes.
+ */
+export function dropNulls(t: TypeNode, v: JsonValue): JsonValue {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    const list = t.list;
+    if (!list || list.elem === UNTYPED) return v;
+    let out: JsonValue[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i]!;
+      const y = dropNulls(list.elem, x);
+      if (y !== x) (out ??= v.slice())[i] = y;
+    }
+    return out ?? v;
+  }
+  const m = t.map;
+  if (!m || m === DEDUCED.map || m === UNTYPED.map) return v;
+  let out: JsonMap | undefined;
+  for (const k in v) {
+    const x = v[k];
+    if (x === undefined) continue;
+    const ft = m.fields.get(k) ?? m.elem;
+    if (x === null) {
+      if (!ft.nullable) {
+        out ??= { ...v };
+        delete out[k];
+      }
+      continue;
+    }
+    const y = dropNulls(ft, x);
+    if (y !== x) (out ??= { ...v })[k] = y;
+  }
+  return out ?? v;
+}
+
+const emptyObjects = new WeakMap<Schema, JsonMap>();
+
+/**
+ * The zero object of a built-in kind: the struct-typed top-level fields (metadata, spec, status)
+ * exist and are empty, as in a freshly allocated typed object, so that a first write of `spec.x`
+ * owns `spec.x` and not `spec` itself. Custom resources are unstructured: pass `{}` instead.
+ */
+export function defaultEmptyObject(schema: Schema): JsonMap {
+  let hit = emptyObjects.get(schema);
+  if (hit) return hit;
+  hit = {};
+  for (const [k, s] of Object.entries(schema.properties ?? {})) {
+    if (k === 'metadata' || (s.properties && Object.keys(s.properties).length > 0 && (s.type === 'object' || s.type === undefined))) hit[k] = {};
+  }
+  emptyObjects.set(schema, hit);
+  return hit;
+}

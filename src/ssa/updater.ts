@@ -1,0 +1,151 @@
+// The ownership bookkeeping of writes (the reference's merge/update.go Updater): which managers
+// lose fields a write changed or removed, the conflicts an apply meets, and the pruning of fields
+// an applier stopped applying. All versions share one schema here, so conversion between versions
+// is the identity; managers at versions the server no longer knows are dropped, as the reference
+// drops managers whose version it cannot convert to.
+
+import { FieldSet } from './fieldpath.ts';
+import { ApplyConflictError, newVersionedSet, type ConflictSets, type VersionedSet } from './managers.ts';
+import { mergeValues, removeItems } from './merge.ts';
+import { compareTyped, dropNulls, ensureNamedFieldsAreMembers, reconcileFieldSet, toFieldSet, type Comparison, type TypeNode } from './typed.ts';
+import { valuesEqual, type JsonValue } from './value.ts';
+
+export interface UpdaterContext {
+  readonly type: TypeNode;
+  /** The version of the objects being written. */
+  readonly version: string;
+  /** Paths this endpoint resets: never owned through it, and its changes there take nothing from others. */
+  readonly ignored?: FieldSet;
+  readonly isKnownVersion: (apiVersion: string) => boolean;
+}
+
+export type ManagerSets = Map<string, VersionedSet>;
+
+// Sets are immutable and decoded sets are shared between requests, so reconciling one set with
+// one type is done once.
+const reconciled = new WeakMap<TypeNode, WeakMap<FieldSet, FieldSet | null>>();
+
+function reconcileCached(set: FieldSet, t: TypeNode): FieldSet | undefined {
+  let byType = reconciled.get(t);
+  if (!byType) reconciled.set(t, (byType = new WeakMap()));
+  let r = byType.get(set);
+  if (r === undefined) byType.set(set, (r = reconcileFieldSet(set, t) ?? null));
+  return r ?? undefined;
+}
+
+/** Adapts every manager's set to the current schema (atomic ↔ granular changes). */
+export function reconcileManagers(ctx: UpdaterContext, managers: ManagerSets): ManagerSets {
+  const out: ManagerSets = new Map();
+  for (const [id, vs] of managers) {
+    if (!ctx.isKnownVersion(vs.apiVersion)) continue;
+    const r = reconcileCached(vs.set, ctx.type);
+    out.set(id, r ? newVersionedSet(r, vs.apiVersion, vs.applied) : vs);
+  }
+  return out;
+}
+
+const noChange = (): Comparison => ({ added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() });
+
+const exclude = (c: Comparison, ignored: FieldSet | undefined): Comparison =>
+  ignored ? { added: c.added.recursiveDifference(ignored), modified: c.modified.recursiveDifference(ignored), removed: c.removed.recursiveDifference(ignored) } : c;
+
+/**
+ * Takes from every manager but `workflow` the fields the write changed (a conflict unless forced)
+ * or removed. Mutates and returns `managers`; throws ApplyConflictError when not forced.
+ */
+export function takeOwnership(
+  ctx: UpdaterContext,
+  oldObj: JsonValue,
+  newObj: JsonValue,
+  managers: ManagerSets,
+  workflow: string,
+  force: boolean,
+  same = valuesEqual(oldObj, newObj),
+): { managers: ManagerSets; compare: Comparison } {
+  // Equal values compare as no change at all; skip the walk that would find nothing.
+  const compare = same ? noChange() : exclude(compareTyped(ctx.type, oldObj, newObj), ctx.ignored);
+  const changed = compare.modified.union(compare.added);
+  const conflicts: ConflictSets = new Map();
+  const removedFrom: string[] = [];
+  const anyRemoved = !compare.removed.isEmpty();
+  for (const [id, vs] of managers) {
+    if (id === workflow) continue;
+    if (!ctx.isKnownVersion(vs.apiVersion)) {
+      managers.delete(id);
+      continue;
+    }
+    const c = vs.set.intersection(changed);
+    if (!c.isEmpty()) conflicts.set(id, { set: c, apiVersion: vs.apiVersion });
+    if (anyRemoved) removedFrom.push(id);
+  }
+  if (!force && conflicts.size > 0) throw ApplyConflictError.fromSets(conflicts);
+  for (const [id, { set }] of conflicts) {
+    const vs = managers.get(id)!;
+    managers.set(id, newVersionedSet(vs.set.difference(set), vs.apiVersion, vs.applied));
+  }
+  for (const id of removedFrom) {
+    const vs = managers.get(id)!;
+    const next = vs.set.difference(compare.removed);
+    if (!next.equals(vs.set)) managers.set(id, newVersionedSet(next, vs.apiVersion, vs.applied));
+  }
+  for (const [id, vs] of managers) if (vs.set.isEmpty()) managers.delete(id);
+  return { managers, compare };
+}
+
+/** A non-apply write: `workflow` takes every field the write added or changed (Updater.Update). */
+export function updateOwnership(ctx: UpdaterContext, liveObj: JsonValue, newObj: JsonValue, managers: ManagerSets, workflow: string): ManagerSets {
+  const { managers: out, compare } = takeOwnership(ctx, liveObj, newObj, reconcileManagers(ctx, managers), workflow, true);
+  const prev = out.get(workflow);
+  let set = (prev?.set ?? new FieldSet()).difference(compare.removed).union(compare.modified).union(compare.added);
+  if (ctx.ignored) set = set.recursiveDifference(ctx.ignored);
+  if (set.isEmpty()) out.delete(workflow);
+  else out.set(workflow, newVersionedSet(set, ctx.version, false));
+  return out;
+}
+
+export interface ApplyResult {
+  /** The merged object, or undefined when it equals the live one. */
+  object: JsonValue | undefined;
+  managers: ManagerSets;
+}
+
+/** An apply (Updater.Apply): merge, own the configuration's fields, prune, settle ownership. */
+export function applyOwnership(ctx: UpdaterContext, liveObj: JsonValue, config: JsonValue, managers: ManagerSets, workflow: string, force: boolean): ApplyResult {
+  const ms = reconcileManagers(ctx, managers);
+  let merged: JsonValue = mergeValues(ctx.type, liveObj, config) ?? {};
+  const lastSet = ms.get(workflow);
+  let set = toFieldSet(ctx.type, config);
+  if (ctx.ignored) set = set.recursiveDifference(ctx.ignored);
+  ms.set(workflow, newVersionedSet(set, ctx.version, true));
+  merged = prune(ctx, merged, ms, workflow, lastSet);
+  const same = valuesEqual(liveObj, merged);
+  const { managers: out } = takeOwnership(ctx, liveObj, merged, ms, workflow, force, same);
+  // Nulls ask for a field to be unset: the stored object does not carry them.
+  const clean = dropNulls(ctx.type, merged);
+  const unchanged = clean === merged ? same : valuesEqual(liveObj, clean);
+  return { object: unchanged ? undefined : clean, managers: out };
+}
+
+/**
+ * Removes the fields, list items and map entries `workflow` applied last time, no longer applies,
+ * and nobody else owns (Updater.prune with addBackOwnedItems and addBackDanglingItems).
+ * `full` skips the shortcut taken when nothing was dropped (for tests).
+ */
+export function prune(ctx: UpdaterContext, merged: JsonValue, managers: ManagerSets, workflow: string, lastSet: VersionedSet | undefined, full = false): JsonValue {
+  if (!lastSet || lastSet.set.isEmpty() || !ctx.isKnownVersion(lastSet.apiVersion)) return merged;
+  const current = managers.get(workflow)?.set;
+  // Nothing dropped since the last apply: every path pruning could remove is owned again.
+  if (!full && current && lastSet.set.difference(current).isEmpty()) return merged;
+  const t = ctx.type;
+  const named = (s: FieldSet) => ensureNamedFieldsAreMembers(s, t);
+  const last = named(lastSet.set);
+  const pruned0 = removeItems(t, merged, last);
+  let managed = new FieldSet();
+  for (const vs of managers.values()) if (ctx.isKnownVersion(vs.apiVersion)) managed = managed.union(vs.set);
+  const mergedSet = named(toFieldSet(t, merged));
+  // Add back what others (or this configuration) own.
+  const pruned1 = removeItems(t, merged, mergedSet.difference(named(toFieldSet(t, pruned0)).union(named(managed))));
+  // Add back what this manager did not own last time.
+  const prunedSet = named(toFieldSet(t, pruned1));
+  return removeItems(t, merged, mergedSet.difference(prunedSet).intersection(last));
+}

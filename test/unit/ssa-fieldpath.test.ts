@@ -1,0 +1,169 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+
+import {
+  comparePathElements,
+  decodeFieldsV1,
+  encodeFieldsV1,
+  fieldElement,
+  FieldSet,
+  FieldsV1Error,
+  indexElement,
+  keyElement,
+  makePath,
+  parsePathElement,
+  pathString,
+  valueElement,
+  type Path,
+} from '../../src/ssa/fieldpath.ts';
+import { decodeManagedFields, encodeManagedFields, managerIdentifier, sortManagedFieldsEntries, type ManagedFieldsEntry } from '../../src/ssa/managers.ts';
+import { goFloatString } from '../../src/ssa/value.ts';
+
+/** decode → encode must give back the very same text (key order included). */
+function roundTrip(text: string): string {
+  return JSON.stringify(encodeFieldsV1(decodeFieldsV1(JSON.parse(text))));
+}
+
+const p = (...parts: (string | number | ReturnType<typeof fieldElement>)[]): Path => makePath(...parts);
+
+describe('path elements', () => {
+  it('serializes each kind as the reference does', () => {
+    assert.equal(fieldElement('spec').key, 'f:spec');
+    assert.equal(keyElement([['protocol', 'TCP'], ['port', 443]]).key, 'k:{"port":443,"protocol":"TCP"}');
+    assert.equal(valueElement('a').key, 'v:"a"');
+    assert.equal(valueElement(3.1415).key, 'v:3.1415');
+    assert.equal(valueElement(false).key, 'v:false');
+    assert.equal(indexElement(5).key, 'i:5');
+    // Go's encoding/json escapes HTML-sensitive characters.
+    assert.equal(keyElement([['name', '<a&b>']]).key, 'k:{"name":"\\u003ca\\u0026b\\u003e"}');
+  });
+
+  it('orders fields < keys < values < indexes, values numbers < strings < booleans', () => {
+    const sorted = [indexElement(1), valueElement(true), valueElement('aa'), valueElement(2), keyElement([['name', 'b']]), keyElement([['name', 'a']]), fieldElement('b'), fieldElement('a')].sort(
+      comparePathElements,
+    );
+    assert.deepEqual(
+      sorted.map((e) => e.key),
+      ['f:a', 'f:b', 'k:{"name":"a"}', 'k:{"name":"b"}', 'v:2', 'v:"aa"', 'v:true', 'i:1'],
+    );
+    // Keys compare field by field; a shorter key list sorts first.
+    assert.ok(comparePathElements(keyElement([['a', 1]]), keyElement([['a', 1], ['b', 1]])) < 0);
+    assert.ok(comparePathElements(keyElement([['port', 80]]), keyElement([['port', 443]])) < 0);
+  });
+
+  it('prints paths as conflicts show them', () => {
+    assert.equal(pathString(p('spec', 'replicas')), '.spec.replicas');
+    assert.equal(pathString(p('spec', 'containers', keyElement([['name', 'c']]), 'image')), '.spec.containers[name="c"].image');
+    assert.equal(pathString(p('spec', 'ports', keyElement([['protocol', 'TCP'], ['port', 8080]]))), '.spec.ports[port=8080,protocol="TCP"]');
+    assert.equal(pathString(p('metadata', 'finalizers', valueElement('a/b'))), '.metadata.finalizers[="a/b"]');
+    assert.equal(pathString(p('spec', 'args', 0)), '.spec.args[0]');
+    // Stored keys are decoded as floats by the reference: %v prints large ones in exponent form.
+    assert.equal(goFloatString(1000000), '1e+06');
+    assert.equal(goFloatString(123456), '123456');
+    assert.equal(goFloatString(3.1415), '3.1415');
+  });
+
+  it('parses serialized elements and rejects malformed ones', () => {
+    assert.deepEqual(parsePathElement('k:{"protocol":"TCP","port":443}').key, 'k:{"port":443,"protocol":"TCP"}');
+    assert.equal(parsePathElement('i:+3').key, 'i:3');
+    for (const bad of ['f', 'fx', 'k:[1]', 'k:{', 'v:{bad', 'i:abc']) assert.throws(() => parsePathElement(bad), FieldsV1Error, bad);
+  });
+});
+
+describe('FieldsV1', () => {
+  // sigs.k8s.io/structured-merge-diff fieldpath/serialize_test.go, TestSerializeV1GoldenData.
+  const golden = [
+    `{"f:aaa":{},"f:aab":{},"f:aac":{},"f:aad":{},"f:aae":{},"f:aaf":{},"k:{\\"name\\":\\"first\\"}":{},"k:{\\"name\\":\\"second\\"}":{},"k:{\\"port\\":443,\\"protocol\\":\\"tcp\\"}":{},"k:{\\"port\\":443,\\"protocol\\":\\"udp\\"}":{},"v:1":{},"v:2":{},"v:3":{},"v:\\"aa\\"":{},"v:\\"ab\\"":{},"v:true":{},"i:1":{},"i:2":{},"i:3":{},"i:4":{}}`,
+    `{"f:aaa":{"k:{\\"name\\":\\"second\\"}":{"v:3":{"f:aab":{}}},"v:3":{},"v:true":{}},"f:aab":{"f:aaa":{},"f:aaf":{"k:{\\"port\\":443,\\"protocol\\":\\"udp\\"}":{"k:{\\"port\\":443,\\"protocol\\":\\"tcp\\"}":{}}},"k:{\\"name\\":\\"first\\"}":{}},"f:aac":{"f:aaa":{"v:1":{}},"f:aac":{},"v:3":{"k:{\\"name\\":\\"second\\"}":{}}},"f:aad":{"f:aac":{"v:1":{}},"f:aaf":{"k:{\\"name\\":\\"first\\"}":{"k:{\\"name\\":\\"first\\"}":{}}},"i:1":{"i:1":{},"i:3":{"v:true":{}}}},"f:aae":{"f:aae":{},"k:{\\"port\\":443,\\"protocol\\":\\"tcp\\"}":{"k:{\\"port\\":443,\\"protocol\\":\\"udp\\"}":{}},"i:4":{"f:aaf":{}}},"f:aaf":{"i:1":{"f:aac":{}},"i:2":{},"i:3":{}},"k:{\\"name\\":\\"first\\"}":{"f:aad":{"f:aaf":{}}},"k:{\\"port\\":443,\\"protocol\\":\\"tcp\\"}":{"f:aaa":{"f:aad":{}}},"k:{\\"port\\":443,\\"protocol\\":\\"udp\\"}":{"f:aac":{},"k:{\\"name\\":\\"first\\"}":{"i:3":{}},"k:{\\"port\\":443,\\"protocol\\":\\"udp\\"}":{"i:4":{}}},"v:1":{"f:aac":{"i:4":{}},"f:aaf":{},"k:{\\"port\\":443,\\"protocol\\":\\"tcp\\"}":{}},"v:2":{"f:aad":{"f:aaf":{}},"i:1":{}},"v:3":{"f:aaa":{},"k:{\\"name\\":\\"first\\"}":{},"i:2":{}},"v:\\"aa\\"":{"f:aab":{"f:aaf":{}},"f:aae":{},"k:{\\"name\\":\\"first\\"}":{"f:aad":{}},"i:2":{}},"v:\\"ab\\"":{"f:aaf":{"i:4":{}},"k:{\\"port\\":443,\\"protocol\\":\\"tcp\\"}":{},"k:{\\"port\\":443,\\"protocol\\":\\"udp\\"}":{},"v:1":{"k:{\\"port\\":443,\\"protocol\\":\\"udp\\"}":{}},"i:1":{"f:aae":{"i:4":{}}}},"v:true":{"k:{\\"name\\":\\"second\\"}":{"f:aaa":{}},"i:2":{"k:{\\"port\\":443,\\"protocol\\":\\"tcp\\"}":{}}},"i:1":{"i:3":{"f:aaf":{}}},"i:2":{"f:aae":{},"k:{\\"port\\":443,\\"protocol\\":\\"tcp\\"}":{"v:1":{}}},"i:3":{"f:aab":{"v:true":{"v:\\"aa\\"":{}}},"f:aaf":{},"i:1":{}},"i:4":{"v:\\"aa\\"":{"f:aab":{"k:{\\"name\\":\\"second\\"}":{}}}}}`,
+  ];
+  for (const [i, text] of golden.entries()) it(`round-trips the reference's golden set ${i}`, () => assert.equal(roundTrip(text), text));
+
+  // k8s.io/apimachinery managedfields/internal/managedfields_test.go, TestRoundTripManagedFields.
+  const k8sExamples = [
+    `{"v:3":{"f:alsoPi":{}},"v:3.1415":{"f:pi":{}},"v:false":{"f:notTrue":{}}}`,
+    `{"i:5":{"f:i":{}}}`,
+    `{"f:spec":{"f:containers":{"k:{\\"name\\":\\"c\\"}":{"f:image":{},"f:name":{}}}}}`,
+    `{"f:apiVersion":{},"f:kind":{},"f:metadata":{"f:labels":{"f:app":{}},"f:name":{}},"f:spec":{"f:replicas":{},"f:selector":{"f:matchLabels":{"f:app":{}}},"f:template":{"f:medatada":{"f:labels":{"f:app":{}}},"f:spec":{"f:containers":{"k:{\\"name\\":\\"nginx\\"}":{".":{},"f:image":{},"f:name":{},"f:ports":{"i:0":{"f:containerPort":{}}}}}}}}}`,
+    `{"f:allowVolumeExpansion":{},"f:apiVersion":{},"f:kind":{},"f:metadata":{"f:name":{},"f:parameters":{"f:resturl":{},"f:restuser":{},"f:secretName":{},"f:secretNamespace":{}}},"f:provisioner":{}}`,
+    `{"f:apiVersion":{},"f:kind":{},"f:metadata":{"f:name":{}},"f:spec":{"f:group":{},"f:names":{"f:kind":{},"f:plural":{},"f:shortNames":{"i:0":{}},"f:singular":{}},"f:scope":{},"f:versions":{"k:{\\"name\\":\\"v1\\"}":{"f:name":{},"f:served":{},"f:storage":{}}}}}`,
+    `{"f:spec":{"f:replicas":{}}}`,
+  ];
+  for (const [i, text] of k8sExamples.entries()) it(`round-trips Kubernetes managedFields example ${i}`, () => assert.equal(roundTrip(text), text));
+
+  it('round-trips whole managedFields entries (TestRoundTripManagedFields)', () => {
+    const entries: ManagedFieldsEntry[] = [
+      { manager: 'foo', operation: 'Update', apiVersion: 'v1', time: '2001-02-03T04:05:06Z', fieldsType: 'FieldsV1', fieldsV1: JSON.parse(k8sExamples[0]!) },
+      { manager: 'foo', operation: 'Update', apiVersion: 'v1beta1', time: '2011-12-13T14:15:16Z', fieldsType: 'FieldsV1', fieldsV1: JSON.parse(k8sExamples[1]!) },
+      { manager: 'foo', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: JSON.parse(k8sExamples[2]!) },
+    ];
+    const sorted = sortManagedFieldsEntries([...entries]);
+    assert.deepEqual(encodeManagedFields(decodeManagedFields(entries)), sorted);
+    assert.deepEqual(
+      sorted.map((e) => `${e.operation}/${e.apiVersion}`),
+      ['Apply/v1', 'Update/v1', 'Update/v1beta1'],
+    );
+    const scale = [{ manager: 'foo', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } }, subresource: 'scale' }];
+    assert.deepEqual(encodeManagedFields(decodeManagedFields(scale)), scale);
+  });
+
+  it('writes "." for an element that is both owned and a parent', () => {
+    const s = FieldSet.of(p('metadata', 'labels'), p('metadata', 'labels', 'app'), p('spec', 'replicas'));
+    assert.equal(JSON.stringify(encodeFieldsV1(s)), '{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:replicas":{}}}');
+  });
+
+  it('drops element types it does not know and rejects malformed content', () => {
+    // fieldpath/serialize_test.go TestDropUnknown.
+    assert.equal(roundTrip('{"f:aaa":{},"r:aab":{}}'), '{"f:aaa":{}}');
+    assert.throws(() => decodeFieldsV1('x'), FieldsV1Error);
+    assert.throws(() => decodeFieldsV1([]), /must be a JSON object/);
+    assert.throws(() => decodeFieldsV1({ 'f:a': 1 }), /expected an object/);
+    assert.throws(() => decodeFieldsV1({ 'f:a': { zz: {} } }), /missing colon/);
+    assert.throws(() => decodeFieldsV1({ 'i:x': {} }), /not an integer/);
+    // A null value is an empty map to the reference's reader: a member.
+    assert.ok(decodeFieldsV1({ 'f:a': null }).has(p('a')));
+  });
+
+  it('builds manager identities as the reference does (TestBuildManagerIdentifier)', () => {
+    assert.equal(managerIdentifier({ manager: 'foo', operation: 'Update', apiVersion: 'v1' }), '{"manager":"foo","operation":"Update","apiVersion":"v1"}');
+    assert.equal(managerIdentifier({ manager: 'foo', operation: 'Apply', apiVersion: 'v1' }), '{"manager":"foo","operation":"Apply"}');
+    assert.equal(managerIdentifier({ manager: 'foo', operation: 'Apply', subresource: 'scale' }), '{"manager":"foo","operation":"Apply","subresource":"scale"}');
+  });
+});
+
+describe('FieldSet', () => {
+  const a = p('a');
+  const ab = p('a', 'b');
+  const ac = p('a', 'c');
+  const d = p('d');
+
+  it('inserts, tests membership and counts', () => {
+    const s = FieldSet.of(ab, d);
+    assert.ok(s.has(ab) && s.has(d));
+    assert.ok(!s.has(a), 'a parent is not a member unless inserted');
+    assert.equal(s.size(), 2);
+    assert.ok(new FieldSet().isEmpty());
+    assert.ok(!s.isEmpty());
+    assert.deepEqual(s.withPrefix(fieldElement('a')).paths().map(pathString), ['.b']);
+  });
+
+  it('unions, intersects and subtracts', () => {
+    const x = FieldSet.of(ab, d);
+    const y = FieldSet.of(ac, d, a);
+    assert.deepEqual(x.union(y).paths().map(pathString), ['.a', '.d', '.a.b', '.a.c']);
+    assert.deepEqual(x.intersection(y).paths().map(pathString), ['.d']);
+    assert.deepEqual(x.difference(y).paths().map(pathString), ['.a.b']);
+    // A parent in the subtrahend does not remove its children; recursively it does.
+    assert.deepEqual(FieldSet.of(ab).difference(FieldSet.of(a)).paths().map(pathString), ['.a.b']);
+    assert.ok(FieldSet.of(ab).recursiveDifference(FieldSet.of(a)).isEmpty());
+    assert.ok(x.union(y).equals(y.union(x)));
+  });
+
+  it('lists leaves only', () => {
+    assert.deepEqual(FieldSet.of(a, ab, d).leaves().paths().map(pathString), ['.d', '.a.b']);
+  });
+
+  it('iterates members before children, each in element order', () => {
+    const s = FieldSet.of(p('spec', 'x'), p('b'), p('a'), p('spec', keyElement([['name', 'z']])), p('spec', 'a'));
+    assert.deepEqual(s.paths().map(pathString), ['.a', '.b', '.spec.a', '.spec.x', '.spec[name="z"]']);
+  });
+});
