@@ -3,10 +3,10 @@
 
 import type { RequestContext } from '../server/context.ts';
 import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
-import { isPlainObject } from '../machinery/meta.ts';
+import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyJsonPatch, applyMergePatch } from '../machinery/patch.ts';
 import { applyStrategicMergePatch } from '../machinery/strategic-merge.ts';
-import { errors, type StatusBody } from '../machinery/status.ts';
+import { errors, StatusError, type StatusBody } from '../machinery/status.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import type { Naming } from '../naming.ts';
 import type { FeatureGates } from '../server/feature-gates.ts';
@@ -14,6 +14,9 @@ import type { DeleteOptions, RegistryStore, WatchSink } from '../registry/store.
 import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
 import { negotiateBody, negotiateResponse, type Conversion } from '../negotiation/negotiate.ts';
 import { convertList, convertObject, includeObjectOption, type TableRequest } from './transform.ts';
+import { decodeApplyConfig } from './apply.ts';
+import { managerFromUserAgent } from '../registry/field-manager.ts';
+import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
 import { checkObject, decodeBody, parseFieldValidation, parseJson, type FieldValidation } from './decode.ts';
 import { parseBool, parseInteger, parseListOptions } from '../machinery/list-options.ts';
 import { readBody, writeJson, writeJsonBytes, writeStatus } from './respond.ts';
@@ -39,7 +42,12 @@ export interface HandlerEnv {
 }
 
 /** The options of a write, validated as its options kind (CreateOptions, UpdateOptions, PatchOptions). */
-function writeOptions(ctx: RequestContext, env: HandlerEnv, kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions'): { dryRun: boolean; fieldValidation: FieldValidation } {
+function writeOptions(
+  ctx: RequestContext,
+  env: HandlerEnv,
+  kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions',
+  apply = false,
+): { dryRun: boolean; fieldValidation: FieldValidation; manager: string; force: boolean } {
   const q = ctx.url.searchParams;
   const errs: FieldError[] = [];
   const dry = q.getAll('dryRun');
@@ -50,8 +58,17 @@ function writeOptions(ctx: RequestContext, env: HandlerEnv, kind: 'CreateOptions
     // eslint-disable-next-line no-control-regex
     if (/[^\x20-\x7e]/.test(manager)) errs.push(fieldError.invalid('fieldManager', manager, 'is not a printable string'));
   }
+  // `force` belongs to apply; an apply needs a manager (kubectl defaults it, controllers must set it).
+  const force = parseBool('force', q.get('force'));
+  if (!apply && force !== undefined) errs.push(fieldError.forbidden('force', 'may not be specified for non-apply patch'));
+  if (apply && !manager) errs.push(fieldError.required('fieldManager', 'is required for apply patch'));
   if (errs.length) throw errors.invalidOptions(env.naming.metaGroup, kind, errs);
-  return { dryRun: dry.includes('All'), fieldValidation: parseFieldValidation(q.get('fieldValidation')) };
+  return {
+    dryRun: dry.includes('All'),
+    fieldValidation: parseFieldValidation(q.get('fieldValidation')),
+    manager: manager ?? managerFromUserAgent(ctx.req.headers['user-agent']),
+    force: force ?? false,
+  };
 }
 
 function allowed(t: ResourceTarget, verb: Verb): void {
@@ -162,18 +179,18 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
 export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'create');
   ctx.responseType = negotiateResponse(ctx.req.headers.accept).mediaType;
-  const { dryRun, fieldValidation } = writeOptions(ctx, env, 'CreateOptions');
+  const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'CreateOptions');
   const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml']);
   const decoded = decodeBody(await readBody(ctx), bodyType, t.store.def, fieldValidation);
   for (const w of decoded.warnings) ctx.warnings.add(w);
-  const created = await t.store.create(t.namespace, decoded.obj, { dryRun, warn: (m) => ctx.warnings.add(m) });
+  const created = await t.store.create(t.namespace, decoded.obj, { dryRun, manager, warn: (m) => ctx.warnings.add(m) });
   writeJsonBytes(ctx, 201, t.store.responseBytes(created));
 }
 
 export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'update');
   ctx.responseType = negotiateResponse(ctx.req.headers.accept).mediaType;
-  const { dryRun, fieldValidation } = writeOptions(ctx, env, 'UpdateOptions');
+  const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'UpdateOptions');
   const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml']);
   const decoded = decodeBody(await readBody(ctx), bodyType, t.store.def, fieldValidation);
   for (const w of decoded.warnings) ctx.warnings.add(w);
@@ -182,7 +199,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
     t.namespace,
     t.name,
     () => structuredClone(body),
-    { dryRun, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: t.store.def.allowCreateOnUpdate, uid: typeof body.metadata.uid === 'string' ? body.metadata.uid : undefined },
+    { dryRun, manager, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: t.store.def.allowCreateOnUpdate, uid: typeof body.metadata.uid === 'string' ? body.metadata.uid : undefined },
   );
   writeJsonBytes(ctx, created ? 201 : 200, t.store.responseBytes(object));
 }
@@ -190,10 +207,9 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
 export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'patch');
   ctx.responseType = negotiateResponse(ctx.req.headers.accept).mediaType;
-  const { dryRun, fieldValidation } = writeOptions(ctx, env, 'PatchOptions');
-  const type = negotiateBody(ctx.req.headers['content-type'], ['json-patch', 'merge-patch', 'strategic-merge-patch']);
-  if (parseBool('force', ctx.url.searchParams.get('force')) !== undefined)
-    throw errors.invalidOptions(env.naming.metaGroup, 'PatchOptions', [fieldError.forbidden('force', 'may not be specified for non-apply patch')]);
+  const type = negotiateBody(ctx.req.headers['content-type'], ['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch']);
+  if (type === 'apply-patch') return handleApply(ctx, env, t);
+  const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'PatchOptions');
   const text = await readBody(ctx);
   const patch = parseJson(text, 'error decoding patch');
   if (type !== 'json-patch' && !isPlainObject(patch)) throw errors.badRequest('error decoding patch: the patch must be a JSON object');
@@ -214,10 +230,58 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
       warnings = decoded.warnings;
       return decoded.obj;
     },
-    { dryRun, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: false },
+    { dryRun, manager, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: false },
   );
   for (const w of warnings) ctx.warnings.add(w);
   writeJsonBytes(ctx, 200, t.store.responseBytes(object));
+}
+
+/**
+ * Server-side apply: the intent merged into the live object (or creating it), owned by its
+ * manager; a conflict with another manager's field is 409 unless forced.
+ */
+async function handleApply(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
+  const { dryRun, fieldValidation, manager, force } = writeOptions(ctx, env, 'PatchOptions', true);
+  const { config, warnings } = decodeApplyConfig(await readBody(ctx), t.store.def, fieldValidation);
+  for (const w of warnings) ctx.warnings.add(w);
+  const meta = config.metadata;
+  if (meta.name !== undefined && meta.name !== t.name) throw errors.badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${t.name})`);
+  if (t.store.def.namespaced && meta.namespace !== undefined && meta.namespace !== t.namespace)
+    throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  let valueWarnings: string[] = [];
+  const { object, created } = await t.store.guaranteedUpdate(
+    t.namespace,
+    t.name,
+    (current) => {
+      const intent = structuredClone(config);
+      intent.metadata.name ??= t.name;
+      if (t.store.def.namespaced) intent.metadata.namespace ??= t.namespace;
+      const merged = applyOrConflict(() => t.store.fields.apply(current, intent, manager, force, t.subresource?.name));
+      if (!current) {
+        merged.metadata.name = t.name;
+        if (t.store.def.namespaced) merged.metadata.namespace = t.namespace;
+      }
+      // The merged object is checked whole: required fields and value rules.
+      const decoded = checkObject(merged, t.store.def, 'Ignore', []);
+      valueWarnings = decoded.warnings;
+      return decoded.obj;
+    },
+    { dryRun, manager, applied: true, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: !t.subresource },
+  );
+  for (const w of valueWarnings) ctx.warnings.add(w);
+  writeJsonBytes(ctx, created ? 201 : 200, t.store.responseBytes(object));
+}
+
+/** Apply's errors as Status: conflicts are 409 with one cause per field, bad input 400. */
+function applyOrConflict(run: () => KObject): KObject {
+  try {
+    return run();
+  } catch (e) {
+    if (e instanceof ApplyConflictError)
+      throw new StatusError(409, 'Conflict', e.message, { causes: e.causes.map((c) => ({ reason: c.type, message: c.message, field: c.field })) });
+    if (e instanceof SsaBadRequestError || e instanceof SsaTypeError || e instanceof ManagedFieldsError) throw errors.badRequest(e.message);
+    throw e;
+  }
 }
 
 async function deleteOptions(ctx: RequestContext, env: HandlerEnv): Promise<DeleteOptions> {

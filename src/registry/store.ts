@@ -14,11 +14,18 @@ import { apiVersionOf, type KindDefinition, type SubresourceDefinition } from '.
 import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
 import type { Admission } from './admission.ts';
 import { EncodedObject } from './encoded.ts';
+import { FieldManager } from './field-manager.ts';
 import { StoredJson } from './stored-json.ts';
 import type { DeclarativeValidation } from '../machinery/declarative-validation.ts';
 
 export interface WriteOptions {
   dryRun: boolean;
+  /**
+   * The field manager of the write (fieldManager, or the User-Agent's): the object's managedFields
+   * record what it changed. An apply computes them itself and says `applied`.
+   */
+  manager?: string;
+  applied?: boolean;
   /** Where the strategy's warnings about the written object go (the response's Warning headers). */
   warn?: (message: string) => void;
 }
@@ -83,7 +90,11 @@ export class RegistryStore {
     this.apiVersion = apiVersionOf(def);
     this.prefix = `/registry/${def.group || 'core'}/${def.resource}/`;
     this.json = new StoredJson(this.apiVersion, def.kind);
+    this.fields = new FieldManager(def);
   }
+
+  /** Field ownership (managedFields) of writes to this kind. */
+  readonly fields: FieldManager;
 
   keyFor(namespace: string | undefined, name: string): string {
     return this.def.namespaced ? `${this.prefix}${namespace}/${name}` : `${this.prefix}${name}`;
@@ -416,6 +427,7 @@ export class RegistryStore {
     const generated = !meta.name && !!meta.generateName;
     for (let attempt = 0; ; attempt++) {
       if (generated) meta.name = generateName(meta.generateName!);
+      if (opts.manager !== undefined && !opts.applied) this.fields.update(undefined, obj, opts.manager);
       this.prepareCreate(obj, opts.warn);
       await this.admission.admitCreate(this, obj);
       const key = this.keyFor(meta.namespace, meta.name!);
@@ -492,6 +504,7 @@ export class RegistryStore {
       if (requestedRv && requestedRv !== old.metadata.resourceVersion) throw errors.staleUpdate(this.qualified, name);
       validateName(wanted, name, namespace, this.def);
       const obj = opts.subresource ? opts.subresource.apply(wanted, old) : wanted;
+      if (opts.manager !== undefined && !opts.applied) this.fields.update(old, obj, opts.manager, opts.subresource?.name);
       this.prepareUpdate(obj, old, opts.subresource?.name, opts.warn);
       await this.admission.admitUpdate(this, obj, old);
       // The last finalizer of a deleting object is gone: the object goes with it.
