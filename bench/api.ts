@@ -26,8 +26,8 @@ const CREATE_CLIENTS = 16;
 const SMALL_LIST = 10_000;
 const LARGE_LIST = Number(process.env.BENCH_LARGE_LIST ?? 100_000);
 const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 1000);
-/** BENCH_ONLY=get,list,create,watch (any subset) runs only those phases, to iterate on one figure. */
-const PHASES = new Set((process.env.BENCH_ONLY ?? 'get,list,create,watch').split(',').map((p) => p.trim()));
+/** BENCH_ONLY=get,list,create,watch,apply (any subset) runs only those phases, to iterate on one figure. */
+const PHASES = new Set((process.env.BENCH_ONLY ?? 'get,list,create,watch,apply').split(',').map((p) => p.trim()));
 const CHANGES = 100;
 /** Population stops here even if not done (the figures then say how many leases there were). */
 const POPULATE_LIMIT_MS = 6 * 60_000;
@@ -701,6 +701,37 @@ try {
   }
   summary.push(['watch fan-out p50 vs floor (goal ≤ 2×), p99 (goal ≤ 100 ms)', `${fmt(real.p50 / floor.p50, 2)}×, p99 ${fmt(real.p99, 1)} ms`]);
   }
+  // ---- 6: server-side apply vs update ----
+  if (PHASES.has('apply')) {
+    console.log(`\n# apply vs update of a 100-field Lease (96 labels + spec), ${CREATE_CLIENTS} clients, one object each (ratio: PUT of the same change)`);
+    const applyNs = 'bench-apply';
+    await post(apiPool, 'namespaces', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: applyNs } }));
+    const labels = (round: number) => Object.fromEntries(Array.from({ length: 96 }, (_, i) => [`label-${String(i).padStart(2, '0')}`, i === 0 ? `r${round}` : `v${i}`]));
+    const hundred = (name: string, round: number, rv?: string) =>
+      JSON.stringify({
+        apiVersion: GROUP_VERSION,
+        kind: 'Lease',
+        metadata: { name, labels: labels(round), ...(rv ? { resourceVersion: rv } : {}) },
+        spec: { holderIdentity: `holder-${round}`, leaseDurationSeconds: 40, leaseTransitions: round, renewTime: '2024-01-01T00:00:10.000000Z' },
+      });
+    const path = (w: number) => `${leasesPath(applyNs)}/${leaseName('obj', w)}`;
+    for (let w = 0; w < CREATE_CLIENTS; w++) await post(apiPool, 'apply setup', `${leasesPath(applyNs)}?fieldManager=bench`, hundred(leaseName('obj', w), 0));
+    // A PUT of a changed object (no resourceVersion: an unconditional update, as the apply is).
+    const update = await measure(CREATE_CLIENTS, (w, i) =>
+      send(apiPool, 'update', { method: 'PUT', path: `${path(w)}?fieldManager=bench`, body: hundred(leaseName('obj', w), i + 1), headers: { 'content-type': 'application/json' } }),
+    );
+    loadRow('PUT (update) of a 100-field Lease (baseline)', update);
+    cpuRow(update);
+    const applied = await profiled('apply', () =>
+      measure(CREATE_CLIENTS, (w, i) =>
+        send(apiPool, 'apply', { method: 'PATCH', path: `${path(w)}?fieldManager=bench-apply&force=true`, body: hundred(leaseName('obj', w), 1_000_000 + i), headers: { 'content-type': 'application/apply-patch+yaml' } }),
+      ),
+    );
+    loadRow('server-side apply of the same change', applied, update);
+    cpuRow(applied);
+    summary.push(['apply vs update of a 100-field object (goal ≥ 0.25)', `${fmt(applied.perSecond / update.perSecond, 2)}×`]);
+  }
+
   row('    api server RSS at the end', `${fmt(rssMB(apiServer.proc.pid))} MB`);
 
   await apiPool.close();
