@@ -116,6 +116,7 @@ interface ObjectMeta {
   deletionTimestamp?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  managedFields?: unknown[];
 }
 
 interface KObject {
@@ -255,11 +256,17 @@ test('kubectl get leases -A lists leases of every namespace', async () => {
 test('kubectl get lease X -o yaml / -o json / -o jsonpath match the stored object', async () => {
   await createOver(leasePath('default'), lease('kc-out', 'default', { holderIdentity: 'alice', leaseDurationSeconds: 15, leaseTransitions: 2 }, { app: 'out' }));
   const stored = await mustFetch(leasePath('default', 'kc-out'));
+  assert.ok(stored.metadata.managedFields?.length, 'the server records managedFields');
+  // kubectl hides managedFields unless --show-managed-fields.
+  const { managedFields: _mf, ...visibleMeta } = stored.metadata;
+  const visible = { ...stored, metadata: visibleMeta };
 
   const y = parseYaml(await ok(['get', 'lease', 'kc-out', '-o', 'yaml'])) as KObject;
-  assert.deepEqual(y, stored);
+  assert.deepEqual(y, visible);
   const j = JSON.parse(await ok(['get', 'lease', 'kc-out', '-o', 'json'])) as KObject;
-  assert.deepEqual(j, stored);
+  assert.deepEqual(j, visible);
+  const shown = JSON.parse(await ok(['get', 'lease', 'kc-out', '-o', 'json', '--show-managed-fields'])) as KObject;
+  assert.deepEqual(shown, stored);
   assert.equal(j.apiVersion, 'coordination.orch.io/v1');
   assert.equal(j.kind, 'Lease');
 
