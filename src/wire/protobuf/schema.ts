@@ -1,0 +1,198 @@
+// The compiled form of the .proto files beside this file: protobufjs parses them once, and every
+// message becomes a plan (its fields with their tags, JSON names and Kubernetes conventions) that
+// the encoder and decoder walk without looking anything up per call.
+
+import { readFileSync } from 'node:fs';
+import protobuf from 'protobufjs';
+import { namingProfile, type NamingProfileName } from '../../naming.ts';
+
+/** How one value is written: a scalar, a message, or a type with its own JSON form. */
+export type ValueKind =
+  | 'string'
+  | 'int32'
+  | 'int64'
+  | 'bool'
+  | 'bytes'
+  | 'message'
+  /** meta/v1 Time: RFC 3339 in whole seconds. */
+  | 'time'
+  /** meta/v1 MicroTime: RFC 3339 with six fraction digits. */
+  | 'microtime'
+  /** api/resource Quantity: its string. */
+  | 'quantity'
+  /** meta/v1 FieldsV1: the field set object, as JSON text on the wire. */
+  | 'fieldsv1'
+  /** util/intstr IntOrString: a JSON number or string. */
+  | 'intorstring'
+  /** runtime RawExtension: bytes. */
+  | 'rawext';
+
+export interface FieldPlan {
+  /** The JSON name (the .proto field name). */
+  readonly name: string;
+  /** Position among the message's fields in declaration (JSON) order. */
+  readonly index: number;
+  readonly id: number;
+  /** The kind of one element (of the value, for maps). */
+  readonly kind: ValueKind;
+  /** Field number and wire type of one element, as written before it. */
+  readonly tag: number;
+  readonly repeated: boolean;
+  /** A `map<string, …>`: repeated entries { key = 1, value = 2 }. */
+  readonly map: boolean;
+  /** A Go pointer: on the wire only when set, and then decoded even when zero. */
+  readonly pointer: boolean;
+  /** The JSON name has no `omitempty`: decoding keeps a zero value. */
+  readonly jsonZero: boolean;
+  /** The element's (or map value's) message, for kind `message`. */
+  message: MessagePlan | undefined;
+  /**
+   * Bytes the encoder reserves for this field's length: the size the last value needed (values
+   * of one field tend to be alike, so its content rarely has to move).
+   */
+  reserve: number;
+}
+
+export interface MessagePlan {
+  /** Full name, e.g. `wire.apis.Lease`. */
+  readonly name: string;
+  /** Fields in field-number order: the order they are written in. */
+  readonly fields: readonly FieldPlan[];
+  /** Fields in declaration order: the order of the JSON object. */
+  readonly declared: readonly FieldPlan[];
+  /** Field by number. */
+  readonly byId: readonly (FieldPlan | undefined)[];
+  /** Bytes reserved for this message's length when it is a body's whole content (as `reserve`). */
+  reserve: number;
+}
+
+const PROTO_FILES = ['apimachinery.proto', 'core.proto', 'apis.proto'];
+
+const root = new protobuf.Root();
+for (const file of PROTO_FILES) protobuf.parse(readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'), root, { keepCase: true });
+root.resolveAll();
+
+const SPECIAL: Record<string, ValueKind> = {
+  '.wire.apimachinery.Time': 'time',
+  '.wire.apimachinery.MicroTime': 'microtime',
+  '.wire.apimachinery.Quantity': 'quantity',
+  '.wire.apimachinery.FieldsV1': 'fieldsv1',
+  '.wire.apimachinery.IntOrString': 'intorstring',
+  '.wire.apimachinery.RawExtension': 'rawext',
+};
+
+const SCALARS: Record<string, ValueKind> = { string: 'string', int32: 'int32', int64: 'int64', bool: 'bool', bytes: 'bytes' };
+
+const VARINT = 0;
+const LENGTH_DELIMITED = 2;
+
+const plans = new Map<protobuf.Type, MessagePlan>();
+
+function kindOf(field: protobuf.Field, where: string): ValueKind {
+  const scalar = SCALARS[field.type];
+  if (scalar) return scalar;
+  const resolved = field.resolvedType;
+  if (!(resolved instanceof protobuf.Type)) throw new Error(`protobuf schema: ${where}: unsupported type ${field.type}`);
+  return SPECIAL[resolved.fullName] ?? 'message';
+}
+
+function planOf(type: protobuf.Type): MessagePlan {
+  const known = plans.get(type);
+  if (known) return known;
+  const declared: FieldPlan[] = [];
+  const fields: FieldPlan[] = [];
+  const byId: (FieldPlan | undefined)[] = [];
+  const plan: MessagePlan = { name: type.fullName.slice(1), fields, declared, byId, reserve: 1 };
+  plans.set(type, plan);
+  for (const field of type.fieldsArray) {
+    const where = `${plan.name}.${field.name}`;
+    const options = field.options ?? {};
+    const kind = kindOf(field, where);
+    const map = field instanceof protobuf.MapField;
+    if (map && (field.keyType !== 'string' || (kind !== 'string' && kind !== 'quantity'))) throw new Error(`protobuf schema: ${where}: only maps of strings to strings or quantities are supported`);
+    const repeated = field.repeated || map;
+    if (options['(ptr)'] === true && repeated) throw new Error(`protobuf schema: ${where}: a repeated field cannot be a pointer`);
+    // Map entries are messages; repeated scalars are written unpacked, one tag per element.
+    const wireType = map ? LENGTH_DELIMITED : kind === 'int32' || kind === 'int64' || kind === 'bool' ? VARINT : LENGTH_DELIMITED;
+    declared.push({
+      name: field.name,
+      index: declared.length,
+      id: field.id,
+      kind,
+      tag: ((field.id << 3) | wireType) >>> 0,
+      repeated,
+      map,
+      pointer: options['(ptr)'] === true,
+      jsonZero: options['(json_zero)'] === true,
+      message: undefined,
+      reserve: 1,
+    });
+  }
+  // Message plans are filled in after this one is registered, so types may refer to each other.
+  type.fieldsArray.forEach((field, i) => {
+    const f = declared[i]!;
+    if (f.kind === 'message') f.message = planOf(field.resolvedType as protobuf.Type);
+  });
+  fields.push(...[...declared].sort((a, b) => a.id - b.id));
+  for (const f of fields) byId[f.id] = f;
+  return plan;
+}
+
+/** The plan of a message by its full name (`wire.apimachinery.Status`). */
+export function messagePlan(fullName: string): MessagePlan {
+  return planOf(root.lookupType(fullName));
+}
+
+// ---- kinds ----
+
+/** Every naming profile, so a group is recognized under whichever one the server runs. */
+const PROFILES: Record<NamingProfileName, true> = { orch: true, kubernetes: true };
+
+/** `<first group segment>/<version>/<kind>` → plan; the core group's segment is empty. */
+const served = new Map<string, MessagePlan>();
+
+function collectServed(ns: protobuf.NamespaceBase): void {
+  for (const nested of ns.nestedArray) {
+    if (nested instanceof protobuf.Type) {
+      const serves = nested.options?.['(serves)'];
+      if (typeof serves === 'string') {
+        const slash = serves.indexOf('/');
+        const key = slash < 0 ? `/${serves}/${nested.name}` : `${serves}/${nested.name}`;
+        served.set(key, planOf(nested));
+      }
+    }
+    if (nested instanceof protobuf.Namespace || nested instanceof protobuf.Type) collectServed(nested);
+  }
+}
+collectServed(root);
+
+/**
+ * The group's first segment when the group is the core group or a built-in group under one of
+ * the naming profiles (`coordination.orch.io`, `coordination.k8s.io`); undefined otherwise.
+ */
+function builtinSegment(group: string): string | undefined {
+  if (group === '') return '';
+  const dot = group.indexOf('.');
+  if (dot <= 0) return undefined;
+  const segment = group.slice(0, dot);
+  for (const profile of Object.keys(PROFILES) as NamingProfileName[]) if (namingProfile(profile).group(segment) === group) return segment;
+  return undefined;
+}
+
+const kindCache = new Map<string, MessagePlan | null>();
+
+/** The plan serving `apiVersion`/`kind`, or undefined when that kind has no protobuf form here. */
+export function kindPlan(apiVersion: string, kind: string): MessagePlan | undefined {
+  const cacheKey = `${apiVersion}\0${kind}`;
+  const cached = kindCache.get(cacheKey);
+  if (cached !== undefined) return cached ?? undefined;
+  const slash = apiVersion.indexOf('/');
+  const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+  const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+  const segment = builtinSegment(group);
+  const plan = segment === undefined ? undefined : served.get(`${segment}/${version}/${kind}`);
+  // Callers may ask about any kind (custom resources too): keep the cache bounded.
+  if (kindCache.size >= 4096) kindCache.clear();
+  kindCache.set(cacheKey, plan ?? null);
+  return plan;
+}
