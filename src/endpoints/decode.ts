@@ -6,6 +6,7 @@ import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
 import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
 import { parseDocument } from 'yaml';
+import { decodeObject as decodeProtobuf } from '../wire/protobuf/index.ts';
 import { leftToDeclarative } from '../machinery/declarative-validation.ts';
 import { errors } from '../machinery/status.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
@@ -121,8 +122,18 @@ export function parseYaml(text: string, validation: FieldValidation, what = 'err
   return { value, duplicate };
 }
 
-/** A create or update body in JSON or YAML. */
-export function decodeBody(text: string, type: 'json' | 'yaml', def: KindDefinition, validation: FieldValidation): Decoded {
+/** A create or update body in JSON, YAML or protobuf. */
+export function decodeBody(body: Buffer, type: 'json' | 'yaml' | 'protobuf', def: KindDefinition, validation: FieldValidation): Decoded {
+  if (type === 'protobuf') {
+    let value: KObject;
+    try {
+      value = decodeProtobuf(body, { apiVersion: apiVersionOf(def), kind: def.kind });
+    } catch (e) {
+      throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${(e as Error).message}`);
+    }
+    return checkObject(value, def, validation, []);
+  }
+  const text = body.toString('utf8');
   if (type === 'json') return decodeObject(text, def, validation);
   const { value, duplicate } = parseYaml(text, validation);
   if (duplicate && validation === 'Strict') throw errors.badRequest(`error strict decoding YAML: ${duplicate}`);

@@ -19,7 +19,9 @@ import { managerFromUserAgent } from '../registry/field-manager.ts';
 import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
 import { checkObject, decodeBody, parseFieldValidation, parseJson, type FieldValidation } from './decode.ts';
 import { parseBool, parseInteger, parseListOptions } from '../machinery/list-options.ts';
-import { readBody, writeJson, writeJsonBytes, writeStatus } from './respond.ts';
+import { readBody, readBodyBytes, writeJson, writeJsonBytes, writeStatus } from './respond.ts';
+import { encodeWatchEvent, supportsProtobuf } from '../wire/protobuf/index.ts';
+import { apiVersionOf } from '../registry/definition.ts';
 
 export interface ResourceTarget {
   store: RegistryStore;
@@ -76,9 +78,21 @@ function allowed(t: ResourceTarget, verb: Verb): void {
   if (!verbs.includes(verb)) throw errors.methodNotAllowed();
 }
 
-/** Response format of a read: JSON, or a Table / PartialObjectMetadata conversion of it. */
+/** The profile's protobuf media type when the kind has a protobuf form (custom resources will not). */
+function protobufFor(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): string | undefined {
+  if (!supportsProtobuf(apiVersionOf(t.store.def), t.store.def.kind)) return undefined;
+  ctx.protobufType = env.naming.protobufMediaType;
+  return ctx.protobufType;
+}
+
+/** Response format of a write (JSON, YAML or protobuf). */
+function writeFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): void {
+  ctx.responseType = negotiateResponse(ctx.req.headers.accept, undefined, {}, protobufFor(ctx, env, t)).mediaType;
+}
+
+/** Response format of a read: JSON, YAML, protobuf, or a Table / PartialObjectMetadata conversion. */
 function readFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): { convert?: Conversion; table?: TableRequest } {
-  const { convert, mediaType } = negotiateResponse(ctx.req.headers.accept, { metaGroup: env.naming.metaGroup }, { stream: ctx.info.verb === 'watch' });
+  const { convert, mediaType } = negotiateResponse(ctx.req.headers.accept, { metaGroup: env.naming.metaGroup }, { stream: ctx.info.verb === 'watch' }, protobufFor(ctx, env, t));
   ctx.responseType = mediaType;
   if (!convert) return {};
   if (convert.kind !== 'Table') return { convert };
@@ -122,11 +136,20 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   const { res, req } = ctx;
   let started = false;
   let ended = false;
+  const protobuf = ctx.responseType === 'protobuf';
   const start = () => {
     if (started) return;
     started = true;
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    const type = protobuf ? `${ctx.protobufType};stream=watch` : 'application/json';
+    res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
+  };
+  /** A protobuf watch frame: the event's length (4 bytes, big-endian), then the event. */
+  const frame = (payload: Buffer): Buffer => {
+    const out = Buffer.allocUnsafe(4 + payload.length);
+    out.writeUInt32BE(payload.length, 0);
+    payload.copy(out, 4);
+    return out;
   };
   const write = (text: string | Buffer): boolean => {
     if (ended) return true;
@@ -140,13 +163,14 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   };
   const sink: WatchSink = {
     send: (type, object) => {
+      if (protobuf) return write(frame(encodeWatchEvent(type, object.view())));
       if (!convert) return write(object.watchLine(type));
       // Only the first Table of a watch carries the column definitions, as in kube-apiserver.
       const body = convertObject(convert, object.view(), table);
       if (table) table.noHeaders = true;
       return write(`${JSON.stringify({ type, object: body })}\n`);
     },
-    error: (status: StatusBody) => write(`${JSON.stringify({ type: 'ERROR', object: status })}\n`),
+    error: (status: StatusBody) => write(protobuf ? frame(encodeWatchEvent('ERROR', status)) : `${JSON.stringify({ type: 'ERROR', object: status })}\n`),
     end: () => finish(),
     onDrain: (resume) => res.once('drain', resume),
   };
@@ -178,10 +202,10 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
 
 export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'create');
-  ctx.responseType = negotiateResponse(ctx.req.headers.accept).mediaType;
+  writeFormat(ctx, env, t);
   const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'CreateOptions');
-  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml']);
-  const decoded = decodeBody(await readBody(ctx), bodyType, t.store.def, fieldValidation);
+  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf'], protobufFor(ctx, env, t));
+  const decoded = decodeBody(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation);
   for (const w of decoded.warnings) ctx.warnings.add(w);
   const created = await t.store.create(t.namespace, decoded.obj, { dryRun, manager, warn: (m) => ctx.warnings.add(m) });
   writeJsonBytes(ctx, 201, t.store.responseBytes(created));
@@ -189,10 +213,10 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
 
 export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'update');
-  ctx.responseType = negotiateResponse(ctx.req.headers.accept).mediaType;
+  writeFormat(ctx, env, t);
   const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'UpdateOptions');
-  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml']);
-  const decoded = decodeBody(await readBody(ctx), bodyType, t.store.def, fieldValidation);
+  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf'], protobufFor(ctx, env, t));
+  const decoded = decodeBody(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation);
   for (const w of decoded.warnings) ctx.warnings.add(w);
   const body = decoded.obj;
   const { object, created } = await t.store.guaranteedUpdate(
@@ -206,7 +230,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
 
 export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'patch');
-  ctx.responseType = negotiateResponse(ctx.req.headers.accept).mediaType;
+  writeFormat(ctx, env, t);
   const type = negotiateBody(ctx.req.headers['content-type'], ['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch']);
   if (type === 'apply-patch') return handleApply(ctx, env, t);
   const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'PatchOptions');
@@ -326,7 +350,7 @@ async function deleteOptions(ctx: RequestContext, env: HandlerEnv): Promise<Dele
 
 export async function handleDelete(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'delete');
-  ctx.responseType = negotiateResponse(ctx.req.headers.accept).mediaType;
+  writeFormat(ctx, env, t);
   const opts = await deleteOptions(ctx, env);
   const outcome = await t.store.delete(t.namespace, t.name, opts);
   // Accepted, not done: the garbage collector removes the dependents first (spec-decisions #6).
@@ -337,7 +361,7 @@ export async function handleDelete(ctx: RequestContext, env: HandlerEnv, t: Reso
 
 export async function handleDeleteCollection(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'deletecollection');
-  ctx.responseType = negotiateResponse(ctx.req.headers.accept).mediaType;
+  writeFormat(ctx, env, t);
   const listOpts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'deletecollection');
   validateSelectorFields(t, listOpts.fieldSelector);
   const opts = await deleteOptions(ctx, env);

@@ -5,6 +5,8 @@ import { errors, isStatusError, type StatusBody, type StatusError } from '../mac
 import { parseBool } from '../machinery/list-options.ts';
 import { stringify as toYaml } from 'yaml';
 import { gzip } from 'node:zlib';
+import { encodeList, encodeObject, encodeStatus, supportsProtobuf } from '../wire/protobuf/index.ts';
+import type { KObject } from '../machinery/meta.ts';
 import { negotiateResponse } from '../negotiation/negotiate.ts';
 
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
@@ -34,9 +36,24 @@ export function yamlText(value: unknown): string {
 }
 
 const asYaml = (ctx: RequestContext, contentType: string) => ctx.responseType === 'application/yaml' && contentType === 'application/json';
+const asProtobuf = (ctx: RequestContext, contentType: string) => ctx.responseType === 'protobuf' && contentType === 'application/json' && !!ctx.protobufType;
+
+/** An object, list or Status in the protobuf envelope; undefined when it has no protobuf form. */
+function protobufBody(value: unknown): Buffer | undefined {
+  const o = value as { apiVersion?: string; kind?: string; items?: unknown; metadata?: object };
+  if (typeof o?.kind !== 'string') return undefined;
+  if (o.kind === 'Status') return encodeStatus(o);
+  if (typeof o.apiVersion !== 'string' || !supportsProtobuf(o.apiVersion, o.kind)) return undefined;
+  if (o.kind.endsWith('List') && Array.isArray(o.items)) return encodeList(o as Parameters<typeof encodeList>[0]);
+  return encodeObject(o as KObject);
+}
 
 export function writeJson(ctx: RequestContext, code: number, body: unknown, contentType = 'application/json', headers: Record<string, string> = {}): void {
   if (asYaml(ctx, contentType)) return send(ctx, code, yamlText(body), 'application/yaml', headers);
+  if (asProtobuf(ctx, contentType)) {
+    const pb = protobufBody(body);
+    if (pb) return send(ctx, code, pb, ctx.protobufType!, headers);
+  }
   const text = wantsPretty(ctx) ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
   send(ctx, code, text, contentType, headers);
 }
@@ -44,6 +61,10 @@ export function writeJson(ctx: RequestContext, code: number, body: unknown, cont
 /** A body that is already JSON (stored objects, lists built from stored bytes). */
 export function writeJsonBytes(ctx: RequestContext, code: number, json: Buffer, contentType = 'application/json'): void {
   if (asYaml(ctx, contentType)) return send(ctx, code, yamlText(JSON.parse(json.toString('utf8'))), 'application/yaml', {});
+  if (asProtobuf(ctx, contentType)) {
+    const pb = protobufBody(JSON.parse(json.toString('utf8')));
+    if (pb) return send(ctx, code, pb, ctx.protobufType!, {});
+  }
   send(ctx, code, wantsPretty(ctx) ? `${JSON.stringify(JSON.parse(json.toString('utf8')), null, 2)}\n` : json, contentType, {});
 }
 
@@ -99,7 +120,8 @@ export function writeError(ctx: RequestContext, err: StatusError): void {
   // An error before negotiation still answers in a type the client accepts, when it can.
   if (ctx.responseType === undefined) {
     try {
-      ctx.responseType = negotiateResponse(ctx.req.headers.accept).mediaType;
+      const f = negotiateResponse(ctx.req.headers.accept, undefined, {}, ctx.protobufType);
+      ctx.responseType = f.mediaType;
     } catch {
       ctx.responseType = 'application/json';
     }
@@ -114,7 +136,12 @@ export function toStatusError(e: unknown): StatusError {
 }
 
 /** Read the request body up to the limit; 413 beyond it. */
-export function readBody(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYTES): Promise<string> {
+export async function readBody(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYTES): Promise<string> {
+  return (await readBodyBytes(ctx, limit)).toString('utf8');
+}
+
+/** The request body as bytes (binary encodings), with the same limit. */
+export function readBodyBytes(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYTES): Promise<Buffer> {
   const { req, res } = ctx;
   if (Number(req.headers['content-length'] ?? NaN) > limit) return Promise.reject(tooLarge(res, limit));
   // Listeners are inline (unnamed) functions: this runs on every write request, and the TypeScript
@@ -137,7 +164,7 @@ export function readBody(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYTES): P
     req.once('end', () => {
       if (settled) return;
       settled = true;
-      resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
     });
     // A client that goes away or breaks the framing mid-body is the client's problem, not a bug.
     req.once('error', (e: Error) => {

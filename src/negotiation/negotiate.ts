@@ -43,7 +43,7 @@ export const SUPPORTED_RESPONSE_TYPES = ['application/json', 'application/yaml']
 /** Watch streams need a framing: YAML has none, as in kube-apiserver. */
 export const SUPPORTED_STREAM_TYPES = ['application/json'] as const;
 
-export type ResponseMediaType = (typeof SUPPORTED_RESPONSE_TYPES)[number];
+export type ResponseMediaType = (typeof SUPPORTED_RESPONSE_TYPES)[number] | 'protobuf';
 
 /** A conversion the client asked for with `;as=<Kind>;g=<group>;v=<version>`. */
 export interface Conversion {
@@ -66,11 +66,22 @@ const CONVERSION_VERSIONS = new Set(['v1', 'v1beta1']);
  * (reads: get, list, watch); an entry asking for a conversion the endpoint does not offer is
  * skipped, so a client can list fallbacks.
  */
-export function negotiateResponse(accept: string | undefined, conversions?: { metaGroup: string }, opts: { stream?: boolean } = {}): ResponseFormat {
+export function negotiateResponse(
+  accept: string | undefined,
+  conversions?: { metaGroup: string },
+  opts: { stream?: boolean } = {},
+  /** The profile's protobuf media type, when the object has a protobuf form. */
+  protobuf?: string,
+): ResponseFormat {
   const entries = parseAccept(accept);
   if (entries.length === 0) return { mediaType: 'application/json' };
   const yamlAllowed = !opts.stream;
   for (const m of entries) {
+    if (protobuf && `${m.type}/${m.subtype}` === protobuf && !m.params.as) {
+      // `stream=watch` asks for the framed stream; either way a watch gets frames.
+      if (m.params.stream !== undefined && m.params.stream !== 'watch') continue;
+      return { mediaType: 'protobuf' };
+    }
     const anyType = m.type === '*' || (m.type === 'application' && m.subtype === '*');
     const json = anyType || (m.type === 'application' && m.subtype === 'json');
     const yaml = yamlAllowed && m.type === 'application' && m.subtype === 'yaml';
@@ -84,10 +95,12 @@ export function negotiateResponse(accept: string | undefined, conversions?: { me
     if (!conversions || !CONVERSION_KINDS.has(as) || m.params.g !== conversions.metaGroup || !CONVERSION_VERSIONS.has(m.params.v ?? '')) continue;
     return { mediaType, convert: { kind: as as Conversion['kind'], apiVersion: `${conversions.metaGroup}/${m.params.v}` } };
   }
-  throw errors.notAcceptable(opts.stream ? SUPPORTED_STREAM_TYPES : SUPPORTED_RESPONSE_TYPES);
+  const offered: string[] = [...(opts.stream ? SUPPORTED_STREAM_TYPES : SUPPORTED_RESPONSE_TYPES)];
+  if (protobuf) offered.push(protobuf);
+  throw errors.notAcceptable(offered);
 }
 
-export type BodyType = 'json' | 'yaml' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
+export type BodyType = 'json' | 'yaml' | 'protobuf' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
 
 const BODY_TYPES: Record<string, BodyType> = {
   'application/json': 'json',
@@ -111,11 +124,12 @@ function parseContentType(header: string): MediaType | undefined {
 }
 
 /** The request body's encoding; 415 for anything else. */
-export function negotiateBody<T extends BodyType>(contentType: string | undefined, allowed: readonly T[]): T {
+export function negotiateBody<T extends BodyType>(contentType: string | undefined, allowed: readonly T[], protobuf?: string): T {
   const m = parseContentType(contentType ?? '');
   const known: readonly BodyType[] = allowed;
-  const accepted = Object.entries(BODY_TYPES).filter(([, t]) => known.includes(t)).map(([k]) => k);
-  const t = m ? BODY_TYPES[`${m.type}/${m.subtype}`] : known.includes('json') && !contentType ? 'json' : undefined;
+  const types: Record<string, BodyType> = protobuf && known.includes('protobuf') ? { ...BODY_TYPES, [protobuf]: 'protobuf' } : BODY_TYPES;
+  const accepted = Object.entries(types).filter(([, t]) => known.includes(t)).map(([k]) => k);
+  const t = m ? types[`${m.type}/${m.subtype}`] : known.includes('json') && !contentType ? 'json' : undefined;
   if (!t || !known.includes(t)) throw errors.unsupportedMediaType(accepted);
   return t as T;
 }

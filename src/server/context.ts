@@ -20,7 +20,9 @@ export interface RequestContext {
   /** Whether get/list responses may be gzip-compressed (gate APIResponseCompression). */
   compression?: boolean;
   /** The negotiated encoding of the response body (errors included); JSON until negotiated. */
-  responseType?: 'application/json' | 'application/yaml';
+  responseType?: 'application/json' | 'application/yaml' | 'protobuf';
+  /** The naming profile's protobuf media type (`application/vnd.orch.protobuf`), for protobuf answers. */
+  protobufType?: string;
 }
 
 /** Collects `Warning: 299 - "…"` headers, one per distinct message. */

@@ -1,0 +1,113 @@
+// Protobuf over HTTP: the profile's media type for get, list, watch (length-prefixed frames),
+// writes and errors; protobuf request bodies; 406 for the other profile's type; kubectl (which
+// sends protobuf for `kubectl create namespace`) in the kubernetes profile.
+
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { api, testServer } from '../support/server.ts';
+import { tempDir } from '../support/tmp.ts';
+import { decodeObject, decodeWatchEvent, encodeObject, PROTOBUF_MAGIC } from '../../src/wire/protobuf/index.ts';
+
+const orch = await testServer();
+const PB = 'application/vnd.orch.protobuf';
+const LEASES = '/apis/coordination.orch.io/v1/namespaces/default/leases';
+
+async function raw(server: { url: string }, method: string, path: string, headers: Record<string, string>, body?: Uint8Array) {
+  const res = await fetch(server.url + path, { method, headers, body });
+  return { status: res.status, type: res.headers.get('content-type'), bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+describe('protobuf responses (orch profile)', () => {
+  test('get: the k8s\\0 envelope decodes to the JSON answer', async () => {
+    await api(orch, 'POST', LEASES, { metadata: { name: 'pb1', labels: { a: 'b' } }, spec: { holderIdentity: 'me', leaseDurationSeconds: 5, renewTime: '2026-01-02T03:04:05.123456Z' } });
+    const json = (await api(orch, 'GET', `${LEASES}/pb1`)).body;
+    const r = await raw(orch, 'GET', `${LEASES}/pb1`, { Accept: PB });
+    assert.equal(r.status, 200);
+    assert.equal(r.type, PB);
+    assert.deepEqual([...r.bytes.subarray(0, 4)], [...PROTOBUF_MAGIC]);
+    assert.deepEqual(decodeObject(r.bytes), json);
+  });
+
+  test('list, and errors as a protobuf Status', async () => {
+    const r = await raw(orch, 'GET', LEASES, { Accept: `${PB}, application/json` });
+    assert.equal(r.type, PB);
+    const list = decodeObject(r.bytes) as unknown as { kind: string; items: { metadata: { name: string } }[] };
+    assert.equal(list.kind, 'LeaseList');
+    assert.ok(list.items.some((i) => i.metadata.name === 'pb1'));
+    const missing = await raw(orch, 'GET', `${LEASES}/nope`, { Accept: PB });
+    assert.equal(missing.status, 404);
+    assert.equal(missing.type, PB);
+    const status = decodeObject(missing.bytes) as unknown as { kind: string; reason: string; code: number };
+    assert.deepEqual([status.kind, status.reason, status.code], ['Status', 'NotFound', 404]);
+  });
+
+  test("the other profile's protobuf type is not offered: 406 unless JSON is acceptable too", async () => {
+    const r = await raw(orch, 'GET', `${LEASES}/pb1`, { Accept: 'application/vnd.kubernetes.protobuf' });
+    assert.equal(r.status, 406);
+    const fallback = await raw(orch, 'GET', `${LEASES}/pb1`, { Accept: 'application/vnd.kubernetes.protobuf, application/json' });
+    assert.equal(fallback.type, 'application/json');
+  });
+
+  test('watch streams length-prefixed WatchEvent frames', async () => {
+    const rv = (await api(orch, 'GET', LEASES)).body.metadata.resourceVersion;
+    const res = await fetch(`${orch.url}${LEASES}?watch=1&resourceVersion=${rv}&timeoutSeconds=2`, { headers: { Accept: `${PB};stream=watch` } });
+    assert.equal(res.headers.get('content-type'), `${PB};stream=watch`);
+    await api(orch, 'POST', LEASES, { metadata: { name: 'pb-w' } });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const events: { type: string; name?: string }[] = [];
+    for (let at = 0; at < bytes.length; ) {
+      const len = bytes.readUInt32BE(at);
+      const ev = decodeWatchEvent(bytes.subarray(at + 4, at + 4 + len));
+      events.push({ type: ev.type, name: ev.object.metadata?.name });
+      at += 4 + len;
+    }
+    assert.deepEqual(events.filter((e) => e.type !== 'BOOKMARK')[0], { type: 'ADDED', name: 'pb-w' });
+  });
+});
+
+describe('protobuf request bodies', () => {
+  test('create in protobuf; malformed bytes are 400 and store nothing', async () => {
+    const body = encodeObject({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'pb-in' }, spec: { holderIdentity: 'binary' } });
+    const c = await raw(orch, 'POST', LEASES, { 'Content-Type': PB, Accept: PB }, body);
+    assert.equal(c.status, 201);
+    assert.equal((decodeObject(c.bytes) as unknown as { spec: { holderIdentity: string } }).spec.holderIdentity, 'binary');
+    const bad = await raw(orch, 'POST', LEASES, { 'Content-Type': PB }, Buffer.from('not protobuf at all'));
+    assert.equal(bad.status, 400);
+    const wrongKind = encodeObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'pb-ns' } });
+    assert.equal((await raw(orch, 'POST', LEASES, { 'Content-Type': PB }, wrongKind)).status, 400);
+    assert.equal((await api(orch, 'GET', '/api/v1/namespaces/pb-ns')).status, 404);
+  });
+});
+
+describe('kubectl in the kubernetes profile', () => {
+  test('kubectl create namespace x (a protobuf body) and kubectl delete namespace x: gone with its content', async () => {
+    const k8s = await testServer({ naming: 'kubernetes' });
+    const dir = tempDir('pb-kubectl');
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: ${k8s.url}\nusers:\n- name: u\n  user: {}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n`);
+    const kubectl = (args: string[], input?: string) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
+        const child = execFile(process.env.KUBECTL || 'kubectl', ['--kubeconfig', kubeconfig, ...args], { env: { ...process.env, HOME: dir }, timeout: 60_000, encoding: 'utf8' }, (err, stdout, stderr) => {
+          if (!err) return resolve({ code: 0, stdout, stderr });
+          if (typeof err.code === 'number') return resolve({ code: err.code, stdout, stderr });
+          reject(err);
+        });
+        child.stdin?.end(input ?? '');
+      });
+    const created = await kubectl(['create', 'namespace', 'x']);
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(created.stdout, /namespace\/x created/);
+    const lease = await kubectl(['create', '-n', 'x', '-f', '-'], JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'inside' }, spec: { holderIdentity: 'h' } }));
+    assert.equal(lease.code, 0, lease.stderr);
+    const started = Date.now();
+    const deleted = await kubectl(['delete', 'namespace', 'x']);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.ok(Date.now() - started < 10_000, 'deleted within seconds');
+    assert.equal((await api(k8s, 'GET', '/api/v1/namespaces/x')).status, 404);
+    const table = await kubectl(['get', 'namespaces']);
+    assert.doesNotMatch(table.stdout, /^x\s/m);
+  });
+});
