@@ -105,6 +105,23 @@ function hasDefaults(s: Schema): boolean {
  * body cannot grow into a huge one.
  */
 export function parseYaml(text: string, validation: FieldValidation, what = 'error decoding YAML'): { value: unknown; duplicate?: string } {
+  // JSON is valid YAML and what most clients send (kubectl's apply does): read it as JSON, which
+  // gives the same value many times faster.
+  const first = /\S/.exec(text)?.[0];
+  if (first === '{' || first === '[') {
+    let value: unknown;
+    let json = true;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      json = false;
+    }
+    if (json) {
+      if (text.length > 2 * MAX_JSON_DEPTH && depthExceeds(value, MAX_JSON_DEPTH)) throw errors.badRequest(`${what}: exceeded max depth of ${MAX_JSON_DEPTH}`);
+      const duplicates = validation === 'Ignore' ? [] : findDuplicateKeys(text);
+      return { value, duplicate: duplicates.length ? `duplicate field "${duplicates[0]}"` : undefined };
+    }
+  }
   const doc = parseDocument(text, { version: '1.1', uniqueKeys: false, prettyErrors: false });
   if (doc.errors.length) throw errors.badRequest(`${what}: ${doc.errors[0]!.message}`);
   let value: unknown;
