@@ -717,9 +717,9 @@ try {
     const path = (w: number) => `${leasesPath(applyNs)}/${leaseName('obj', w)}`;
     for (let w = 0; w < CREATE_CLIENTS; w++) await post(apiPool, 'apply setup', `${leasesPath(applyNs)}?fieldManager=bench`, hundred(leaseName('obj', w), 0));
     // A PUT of a changed object (no resourceVersion: an unconditional update, as the apply is).
-    const update = await measure(CREATE_CLIENTS, (w, i) =>
+    const update = await profiled('update', () => measure(CREATE_CLIENTS, (w, i) =>
       send(apiPool, 'update', { method: 'PUT', path: `${path(w)}?fieldManager=bench`, body: hundred(leaseName('obj', w), i + 1), headers: { 'content-type': 'application/json' } }),
-    );
+    ));
     loadRow('PUT (update) of a 100-field Lease (baseline)', update);
     cpuRow(update);
     const applied = await profiled('apply', () =>
