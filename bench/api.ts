@@ -26,8 +26,8 @@ const CREATE_CLIENTS = 16;
 const SMALL_LIST = 10_000;
 const LARGE_LIST = Number(process.env.BENCH_LARGE_LIST ?? 100_000);
 const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 1000);
-/** BENCH_ONLY=get,list,create,watch,apply (any subset) runs only those phases, to iterate on one figure. */
-const PHASES = new Set((process.env.BENCH_ONLY ?? 'get,list,create,watch,apply').split(',').map((p) => p.trim()));
+/** BENCH_ONLY=get,list,create,watch,apply,protobuf (any subset) runs only those phases, to iterate on one figure. */
+const PHASES = new Set((process.env.BENCH_ONLY ?? 'get,list,create,watch,apply,protobuf').split(',').map((p) => p.trim()));
 const CHANGES = 100;
 /** Population stops here even if not done (the figures then say how many leases there were). */
 const POPULATE_LIMIT_MS = 6 * 60_000;
@@ -730,6 +730,28 @@ try {
     loadRow('server-side apply of the same change', applied, update);
     cpuRow(applied);
     summary.push(['apply vs update of a 100-field object (goal ≥ 0.25)', `${fmt(applied.perSecond / update.perSecond, 2)}×`]);
+  }
+
+  // ---- 7: protobuf vs JSON ----
+  if (PHASES.has('protobuf')) {
+    const PB = 'application/vnd.orch.protobuf';
+    console.log(`\n# protobuf vs JSON: GET of one Lease and LIST limit=500, ${CONNECTIONS} connections (ratio: the same request in JSON)`);
+    const pbNs = 'bench-protobuf';
+    await post(apiPool, 'namespaces', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: pbNs } }));
+    await populate(apiPool, pbNs, 0, 500);
+    const one = `${leasesPath(pbNs)}/${leaseName('l', 0)}`;
+    const getJson = await measure(CONNECTIONS, () => send(apiPool, 'get json', { method: 'GET', path: one, headers: { accept: 'application/json' } }));
+    loadRow('GET in JSON (baseline)', getJson);
+    const getPb = await profiled('get-protobuf', () => measure(CONNECTIONS, () => send(apiPool, 'get protobuf', { method: 'GET', path: one, headers: { accept: PB } })));
+    loadRow('GET in protobuf', getPb, getJson);
+    cpuRow(getPb);
+    const page = `${leasesPath(pbNs)}?limit=500`;
+    const listJson = await measure(LIST_CONNECTIONS, () => send(apiPool, 'list json', { method: 'GET', path: page, headers: { accept: 'application/json' } }));
+    loadRow('LIST limit=500 in JSON (baseline)', listJson);
+    const listPb = await profiled('list-protobuf', () => measure(LIST_CONNECTIONS, () => send(apiPool, 'list protobuf', { method: 'GET', path: page, headers: { accept: PB } })));
+    loadRow('LIST limit=500 in protobuf', listPb, listJson);
+    cpuRow(listPb);
+    summary.push(['protobuf vs JSON: GET, LIST of 500 (goal > 1)', `${fmt(getPb.perSecond / getJson.perSecond, 2)}×, ${fmt(listPb.perSecond / listJson.perSecond, 2)}×`]);
   }
 
   row('    api server RSS at the end', `${fmt(rssMB(apiServer.proc.pid))} MB`);

@@ -5,7 +5,7 @@ import type { RequestContext } from '../server/context.ts';
 import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
 import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyJsonPatch, applyMergePatch } from '../machinery/patch.ts';
-import { applyStrategicMergePatch } from '../machinery/strategic-merge.ts';
+import { applyStrategicMergePatch, PANIC_MESSAGE, StrategicMergePanic } from '../machinery/strategic-merge.ts';
 import { errors, StatusError, type StatusBody } from '../machinery/status.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import type { Naming } from '../naming.ts';
@@ -19,8 +19,8 @@ import { managerFromUserAgent } from '../registry/field-manager.ts';
 import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
 import { checkObject, decodeBody, parseFieldValidation, parseJson, type FieldValidation } from './decode.ts';
 import { parseBool, parseInteger, parseListOptions } from '../machinery/list-options.ts';
-import { readBody, readBodyBytes, writeJson, writeJsonBytes, writeStatus } from './respond.ts';
-import { encodeWatchEvent, supportsProtobuf } from '../wire/protobuf/index.ts';
+import { readBody, readBodyBytes, writeBytes, writeJson, writeJsonBytes, writeStatus } from './respond.ts';
+import { encodeListFromItems, encodeObjectFromItem, encodeWatchEvent, supportsProtobuf } from '../wire/protobuf/index.ts';
 import { apiVersionOf } from '../registry/definition.ts';
 
 export interface ResourceTarget {
@@ -104,6 +104,8 @@ export async function handleGet(ctx: RequestContext, env: HandlerEnv, t: Resourc
   const { convert, table } = readFormat(ctx, env, t);
   const obj = await t.store.getEncoded(t.namespace, t.name, ctx.url.searchParams.get('resourceVersion') ?? undefined);
   if (convert) return writeJson(ctx, 200, convertObject(convert, obj.view(), table));
+  // Protobuf from the message kept for this stored version: only the envelope is written.
+  if (ctx.responseType === 'protobuf') return writeBytes(ctx, 200, encodeObjectFromItem(t.store.apiVersion, t.store.def.kind, obj.protobufItem()), ctx.protobufType!);
   writeJsonBytes(ctx, 200, obj.bytes());
 }
 
@@ -116,6 +118,10 @@ export async function handleList(ctx: RequestContext, env: HandlerEnv, t: Resour
     if (convert.kind === 'PartialObjectMetadata') convertList(convert, [], {}, table); // 406 before any read
     const list = await t.store.list(t.namespace, opts);
     return writeJson(ctx, 200, convertList(convert, list.items, list.metadata, table));
+  }
+  if (ctx.responseType === 'protobuf' && !t.store.def.computed) {
+    const { items, ...envelope } = await t.store.listEncoded(t.namespace, opts);
+    return writeBytes(ctx, 200, encodeListFromItems(envelope, items.map((i) => i.protobufItem())), ctx.protobufType!);
   }
   writeJsonBytes(ctx, 200, await t.store.listJson(t.namespace, opts));
 }
@@ -163,7 +169,7 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   };
   const sink: WatchSink = {
     send: (type, object) => {
-      if (protobuf) return write(frame(encodeWatchEvent(type, object.view())));
+      if (protobuf) return write(object.watchFrame(type));
       if (!convert) return write(object.watchLine(type));
       // Only the first Table of a watch carries the column definitions, as in kube-apiserver.
       const body = convertObject(convert, object.view(), table);
@@ -231,33 +237,44 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
 export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'patch');
   writeFormat(ctx, env, t);
-  const type = negotiateBody(ctx.req.headers['content-type'], ['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch']);
+  // Strategic merge needs the kind's merge markers: a kind without them (custom resources) refuses
+  // it with 415, listing the patch types it takes, as kube-apiserver does.
+  const patchTypes = t.store.def.strategicMergePatch === false ? (['json-patch', 'merge-patch', 'apply-patch'] as const) : (['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch'] as const);
+  const type = negotiateBody(ctx.req.headers['content-type'], patchTypes);
   if (type === 'apply-patch') return handleApply(ctx, env, t);
   const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'PatchOptions');
   const text = await readBody(ctx);
   const patch = parseJson(text, 'error decoding patch');
-  if (type !== 'json-patch' && !isPlainObject(patch)) throw errors.badRequest('error decoding patch: the patch must be a JSON object');
+  // A strategic patch is decoded against the stored object, so its shape is checked there.
+  if (type === 'merge-patch' && !isPlainObject(patch)) throw errors.badRequest('error decoding patch: the patch must be a JSON object');
   const duplicates = fieldValidation === 'Ignore' || type === 'json-patch' ? [] : findDuplicateKeys(text);
   let warnings: string[] = [];
-  const { object } = await t.store.guaranteedUpdate(
-    t.namespace,
-    t.name,
-    (current) => {
-      if (!current) throw errors.notFound(t.store.qualified, t.name);
-      const patched =
-        type === 'json-patch'
-          ? applyJsonPatch(current, patch)
-          : type === 'merge-patch'
-            ? applyMergePatch(current, patch)
-            : applyStrategicMergePatch(current, patch, t.store.def.schema);
-      const decoded = checkObject(patched, t.store.def, fieldValidation, duplicates);
-      warnings = decoded.warnings;
-      return decoded.obj;
-    },
-    { dryRun, manager, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: false },
-  );
-  for (const w of warnings) ctx.warnings.add(w);
-  writeJsonBytes(ctx, 200, t.store.responseBytes(object));
+  try {
+    const { object } = await t.store.guaranteedUpdate(
+      t.namespace,
+      t.name,
+      (current) => {
+        if (!current) throw errors.notFound(t.store.qualified, t.name);
+        const patched =
+          type === 'json-patch'
+            ? applyJsonPatch(current, patch)
+            : type === 'merge-patch'
+              ? applyMergePatch(current, patch)
+              : applyStrategicMergePatch(current, patch, t.store.def.schema);
+        const decoded = checkObject(patched, t.store.def, fieldValidation, duplicates);
+        warnings = decoded.warnings;
+        return decoded.obj;
+      },
+      { dryRun, manager, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: false },
+    );
+    for (const w of warnings) ctx.warnings.add(w);
+    writeJsonBytes(ctx, 200, t.store.responseBytes(object));
+  } catch (e) {
+    // Where Kubernetes' merge code panics, kube-apiserver's panic recovery answers in plain text.
+    if (!(e instanceof StrategicMergePanic) || ctx.res.headersSent) throw e;
+    ctx.res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+    ctx.res.end(`${PANIC_MESSAGE}\n`);
+  }
 }
 
 /**

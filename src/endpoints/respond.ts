@@ -112,6 +112,11 @@ function sendPlain(ctx: RequestContext, code: number, body: Buffer, contentType:
   res.end(ctx.req.method === 'HEAD' ? undefined : body);
 }
 
+/** A body already in its final encoding (protobuf). */
+export function writeBytes(ctx: RequestContext, code: number, body: Buffer, contentType: string): void {
+  send(ctx, code, body, contentType, {});
+}
+
 export function writeStatus(ctx: RequestContext, status: StatusBody, headers: Record<string, string> = {}): void {
   writeJson(ctx, status.code, status, 'application/json', headers);
 }

@@ -4,6 +4,7 @@
 // watchers get it.
 
 import type { KObject } from '../machinery/meta.ts';
+import { encodeItem, encodeWatchEventFromItem } from '../wire/protobuf/index.ts';
 
 /**
  * A stored value in the store's layout and the resourceVersion to splice in after its head
@@ -27,12 +28,39 @@ export class EncodedObject {
   private whole: Buffer | undefined;
   private parsed: KObject | undefined;
   private lines: Map<string, Buffer> | undefined;
+  private frames: Map<string, Buffer> | undefined;
+  private item: Buffer | undefined;
 
-  constructor(chunks: Buffer[] | (() => Buffer[]) | Splice | undefined, parsed?: KObject) {
+  constructor(
+    chunks: Buffer[] | (() => Buffer[]) | Splice | undefined,
+    parsed?: KObject,
+    /** The object's protobuf message, shared by every read of this stored version (see StoredJson). */
+    private readonly protobufSource?: () => Buffer,
+  ) {
     if (typeof chunks === 'function') this.produce = chunks;
     else if (Array.isArray(chunks) || chunks === undefined) this.chunks = chunks;
     else this.splice = chunks;
     this.parsed = parsed;
+  }
+
+  /** The object's protobuf message (no envelope), made once. */
+  protobufItem(): Buffer {
+    return (this.item ??= this.protobufSource ? this.protobufSource() : encodeItem(this.view()));
+  }
+
+  /** One protobuf watch frame (length prefix and WatchEvent), made once per event type. */
+  watchFrame(type: string): Buffer {
+    this.frames ??= new Map();
+    let frame = this.frames.get(type);
+    if (frame === undefined) {
+      const o = this.view();
+      const payload = encodeWatchEventFromItem(type, o.apiVersion ?? '', o.kind ?? '', this.protobufItem());
+      frame = Buffer.allocUnsafe(4 + payload.length);
+      frame.writeUInt32BE(payload.length, 0);
+      payload.copy(frame, 4);
+      this.frames.set(type, frame);
+    }
+    return frame;
   }
 
   /** Whether the JSON contains these bytes (a cheap test before parsing). */

@@ -5,6 +5,7 @@
 
 import type { KeyValue } from '../storage/interface.ts';
 import type { KObject } from '../machinery/meta.ts';
+import { encodeItem } from '../wire/protobuf/index.ts';
 import { EncodedObject, type Splice } from './encoded.ts';
 
 const LIST_END = Buffer.from(']}');
@@ -52,8 +53,18 @@ export class StoredJson {
     return { stored, head, headLength: head.length, field: `"resourceVersion":"${revision}"${emptyMeta ? '' : ','}` };
   }
 
+  /** Protobuf messages of stored versions, made once per version and shared by every read of it. */
+  private readonly items = new WeakMap<Uint8Array, { revision: number; item: Buffer }>();
+
   encoded(kv: KeyValue, revision = kv.modRevision): EncodedObject {
-    return new EncodedObject(this.splice(kv.value, revision));
+    const e: EncodedObject = new EncodedObject(this.splice(kv.value, revision), undefined, () => {
+      const cached = this.items.get(kv.value);
+      if (cached && cached.revision === revision) return cached.item;
+      const item = encodeItem(e.view());
+      this.items.set(kv.value, { revision, item });
+      return item;
+    });
+    return e;
   }
 
   /** A list body: the envelope, then every stored value copied once with its revision spliced in. */
