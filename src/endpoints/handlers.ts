@@ -5,7 +5,7 @@ import type { RequestContext } from '../server/context.ts';
 import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
 import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyJsonPatch, applyMergePatch } from '../machinery/patch.ts';
-import { applyStrategicMergePatch, PANIC_MESSAGE, StrategicMergePanic } from '../machinery/strategic-merge.ts';
+import { applyStrategicMergePatch } from '../machinery/strategic-merge.ts';
 import { errors, StatusError, type StatusBody } from '../machinery/status.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import type { Naming } from '../naming.ts';
@@ -249,32 +249,25 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   if (type === 'merge-patch' && !isPlainObject(patch)) throw errors.badRequest('error decoding patch: the patch must be a JSON object');
   const duplicates = fieldValidation === 'Ignore' || type === 'json-patch' ? [] : findDuplicateKeys(text);
   let warnings: string[] = [];
-  try {
-    const { object } = await t.store.guaranteedUpdate(
-      t.namespace,
-      t.name,
-      (current) => {
-        if (!current) throw errors.notFound(t.store.qualified, t.name);
-        const patched =
-          type === 'json-patch'
-            ? applyJsonPatch(current, patch)
-            : type === 'merge-patch'
-              ? applyMergePatch(current, patch)
-              : applyStrategicMergePatch(current, patch, t.store.def.schema);
-        const decoded = checkObject(patched, t.store.def, fieldValidation, duplicates);
-        warnings = decoded.warnings;
-        return decoded.obj;
-      },
-      { dryRun, manager, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: false },
-    );
-    for (const w of warnings) ctx.warnings.add(w);
-    writeJsonBytes(ctx, 200, t.store.responseBytes(object));
-  } catch (e) {
-    // Where Kubernetes' merge code panics, kube-apiserver's panic recovery answers in plain text.
-    if (!(e instanceof StrategicMergePanic) || ctx.res.headersSent) throw e;
-    ctx.res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
-    ctx.res.end(`${PANIC_MESSAGE}\n`);
-  }
+  const { object } = await t.store.guaranteedUpdate(
+    t.namespace,
+    t.name,
+    (current) => {
+      if (!current) throw errors.notFound(t.store.qualified, t.name);
+      const patched =
+        type === 'json-patch'
+          ? applyJsonPatch(current, patch)
+          : type === 'merge-patch'
+            ? applyMergePatch(current, patch)
+            : applyStrategicMergePatch(current, patch, t.store.def.schema);
+      const decoded = checkObject(patched, t.store.def, fieldValidation, duplicates);
+      warnings = decoded.warnings;
+      return decoded.obj;
+    },
+    { dryRun, manager, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: false },
+  );
+  for (const w of warnings) ctx.warnings.add(w);
+  writeJsonBytes(ctx, 200, t.store.responseBytes(object));
 }
 
 /**

@@ -419,7 +419,7 @@ function kindPaths(d: KindDefinition, names: { kind: string; list: string }): Js
       ? operation('put', id('replace', sub), { parameters: [COMMON.dryRun, COMMON.fieldManager, COMMON.fieldValidation], ...body(ref(names.kind)), ...responses({ '200': ref(names.kind), '201': ref(names.kind) }) })
       : operation('patch', id('patch', sub), {
           parameters: [COMMON.dryRun, COMMON.fieldManager, COMMON.fieldValidation, COMMON.force],
-          requestBody: { content: content(ref(PATCH), PATCH_TYPES), required: true },
+          requestBody: { content: content(ref(PATCH), d.strategicMergePatch === false ? PATCH_TYPES.filter((t) => !t.includes('strategic')) : PATCH_TYPES), required: true },
           ...responses({ '200': ref(names.kind), '201': ref(names.kind) }),
         });
   const paths: Json = {};

@@ -86,6 +86,12 @@ export interface KindDefinition {
    */
   computed?: () => Promise<KObject[]>;
   /**
+   * false: PATCH refuses `application/strategic-merge-patch+json` with 415, as kube-apiserver does for
+   * custom resources (their schemas carry no Go struct tags to merge by). Built-in kinds support it
+   * (absent or true).
+   */
+  strategicMergePatch?: boolean;
+  /**
    * Served unless `--runtime-config` says otherwise (default true). Beta APIs introduced after
    * 1.22 are off by default, as spec 01 says.
    */

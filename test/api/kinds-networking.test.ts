@@ -417,14 +417,15 @@ describe('ServiceCIDR', () => {
     test('PATCH /status merges conditions by type', async () => {
       const r = await api(server, 'PATCH', `${path}/status`, { status: { conditions: [{ type: 'example.com/Probed', status: 'Unknown', lastTransitionTime: '2024-01-02T03:04:05Z', reason: 'NotYet', message: '' }] } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
       assert.equal(r.status, 200, r.text);
-      assert.deepEqual(r.body.status.conditions.map((c: { type: string }) => c.type), ['Ready', 'example.com/Probed']);
+      // The new condition goes first, as Kubernetes' strategicpatch orders new items.
+      assert.deepEqual(r.body.status.conditions.map((c: { type: string }) => c.type), ['example.com/Probed', 'Ready']);
     });
 
     test('the main resource cannot change status', async () => {
       const cur = (await api(server, 'GET', path)).body;
       const r = await api(server, 'PUT', path, { ...cur, status: { conditions: [readyCondition({ status: 'False', reason: 'Broken' })] } });
       assert.equal(r.status, 200, r.text);
-      assert.equal(r.body.status.conditions[0].status, 'True');
+      assert.equal(r.body.status.conditions.find((c: { type: string }) => c.type === 'Ready').status, 'True');
       assert.equal(r.body.metadata.resourceVersion, cur.metadata.resourceVersion, 'nothing was written');
       const p = await api(server, 'PATCH', path, { status: null }, MERGE);
       assert.equal(p.status, 200, p.text);
