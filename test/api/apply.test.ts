@@ -97,6 +97,19 @@ describe('apply', () => {
     assert.equal(kept.body.spec.leaseDurationSeconds, 11);
   });
 
+  test('a resourceVersion in the intent is a precondition: stale is 409, current applies', async () => {
+    const c = await apply('a-rv', 'alice', lease('a-rv', { holderIdentity: 'me' }));
+    const rv = c.body.metadata.resourceVersion as string;
+    await api(server, 'PATCH', `${LEASES}/a-rv`, { spec: { leaseTransitions: 1 } }, { 'Content-Type': 'application/merge-patch+json' });
+    const stale = await apply('a-rv', 'alice', lease('a-rv', { holderIdentity: 'you' }, { resourceVersion: rv }));
+    assert.equal(stale.status, 409, stale.text);
+    assert.equal((await api(server, 'GET', `${LEASES}/a-rv`)).body.spec.holderIdentity, 'me');
+    const current = (await api(server, 'GET', `${LEASES}/a-rv`)).body.metadata.resourceVersion as string;
+    const ok = await apply('a-rv', 'alice', lease('a-rv', { holderIdentity: 'you' }, { resourceVersion: current }));
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.body.spec.holderIdentity, 'you');
+  });
+
   test('dryRun: an apply that would create stores nothing, same answer shape', async () => {
     const d = await apply('a5', 'alice', lease('a5', { holderIdentity: 'me' }), '&dryRun=All');
     assert.equal(d.status, 201, d.text);
