@@ -23,6 +23,14 @@ export function decodeApplyConfig(text: string, def: KindDefinition, validation:
     if (validation === 'Strict') throw errors.badRequest(`error strict decoding YAML: ${duplicate}`);
     warnings.push(duplicate);
   }
+  const decoded = decodeApplyConfigValue(value, def, validation);
+  return { config: decoded.config, warnings: [...warnings, ...decoded.warnings] };
+}
+
+/** An apply intent already decoded (YAML/JSON above, or CBOR): envelope, types and unknown fields. */
+export function decodeApplyConfigValue(value: unknown, def: KindDefinition, validation: FieldValidation): ApplyConfig {
+  if (!isPlainObject(value)) throw errors.badRequest('error decoding the apply body: it must be an object (a map at the top level)');
+  const warnings: string[] = [];
 
   const expected = apiVersionOf(def);
   if (value.apiVersion !== expected)

@@ -7,6 +7,7 @@ import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
 import { parseDocument } from 'yaml';
 import { decodeObject as decodeProtobuf } from '../wire/protobuf/index.ts';
+import { decodeCbor } from '../wire/cbor.ts';
 import { leftToDeclarative } from '../machinery/declarative-validation.ts';
 import { errors } from '../machinery/status.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
@@ -139,8 +140,18 @@ export function parseYaml(text: string, validation: FieldValidation, what = 'err
   return { value, duplicate };
 }
 
-/** A create or update body in JSON, YAML or protobuf. */
-export function decodeBody(body: Buffer, type: 'json' | 'yaml' | 'protobuf', def: KindDefinition, validation: FieldValidation): Decoded {
+/** A CBOR body; malformed or refused input (duplicate keys, limits) is 400. */
+export function decodeCborBody(body: Uint8Array, what: string): unknown {
+  try {
+    return decodeCbor(body);
+  } catch (e) {
+    throw errors.badRequest(`${what}: ${(e as Error).message}`);
+  }
+}
+
+/** A create or update body in JSON, YAML, protobuf or CBOR. */
+export function decodeBody(body: Buffer, type: 'json' | 'yaml' | 'protobuf' | 'cbor', def: KindDefinition, validation: FieldValidation): Decoded {
+  if (type === 'cbor') return checkObject(decodeCborBody(body, `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}`), def, validation, []);
   if (type === 'protobuf') {
     let value: KObject;
     try {

@@ -14,10 +14,11 @@ import type { DeleteOptions, RegistryStore, WatchSink } from '../registry/store.
 import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
 import { negotiateBody, negotiateResponse, type Conversion } from '../negotiation/negotiate.ts';
 import { convertList, convertObject, includeObjectOption, type TableRequest } from './transform.ts';
-import { decodeApplyConfig } from './apply.ts';
+import { decodeApplyConfig, decodeApplyConfigValue } from './apply.ts';
+import { encodeCbor } from '../wire/cbor.ts';
 import { managerFromUserAgent } from '../registry/field-manager.ts';
 import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
-import { checkObject, decodeBody, parseFieldValidation, parseJson, type FieldValidation } from './decode.ts';
+import { checkObject, decodeBody, decodeCborBody, parseFieldValidation, parseJson, type FieldValidation } from './decode.ts';
 import { parseBool, parseInteger, parseListOptions } from '../machinery/list-options.ts';
 import { readBody, readBodyBytes, writeBytes, writeJson, writeJsonBytes, writeStatus } from './respond.ts';
 import { encodeListFromItems, encodeObjectFromItem, encodeWatchEvent, supportsProtobuf } from '../wire/protobuf/index.ts';
@@ -87,12 +88,12 @@ function protobufFor(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): s
 
 /** Response format of a write (JSON, YAML or protobuf). */
 function writeFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): void {
-  ctx.responseType = negotiateResponse(ctx.req.headers.accept, undefined, {}, protobufFor(ctx, env, t)).mediaType;
+  ctx.responseType = negotiateResponse(ctx.req.headers.accept, undefined, { cbor: ctx.cbor }, protobufFor(ctx, env, t)).mediaType;
 }
 
 /** Response format of a read: JSON, YAML, protobuf, or a Table / PartialObjectMetadata conversion. */
 function readFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): { convert?: Conversion; table?: TableRequest } {
-  const { convert, mediaType } = negotiateResponse(ctx.req.headers.accept, { metaGroup: env.naming.metaGroup }, { stream: ctx.info.verb === 'watch' }, protobufFor(ctx, env, t));
+  const { convert, mediaType } = negotiateResponse(ctx.req.headers.accept, { metaGroup: env.naming.metaGroup }, { stream: ctx.info.verb === 'watch', cbor: ctx.cbor }, protobufFor(ctx, env, t));
   ctx.responseType = mediaType;
   if (!convert) return {};
   if (convert.kind !== 'Table') return { convert };
@@ -143,10 +144,11 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   let started = false;
   let ended = false;
   const protobuf = ctx.responseType === 'protobuf';
+  const cbor = ctx.responseType === 'application/cbor';
   const start = () => {
     if (started) return;
     started = true;
-    const type = protobuf ? `${ctx.protobufType};stream=watch` : 'application/json';
+    const type = protobuf ? `${ctx.protobufType};stream=watch` : cbor ? 'application/cbor-seq' : 'application/json';
     res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
   };
@@ -170,13 +172,15 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   const sink: WatchSink = {
     send: (type, object) => {
       if (protobuf) return write(object.watchFrame(type));
+      if (cbor) return write(encodeCbor({ type, object: object.view() }));
       if (!convert) return write(object.watchLine(type));
       // Only the first Table of a watch carries the column definitions, as in kube-apiserver.
       const body = convertObject(convert, object.view(), table);
       if (table) table.noHeaders = true;
       return write(`${JSON.stringify({ type, object: body })}\n`);
     },
-    error: (status: StatusBody) => write(protobuf ? frame(encodeWatchEvent('ERROR', status)) : `${JSON.stringify({ type: 'ERROR', object: status })}\n`),
+    error: (status: StatusBody) =>
+      write(protobuf ? frame(encodeWatchEvent('ERROR', status)) : cbor ? encodeCbor({ type: 'ERROR', object: status }) : `${JSON.stringify({ type: 'ERROR', object: status })}\n`),
     end: () => finish(),
     onDrain: (resume) => res.once('drain', resume),
   };
@@ -210,7 +214,7 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
   allowed(t, 'create');
   writeFormat(ctx, env, t);
   const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'CreateOptions');
-  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf'], protobufFor(ctx, env, t));
+  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(ctx, env, t), ctx.cbor);
   const decoded = decodeBody(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation);
   for (const w of decoded.warnings) ctx.warnings.add(w);
   const created = await t.store.create(t.namespace, decoded.obj, { dryRun, manager, warn: (m) => ctx.warnings.add(m) });
@@ -221,7 +225,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
   allowed(t, 'update');
   writeFormat(ctx, env, t);
   const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'UpdateOptions');
-  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf'], protobufFor(ctx, env, t));
+  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(ctx, env, t), ctx.cbor);
   const decoded = decodeBody(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation);
   for (const w of decoded.warnings) ctx.warnings.add(w);
   const body = decoded.obj;
@@ -239,9 +243,12 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   writeFormat(ctx, env, t);
   // Strategic merge needs the kind's merge markers: a kind without them (custom resources) refuses
   // it with 415, listing the patch types it takes, as kube-apiserver does.
-  const patchTypes = t.store.def.strategicMergePatch === false ? (['json-patch', 'merge-patch', 'apply-patch'] as const) : (['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch'] as const);
-  const type = negotiateBody(ctx.req.headers['content-type'], patchTypes);
-  if (type === 'apply-patch') return handleApply(ctx, env, t);
+  const patchTypes =
+    t.store.def.strategicMergePatch === false
+      ? (['json-patch', 'merge-patch', 'apply-patch', 'apply-patch-cbor'] as const)
+      : (['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch', 'apply-patch-cbor'] as const);
+  const type = negotiateBody(ctx.req.headers['content-type'], patchTypes, undefined, ctx.cbor);
+  if (type === 'apply-patch' || type === 'apply-patch-cbor') return handleApply(ctx, env, t, type === 'apply-patch-cbor');
   const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'PatchOptions');
   const text = await readBody(ctx);
   const patch = parseJson(text, 'error decoding patch');
@@ -274,9 +281,10 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
  * Server-side apply: the intent merged into the live object (or creating it), owned by its
  * manager; a conflict with another manager's field is 409 unless forced.
  */
-async function handleApply(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
+async function handleApply(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget, asCbor = false): Promise<void> {
   const { dryRun, fieldValidation, manager, force } = writeOptions(ctx, env, 'PatchOptions', true);
-  const { config, warnings } = decodeApplyConfig(await readBody(ctx), t.store.def, fieldValidation);
+  const body = await readBodyBytes(ctx);
+  const { config, warnings } = asCbor ? decodeApplyConfigValue(decodeCborBody(body, 'error decoding CBOR'), t.store.def, fieldValidation) : decodeApplyConfig(body.toString('utf8'), t.store.def, fieldValidation);
   for (const w of warnings) ctx.warnings.add(w);
   const meta = config.metadata;
   if (meta.name !== undefined && meta.name !== t.name) throw errors.badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${t.name})`);

@@ -7,6 +7,7 @@ import { stringify as toYaml } from 'yaml';
 import { gzip } from 'node:zlib';
 import { encodeList, encodeObject, encodeStatus, supportsProtobuf } from '../wire/protobuf/index.ts';
 import type { KObject } from '../machinery/meta.ts';
+import { encodeCbor } from '../wire/cbor.ts';
 import { negotiateResponse } from '../negotiation/negotiate.ts';
 
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
@@ -48,8 +49,11 @@ function protobufBody(value: unknown): Buffer | undefined {
   return encodeObject(o as KObject);
 }
 
+const asCbor = (ctx: RequestContext, contentType: string) => ctx.responseType === 'application/cbor' && contentType === 'application/json';
+
 export function writeJson(ctx: RequestContext, code: number, body: unknown, contentType = 'application/json', headers: Record<string, string> = {}): void {
   if (asYaml(ctx, contentType)) return send(ctx, code, yamlText(body), 'application/yaml', headers);
+  if (asCbor(ctx, contentType)) return send(ctx, code, encodeCbor(body), 'application/cbor', headers);
   if (asProtobuf(ctx, contentType)) {
     const pb = protobufBody(body);
     if (pb) return send(ctx, code, pb, ctx.protobufType!, headers);
@@ -61,6 +65,7 @@ export function writeJson(ctx: RequestContext, code: number, body: unknown, cont
 /** A body that is already JSON (stored objects, lists built from stored bytes). */
 export function writeJsonBytes(ctx: RequestContext, code: number, json: Buffer, contentType = 'application/json'): void {
   if (asYaml(ctx, contentType)) return send(ctx, code, yamlText(JSON.parse(json.toString('utf8'))), 'application/yaml', {});
+  if (asCbor(ctx, contentType)) return send(ctx, code, encodeCbor(JSON.parse(json.toString('utf8'))), 'application/cbor', {});
   if (asProtobuf(ctx, contentType)) {
     const pb = protobufBody(JSON.parse(json.toString('utf8')));
     if (pb) return send(ctx, code, pb, ctx.protobufType!, {});
@@ -125,7 +130,7 @@ export function writeError(ctx: RequestContext, err: StatusError): void {
   // An error before negotiation still answers in a type the client accepts, when it can.
   if (ctx.responseType === undefined) {
     try {
-      const f = negotiateResponse(ctx.req.headers.accept, undefined, {}, ctx.protobufType);
+      const f = negotiateResponse(ctx.req.headers.accept, undefined, { cbor: ctx.cbor }, ctx.protobufType);
       ctx.responseType = f.mediaType;
     } catch {
       ctx.responseType = 'application/json';

@@ -43,7 +43,7 @@ export const SUPPORTED_RESPONSE_TYPES = ['application/json', 'application/yaml']
 /** Watch streams need a framing: YAML has none, as in kube-apiserver. */
 export const SUPPORTED_STREAM_TYPES = ['application/json'] as const;
 
-export type ResponseMediaType = (typeof SUPPORTED_RESPONSE_TYPES)[number] | 'protobuf';
+export type ResponseMediaType = (typeof SUPPORTED_RESPONSE_TYPES)[number] | 'protobuf' | 'application/cbor';
 
 /** A conversion the client asked for with `;as=<Kind>;g=<group>;v=<version>`. */
 export interface Conversion {
@@ -69,7 +69,8 @@ const CONVERSION_VERSIONS = new Set(['v1', 'v1beta1']);
 export function negotiateResponse(
   accept: string | undefined,
   conversions?: { metaGroup: string },
-  opts: { stream?: boolean } = {},
+  /** stream: a watch; cbor: gate CBORServingAndStorage is on. */
+  opts: { stream?: boolean; cbor?: boolean } = {},
   /** The profile's protobuf media type, when the object has a protobuf form. */
   protobuf?: string,
 ): ResponseFormat {
@@ -77,6 +78,8 @@ export function negotiateResponse(
   if (entries.length === 0) return { mediaType: 'application/json' };
   const yamlAllowed = !opts.stream;
   for (const m of entries) {
+    // CBOR when its gate is on: single items, and `application/cbor-seq` for a watch.
+    if (opts.cbor && !m.params.as && m.type === 'application' && (m.subtype === 'cbor' || (opts.stream && m.subtype === 'cbor-seq'))) return { mediaType: 'application/cbor' };
     if (protobuf && `${m.type}/${m.subtype}` === protobuf && !m.params.as) {
       // `stream=watch` asks for the framed stream; either way a watch gets frames.
       if (m.params.stream !== undefined && m.params.stream !== 'watch') continue;
@@ -97,10 +100,11 @@ export function negotiateResponse(
   }
   const offered: string[] = [...(opts.stream ? SUPPORTED_STREAM_TYPES : SUPPORTED_RESPONSE_TYPES)];
   if (protobuf) offered.push(protobuf);
+  if (opts.cbor) offered.push(opts.stream ? 'application/cbor-seq' : 'application/cbor');
   throw errors.notAcceptable(offered);
 }
 
-export type BodyType = 'json' | 'yaml' | 'protobuf' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
+export type BodyType = 'json' | 'yaml' | 'protobuf' | 'cbor' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch' | 'apply-patch-cbor';
 
 const BODY_TYPES: Record<string, BodyType> = {
   'application/json': 'json',
@@ -124,10 +128,10 @@ function parseContentType(header: string): MediaType | undefined {
 }
 
 /** The request body's encoding; 415 for anything else. */
-export function negotiateBody<T extends BodyType>(contentType: string | undefined, allowed: readonly T[], protobuf?: string): T {
+export function negotiateBody<T extends BodyType>(contentType: string | undefined, allowed: readonly T[], protobuf?: string, cbor = false): T {
   const m = parseContentType(contentType ?? '');
-  const known: readonly BodyType[] = allowed;
-  const types: Record<string, BodyType> = protobuf && known.includes('protobuf') ? { ...BODY_TYPES, [protobuf]: 'protobuf' } : BODY_TYPES;
+  const known: readonly BodyType[] = cbor ? allowed : allowed.filter((t) => t !== 'cbor' && t !== 'apply-patch-cbor');
+  const types: Record<string, BodyType> = { ...BODY_TYPES, ...(protobuf && known.includes('protobuf') ? { [protobuf]: 'protobuf' } : {}), ...(cbor ? { 'application/cbor': 'cbor', 'application/apply-patch+cbor': 'apply-patch-cbor' } : {}) };
   const accepted = Object.entries(types).filter(([, t]) => known.includes(t)).map(([k]) => k);
   const t = m ? types[`${m.type}/${m.subtype}`] : known.includes('json') && !contentType ? 'json' : undefined;
   if (!t || !known.includes(t)) throw errors.unsupportedMediaType(accepted);

@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from '../auth/user.ts';
 import type { RequestInfo } from './request-info.ts';
+import type { ResponseMediaType } from '../negotiation/negotiate.ts';
 
 export interface RequestContext {
   req: IncomingMessage;
@@ -20,7 +21,9 @@ export interface RequestContext {
   /** Whether get/list responses may be gzip-compressed (gate APIResponseCompression). */
   compression?: boolean;
   /** The negotiated encoding of the response body (errors included); JSON until negotiated. */
-  responseType?: 'application/json' | 'application/yaml' | 'protobuf';
+  responseType?: ResponseMediaType;
+  /** Gate CBORServingAndStorage: CBOR is offered and accepted. */
+  cbor?: boolean;
   /** The naming profile's protobuf media type (`application/vnd.orch.protobuf`), for protobuf answers. */
   protobufType?: string;
 }

@@ -30,6 +30,8 @@ export interface ChainOptions {
   requestTimeoutMs: number;
   /** Gate APIResponseCompression: gzip large get/list responses for clients that accept it. */
   responseCompression: boolean;
+  /** Gate CBORServingAndStorage. */
+  cbor: boolean;
   /** Called for every error answered with 500, so bugs are seen. */
   onInternalError(err: unknown, ctx: RequestContext): void;
 }
@@ -159,6 +161,7 @@ export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: I
       warnings: new WarningRecorder(),
       auditAnnotations: {},
       compression: opts.responseCompression,
+      cbor: opts.cbor,
     };
     if (badPath) {
       writeError(ctx, errors.badRequest(`invalid URL escape in path ${JSON.stringify(url.pathname.slice(0, 200))}`));

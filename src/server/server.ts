@@ -258,6 +258,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     maxMutatingRequestsInflight: opts.maxMutatingRequestsInflight ?? 200,
     requestTimeoutMs: opts.requestTimeoutMs ?? 60_000,
     responseCompression: featureGates.APIResponseCompression ?? true,
+    cbor: featureGates.CBORServingAndStorage ?? false,
     onInternalError: (e, ctx) => log(`internal error on ${ctx.req.method} ${ctx.url.pathname}: ${e instanceof Error ? e.stack : String(e)}`),
   });
 
