@@ -274,7 +274,9 @@ describe('APIService', () => {
   test('/status changes only status; conditions are validated', async () => {
     const c = await api(server, 'POST', AS, apiService('st.example.com', 'v1', { service: { namespace: 'default', name: 'st' } }));
     assert.equal(c.status, 201, c.text);
-    const body = structuredClone(c.body);
+    // The availability controller writes the new object's condition once; read after that write.
+    await eventually(async () => !!(await api(server, 'GET', `${AS}/v1.st.example.com`)).body.status?.conditions?.length, 'the Available condition');
+    const body = structuredClone((await api(server, 'GET', `${AS}/v1.st.example.com`)).body);
     body.metadata.labels = { sneaky: 'yes' };
     body.spec.versionPriority = 99;
     body.status = { conditions: [{ type: 'Available', status: 'False', reason: 'Testing', message: 'm', lastTransitionTime: '2026-01-01T00:00:00Z' }] };
