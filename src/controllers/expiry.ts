@@ -19,6 +19,11 @@ export interface ExpiryOptions {
   now?: () => number;
 }
 
+/** Whether something last alive at `lastAlive` (undefined: never expires) is older than `maxAgeMs` at `now`. */
+export function isExpired(lastAlive: number | undefined, maxAgeMs: number, now: number): boolean {
+  return lastAlive !== undefined && lastAlive + maxAgeMs < now;
+}
+
 export class ExpiryCollector implements Controller {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -37,8 +42,7 @@ export class ExpiryCollector implements Controller {
 
   /** Whether the object is past its maximum age at `now`. */
   expired(obj: KObject, now = this.now()): boolean {
-    const t = this.lastAlive(obj);
-    return t !== undefined && t + this.opts.maxAgeMs < now;
+    return isExpired(this.lastAlive(obj), this.opts.maxAgeMs, now);
   }
 
   async start(): Promise<void> {

@@ -6,7 +6,7 @@
 import type { KObject } from '../machinery/meta.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import { storeKey, type ControllerFactory } from './controller.ts';
-import { ExpiryCollector } from './expiry.ts';
+import { ExpiryCollector, isExpired } from './expiry.ts';
 
 /** How long a candidate may go without renewing before it is removed (Kubernetes: 30 minutes). */
 export const LEASE_CANDIDATE_MAX_AGE_MS = 30 * 60_000;
@@ -29,8 +29,7 @@ export function lastRenewal(candidate: KObject): number | undefined {
 
 /** Whether a candidate has gone unrenewed for longer than `maxAgeMs` at `now`. */
 export function isStaleLeaseCandidate(candidate: KObject, now: number, maxAgeMs = LEASE_CANDIDATE_MAX_AGE_MS): boolean {
-  const t = lastRenewal(candidate);
-  return t !== undefined && t + maxAgeMs < now;
+  return isExpired(lastRenewal(candidate), maxAgeMs, now);
 }
 
 /** The collector of stale candidates. */

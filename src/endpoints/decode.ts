@@ -32,9 +32,13 @@ export function parseJson(text: string, what = "couldn't get version/kind; json 
   } catch (e) {
     throw errors.badRequest(`${what}: ${(e as Error).message}`);
   }
-  // Each level of nesting takes at least two characters, so short documents cannot be too deep.
-  if (text.length > 2 * MAX_JSON_DEPTH && depthExceeds(value, MAX_JSON_DEPTH)) throw errors.badRequest(`${what}: exceeded max depth of ${MAX_JSON_DEPTH}`);
+  checkDepth(text, value, what);
   return value;
+}
+
+/** Nesting deeper than MAX_JSON_DEPTH is refused (each level takes at least two characters of text). */
+function checkDepth(text: string, value: unknown, what: string): void {
+  if (text.length > 2 * MAX_JSON_DEPTH && depthExceeds(value, MAX_JSON_DEPTH)) throw errors.badRequest(`${what}: exceeded max depth of ${MAX_JSON_DEPTH}`);
 }
 
 /** Whether nesting goes deeper than `max`, walked without recursion. */
@@ -118,7 +122,7 @@ export function parseYaml(text: string, validation: FieldValidation, what = 'err
       json = false;
     }
     if (json) {
-      if (text.length > 2 * MAX_JSON_DEPTH && depthExceeds(value, MAX_JSON_DEPTH)) throw errors.badRequest(`${what}: exceeded max depth of ${MAX_JSON_DEPTH}`);
+      checkDepth(text, value, what);
       const duplicates = validation === 'Ignore' ? [] : findDuplicateKeys(text);
       return { value, duplicate: duplicates.length ? `duplicate field "${duplicates[0]}"` : undefined };
     }
@@ -131,7 +135,7 @@ export function parseYaml(text: string, validation: FieldValidation, what = 'err
   } catch (e) {
     throw errors.badRequest(`${what}: ${(e as Error).message}`);
   }
-  if (depthExceeds(value, MAX_JSON_DEPTH)) throw errors.badRequest(`${what}: exceeded max depth of ${MAX_JSON_DEPTH}`);
+  checkDepth(text, value, what);
   let duplicate: string | undefined;
   if (validation !== 'Ignore') {
     const strict = parseDocument(text, { version: '1.1', uniqueKeys: true, prettyErrors: false });

@@ -21,6 +21,7 @@ import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeErro
 import { checkObject, decodeBody, decodeCborBody, parseFieldValidation, parseJson, type FieldValidation } from './decode.ts';
 import { parseBool, parseInteger, parseListOptions } from '../machinery/list-options.ts';
 import { readBody, readBodyBytes, writeBytes, writeJson, writeJsonBytes, writeStatus } from './respond.ts';
+import { lengthPrefixed } from '../registry/encoded.ts';
 import { encodeListFromItems, encodeObjectFromItem, encodeWatchEvent, supportsProtobuf } from '../wire/protobuf/index.ts';
 import { apiVersionOf } from '../registry/definition.ts';
 
@@ -152,13 +153,6 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
     res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
   };
-  /** A protobuf watch frame: the event's length (4 bytes, big-endian), then the event. */
-  const frame = (payload: Buffer): Buffer => {
-    const out = Buffer.allocUnsafe(4 + payload.length);
-    out.writeUInt32BE(payload.length, 0);
-    payload.copy(out, 4);
-    return out;
-  };
   const write = (text: string | Buffer): boolean => {
     if (ended) return true;
     start();
@@ -172,7 +166,7 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   const sink: WatchSink = {
     send: (type, object) => {
       if (protobuf) return write(object.watchFrame(type));
-      if (cbor) return write(encodeCbor({ type, object: object.view() }));
+      if (cbor) return write(object.cborEvent(type));
       if (!convert) return write(object.watchLine(type));
       // Only the first Table of a watch carries the column definitions, as in kube-apiserver.
       const body = convertObject(convert, object.view(), table);
@@ -180,7 +174,7 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
       return write(`${JSON.stringify({ type, object: body })}\n`);
     },
     error: (status: StatusBody) =>
-      write(protobuf ? frame(encodeWatchEvent('ERROR', status)) : cbor ? encodeCbor({ type: 'ERROR', object: status }) : `${JSON.stringify({ type: 'ERROR', object: status })}\n`),
+      write(protobuf ? lengthPrefixed(encodeWatchEvent('ERROR', status)) : cbor ? encodeCbor({ type: 'ERROR', object: status }) : `${JSON.stringify({ type: 'ERROR', object: status })}\n`),
     end: () => finish(),
     onDrain: (resume) => res.once('drain', resume),
   };
@@ -290,7 +284,6 @@ async function handleApply(ctx: RequestContext, env: HandlerEnv, t: ResourceTarg
   if (meta.name !== undefined && meta.name !== t.name) throw errors.badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${t.name})`);
   if (t.store.def.namespaced && meta.namespace !== undefined && meta.namespace !== t.namespace)
     throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
-  let valueWarnings: string[] = [];
   const { object, created } = await t.store.guaranteedUpdate(
     t.namespace,
     t.name,
@@ -303,14 +296,12 @@ async function handleApply(ctx: RequestContext, env: HandlerEnv, t: ResourceTarg
         merged.metadata.name = t.name;
         if (t.store.def.namespaced) merged.metadata.namespace = t.namespace;
       }
-      // The merged object is checked whole: required fields and value rules.
-      const decoded = checkObject(merged, t.store.def, 'Ignore', []);
-      valueWarnings = decoded.warnings;
-      return decoded.obj;
+      // The merged object is checked whole: required fields and value rules (unknown and duplicate
+      // fields were the intent's to report).
+      return checkObject(merged, t.store.def, 'Ignore', []).obj;
     },
     { dryRun, manager, applied: true, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: !t.subresource },
   );
-  for (const w of valueWarnings) ctx.warnings.add(w);
   writeJsonBytes(ctx, created ? 201 : 200, t.store.responseBytes(object));
 }
 

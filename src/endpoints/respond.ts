@@ -64,12 +64,9 @@ export function writeJson(ctx: RequestContext, code: number, body: unknown, cont
 
 /** A body that is already JSON (stored objects, lists built from stored bytes). */
 export function writeJsonBytes(ctx: RequestContext, code: number, json: Buffer, contentType = 'application/json'): void {
-  if (asYaml(ctx, contentType)) return send(ctx, code, yamlText(JSON.parse(json.toString('utf8'))), 'application/yaml', {});
-  if (asCbor(ctx, contentType)) return send(ctx, code, encodeCbor(JSON.parse(json.toString('utf8'))), 'application/cbor', {});
-  if (asProtobuf(ctx, contentType)) {
-    const pb = protobufBody(JSON.parse(json.toString('utf8')));
-    if (pb) return send(ctx, code, pb, ctx.protobufType!, {});
-  }
+  // Another negotiated encoding re-encodes the value; JSON goes out as it is.
+  if (contentType === 'application/json' && ctx.responseType !== undefined && ctx.responseType !== 'application/json')
+    return writeJson(ctx, code, JSON.parse(json.toString('utf8')), contentType);
   send(ctx, code, wantsPretty(ctx) ? `${JSON.stringify(JSON.parse(json.toString('utf8')), null, 2)}\n` : json, contentType, {});
 }
 

@@ -5,6 +5,7 @@
 
 import type { KObject } from '../machinery/meta.ts';
 import { encodeItem, encodeWatchEventFromItem } from '../wire/protobuf/index.ts';
+import { encodeCbor } from '../wire/cbor.ts';
 
 /**
  * A stored value in the store's layout and the resourceVersion to splice in after its head
@@ -29,6 +30,7 @@ export class EncodedObject {
   private parsed: KObject | undefined;
   private lines: Map<string, Buffer> | undefined;
   private frames: Map<string, Buffer> | undefined;
+  private cborEvents: Map<string, Buffer> | undefined;
   private item: Buffer | undefined;
 
   constructor(
@@ -48,16 +50,24 @@ export class EncodedObject {
     return (this.item ??= this.protobufSource ? this.protobufSource() : encodeItem(this.view()));
   }
 
+  /** One CBOR watch event (an item of an `application/cbor-seq` stream), made once per event type. */
+  cborEvent(type: string): Buffer {
+    this.cborEvents ??= new Map();
+    let item = this.cborEvents.get(type);
+    if (item === undefined) {
+      item = encodeCbor({ type, object: this.view() });
+      this.cborEvents.set(type, item);
+    }
+    return item;
+  }
+
   /** One protobuf watch frame (length prefix and WatchEvent), made once per event type. */
   watchFrame(type: string): Buffer {
     this.frames ??= new Map();
     let frame = this.frames.get(type);
     if (frame === undefined) {
       const o = this.view();
-      const payload = encodeWatchEventFromItem(type, o.apiVersion ?? '', o.kind ?? '', this.protobufItem());
-      frame = Buffer.allocUnsafe(4 + payload.length);
-      frame.writeUInt32BE(payload.length, 0);
-      payload.copy(frame, 4);
+      frame = lengthPrefixed(encodeWatchEventFromItem(type, o.apiVersion ?? '', o.kind ?? '', this.protobufItem()));
       this.frames.set(type, frame);
     }
     return frame;
@@ -141,6 +151,14 @@ export class EncodedObject {
 }
 
 const LINE_END = Buffer.from('}\n');
+
+/** A protobuf watch frame: the payload's length (4 bytes, big-endian), then the payload. */
+export function lengthPrefixed(payload: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(4 + payload.length);
+  out.writeUInt32BE(payload.length, 0);
+  payload.copy(out, 4);
+  return out;
+}
 
 /**
  * Write `stored` (which starts with `head`) into `out` at `offset` with the ASCII `field` right
