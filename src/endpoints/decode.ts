@@ -5,7 +5,7 @@
 import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
 import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
-import { parseDocument } from 'yaml';
+import { parseDocument, type Tags } from 'yaml';
 import { decodeObject as decodeProtobuf } from '../wire/protobuf/index.ts';
 import { decodeCbor } from '../wire/cbor.ts';
 import { leftToDeclarative } from '../machinery/declarative-validation.ts';
@@ -104,6 +104,18 @@ function hasDefaults(s: Schema): boolean {
 }
 
 /**
+ * YAML 1.1 as Kubernetes' YAML library reads it into untyped JSON: timestamps stay the strings they
+ * were written as (2026-01-02T03:04:05.123456Z keeps its microseconds, 2026-01-02 is no date), and
+ * there are no base-60 numbers (1:20 is a string, not 80).
+ */
+const YAML_1_1 = {
+  version: '1.1',
+  prettyErrors: false,
+  customTags: (tags: Tags) =>
+    tags.filter((t) => (typeof t === 'string' ? !['timestamp', 'intTime', 'floatTime'].includes(t) : t.tag !== 'tag:yaml.org,2002:timestamp' && t.format !== 'TIME')),
+} as const;
+
+/**
  * A YAML request body as kube-apiserver reads it (YAML 1.1, as its YAML library): the value, and
  * the first duplicate key when fieldValidation asks for them (YAML has no position-free path for
  * it, so the parser's message is what is reported). Aliases expand at most 100 times, so a small
@@ -127,7 +139,7 @@ export function parseYaml(text: string, validation: FieldValidation, what = 'err
       return { value, duplicate: duplicates.length ? `duplicate field "${duplicates[0]}"` : undefined };
     }
   }
-  const doc = parseDocument(text, { version: '1.1', uniqueKeys: false, prettyErrors: false });
+  const doc = parseDocument(text, { ...YAML_1_1, uniqueKeys: false });
   if (doc.errors.length) throw errors.badRequest(`${what}: ${doc.errors[0]!.message}`);
   let value: unknown;
   try {
@@ -138,7 +150,7 @@ export function parseYaml(text: string, validation: FieldValidation, what = 'err
   checkDepth(text, value, what);
   let duplicate: string | undefined;
   if (validation !== 'Ignore') {
-    const strict = parseDocument(text, { version: '1.1', uniqueKeys: true, prettyErrors: false });
+    const strict = parseDocument(text, { ...YAML_1_1, uniqueKeys: true });
     duplicate = strict.errors.find((e) => e.code === 'DUPLICATE_KEY')?.message.split('\n')[0];
   }
   return { value, duplicate };

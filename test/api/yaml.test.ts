@@ -66,6 +66,23 @@ describe('YAML request bodies', () => {
     assert.equal((parse(u.text) as { spec: { holderIdentity: string } }).spec.holderIdentity, 'yaml-updater');
   });
 
+  test('plain timestamps stay the strings they were written as, and 1:20 is no base-60 number (as Kubernetes reads YAML)', async () => {
+    const body =
+      'apiVersion: coordination.orch.io/v1\nkind: Lease\nmetadata:\n  name: y-times\n  annotations: {day: 2026-01-02, clock: 1:20, octal: "0777"}\n' +
+      'spec:\n  holderIdentity: 1:20\n  acquireTime: 2026-01-02T03:04:05.123456Z\n  renewTime: 2026-01-02 03:04:05.5Z\n';
+    const c = await raw('POST', LEASES, body, { 'Content-Type': 'application/yaml' });
+    // renewTime is not RFC 3339 (a space, not T): refused as a MicroTime, not turned into a Date.
+    assert.equal(c.status, 400, c.text);
+    assert.match(JSON.parse(c.text).message, /renewTime/);
+    assert.equal((await api(server, 'GET', `${LEASES}/y-times`)).status, 404);
+    const ok = await raw('POST', LEASES, body.replace(/  renewTime.*\n/, ''), { 'Content-Type': 'application/yaml' });
+    assert.equal(ok.status, 201, ok.text);
+    const got = JSON.parse(ok.text);
+    assert.equal(got.spec.acquireTime, '2026-01-02T03:04:05.123456Z');
+    assert.equal(got.spec.holderIdentity, '1:20');
+    assert.deepEqual(got.metadata.annotations, { day: '2026-01-02', clock: '1:20', octal: '0777' });
+  });
+
   test('duplicate keys: a warning by default, 400 with fieldValidation=Strict (nothing stored)', async () => {
     const body = 'apiVersion: coordination.orch.io/v1\nkind: Lease\nmetadata:\n  name: NAME\nspec:\n  holderIdentity: a\n  holderIdentity: b\n';
     const warned = await raw('POST', LEASES, body.replace('NAME', 'y3'), { 'Content-Type': 'application/yaml' });
