@@ -5,13 +5,10 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type * as K8s from '@kubernetes/client-node';
 import { api, testServer } from '../support/server.ts';
 import { loadClientNode } from '../support/client-node.ts';
-import { tempDir } from '../support/tmp.ts';
+import { kubectlFor } from '../support/kubectl.ts';
 
 const k8s: typeof K8s = await loadClientNode();
 const server = await testServer({ runtimeConfig: 'coordination.orch.io/v1beta1=true' });
@@ -244,31 +241,9 @@ describe('@kubernetes/client-node KubernetesObjectApi and Watch, every kind', ()
 
 // ---------------------------------------------------------------------------------------------
 
-const dir = tempDir('kinds-kubectl');
-const kubeconfig = join(dir, 'kubeconfig');
-writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: ${server.url}\nusers:\n- name: u\n  user: {}\ncontexts:\n- name: c\n  context: {cluster: c, user: u, namespace: ${NS}}\ncurrent-context: c\n`);
-
-/** kubectl, asynchronously (the server runs in this process), with its own HOME and kubeconfig. */
-function kubectl(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      process.env.KUBECTL || 'kubectl',
-      ['--kubeconfig', kubeconfig, ...args],
-      { env: { ...process.env, HOME: dir, KUBECACHEDIR: join(dir, 'cache') }, timeout: 30_000, encoding: 'utf8' },
-      (err, stdout, stderr) => {
-        if (!err) return resolve({ code: 0, stdout, stderr });
-        if (typeof err.code === 'number') return resolve({ code: err.code, stdout, stderr });
-        reject(err);
-      },
-    );
-    child.stdin?.end(input ?? '');
-  });
-}
-async function ok(args: string[], input?: string): Promise<string> {
-  const r = await kubectl(args, input);
-  assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
+const k = kubectlFor(server, { namespace: NS, label: 'kinds-kubectl', timeoutMs: 30_000 });
+const kubectl = (args: string[], input?: string) => k.run(args, input);
+const ok = (args: string[], input?: string) => k.ok(args, input);
 
 describe('kubectl, every kind', () => {
   for (const c of CASES) {

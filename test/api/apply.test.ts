@@ -5,11 +5,8 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { api, testServer } from '../support/server.ts';
-import { tempDir } from '../support/tmp.ts';
+import { kubectlFor } from '../support/kubectl.ts';
 
 const server = await testServer();
 const GV = 'coordination.orch.io/v1';
@@ -179,19 +176,8 @@ describe('managedFields of ordinary writes', () => {
 
 // ---------------------------------------------------------------------------------------------
 
-const dir = tempDir('apply-kubectl');
-const kubeconfig = join(dir, 'kubeconfig');
-writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: ${server.url}\nusers:\n- name: u\n  user: {}\ncontexts:\n- name: c\n  context: {cluster: c, user: u, namespace: default}\ncurrent-context: c\n`);
-function kubectl(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(process.env.KUBECTL || 'kubectl', ['--kubeconfig', kubeconfig, ...args], { env: { ...process.env, HOME: dir }, timeout: 30_000, encoding: 'utf8' }, (err, stdout, stderr) => {
-      if (!err) return resolve({ code: 0, stdout, stderr });
-      if (typeof err.code === 'number') return resolve({ code: err.code, stdout, stderr });
-      reject(err);
-    });
-    child.stdin?.end(input ?? '');
-  });
-}
+const k = kubectlFor(server, { namespace: 'default', label: 'apply-kubectl', timeoutMs: 30_000 });
+const kubectl = (args: string[], input?: string) => k.run(args, input);
 const manifest = (spec: Body) => JSON.stringify(lease('k1', spec));
 
 describe('kubectl apply --server-side', () => {

@@ -1,106 +1,31 @@
 // The real kubectl against an in-process server: reads, writes, apply, patch, watch, discovery,
 // health and errors. Every write is checked again over plain HTTP, independently of kubectl.
 //
-// kubectl must be installed (scripts/test-setup.sh installs Debian's kubernetes-client when it is
-// missing); KUBECTL=/path/to/kubectl picks another binary. kubectl runs with its own kubeconfig and
-// HOME in a throw-away directory, so the user's ~/.kube is never read or written.
+// The newest kubectl this machine has (test/support/kubectl.ts picks it: KUBECTL if set, otherwise
+// the newest of `kubectl` on PATH and the versioned binaries beside it; scripts/test-setup.sh
+// installs Debian's kubernetes-client when kubectl is missing). kubectl runs with its own
+// kubeconfig and HOME in a throw-away directory, so the user's ~/.kube is never read or written.
 //
-// Client versions: written against kubectl 1.32. `patch --subresource` needs kubectl ≥ 1.24.
-// kubectl < 1.27 (Debian bookworm's kubernetes-client is 1.20) downloads /openapi/v2 as protobuf
-// for create/apply/replace/explain; test/api/openapi.test.ts drives that kubectl.
+// Client versions: written against kubectl 1.32; passes with 1.32 and 1.33. `patch --subresource` needs
+// kubectl ≥ 1.24. kubectl < 1.27 (Debian bookworm's kubernetes-client is 1.20) downloads
+// /openapi/v2 as protobuf for create/apply/replace/explain; test/api/openapi.test.ts drives that kubectl.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { testServer } from '../support/server.ts';
-import { tempDir } from '../support/tmp.ts';
+import { kubectlFor } from '../support/kubectl.ts';
 
 // ---------------------------------------------------------------------------------------------
-// kubectl, its kubeconfig and a server
+// kubectl and a server
 
-const KUBECTL = process.env.KUBECTL || 'kubectl';
-
-function kubectlVersion(): string {
-  try {
-    const out = execFileSync(KUBECTL, ['version', '--client', '-o', 'json'], { encoding: 'utf8', timeout: 20_000 });
-    const v = JSON.parse(out) as { clientVersion?: { gitVersion?: string } };
-    return v.clientVersion?.gitVersion ?? 'unknown';
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT')
-      throw new Error(
-        `kubectl not found (looked for ${JSON.stringify(KUBECTL)} on PATH). The kubectl suite needs the real kubectl: ` +
-          'run `bash scripts/test-setup.sh` (installs Debian\'s kubernetes-client as root), ' +
-          '`apt-get install -y kubernetes-client`, or set KUBECTL=/path/to/kubectl.',
-      );
-    throw new Error(`${KUBECTL} version --client failed: ${(e as Error).message}`);
-  }
-}
-
-const CLIENT_VERSION = kubectlVersion();
 const server = await testServer();
-const dir = tempDir('kubectl');
-const kubeconfig = join(dir, 'kubeconfig');
-writeFileSync(
-  kubeconfig,
-  [
-    'apiVersion: v1',
-    'kind: Config',
-    'clusters:',
-    '- name: orch',
-    '  cluster:',
-    `    server: ${server.url}`,
-    'users:',
-    '- name: tester',
-    '  user: {}',
-    'contexts:',
-    '- name: orch',
-    '  context: {cluster: orch, user: tester, namespace: default}',
-    'current-context: orch',
-    '',
-  ].join('\n'),
-);
-const ENV: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: kubeconfig, HOME: dir, KUBECACHEDIR: join(dir, 'cache') };
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function kubectl(args: readonly string[], input?: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(KUBECTL, args, { env: ENV, timeout: 30_000, maxBuffer: 32 << 20, encoding: 'utf8' }, (err, stdout, stderr) => {
-      if (!err) return resolve({ code: 0, stdout, stderr });
-      if (typeof err.code === 'number') return resolve({ code: err.code, stdout, stderr });
-      reject(new Error(`kubectl ${args.join(' ')}: ${err.message}${err.killed ? ' (killed: timed out)' : ''}\n${stderr}`));
-    });
-    child.stdin?.end(input ?? '');
-  });
-}
-
+const k = kubectlFor(server, { label: 'kubectl', namespace: 'default', timeoutMs: 30_000 });
+const kubectl = (args: readonly string[], input?: string) => k.run(args, input);
 /** Run kubectl, assert it succeeded, return its stdout. */
-async function ok(args: readonly string[], input?: string): Promise<string> {
-  const r = await kubectl(args, input);
-  assert.equal(r.code, 0, `kubectl ${args.join(' ')} exited ${r.code} (kubectl ${CLIENT_VERSION})\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return r.stdout;
-}
-
+const ok = (args: readonly string[], input?: string) => k.ok(args, input);
 /** Run kubectl, assert it failed, return the run. */
-async function fails(args: readonly string[], input?: string): Promise<Run> {
-  const r = await kubectl(args, input);
-  assert.notEqual(r.code, 0, `kubectl ${args.join(' ')} should have failed\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return r;
-}
-
-function manifest(name: string, text: string): string {
-  const file = join(dir, name);
-  writeFileSync(file, text);
-  return file;
-}
+const fails = (args: readonly string[], input?: string) => k.fails(args, input);
 
 const lines = (s: string): string[] => s.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '');
 
@@ -282,7 +207,7 @@ test('kubectl get lease X -o yaml / -o json / -o jsonpath match the stored objec
 // create, apply, replace
 
 test('kubectl create -f: a YAML file with a Lease and a Node', async () => {
-  const file = manifest(
+  const file = k.file(
     'create.yaml',
     `apiVersion: coordination.orch.io/v1
 kind: Lease
@@ -330,7 +255,7 @@ spec:
 });
 
 test('kubectl create -f keeps the status of a Node (Nodes may set status on create, as the kubelet does)', async () => {
-  const file = manifest(
+  const file = k.file(
     'node-status.yaml',
     `apiVersion: v1
 kind: Node
@@ -350,7 +275,7 @@ status:
 });
 
 test('kubectl create -f --dry-run=server stores nothing', async () => {
-  const file = manifest('dry.yaml', JSON.stringify(lease('kc-dry', 'default', { holderIdentity: 'ghost' })));
+  const file = k.file('dry.yaml', JSON.stringify(lease('kc-dry', 'default', { holderIdentity: 'ghost' })));
   const before = (await fetchList(leasePath('default'))).items.length;
   const out = JSON.parse(await ok(['create', '-f', file, '--dry-run=server', '-o', 'json'])) as KObject;
   assert.equal(out.metadata.name, 'kc-dry');
@@ -372,9 +297,7 @@ metadata:
   namespace: default
 spec:
 ${spec}`;
-  const file = join(dir, 'apply.yaml');
-
-  writeFileSync(file, doc('  holderIdentity: bob\n  leaseDurationSeconds: 10\n'));
+  const file = k.file('apply.yaml', doc('  holderIdentity: bob\n  leaseDurationSeconds: 10\n'));
   assert.equal(await ok(['apply', '-f', file]), 'lease.coordination.orch.io/kc-applied created\n');
   const first = await mustFetch(leasePath('default', 'kc-applied'));
   assert.deepEqual(first.spec, { holderIdentity: 'bob', leaseDurationSeconds: 10 });
@@ -382,7 +305,7 @@ ${spec}`;
   assert.ok(lastApplied, 'apply records the last-applied-configuration annotation');
   assert.deepEqual((JSON.parse(lastApplied) as KObject).spec, { holderIdentity: 'bob', leaseDurationSeconds: 10 });
 
-  writeFileSync(file, doc('  holderIdentity: carol\n  leaseDurationSeconds: 10\n'));
+  k.file('apply.yaml', doc('  holderIdentity: carol\n  leaseDurationSeconds: 10\n'));
   assert.equal(await ok(['apply', '-f', file]), 'lease.coordination.orch.io/kc-applied configured\n');
   const second = await mustFetch(leasePath('default', 'kc-applied'));
   assert.deepEqual(second.spec, { holderIdentity: 'carol', leaseDurationSeconds: 10 });
@@ -394,12 +317,12 @@ ${spec}`;
   assert.equal(third.metadata.resourceVersion, second.metadata.resourceVersion, 'an unchanged apply writes nothing');
 
   // A field that was applied before and is no longer in the file is removed (three-way merge).
-  writeFileSync(file, doc('  holderIdentity: carol\n'));
+  k.file('apply.yaml', doc('  holderIdentity: carol\n'));
   assert.equal(await ok(['apply', '-f', file]), 'lease.coordination.orch.io/kc-applied configured\n');
   assert.deepEqual((await mustFetch(leasePath('default', 'kc-applied'))).spec, { holderIdentity: 'carol' });
 
   // A server-side dry run of an apply changes nothing.
-  writeFileSync(file, doc('  holderIdentity: dry\n'));
+  k.file('apply.yaml', doc('  holderIdentity: dry\n'));
   assert.match(await ok(['apply', '-f', file, '--dry-run=server']), /kc-applied configured \(server dry run\)/);
   assert.equal((await mustFetch(leasePath('default', 'kc-applied'))).spec?.holderIdentity, 'carol');
 });
@@ -407,7 +330,7 @@ ${spec}`;
 test('kubectl replace -f: replaces, and a stale resourceVersion is a Conflict', async () => {
   await createOver(leasePath('default'), lease('kc-replaced', 'default', { holderIdentity: 'one', leaseDurationSeconds: 5 }));
   const current = JSON.parse(await ok(['get', 'lease', 'kc-replaced', '-o', 'json'])) as KObject;
-  const file = manifest('replace.json', JSON.stringify({ ...current, spec: { holderIdentity: 'two' } }));
+  const file = k.file('replace.json', JSON.stringify({ ...current, spec: { holderIdentity: 'two' } }));
   assert.equal(await ok(['replace', '-f', file]), 'lease.coordination.orch.io/kc-replaced replaced\n');
   const after = await mustFetch(leasePath('default', 'kc-replaced'));
   assert.deepEqual(after.spec, { holderIdentity: 'two' }, 'replace drops what the new object leaves out');
@@ -420,7 +343,7 @@ test('kubectl replace -f: replaces, and a stale resourceVersion is a Conflict', 
 
   // Without a resourceVersion it is unconditional.
   const { resourceVersion: _rv, ...meta } = after.metadata;
-  writeFileSync(file, JSON.stringify({ ...after, metadata: meta, spec: { holderIdentity: 'three' } }));
+  k.file('replace.json', JSON.stringify({ ...after, metadata: meta, spec: { holderIdentity: 'three' } }));
   assert.equal(await ok(['replace', '-f', file]), 'lease.coordination.orch.io/kc-replaced replaced\n');
   assert.equal((await mustFetch(leasePath('default', 'kc-replaced'))).spec?.holderIdentity, 'three');
 });
@@ -560,7 +483,7 @@ test('kubectl delete: by name, by -f, by -l', async () => {
   assert.equal(await fetchObject(leasePath('default', 'kc-del-name')), undefined);
 
   // By file: a Lease and a Node.
-  const file = manifest('delete.yaml', `${stringifyYaml(lease('kc-del-file'))}---\n${stringifyYaml(node('kc-del-file-node'))}`);
+  const file = k.file('delete.yaml', `${stringifyYaml(lease('kc-del-file'))}---\n${stringifyYaml(node('kc-del-file-node'))}`);
   assert.deepEqual(lines(await ok(['create', '-f', file])), ['lease.coordination.orch.io/kc-del-file created', 'node/kc-del-file-node created']);
   assert.deepEqual(lines(await ok(['delete', '-f', file])), ['lease.coordination.orch.io "kc-del-file" deleted', 'node "kc-del-file-node" deleted']);
   assert.equal(await fetchObject(leasePath('default', 'kc-del-file')), undefined);
@@ -627,11 +550,7 @@ test('kubectl get leases -w --output-watch-events prints changes made over HTTP'
   await createOver(nsPath(), namespace('kc-watch'));
   await createOver(leasePath('kc-watch'), lease('pre', 'kc-watch', { holderIdentity: 'h0' }));
 
-  const child = spawn(
-    KUBECTL,
-    ['get', 'leases', '-n', 'kc-watch', '-w', '--output-watch-events', '-o', 'jsonpath={.type} {.object.metadata.name} {.object.spec.holderIdentity}{"\\n"}'],
-    { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = k.spawn(['get', 'leases', '-n', 'kc-watch', '-w', '--output-watch-events', '-o', 'jsonpath={.type} {.object.metadata.name} {.object.spec.holderIdentity}{"\\n"}']);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let out = '';
   let err = '';
@@ -658,7 +577,7 @@ test('kubectl get leases -w --output-watch-events prints changes made over HTTP'
 
 test('kubectl get -w --watch-only -o name sees only new changes', async () => {
   await createOver(leasePath('kc-watch'), lease('old', 'kc-watch'));
-  const child = spawn(KUBECTL, ['get', 'leases', '-n', 'kc-watch', '--watch-only', '-o', 'name'], { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = k.spawn(['get', 'leases', '-n', 'kc-watch', '--watch-only', '-o', 'name']);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -754,7 +673,7 @@ test('kubectl explain lease.spec', async () => {
 });
 
 test('kubectl version reaches the server', async (t) => {
-  t.diagnostic(`kubectl client ${CLIENT_VERSION}`);
+  t.diagnostic(`kubectl client ${k.version} (${k.bin})`);
   const v = JSON.parse(await ok(['version', '-o', 'json'])) as { serverVersion?: { gitVersion?: string; major?: string } };
   assert.match(v.serverVersion?.gitVersion ?? '', /orch-apiserver/);
   assert.equal(v.serverVersion?.major, '1');

@@ -5,24 +5,21 @@
 // The protobuf answer is decoded here with a message description built in this file (not the
 // server's .proto), turned back into Swagger JSON and compared with the JSON answer.
 //
-// kubectl: kubectl 1.20 (Debian bookworm's kubernetes-client) fetches /openapi/v2 as protobuf for
-// create/apply/explain and validates objects against it; it is taken from KUBECTL_1_20, from
-// /usr/bin/kubectl when that is 1.20, or from node_modules/.cache where scripts/test-setup.sh
-// unpacks Debian's kubernetes-client package (it fails with a clear message
-// otherwise). The newest kubectl is KUBECTL or `kubectl` on PATH (≥ 1.27: explain reads
-// /openapi/v3, validation is left to the server through fieldValidation).
+// kubectl (test/support/kubectl.ts picks the binaries): kubectl 1.20 (Debian bookworm's
+// kubernetes-client) fetches /openapi/v2 as protobuf for create/apply/explain and validates
+// objects against it; it is taken from KUBECTL_1_20, from `kubectl` on PATH when that is 1.20, or
+// from node_modules/.cache where scripts/test-setup.sh unpacks Debian's kubernetes-client package
+// (it fails with a clear message otherwise). The newest kubectl is KUBECTL or the newest of
+// `kubectl` on PATH and the versioned binaries beside it (≥ 1.27: explain reads /openapi/v3,
+// validation is left to the server through fieldValidation).
 
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { parse as parseYaml } from 'yaml';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { api, testServer } from '../support/server.ts';
-import { tempDir } from '../support/tmp.ts';
+import { kubectl120, kubectlFor, type KubectlRun } from '../support/kubectl.ts';
 import { builtinKinds } from '../../src/registry/kinds/index.ts';
 import type { KindDefinition } from '../../src/registry/definition.ts';
 import type { Schema } from '../../src/machinery/schema.ts';
@@ -467,51 +464,7 @@ describe('/openapi/v3', () => {
 // ---------------------------------------------------------------------------------------------
 // kubectl
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** kubectl with its own HOME and kubeconfig; asynchronous, since the server runs in this process. */
-function kubectlRunner(bin: string, label: string): (args: readonly string[]) => Promise<Run> {
-  const dir = tempDir(`openapi-${label}`);
-  const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(
-    kubeconfig,
-    `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: ${server.url}\nusers:\n- name: u\n  user: {}\ncontexts:\n- name: c\n  context: {cluster: c, user: u, namespace: default}\ncurrent-context: c\n`,
-  );
-  const env = { ...process.env, KUBECONFIG: kubeconfig, HOME: dir, KUBECACHEDIR: join(dir, 'cache') };
-  return (args) =>
-    new Promise((resolve, reject) => {
-      execFile(bin, args, { env, cwd: dir, timeout: 60_000, maxBuffer: 32 << 20, encoding: 'utf8' }, (err, stdout, stderr) => {
-        if (!err) return resolve({ code: 0, stdout, stderr });
-        if (typeof err.code === 'number') return resolve({ code: err.code, stdout, stderr });
-        reject(new Error(`${bin} ${args.join(' ')}: ${err.message}\n${stderr}`));
-      });
-    });
-}
-
-function clientVersion(bin: string): string | undefined {
-  try {
-    const out = execFileSync(bin, ['version', '--client', '-o', 'json'], { encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'pipe', 'ignore'] });
-    return (JSON.parse(out) as { clientVersion?: { gitVersion?: string } }).clientVersion?.gitVersion;
-  } catch {
-    return undefined;
-  }
-}
-
-/** kubectl 1.20: KUBECTL_1_20, /usr/bin/kubectl if it is 1.20, or the one scripts/test-setup.sh unpacks. */
-function kubectl120(): string {
-  const explicit = process.env.KUBECTL_1_20;
-  if (explicit) return explicit;
-  if (clientVersion('/usr/bin/kubectl')?.startsWith('v1.20.')) return '/usr/bin/kubectl';
-  const bin = fileURLToPath(new URL('../../node_modules/.cache/kubectl-1.20/usr/bin/kubectl', import.meta.url));
-  if (existsSync(bin) && clientVersion(bin)?.startsWith('v1.20.')) return bin;
-  throw new Error('kubectl 1.20 is needed: run `bash scripts/test-setup.sh` (as root it unpacks Debian\'s kubernetes-client), or set KUBECTL_1_20=/path/to/kubectl-1.20');
-}
-
-const expectOk = (r: Run, what: string) => assert.equal(r.code, 0, `${what} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+const expectOk = (r: KubectlRun, what: string) => assert.equal(r.code, 0, `${what} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
 
 /** The fields of `kubectl explain` output: name → the type between angle brackets, and required. */
 function explainedFields(out: string): Map<string, string> {
@@ -528,17 +481,12 @@ const TAINT_FIELDS = new Map([
 ]);
 
 describe('kubectl 1.20 (OpenAPI v2 as protobuf, client-side validation)', () => {
-  const bin = kubectl120();
-  const kubectl = kubectlRunner(bin, 'kubectl-1.20');
-  const dir = tempDir('openapi-manifests');
-  const manifest = (name: string, text: string) => {
-    const file = join(dir, name);
-    writeFileSync(file, text);
-    return file;
-  };
+  const k = kubectlFor(server, { bin: kubectl120(), namespace: 'default', label: 'openapi-kubectl-1.20' });
+  const kubectl = (args: readonly string[]) => k.run(args);
+  const manifest = (name: string, text: string) => k.file(name, text);
 
   test('create -f with default validation: a Node with taints and a Lease', async (t) => {
-    t.diagnostic(`${bin}: ${clientVersion(bin)}`);
+    t.diagnostic(`${k.bin}: ${k.version}`);
     const file = manifest(
       'create.yaml',
       [
@@ -585,15 +533,14 @@ describe('kubectl 1.20 (OpenAPI v2 as protobuf, client-side validation)', () => 
   test('apply -f: create, unchanged, configured (strategic merge of a Node)', async () => {
     const text = (holder: string, taint: string) =>
       `apiVersion: v1\nkind: Node\nmetadata: {name: v120-apply, labels: {holder: ${holder}}}\nspec:\n  podCIDRs: [10.1.0.0/24]\n  taints:\n  - {key: ${taint}, effect: NoExecute}\n`;
-    const file = join(dir, 'apply.yaml');
-    writeFileSync(file, text('a', 'one'));
+    const file = manifest('apply.yaml', text('a', 'one'));
     const created = await kubectl(['apply', '-f', file]);
     expectOk(created, 'kubectl apply (create)');
     assert.match(created.stdout, /node\/v120-apply created/);
     const unchanged = await kubectl(['apply', '-f', file]);
     expectOk(unchanged, 'kubectl apply (unchanged)');
     assert.match(unchanged.stdout, /node\/v120-apply unchanged/);
-    writeFileSync(file, text('b', 'two'));
+    manifest('apply.yaml', text('b', 'two'));
     const configured = await kubectl(['apply', '-f', file]);
     expectOk(configured, 'kubectl apply (configure)');
     assert.match(configured.stdout, /node\/v120-apply configured/);
@@ -629,11 +576,11 @@ describe('kubectl 1.20 (OpenAPI v2 as protobuf, client-side validation)', () => 
 });
 
 describe('the newest kubectl (OpenAPI v3, validation left to the server)', () => {
-  const bin = process.env.KUBECTL || 'kubectl';
-  const kubectl = kubectlRunner(bin, 'kubectl-newest');
+  const k = kubectlFor(server, { namespace: 'default', label: 'openapi-kubectl-newest' });
+  const kubectl = (args: readonly string[]) => k.run(args);
 
   test('explain node.spec.taints prints the field as Kubernetes does', async (t) => {
-    t.diagnostic(`${bin}: ${clientVersion(bin)}`);
+    t.diagnostic(`${k.bin}: ${k.version}`);
     const r = await kubectl(['explain', 'node.spec.taints']);
     expectOk(r, 'kubectl explain node.spec.taints');
     assert.match(r.stdout, /^KIND:\s+Node$/m);
@@ -657,13 +604,10 @@ describe('the newest kubectl (OpenAPI v3, validation left to the server)', () =>
   });
 
   test('create -f with default validation; an unknown field is refused by the server (fieldValidation=Strict)', async () => {
-    const dir = tempDir('openapi-newest');
-    const good = join(dir, 'good.yaml');
-    writeFileSync(good, 'apiVersion: v1\nkind: Node\nmetadata: {name: newest-node}\nspec:\n  taints:\n  - {key: a, effect: NoSchedule}\n');
+    const good = k.file('good.yaml', 'apiVersion: v1\nkind: Node\nmetadata: {name: newest-node}\nspec:\n  taints:\n  - {key: a, effect: NoSchedule}\n');
     expectOk(await kubectl(['create', '-f', good]), 'kubectl create -f');
     assert.equal((await api(server, 'GET', '/api/v1/nodes/newest-node')).status, 200);
-    const bad = join(dir, 'bad.yaml');
-    writeFileSync(bad, 'apiVersion: v1\nkind: Node\nmetadata: {name: newest-bad}\nspec:\n  taints:\n  - {key: a, effect: NoSchedule, bogus: 1}\n');
+    const bad = k.file('bad.yaml', 'apiVersion: v1\nkind: Node\nmetadata: {name: newest-bad}\nspec:\n  taints:\n  - {key: a, effect: NoSchedule, bogus: 1}\n');
     const r = await kubectl(['create', '-f', bad]);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /strict decoding error: unknown field "spec\.taints\[0\]\.bogus"/);

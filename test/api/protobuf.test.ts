@@ -4,11 +4,8 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { api, testServer } from '../support/server.ts';
-import { tempDir } from '../support/tmp.ts';
+import { kubectlFor } from '../support/kubectl.ts';
 import { decodeObject, decodeWatchEvent, encodeObject, PROTOBUF_MAGIC } from '../../src/wire/protobuf/index.ts';
 
 const orch = await testServer();
@@ -85,18 +82,8 @@ describe('protobuf request bodies', () => {
 describe('kubectl in the kubernetes profile', () => {
   test('kubectl create namespace x (a protobuf body) and kubectl delete namespace x: gone with its content', async () => {
     const k8s = await testServer({ naming: 'kubernetes' });
-    const dir = tempDir('pb-kubectl');
-    const kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: ${k8s.url}\nusers:\n- name: u\n  user: {}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n`);
-    const kubectl = (args: string[], input?: string) =>
-      new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
-        const child = execFile(process.env.KUBECTL || 'kubectl', ['--kubeconfig', kubeconfig, ...args], { env: { ...process.env, HOME: dir }, timeout: 60_000, encoding: 'utf8' }, (err, stdout, stderr) => {
-          if (!err) return resolve({ code: 0, stdout, stderr });
-          if (typeof err.code === 'number') return resolve({ code: err.code, stdout, stderr });
-          reject(err);
-        });
-        child.stdin?.end(input ?? '');
-      });
+    const k = kubectlFor(k8s, { label: 'pb-kubectl' });
+    const kubectl = (args: string[], input?: string) => k.run(args, input);
     const created = await kubectl(['create', 'namespace', 'x']);
     assert.equal(created.code, 0, created.stderr);
     assert.match(created.stdout, /namespace\/x created/);

@@ -14,11 +14,8 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { api, testServer } from '../support/server.ts';
-import { tempDir } from '../support/tmp.ts';
+import { kubectlFor } from '../support/kubectl.ts';
 import { applyStrategicMergePatch } from '../../src/machinery/strategic-merge.ts';
 import { handlePatch, type HandlerEnv, type ResourceTarget } from '../../src/endpoints/handlers.ts';
 import { StatusError } from '../../src/machinery/status.ts';
@@ -545,26 +542,8 @@ describe('kinds without strategic merge support', () => {
 });
 
 describe('kubectl patch --type=strategic', () => {
-  const dir = tempDir('kubectl-smp');
-  const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(
-    kubeconfig,
-    `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: ${server.url}\nusers:\n- name: u\n  user: {}\ncontexts:\n- name: c\n  context: {cluster: c, user: u, namespace: ${NS}}\ncurrent-context: c\n`,
-  );
-  // Asynchronously: the server runs in this process.
-  const kubectl = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-    new Promise((resolve, reject) => {
-      execFile(
-        process.env.KUBECTL || 'kubectl',
-        ['--kubeconfig', kubeconfig, ...args],
-        { encoding: 'utf8', env: { ...process.env, HOME: dir, KUBECACHEDIR: join(dir, 'cache') }, timeout: 30_000 },
-        (err, stdout, stderr) => {
-          if (!err) return resolve({ code: 0, stdout, stderr });
-          if (typeof err.code === 'number') return resolve({ code: err.code, stdout, stderr });
-          reject(err);
-        },
-      );
-    });
+  const k = kubectlFor(server, { namespace: NS, label: 'kubectl-smp', timeoutMs: 30_000 });
+  const kubectl = (...args: string[]) => k.run(args);
 
   test('$deleteFromPrimitiveList with an addition, on finalizers', async () => {
     await create(LEASES, lease('kc-fin', { finalizers: ['example.com/a', 'example.com/b'] }));

@@ -3,13 +3,9 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { api, testServer } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
-import { tempDir } from '../support/tmp.ts';
+import { kubectlFor } from '../support/kubectl.ts';
 import { toTable } from '../../src/endpoints/transform.ts';
 import { humanDuration } from '../../src/registry/printers.ts';
 import type { KindDefinition } from '../../src/registry/definition.ts';
@@ -217,12 +213,8 @@ describe('kubectl prints the server columns (kubernetes naming profile)', () => 
     n.metadata.labels = { 'node-role.kubernetes.io/control-plane': '' };
     assert.equal((await api(k8s, 'POST', '/api/v1/nodes', n)).status, 201);
     assert.equal((await api(k8s, 'POST', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases', { metadata: { name: 'kubectl-lease' }, spec: { holderIdentity: 'me' } })).status, 201);
-    const dir = tempDir('kubectl-table');
-    const kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: ${k8s.url}\nusers:\n- name: u\n  user: {}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n`);
-    // Asynchronously: the server runs in this process.
-    const kubectl = async (...args: string[]) =>
-      (await promisify(execFile)(process.env.KUBECTL || 'kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', env: { ...process.env, HOME: dir, KUBECACHEDIR: join(dir, 'cache') }, timeout: 30_000 })).stdout;
+    const k = kubectlFor(k8s, { label: 'kubectl-table', timeoutMs: 30_000 });
+    const kubectl = (...args: string[]) => k.ok(args);
     const lines = (out: string) => out.trim().split('\n').map((l) => l.trim().split(/\s{2,}/));
     const nodes = lines(await kubectl('get', 'nodes'));
     assert.deepEqual(nodes[0], ['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION']);
