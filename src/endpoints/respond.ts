@@ -124,11 +124,13 @@ export function writeStatus(ctx: RequestContext, status: StatusBody, headers: Re
 }
 
 export function writeError(ctx: RequestContext, err: StatusError): void {
-  // An error before negotiation still answers in a type the client accepts, when it can.
+  // An error before negotiation still answers in a type the client accepts, when it can (as
+  // kube-apiserver does for a path it has no resource for).
   if (ctx.responseType === undefined) {
     try {
-      const f = negotiateResponse(ctx.req.headers.accept, undefined, { cbor: ctx.cbor }, ctx.protobufType);
+      const f = negotiateResponse(ctx.req.headers.accept, undefined, { cbor: ctx.cbor }, ctx.protobufType ?? ctx.statusProtobufType);
       ctx.responseType = f.mediaType;
+      if (f.mediaType === 'protobuf') ctx.protobufType ??= ctx.statusProtobufType;
     } catch {
       ctx.responseType = 'application/json';
     }

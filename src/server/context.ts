@@ -24,8 +24,10 @@ export interface RequestContext {
   responseType?: ResponseMediaType;
   /** Gate CBORServingAndStorage: CBOR is offered and accepted. */
   cbor?: boolean;
-  /** The naming profile's protobuf media type (`application/vnd.orch.protobuf`), for protobuf answers. */
+  /** The naming profile's protobuf media type (`application/vnd.orch.protobuf`), once the answer may be protobuf. */
   protobufType?: string;
+  /** The profile's protobuf media type for errors: a Status always has a protobuf form. */
+  statusProtobufType?: string;
 }
 
 /** Collects `Warning: 299 - "…"` headers, one per distinct message. */

@@ -39,6 +39,17 @@ describe('protobuf responses (orch profile)', () => {
     assert.equal(missing.type, PB);
     const status = decodeObject(missing.bytes) as unknown as { kind: string; reason: string; code: number };
     assert.deepEqual([status.kind, status.reason, status.code], ['Status', 'NotFound', 404]);
+    // A resource the server does not have (kubectl describe node lists pods): the 404 is negotiated too.
+    const unknown = await raw(orch, 'GET', '/api/v1/pods', { Accept: `${PB},application/json` });
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.type, PB);
+    assert.deepEqual((({ kind, reason, code, message }) => ({ kind, reason, code, message }))(decodeObject(unknown.bytes) as unknown as Record<string, unknown>), {
+      kind: 'Status',
+      reason: 'NotFound',
+      code: 404,
+      message: 'the server could not find the requested resource',
+    });
+    assert.equal((await raw(orch, 'GET', '/api/v1/pods', {})).type, 'application/json');
   });
 
   test("the other profile's protobuf type is not offered: 406 unless JSON is acceptable too", async () => {
