@@ -14,6 +14,12 @@ export const ALL_VERBS: readonly Verb[] = ['create', 'delete', 'deletecollection
 export type NameRule = 'dns-subdomain' | 'dns-label' | 'path-segment';
 
 export interface Strategy {
+  /**
+   * Defaults that need code rather than the schema, applied where Kubernetes' decoding defaults
+   * (so the writer's managed fields include them): on every create (with the final name, after
+   * generateName) and every update, patch and apply of the main resource.
+   */
+  defaults?(obj: KObject): void;
   /** Defaults and cleanup before validation of a new object (e.g. clear status). */
   prepareForCreate?(obj: KObject): void;
   /** Before validation of an update: e.g. keep status from the old object. */

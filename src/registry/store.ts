@@ -427,6 +427,7 @@ export class RegistryStore {
     const generated = !meta.name && !!meta.generateName;
     for (let attempt = 0; ; attempt++) {
       if (generated) meta.name = generateName(meta.generateName!);
+      this.def.strategy.defaults?.(obj);
       if (opts.manager !== undefined && !opts.applied) this.fields.update(undefined, obj, opts.manager);
       this.prepareCreate(obj, opts.warn);
       await this.admission.admitCreate(this, obj);
@@ -504,6 +505,7 @@ export class RegistryStore {
       if (requestedRv && requestedRv !== old.metadata.resourceVersion) throw errors.staleUpdate(this.qualified, name);
       validateName(wanted, name, namespace, this.def);
       const obj = opts.subresource ? opts.subresource.apply(wanted, old) : wanted;
+      if (!opts.subresource) this.def.strategy.defaults?.(obj);
       if (opts.manager !== undefined && !opts.applied) this.fields.update(old, obj, opts.manager, opts.subresource?.name);
       this.prepareUpdate(obj, old, opts.subresource?.name, opts.warn);
       await this.admission.admitUpdate(this, obj, old);

@@ -222,7 +222,7 @@ describe('CoreV1Api: namespaces', () => {
     const read = await core.readNamespace({ name });
     assert.equal(read.metadata?.uid, created.metadata?.uid);
     assert.equal(read.metadata?.resourceVersion, created.metadata?.resourceVersion);
-    assert.deepEqual(read.metadata?.labels, { suite: 'client-node', a: '1' });
+    assert.deepEqual(read.metadata?.labels, { suite: 'client-node', a: '1', 'orch.io/metadata.name': name });
 
     const list = await core.listNamespace({ labelSelector: 'suite=client-node' });
     assert.deepEqual(
@@ -260,7 +260,7 @@ describe('CoreV1Api: namespaces', () => {
       { name, body: { metadata: { labels: { b: null, c: 'merge' } } } },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
-    assert.deepEqual(merged.metadata?.labels, { suite: 'client-node', a: '2', c: 'merge' });
+    assert.deepEqual(merged.metadata?.labels, { suite: 'client-node', a: '2', c: 'merge', 'orch.io/metadata.name': name });
 
     // a JSON patch whose test op fails is rejected and changes nothing
     const failedTest = await apiError(core.patchNamespace({ name, body: [{ op: 'test', path: '/metadata/labels/c', value: 'other' }, { op: 'remove', path: '/metadata/labels/c' }] }), 422);

@@ -144,6 +144,26 @@ describe('Node', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('Namespace', () => {
+  test('every namespace carries its name as the orch.io/metadata.name label; clients cannot change or drop it', async () => {
+    const LABEL = 'orch.io/metadata.name';
+    const c = await api(server, 'POST', '/api/v1/namespaces?fieldManager=maker', { metadata: { generateName: 'ns-label-', labels: { [LABEL]: 'forged', team: 'a' } } });
+    assert.equal(c.status, 201);
+    const name = c.body.metadata.name as string;
+    assert.deepEqual(c.body.metadata.labels, { [LABEL]: name, team: 'a' });
+    // Defaulted before the writer's managed fields are computed, as Kubernetes' decoding does.
+    assert.deepEqual(c.body.metadata.managedFields[0].fieldsV1['f:metadata']['f:labels'], { '.': {}, [`f:${LABEL}`]: {}, 'f:team': {} });
+    const put = await api(server, 'PUT', `/api/v1/namespaces/${name}`, { ...c.body, metadata: { ...c.body.metadata, labels: { team: 'b' } } });
+    assert.equal(put.status, 200);
+    assert.deepEqual(put.body.metadata.labels, { [LABEL]: name, team: 'b' });
+    const patched = await api(server, 'PATCH', `/api/v1/namespaces/${name}`, { metadata: { labels: { [LABEL]: null } } }, MERGE);
+    assert.equal(patched.status, 200);
+    assert.deepEqual(patched.body.metadata.labels, { [LABEL]: name, team: 'b' });
+    const selected = await api(server, 'GET', `/api/v1/namespaces?labelSelector=${encodeURIComponent(`${LABEL}=${name}`)}`);
+    assert.deepEqual(selected.body.items.map((n: { metadata: { name: string } }) => n.metadata.name), [name]);
+    // The system namespaces have it too.
+    assert.equal((await api(server, 'GET', '/api/v1/namespaces/default')).body.metadata.labels[LABEL], 'default');
+  });
+
   test('condition statuses are validated on /status', async () => {
     assert.equal((await api(server, 'POST', '/api/v1/namespaces', { metadata: { name: 'ns-cond' } })).status, 201);
     assertInvalid(await api(server, 'PATCH', '/api/v1/namespaces/ns-cond/status', { status: { conditions: [{ type: 'X', status: 'Perhaps' }] } }, MERGE), ['status.conditions[0].status']);

@@ -1,6 +1,7 @@
 // Namespace (core/v1, cluster-scoped). A new namespace is Active and carries the namespace
 // finalizer in spec.finalizers; a delete marks it Terminating and it stays until the namespace
-// controller has removed its content and that finalizer (through /finalize).
+// controller has removed its content and that finalizer (through /finalize). Its name is also a
+// label, <label domain>/metadata.name, kept equal to the name.
 
 import type { KObject } from '../../machinery/meta.ts';
 import { isPlainObject } from '../../machinery/meta.ts';
@@ -16,6 +17,7 @@ type NamespaceObject = KObject & { spec?: { finalizers?: string[] }; status?: { 
 const spec = (o: KObject) => ((o as NamespaceObject).spec ??= {});
 
 export function namespaceDefinition(n: Naming): KindDefinition {
+  const nameLabel = `${n.labelDomain}/metadata.name`;
   return {
     group: '',
     version: 'v1',
@@ -50,6 +52,11 @@ export function namespaceDefinition(n: Naming): KindDefinition {
       ageColumn,
     ],
     strategy: {
+      // Every namespace carries its name as a label (<label domain>/metadata.name), so selectors
+      // can pick namespaces by name; a client cannot change or remove it.
+      defaults(o) {
+        if (o.metadata.name) o.metadata.labels = { ...o.metadata.labels, [nameLabel]: o.metadata.name };
+      },
       prepareForCreate(o) {
         const ns = o as NamespaceObject;
         const finalizers = new Set(spec(ns).finalizers ?? []);
