@@ -94,7 +94,14 @@ function writeFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): v
 
 /** Response format of a read: JSON, YAML, protobuf, or a Table / PartialObjectMetadata conversion. */
 function readFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): { convert?: Conversion; table?: TableRequest } {
-  const { convert, mediaType } = negotiateResponse(ctx.req.headers.accept, { metaGroup: env.naming.metaGroup }, { stream: ctx.info.verb === 'watch', cbor: ctx.cbor }, protobufFor(ctx, env, t));
+  const { convert, mediaType } = negotiateResponse(
+    ctx.req.headers.accept,
+    { metaGroup: env.naming.metaGroup, protobuf: env.naming.protobufMediaType },
+    { stream: ctx.info.verb === 'watch', cbor: ctx.cbor },
+    protobufFor(ctx, env, t),
+  );
+  // PartialObjectMetadata is protobuf for any kind, with or without a protobuf form of its own.
+  if (mediaType === 'protobuf') ctx.protobufType = env.naming.protobufMediaType;
   ctx.responseType = mediaType;
   if (!convert) return {};
   if (convert.kind !== 'Table') return { convert };
@@ -165,12 +172,15 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   };
   const sink: WatchSink = {
     send: (type, object) => {
-      if (protobuf) return write(object.watchFrame(type));
-      if (cbor) return write(object.cborEvent(type));
-      if (!convert) return write(object.watchLine(type));
+      if (!convert) {
+        if (protobuf) return write(object.watchFrame(type));
+        if (cbor) return write(object.cborEvent(type));
+        return write(object.watchLine(type));
+      }
       // Only the first Table of a watch carries the column definitions, as in kube-apiserver.
       const body = convertObject(convert, object.view(), table);
       if (table) table.noHeaders = true;
+      if (protobuf) return write(lengthPrefixed(encodeWatchEvent(type, body as object)));
       return write(`${JSON.stringify({ type, object: body })}\n`);
     },
     error: (status: StatusBody) =>

@@ -68,7 +68,8 @@ const CONVERSION_VERSIONS = new Set(['v1', 'v1beta1']);
  */
 export function negotiateResponse(
   accept: string | undefined,
-  conversions?: { metaGroup: string },
+  /** The meta group, and the profile's protobuf media type for PartialObjectMetadata in protobuf. */
+  conversions?: { metaGroup: string; protobuf?: string },
   /** stream: a watch; cbor: gate CBORServingAndStorage is on. */
   opts: { stream?: boolean; cbor?: boolean } = {},
   /** The profile's protobuf media type, when the object has a protobuf form. */
@@ -80,6 +81,12 @@ export function negotiateResponse(
   for (const m of entries) {
     // CBOR when its gate is on: single items, and `application/cbor-seq` for a watch.
     if (opts.cbor && !m.params.as && m.type === 'application' && (m.subtype === 'cbor' || (opts.stream && m.subtype === 'cbor-seq'))) return { mediaType: 'application/cbor' };
+    // The metadata-only conversions have a protobuf form for every kind (meta/v1 only).
+    if (conversions?.protobuf && `${m.type}/${m.subtype}` === conversions.protobuf && m.params.as) {
+      if (m.params.as === 'Table' || !CONVERSION_KINDS.has(m.params.as) || m.params.g !== conversions.metaGroup || m.params.v !== 'v1') continue;
+      if (m.params.stream !== undefined && m.params.stream !== 'watch') continue;
+      return { mediaType: 'protobuf', convert: { kind: m.params.as as Conversion['kind'], apiVersion: `${conversions.metaGroup}/v1` } };
+    }
     if (protobuf && `${m.type}/${m.subtype}` === protobuf && !m.params.as) {
       // `stream=watch` asks for the framed stream; either way a watch gets frames.
       if (m.params.stream !== undefined && m.params.stream !== 'watch') continue;

@@ -76,6 +76,50 @@ describe('protobuf responses (orch profile)', () => {
   });
 });
 
+describe('PartialObjectMetadata in protobuf (what metadata-only clients ask for first)', () => {
+  // client-go's metadata client: protobuf first, then the same conversion in JSON, then JSON.
+  const accept = (as: string) => `${PB};as=${as};g=meta.orch.io;v=v1,application/json;as=${as};g=meta.orch.io;v=v1,application/json`;
+  const jsonOf = async (path: string, as: string) => (await api(orch, 'GET', path, undefined, { Accept: `application/json;as=${as};g=meta.orch.io;v=v1` })).body;
+
+  test('get and list decode to the JSON conversion; a watch streams PartialObjectMetadata frames', async () => {
+    await api(orch, 'POST', LEASES, { metadata: { name: 'pom-1', labels: { x: 'y' }, annotations: { a: 'b' } }, spec: { holderIdentity: 'not in metadata' } });
+    const one = await raw(orch, 'GET', `${LEASES}/pom-1`, { Accept: accept('PartialObjectMetadata') });
+    assert.equal(one.status, 200);
+    assert.equal(one.type, PB);
+    const decoded = decodeObject(one.bytes) as unknown as Record<string, unknown>;
+    assert.deepEqual(decoded, await jsonOf(`${LEASES}/pom-1`, 'PartialObjectMetadata'));
+    assert.equal(decoded.apiVersion, 'meta.orch.io/v1');
+    assert.equal('spec' in decoded, false);
+
+    const list = await raw(orch, 'GET', LEASES, { Accept: accept('PartialObjectMetadataList') });
+    assert.equal(list.type, PB);
+    const decodedList = decodeObject(list.bytes) as unknown as { kind: string; metadata: unknown; items: Record<string, unknown>[] };
+    const jsonList = await jsonOf(LEASES, 'PartialObjectMetadataList');
+    assert.equal(decodedList.kind, 'PartialObjectMetadataList');
+    assert.deepEqual(decodedList.metadata, jsonList.metadata);
+    assert.deepEqual(decodedList.items, jsonList.items);
+
+    // The single form asked of a list is 406, as in JSON (kube-apiserver converts after negotiating).
+    assert.equal((await raw(orch, 'GET', LEASES, { Accept: accept('PartialObjectMetadata') })).status, 406);
+    // Tables have no protobuf form; v1beta1 is served in JSON only.
+    assert.equal((await raw(orch, 'GET', LEASES, { Accept: `${PB};as=Table;g=meta.orch.io;v=v1` })).status, 406);
+    assert.equal((await raw(orch, 'GET', LEASES, { Accept: `${PB};as=PartialObjectMetadataList;g=meta.orch.io;v=v1beta1` })).status, 406);
+
+    const rv = (await api(orch, 'GET', LEASES)).body.metadata.resourceVersion;
+    const res = await fetch(`${orch.url}${LEASES}?watch=1&resourceVersion=${rv}&timeoutSeconds=1`, { headers: { Accept: accept('PartialObjectMetadata') } });
+    assert.equal(res.headers.get('content-type'), `${PB};stream=watch`);
+    await api(orch, 'PATCH', `${LEASES}/pom-1`, { metadata: { labels: { x: 'z' } } }, { 'Content-Type': 'application/merge-patch+json' });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const events: { type: string; object: Record<string, any> }[] = [];
+    for (let at = 0; at < bytes.length; at += 4 + bytes.readUInt32BE(at)) events.push(decodeWatchEvent(bytes.subarray(at + 4, at + 4 + bytes.readUInt32BE(at))));
+    assert.equal(events.length, 1);
+    assert.equal(events[0]!.type, 'MODIFIED');
+    assert.equal(events[0]!.object.kind, 'PartialObjectMetadata');
+    assert.deepEqual(events[0]!.object.metadata.labels, { x: 'z' });
+    assert.equal(events[0]!.object.spec, undefined);
+  });
+});
+
 describe('protobuf request bodies', () => {
   test('create in protobuf; malformed bytes are 400 and store nothing', async () => {
     const body = encodeObject({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'pb-in' }, spec: { holderIdentity: 'binary' } });

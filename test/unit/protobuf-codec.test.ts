@@ -488,9 +488,11 @@ describe('protobuf codec: supportsProtobuf', () => {
     assert.ok(!supportsProtobuf(gv(orch, 'coordination', 'v1beta1'), 'Lease'));
     assert.ok(!supportsProtobuf(gv(orch, 'coordination', 'v1'), 'Namespace'));
     assert.ok(!supportsProtobuf('v1', 'Pod'));
-    // JSON-only meta kinds.
+    // Table is JSON only; PartialObjectMetadata(List) has a protobuf form in meta/v1 only.
     assert.ok(!supportsProtobuf(`${orch.metaGroup}/v1`, 'Table'));
-    assert.ok(!supportsProtobuf(`${orch.metaGroup}/v1`, 'PartialObjectMetadata'));
+    assert.ok(supportsProtobuf(`${orch.metaGroup}/v1`, 'PartialObjectMetadata'));
+    assert.ok(supportsProtobuf(`${kube.metaGroup}/v1`, 'PartialObjectMetadataList'));
+    assert.ok(!supportsProtobuf(`${orch.metaGroup}/v1beta1`, 'PartialObjectMetadataList'));
   });
 });
 
