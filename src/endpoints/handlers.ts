@@ -129,8 +129,8 @@ export async function handleList(ctx: RequestContext, env: HandlerEnv, t: Resour
     return writeJson(ctx, 200, convertList(convert, list.items, list.metadata, table));
   }
   if (ctx.responseType === 'protobuf' && !t.store.def.computed) {
-    const { items, ...envelope } = await t.store.listEncoded(t.namespace, opts);
-    return writeBytes(ctx, 200, encodeListFromItems(envelope, items.map((i) => i.protobufItem())), ctx.protobufType!);
+    const { items, ...envelope } = await t.store.listProtobufItems(t.namespace, opts);
+    return writeBytes(ctx, 200, encodeListFromItems(envelope, items), ctx.protobufType!);
   }
   writeJsonBytes(ctx, 200, await t.store.listJson(t.namespace, opts));
 }

@@ -198,6 +198,12 @@ export class RegistryStore {
     return { ...rest, items: items.map((kv) => this.encoded(kv)) };
   }
 
+  /** The list's items as protobuf messages, each made once per stored version; no JSON is built. */
+  async listProtobufItems(namespace: string | undefined, opts: ListOptions): Promise<Omit<ListResponse, 'items'> & { items: Buffer[] }> {
+    const { items, ...rest } = await this.listKeyValues(namespace, opts);
+    return { ...rest, items: items.map((kv) => this.json.protobufItem(kv)) };
+  }
+
   /** The list as JSON bytes, built from the stored bytes without parsing or copying them twice. */
   async listJson(namespace: string | undefined, opts: ListOptions): Promise<Buffer> {
     if (this.def.computed) return Buffer.from(JSON.stringify(await this.computedList(namespace, opts)));

@@ -56,6 +56,13 @@ export class StoredJson {
   /** Protobuf messages of stored versions, made once per version and shared by every read of it. */
   private readonly items = new WeakMap<Uint8Array, { revision: number; item: Buffer }>();
 
+  /** The protobuf message of a stored version (a list item), from the cache when it is there. */
+  protobufItem(kv: KeyValue, revision = kv.modRevision): Buffer {
+    const cached = this.items.get(kv.value);
+    if (cached && cached.revision === revision) return cached.item;
+    return this.encoded(kv, revision).protobufItem();
+  }
+
   encoded(kv: KeyValue, revision = kv.modRevision): EncodedObject {
     const e: EncodedObject = new EncodedObject(this.splice(kv.value, revision), undefined, () => {
       const cached = this.items.get(kv.value);

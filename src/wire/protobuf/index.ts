@@ -83,7 +83,7 @@ function writeEnvelopeHead(w: WireWriter, apiVersion: string, kind: string): voi
 
 /** contentEncoding and contentType: Go value strings, always written (empty). */
 function writeEnvelopeTail(w: WireWriter): void {
-  w.byte(0x1a).byte(0).byte(0x22).byte(0);
+  w.raw(ENVELOPE_TAIL);
 }
 
 function typeOf(obj: { apiVersion?: unknown; kind?: unknown }, what: string): { apiVersion: string; kind: string } {
@@ -172,17 +172,47 @@ export function encodeListFromItems(list: { apiVersion: string; kind: string; me
   const plan = kindPlan(apiVersion, kind);
   const metadata = plan?.byId[1];
   if (!plan || !metadata?.message || !plan.byId[2]) throw new Error(`protobuf: no protobuf form for list ${apiVersion} ${kind}`);
-  return produce((w) => {
-    writeEnvelopeHead(w, apiVersion, kind);
-    const raw = w.fork(plan.reserve);
-    w.byte(0x0a);
-    const meta = w.fork();
-    writeMessage(w, metadata.message!, list.metadata as JsonObject);
-    w.ldelim(meta);
-    for (const item of items) w.byte(0x12).bytes(item);
-    plan.reserve = w.ldelim(raw, plan.reserve);
-    writeEnvelopeTail(w);
-  });
+  // The envelope's head and the list metadata are small: written on the scratch writer. The items
+  // are most of the body: their sizes are known, so the body is allocated once at its exact size
+  // and each item is copied once, straight into it.
+  const w = writer;
+  w.reset();
+  writeEnvelopeHead(w, apiVersion, kind);
+  const headEnd = w.pos;
+  w.byte(0x0a);
+  const meta = w.fork();
+  writeMessage(w, metadata.message, list.metadata as JsonObject);
+  w.ldelim(meta);
+  const metaEnd = w.pos;
+  let rawLength = metaEnd - headEnd;
+  for (const item of items) rawLength += 1 + varintSize(item.length) + item.length;
+  const out = Buffer.allocUnsafe(headEnd + varintSize(rawLength) + rawLength + ENVELOPE_TAIL.length);
+  w.buf.copy(out, 0, 0, headEnd);
+  let at = writeVarint(out, headEnd, rawLength);
+  at += w.buf.copy(out, at, headEnd, metaEnd);
+  for (const item of items) {
+    out[at++] = 0x12;
+    at = writeVarint(out, at, item.length);
+    out.set(item, at);
+    at += item.length;
+  }
+  out.set(ENVELOPE_TAIL, at);
+  return out;
+}
+
+const ENVELOPE_TAIL = Uint8Array.of(0x1a, 0, 0x22, 0);
+
+function varintSize(n: number): number {
+  return n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5;
+}
+
+function writeVarint(out: Buffer, at: number, n: number): number {
+  while (n > 0x7f) {
+    out[at++] = (n & 0x7f) | 0x80;
+    n >>>= 7;
+  }
+  out[at++] = n;
+  return at;
 }
 
 /** A watch frame's payload (as encodeWatchEvent gives) around an object's message from encodeItem. */
