@@ -22,7 +22,7 @@ import { checkObject, decodeBody, decodeCborBody, parseFieldValidation, parseJso
 import { parseBool, parseInteger, parseListOptions } from '../machinery/list-options.ts';
 import { readBody, readBodyBytes, writeBytes, writeJson, writeJsonBytes, writeStatus } from './respond.ts';
 import { lengthPrefixed } from '../registry/encoded.ts';
-import { encodeListFromItems, encodeObjectFromItem, encodeWatchEvent, supportsProtobuf } from '../wire/protobuf/index.ts';
+import { encodeListFromItems, encodeWatchEvent, supportsProtobuf } from '../wire/protobuf/index.ts';
 import { apiVersionOf } from '../registry/definition.ts';
 
 export interface ResourceTarget {
@@ -111,10 +111,11 @@ function readFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): { 
 export async function handleGet(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'get');
   const { convert, table } = readFormat(ctx, env, t);
-  const obj = await t.store.getEncoded(t.namespace, t.name, ctx.url.searchParams.get('resourceVersion') ?? undefined);
+  const rv = ctx.url.searchParams.get('resourceVersion') ?? undefined;
+  // Protobuf: the body kept for this stored version.
+  if (ctx.responseType === 'protobuf' && !convert) return writeBytes(ctx, 200, await t.store.getProtobuf(t.namespace, t.name, rv), ctx.protobufType!);
+  const obj = await t.store.getEncoded(t.namespace, t.name, rv);
   if (convert) return writeJson(ctx, 200, convertObject(convert, obj.view(), table));
-  // Protobuf from the message kept for this stored version: only the envelope is written.
-  if (ctx.responseType === 'protobuf') return writeBytes(ctx, 200, encodeObjectFromItem(t.store.apiVersion, t.store.def.kind, obj.protobufItem()), ctx.protobufType!);
   writeJsonBytes(ctx, 200, obj.bytes());
 }
 

@@ -17,6 +17,7 @@ import { EncodedObject } from './encoded.ts';
 import { FieldManager } from './field-manager.ts';
 import { StoredJson } from './stored-json.ts';
 import type { DeclarativeValidation } from '../machinery/declarative-validation.ts';
+import { encodeObject } from '../wire/protobuf/index.ts';
 
 export interface WriteOptions {
   dryRun: boolean;
@@ -133,11 +134,23 @@ export class RegistryStore {
   // ---- reads ----
 
   async getEncoded(namespace: string | undefined, name: string, resourceVersion?: string): Promise<EncodedObject> {
-    if (this.def.computed) {
-      const found = (await this.def.computed()).find((o) => o.metadata.name === name && o.metadata.namespace === namespace);
-      if (!found) throw errors.notFound(this.qualified, name);
-      return EncodedObject.of(found);
-    }
+    if (this.def.computed) return EncodedObject.of(await this.computedObject(namespace, name));
+    return this.encoded(await this.getKeyValue(namespace, name, resourceVersion));
+  }
+
+  /** The protobuf body of a get, made once per stored version. */
+  async getProtobuf(namespace: string | undefined, name: string, resourceVersion?: string): Promise<Buffer> {
+    if (this.def.computed) return encodeObject(await this.computedObject(namespace, name));
+    return this.json.protobufBody(await this.getKeyValue(namespace, name, resourceVersion));
+  }
+
+  private async computedObject(namespace: string | undefined, name: string): Promise<KObject> {
+    const found = (await this.def.computed!()).find((o) => o.metadata.name === name && o.metadata.namespace === namespace);
+    if (!found) throw errors.notFound(this.qualified, name);
+    return found;
+  }
+
+  private async getKeyValue(namespace: string | undefined, name: string, resourceVersion?: string): Promise<KeyValue> {
     const key = this.keyFor(namespace, name);
     const kv = await this.storageCall(async () => {
       if (!resourceVersion) return this.storage.get(key);
@@ -146,7 +159,7 @@ export class RegistryStore {
       return this.storage.getCached(key) ?? (rv === 0 ? undefined : this.storage.get(key));
     });
     if (!kv) throw errors.notFound(this.qualified, name);
-    return this.encoded(kv);
+    return kv;
   }
 
   private readonly views = new WeakMap<Uint8Array, KObject>();

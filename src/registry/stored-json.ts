@@ -5,7 +5,7 @@
 
 import type { KeyValue } from '../storage/interface.ts';
 import type { KObject } from '../machinery/meta.ts';
-import { encodeItem } from '../wire/protobuf/index.ts';
+import { encodeItem, encodeObjectFromItem, ENVELOPE_TAIL_LENGTH } from '../wire/protobuf/index.ts';
 import { EncodedObject, type Splice } from './encoded.ts';
 
 const LIST_END = Buffer.from(']}');
@@ -53,24 +53,35 @@ export class StoredJson {
     return { stored, head, headLength: head.length, field: `"resourceVersion":"${revision}"${emptyMeta ? '' : ','}` };
   }
 
-  /** Protobuf messages of stored versions, made once per version and shared by every read of it. */
-  private readonly items = new WeakMap<Uint8Array, { revision: number; item: Buffer }>();
+  /**
+   * Protobuf forms of stored versions, made once per version and shared by every read of it: the
+   * whole body of a get, and the object's message (a list item, a watch frame's object) as a view
+   * into that body, so both cost one allocation.
+   */
+  private readonly protobuf = new WeakMap<Uint8Array, { revision: number; body: Buffer; item: Buffer }>();
 
-  /** The protobuf message of a stored version (a list item), from the cache when it is there. */
+  private protobufOf(kv: KeyValue, revision: number, e?: EncodedObject): { body: Buffer; item: Buffer } {
+    const cached = this.protobuf.get(kv.value);
+    if (cached && cached.revision === revision) return cached;
+    const item = encodeItem((e ?? new EncodedObject(this.splice(kv.value, revision))).view());
+    const body = encodeObjectFromItem(this.apiVersion, this.kind, item);
+    const entry = { revision, body, item: body.subarray(body.length - ENVELOPE_TAIL_LENGTH - item.length, body.length - ENVELOPE_TAIL_LENGTH) };
+    this.protobuf.set(kv.value, entry);
+    return entry;
+  }
+
+  /** The protobuf message of a stored version (a list item). */
   protobufItem(kv: KeyValue, revision = kv.modRevision): Buffer {
-    const cached = this.items.get(kv.value);
-    if (cached && cached.revision === revision) return cached.item;
-    return this.encoded(kv, revision).protobufItem();
+    return this.protobufOf(kv, revision).item;
+  }
+
+  /** The protobuf body of a stored version (a get's answer). */
+  protobufBody(kv: KeyValue, revision = kv.modRevision): Buffer {
+    return this.protobufOf(kv, revision).body;
   }
 
   encoded(kv: KeyValue, revision = kv.modRevision): EncodedObject {
-    const e: EncodedObject = new EncodedObject(this.splice(kv.value, revision), undefined, () => {
-      const cached = this.items.get(kv.value);
-      if (cached && cached.revision === revision) return cached.item;
-      const item = encodeItem(e.view());
-      this.items.set(kv.value, { revision, item });
-      return item;
-    });
+    const e: EncodedObject = new EncodedObject(this.splice(kv.value, revision), undefined, () => this.protobufOf(kv, revision, e).item);
     return e;
   }
 

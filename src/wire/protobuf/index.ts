@@ -201,6 +201,8 @@ export function encodeListFromItems(list: { apiVersion: string; kind: string; me
 }
 
 const ENVELOPE_TAIL = Uint8Array.of(0x1a, 0, 0x22, 0);
+/** What follows the object's message in a body: the envelope's empty contentEncoding and contentType. */
+export const ENVELOPE_TAIL_LENGTH = ENVELOPE_TAIL.length;
 
 function varintSize(n: number): number {
   return n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5;
