@@ -524,6 +524,11 @@ export class RegistryStore {
       if (requestedRv && requestedRv !== old.metadata.resourceVersion) throw errors.staleUpdate(this.qualified, name);
       validateName(wanted, name, namespace, this.def);
       const obj = opts.subresource ? opts.subresource.apply(wanted, old) : wanted;
+      // An apply computed the managed fields on the request: a subresource's copy rule keeps them.
+      if (opts.subresource && opts.applied) {
+        if (wanted.metadata.managedFields === undefined) delete obj.metadata.managedFields;
+        else obj.metadata = { ...obj.metadata, managedFields: wanted.metadata.managedFields };
+      }
       if (!opts.subresource) this.def.strategy.defaults?.(obj);
       if (opts.manager !== undefined && !opts.applied) this.fields.update(old, obj, opts.manager, opts.subresource?.name);
       this.prepareUpdate(obj, old, opts.subresource?.name, opts.warn);

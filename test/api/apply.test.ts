@@ -140,6 +140,32 @@ describe('apply', () => {
   });
 });
 
+describe('apply to /status', () => {
+  test('records an Apply entry for the subresource; another applier of the same field conflicts, naming the subresource', async () => {
+    const NODES = '/api/v1/nodes';
+    const info = { machineID: 'm', systemUUID: 's', bootID: 'b', kernelVersion: 'k', osImage: 'o', containerRuntimeVersion: 'c', kubeletVersion: 'v1.36.0', kubeProxyVersion: '', operatingSystem: 'linux', architecture: 'amd64' };
+    const node = (status?: Body) => JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'status-applied' }, ...(status ? { status } : {}) });
+    assert.equal((await api(server, 'PATCH', `${NODES}/status-applied?fieldManager=admin`, node(), APPLY)).status, 201);
+    const s = await api(server, 'PATCH', `${NODES}/status-applied/status?fieldManager=kubelet`, node({ nodeInfo: info }), APPLY);
+    assert.equal(s.status, 200, s.text);
+    const entry = (s.body.metadata.managedFields as Entry[]).find((e) => e.manager === 'kubelet');
+    assert.deepEqual(entry && { ...entry, time: undefined }, {
+      manager: 'kubelet',
+      operation: 'Apply',
+      apiVersion: 'v1',
+      time: undefined,
+      fieldsType: 'FieldsV1',
+      // status.nodeInfo is a struct every Node has: its fields are owned, not the struct.
+      fieldsV1: { 'f:status': { 'f:nodeInfo': Object.fromEntries(Object.keys(info).sort().map((k) => [`f:${k}`, {}])) } },
+      subresource: 'status',
+    });
+    const other = await api(server, 'PATCH', `${NODES}/status-applied/status?fieldManager=other`, node({ nodeInfo: { ...info, machineID: 'x' } }), APPLY);
+    assert.equal(other.status, 409);
+    assert.equal(other.body.message, 'Apply failed with 1 conflict: conflict with "kubelet" with subresource "status": .status.nodeInfo.machineID');
+    assert.equal((await api(server, 'GET', `${NODES}/status-applied`)).body.status.nodeInfo.machineID, 'm');
+  });
+});
+
 describe('managedFields of ordinary writes', () => {
   test('create and update record Update entries from fieldManager, or the User-Agent', async () => {
     const c = await api(server, 'POST', `${LEASES}?fieldManager=creator`, lease('u1', { holderIdentity: 'a' }));
