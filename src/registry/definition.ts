@@ -72,6 +72,12 @@ export interface KindDefinition {
    * Name / Created At table.
    */
   printerColumns?: readonly PrinterColumn[];
+  /**
+   * Nested objects a Kubernetes typed object always has, below spec and status (Go value
+   * structs: a Node's `status.nodeInfo`), as dotted paths. A write that adds one owns its fields,
+   * not the struct itself, as when Kubernetes compares typed objects.
+   */
+  valueStructs?: readonly string[];
   strategy: Strategy;
   /**
    * Migrated to declarative validation: the schema's value rules under the kind's own fields

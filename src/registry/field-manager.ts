@@ -26,8 +26,12 @@ export class FieldManager {
   private readonly mainReset: FieldSet | undefined;
   private readonly statusReset: FieldSet;
 
+  /** Always-present nested structs (KindDefinition.valueStructs). */
+  private readonly structs: FieldSet | undefined;
+
   constructor(private readonly def: KindDefinition) {
     this.apiVersion = apiVersionOf(def);
+    this.structs = def.valueStructs?.length ? FieldSet.of(...def.valueStructs.map((p) => makePath(...p.split('.')))) : undefined;
     const hasStatus = def.subresources?.some((s) => s.name === 'status') ?? false;
     this.mainReset = hasStatus ? FieldSet.of(makePath('status')) : undefined;
     const others = Object.keys(def.schema.properties ?? {}).filter((k) => !['apiVersion', 'kind', 'metadata', 'status'].includes(k));
@@ -41,11 +45,11 @@ export class FieldManager {
 
   /** A non-apply write: `updated` gets its managedFields (never fails on ownership). */
   update(live: KObject | undefined, updated: KObject, manager: string, subresource?: string): KObject {
-    return updateManagedFields({ schema: this.def.schema, live, updated, manager, apiVersion: this.apiVersion, subresource, now: nowTimestamp(), resetFields: this.resetFor(subresource) });
+    return updateManagedFields({ schema: this.def.schema, live, updated, manager, apiVersion: this.apiVersion, subresource, now: nowTimestamp(), resetFields: this.resetFor(subresource), structs: this.structs });
   }
 
   /** An apply: the merged object with managedFields; throws ApplyConflictError on conflicts. */
   apply(live: KObject | undefined, config: KObject, manager: string, force: boolean, subresource?: string): KObject {
-    return applyConfig({ schema: this.def.schema, live, config, manager, apiVersion: this.apiVersion, subresource, force, now: nowTimestamp(), resetFields: this.resetFor(subresource) });
+    return applyConfig({ schema: this.def.schema, live, config, manager, apiVersion: this.apiVersion, subresource, force, now: nowTimestamp(), resetFields: this.resetFor(subresource), structs: this.structs });
   }
 }

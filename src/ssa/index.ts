@@ -90,6 +90,8 @@ interface CommonArgs {
    * top-level structs present and empty as in a typed built-in object; pass `{}` for custom resources).
    */
   emptyObject?: JsonMap;
+  /** Nested structs a typed object always has (see UpdaterContext.structs). */
+  structs?: FieldSet;
   /** Versions that can still be read; managers recorded at others are dropped. Default: all. */
   isKnownVersion?: (apiVersion: string) => boolean;
   /** Default 10. */
@@ -114,7 +116,13 @@ export interface ApplyConfigArgs extends CommonArgs {
 }
 
 function context(a: CommonArgs): UpdaterContext {
-  return { type: typeOf(a.schema), version: a.apiVersion, ignored: a.resetFields && !a.resetFields.isEmpty() ? a.resetFields : undefined, isKnownVersion: a.isKnownVersion ?? (() => true) };
+  return {
+    type: typeOf(a.schema),
+    version: a.apiVersion,
+    ignored: a.resetFields && !a.resetFields.isEmpty() ? a.resetFields : undefined,
+    structs: a.structs && !a.structs.isEmpty() ? a.structs : undefined,
+    isKnownVersion: a.isKnownVersion ?? (() => true),
+  };
 }
 
 /** The object without metadata.managedFields, copied only as deep as needed. */

@@ -16,6 +16,11 @@ export interface UpdaterContext {
   readonly version: string;
   /** Paths this endpoint resets: never owned through it, and its changes there take nothing from others. */
   readonly ignored?: FieldSet;
+  /**
+   * Always-present structs of a typed object (a Node's status.nodeInfo): a write that adds or drops
+   * one changes its fields, never the struct itself, as when Kubernetes compares typed objects.
+   */
+  readonly structs?: FieldSet;
   readonly isKnownVersion: (apiVersion: string) => boolean;
 }
 
@@ -49,6 +54,9 @@ const noChange = (): Comparison => ({ added: new FieldSet(), modified: new Field
 const exclude = (c: Comparison, ignored: FieldSet | undefined): Comparison =>
   ignored ? { added: c.added.recursiveDifference(ignored), modified: c.modified.recursiveDifference(ignored), removed: c.removed.recursiveDifference(ignored) } : c;
 
+const withoutStructs = (c: Comparison, structs: FieldSet | undefined): Comparison =>
+  structs ? { added: c.added.difference(structs), modified: c.modified, removed: c.removed.difference(structs) } : c;
+
 /**
  * Takes from every manager but `workflow` the fields the write changed (a conflict unless forced)
  * or removed. Mutates and returns `managers`; throws ApplyConflictError when not forced.
@@ -63,7 +71,7 @@ export function takeOwnership(
   same = valuesEqual(oldObj, newObj),
 ): { managers: ManagerSets; compare: Comparison } {
   // Equal values compare as no change at all; skip the walk that would find nothing.
-  const compare = same ? noChange() : exclude(compareTyped(ctx.type, oldObj, newObj), ctx.ignored);
+  const compare = same ? noChange() : withoutStructs(exclude(compareTyped(ctx.type, oldObj, newObj), ctx.ignored), ctx.structs);
   const changed = compare.modified.union(compare.added);
   const conflicts: ConflictSets = new Map();
   const removedFrom: string[] = [];

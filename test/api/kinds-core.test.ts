@@ -132,6 +132,23 @@ describe('Node', () => {
     assertInvalid(await api(server, 'PATCH', `${NODES}/st/status`, { status: { conditions: [{ type: 'Ready', status: 'Yes' }] } }, MERGE), ['status.conditions[0].status']);
   });
 
+  test('managedFields: status.nodeInfo and daemonEndpoints are always-present structs, so writers own their fields, not the structs', async () => {
+    const info = { machineID: 'm', systemUUID: 's', bootID: 'b', kernelVersion: '6.1.0', osImage: 'Debian', containerRuntimeVersion: 'containerd://2.0.0', kubeletVersion: 'v1.36.0', kubeProxyVersion: '', operatingSystem: 'linux', architecture: 'amd64' };
+    // With a label, so that the create leaves a managedFields entry and later writes are tracked.
+    assert.equal((await api(server, 'POST', `${NODES}?fieldManager=kubelet`, { ...node('mf-node'), metadata: { name: 'mf-node', labels: { 'kubernetes.io/os': 'linux' } } })).status, 201);
+    const statusOf = (o: Body) => ((o.metadata as { managedFields: { subresource?: string; fieldsV1: Body }[] }).managedFields.find((e) => e.subresource === 'status')!.fieldsV1 as Body)['f:status'];
+    const first = await api(server, 'PATCH', `${NODES}/mf-node/status?fieldManager=kubelet`, { status: { nodeInfo: info, addresses: [{ type: 'InternalIP', address: '10.0.0.9' }] } }, MERGE);
+    assert.equal(first.status, 200, first.text);
+    assert.deepEqual(statusOf(first.body), {
+      // An atomic list is owned whole.
+      'f:addresses': {},
+      'f:nodeInfo': Object.fromEntries(Object.keys(info).sort().map((k) => [`f:${k}`, {}])),
+    });
+    const second = await api(server, 'PATCH', `${NODES}/mf-node/status?fieldManager=kubelet`, { status: { daemonEndpoints: { kubeletEndpoint: { Port: 10250 } } } }, MERGE);
+    assert.equal(second.status, 200, second.text);
+    assert.deepEqual((statusOf(second.body) as Body)['f:daemonEndpoints'], { 'f:kubeletEndpoint': { 'f:Port': {} } });
+  });
+
   test('fieldSelector spec.unschedulable', async () => {
     const r = await api(server, 'GET', `${NODES}?fieldSelector=spec.unschedulable%3Dtrue`);
     assert.equal(r.status, 200);

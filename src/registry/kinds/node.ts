@@ -153,6 +153,7 @@ export function nodeDefinition(n: Naming): KindDefinition {
     }, 'Node is a worker node of the cluster. Each node will have a unique identifier in the cache (i.e. in etcd).'),
     subresources: [statusSubresource],
     printerColumns: nodeColumns(n),
+    valueStructs: ['status.nodeInfo', 'status.daemonEndpoints', 'status.daemonEndpoints.kubeletEndpoint'],
     strategy: {
       // Nodes register with their status (the kubelet sets capacity and conditions on create), so
       // unlike most kinds a create keeps it; updates of the main resource do not change it.
