@@ -747,7 +747,7 @@ try {
     // Rounds alternate JSON and protobuf, so drift in what else the machine does affects both; the
     // figures are medians over the rounds. The server's CPU per request is the steadier measure
     // here: on two cores the load generator competes with the server for CPU.
-    const ROUNDS = 3;
+    const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
     const compare = async (what: string, path: string, connections: number) => {
       const rates: number[] = [];
       const cpu: number[] = [];
