@@ -17,7 +17,7 @@ export interface Strategy {
   /**
    * Defaults that need code rather than the schema, applied where Kubernetes' decoding defaults
    * (so the writer's managed fields include them): on every create (with the final name, after
-   * generateName) and every update, patch and apply of the main resource.
+   * generateName) and every update, patch and apply, through subresources too.
    */
   defaults?(obj: KObject): void;
   /** Defaults and cleanup before validation of a new object (e.g. clear status). */

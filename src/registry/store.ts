@@ -529,7 +529,7 @@ export class RegistryStore {
         if (wanted.metadata.managedFields === undefined) delete obj.metadata.managedFields;
         else obj.metadata = { ...obj.metadata, managedFields: wanted.metadata.managedFields };
       }
-      if (!opts.subresource) this.def.strategy.defaults?.(obj);
+      this.def.strategy.defaults?.(obj);
       if (opts.manager !== undefined && !opts.applied) this.fields.update(old, obj, opts.manager, opts.subresource?.name);
       this.prepareUpdate(obj, old, opts.subresource?.name, opts.warn);
       await this.admission.admitUpdate(this, obj, old);

@@ -175,6 +175,10 @@ describe('Namespace', () => {
     const patched = await api(server, 'PATCH', `/api/v1/namespaces/${name}`, { metadata: { labels: { [LABEL]: null } } }, MERGE);
     assert.equal(patched.status, 200);
     assert.deepEqual(patched.body.metadata.labels, { [LABEL]: name, team: 'b' });
+    // /status may change labels, but not this one.
+    const viaStatus = await api(server, 'PATCH', `/api/v1/namespaces/${name}/status`, { metadata: { labels: { [LABEL]: 'other' } } }, MERGE);
+    assert.equal(viaStatus.status, 200);
+    assert.deepEqual(viaStatus.body.metadata.labels, { [LABEL]: name, team: 'b' });
     const selected = await api(server, 'GET', `/api/v1/namespaces?labelSelector=${encodeURIComponent(`${LABEL}=${name}`)}`);
     assert.deepEqual(selected.body.items.map((n: { metadata: { name: string } }) => n.metadata.name), [name]);
     // The system namespaces have it too.
