@@ -160,7 +160,7 @@ for (const [label, bin] of [['kubectl 1.20', kubectl120()], ['the newest kubectl
       }
     });
 
-    test('get leases -w: the table row of a new lease arrives', async () => {
+    test('get leases -w --output-watch-events: a new lease and its deletion arrive', async () => {
       const child = k.spawn(['get', 'leases', '-w', '--output-watch-events', '-o', 'jsonpath={.type} {.object.metadata.name} {.object.spec.holderIdentity}{"\\n"}']);
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       let out = '';
