@@ -179,6 +179,31 @@ for (const [label, bin] of [['kubectl 1.20', kubectl120()], ['the newest kubectl
       }
     });
 
+    test('get leases -w prints table rows as they change (a Table watch)', async () => {
+      const child = k.spawn(['get', 'leases', '-w']);
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      const rows = () => lines(out);
+      try {
+        await waitFor(`the header and the first row (stdout ${JSON.stringify(out)})`, () => rows().some((r) => r[0] === `${tag}-lease`));
+        assert.deepEqual(rows()[0], ['NAME', 'HOLDER', 'AGE']);
+        assert.equal((await api(server, 'POST', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`, { metadata: { name: `${tag}-rows` }, spec: { holderIdentity: 'r1' } })).status, 201);
+        await waitFor(`the new row (stdout ${JSON.stringify(out)})`, () => rows().some((r) => r[0] === `${tag}-rows` && r[1] === 'r1'));
+        const patched = await api(server, 'PATCH', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${tag}-rows`, { spec: { holderIdentity: 'r2' } }, { 'Content-Type': 'application/merge-patch+json' });
+        assert.equal(patched.status, 200);
+        await waitFor(`the changed row (stdout ${JSON.stringify(out)})`, () => rows().some((r) => r[0] === `${tag}-rows` && r[1] === 'r2'));
+        // One header: later rows come without the column definitions, as from kube-apiserver.
+        assert.equal(rows().filter((r) => r[0] === 'NAME').length, 1);
+        assert.equal((await api(server, 'DELETE', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${tag}-rows`)).status, 200);
+      } finally {
+        child.kill();
+        await exited;
+      }
+      const watches = exchanges('GET', new RegExp(`^/apis/coordination.k8s.io/v1/namespaces/${ns}/leases$`)).filter((e) => e.path.includes('watch=true'));
+      assert.ok(watches.some((e) => e.accept.includes('as=Table') && e.responseType.startsWith('application/json')), JSON.stringify(watches));
+    });
+
     test('apply --server-side, label, annotate, patch, replace', async () => {
       const intent = JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: `${tag}-applied` }, spec: { holderIdentity: 'ssa', leaseDurationSeconds: 20 } });
       assert.match(await k.ok(['apply', '--server-side', '-f', '-'], intent), /serverside-applied/);
