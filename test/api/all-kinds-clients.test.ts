@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as K8s from '@kubernetes/client-node';
 import { api, testServer } from '../support/server.ts';
-import { loadClientNode } from '../support/client-node.ts';
+import { kubeConfigFor, loadClientNode } from '../support/client-node.ts';
 import { kubectlFor } from '../support/kubectl.ts';
 
 const k8s: typeof K8s = await loadClientNode();
@@ -178,13 +178,7 @@ const pathOf = (c: KindCase, name = ''): string => {
 // ---------------------------------------------------------------------------------------------
 
 describe('@kubernetes/client-node KubernetesObjectApi and Watch, every kind', () => {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 't', server: server.url, skipTLSVerify: true }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 't', cluster: 't', user: 'u' }],
-    currentContext: 't',
-  });
+  const kc = kubeConfigFor(k8s, server.url);
   const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
 
   for (const c of CASES) {

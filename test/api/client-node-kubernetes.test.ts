@@ -7,17 +7,11 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as K8s from '@kubernetes/client-node';
 import { testServer } from '../support/server.ts';
-import { loadClientNode } from '../support/client-node.ts';
+import { kubeConfigFor, loadClientNode } from '../support/client-node.ts';
 
 const k8s: typeof K8s = await loadClientNode();
 const server = await testServer({ naming: 'kubernetes' });
-const kc = new k8s.KubeConfig();
-kc.loadFromOptions({
-  clusters: [{ name: 't', server: server.url, skipTLSVerify: true }],
-  users: [{ name: 'u' }],
-  contexts: [{ name: 't', cluster: 't', user: 'u' }],
-  currentContext: 't',
-});
+const kc = kubeConfigFor(k8s, server.url);
 const coord = kc.makeApiClient(k8s.CoordinationV1Api);
 const core = kc.makeApiClient(k8s.CoreV1Api);
 const NS = 'kube-system';

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as K8s from '@kubernetes/client-node';
 import { testServer } from '../support/server.ts';
-import { loadClientNode } from '../support/client-node.ts';
+import { kubeConfigFor, loadClientNode } from '../support/client-node.ts';
 import type { RunningServer } from '../../src/server/server.ts';
 
 const k8s: typeof K8s = await loadClientNode();
@@ -79,16 +79,7 @@ async function apiError(p: Promise<unknown>, code: number): Promise<StatusBody> 
   assert.fail(`expected HTTP ${code}, the call succeeded with ${JSON.stringify(result)}`);
 }
 
-function kubeConfig(url: string): K8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 't', server: url, skipTLSVerify: true }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 't', cluster: 't', user: 'u' }],
-    currentContext: 't',
-  });
-  return kc;
-}
+const kubeConfig = (url: string): K8s.KubeConfig => kubeConfigFor(k8s, url);
 
 /**
  * A KubernetesObjectApi whose configuration records the raw JSON of every list response. The

@@ -51,3 +51,15 @@ export async function loadClientNode(): Promise<typeof K8s> {
   installNode20Shims();
   return import('@kubernetes/client-node');
 }
+
+/** A KubeConfig with one context for the server at `url` (no credentials: plain HTTP). */
+export function kubeConfigFor(k8s: typeof K8s, url: string): K8s.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 't', server: url, skipTLSVerify: true }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 't', cluster: 't', user: 'u' }],
+    currentContext: 't',
+  });
+  return kc;
+}
