@@ -3,5 +3,5 @@
 # point (npm start, npm test) works on a fresh clone.
 set -euo pipefail
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm install --no-audit --no-fund
+  npm ci --no-audit --no-fund
 fi
