@@ -210,8 +210,9 @@ function publish(s: Schema, field: string, site: Site, ctx: Context): Json {
     const full = wanted.includes('.') ? wanted : `${ctx.prefix}.${wanted}`;
     const prefix = full.slice(0, full.lastIndexOf('.'));
     // On a field the description is the field's; on items and map values it describes the type.
-    const { description, default: dflt, nullable, ...rest } = s;
-    const own: Json = site === 'field' ? {} : description ? { description } : {};
+    const { description, typeDescription, default: dflt, nullable, ...rest } = s;
+    const typeText = site === 'field' ? typeDescription : description;
+    const own: Json = typeText ? { description: typeText } : {};
     if (!own.description && TYPE_DESCRIPTIONS[full]) own.description = TYPE_DESCRIPTIONS[full];
     const body = { ...own, ...inline(rest, field, { components: ctx.components, container: shortName(full), prefix, kindRoot: false }) };
     const name = ctx.components.add(full, body);
@@ -228,7 +229,7 @@ function publish(s: Schema, field: string, site: Site, ctx: Context): Json {
 function inline(s: Schema, field: string, ctx: Context): Json {
   const out: Json = {};
   for (const [k, v] of Object.entries(s)) {
-    if (v === undefined) continue;
+    if (v === undefined || k === 'typeDescription') continue;
     if (k === 'properties') {
       const props = v as Record<string, Schema>;
       if (Object.keys(props).length === 0 && s.additionalProperties) continue;

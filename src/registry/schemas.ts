@@ -139,14 +139,17 @@ export const condition = (extra: Record<string, Schema> = {}): Schema =>
 /**
  * The descriptions of a schema, kept beside its structure rather than inside it (as Kubernetes
  * keeps its API documentation apart from its types): a field's text, or for a field holding an
- * object, or a list or map of objects, its text, the text of the item type and its fields' docs.
+ * object, or a list or map of objects, its text, the text of its type and its fields' docs.
  */
 export type Docs = string | ObjectDocs;
 
 export interface ObjectDocs {
   about: string;
-  /** What one item (of a list) or value (of a map) is: the description of its published type. */
-  item?: string;
+  /**
+   * What the value is as a type (`NodeSpec`, or for a list or map the type of one item or value),
+   * published as that type's description; `kubectl explain` prints it after the field's text.
+   */
+  typeAbout?: string;
   fields: Record<string, Docs>;
 }
 
@@ -159,9 +162,9 @@ export function describe(schema: Schema, docs: Docs, path = '<root>'): Schema {
   const out: Schema = { ...schema, description: docs.about };
   const element = schema.items ? 'items' : schema.additionalProperties ? 'additionalProperties' : undefined;
   const body: Schema = element ? { ...schema[element]! } : out;
-  if (docs.item !== undefined) {
-    if (!element) throw new Error(`docs: ${path} is neither a list nor a map, so it has no item description`);
-    body.description = docs.item;
+  if (docs.typeAbout !== undefined) {
+    if (element) body.description = docs.typeAbout;
+    else out.typeDescription = docs.typeAbout;
   }
   const properties = { ...body.properties };
   for (const [name, fieldDocs] of Object.entries(docs.fields)) {

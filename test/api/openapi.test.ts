@@ -337,6 +337,13 @@ function publicationProblems(doc: Json, def: Schema, published: Json, prefix: st
   for (const [k, v] of Object.entries(def)) {
     if (k === 'properties' || k === 'items' || k === 'additionalProperties' || v === undefined) continue;
     if (v2 && k === 'nullable') continue;
+    if (k === 'typeDescription') {
+      // Published as the description of the type the field refers to.
+      const ref: string | undefined = published.$ref ?? published.allOf?.[0]?.$ref;
+      const type = ref === undefined ? undefined : component(doc, ref, prefix);
+      if (type?.description !== v) problems.push(`${path}: its type's description is ${JSON.stringify(type?.description)}, the definition says ${JSON.stringify(v)}`);
+      continue;
+    }
     if (JSON.stringify(p[k]) !== JSON.stringify(v)) problems.push(`${path}: ${k} is ${JSON.stringify(p[k])}, the definition says ${JSON.stringify(v)}`);
   }
   for (const [name, sub] of Object.entries(def.properties ?? {})) {

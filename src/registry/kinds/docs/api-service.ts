@@ -8,9 +8,11 @@ export const apiServiceDocs: ObjectDocs = {
   fields: {
     spec: {
       about: 'Which group version is served, by whom, and how it ranks in discovery.',
+      typeAbout: 'What an APIService registers: group, version, the serving Service and the discovery priorities.',
       fields: {
         service: {
           about: 'The Service that serves the group version, reached over HTTPS. Absent: this server serves it itself.',
+          typeAbout: 'A reference to a Service by namespace, name and port.',
           fields: {
             namespace: 'The namespace of the Service. Required when service is set.',
             name: 'The name of the Service. Required when service is set.',
@@ -30,10 +32,11 @@ export const apiServiceDocs: ObjectDocs = {
     },
     status: {
       about: 'The observed state of the registration, written through the status subresource.',
+      typeAbout: 'The observed state of an APIService: its conditions.',
       fields: {
         conditions: {
           about: 'The conditions of the registration, kept by the availability controller; one entry per type.',
-          item: 'One observed aspect of an APIService.',
+          typeAbout: 'One observed aspect of an APIService.',
           fields: {
             type: 'What this condition reports; Available says whether requests for the group version can be served.',
             reason: 'The cause of the last transition, as a single CamelCase word.',

@@ -7,7 +7,7 @@ export const componentStatusDocs: ObjectDocs = {
   fields: {
     conditions: {
       about: 'The results of the health probe; the only type is Healthy.',
-      item: 'The outcome of one health probe of a component.',
+      typeAbout: 'The outcome of one health probe of a component.',
       fields: {
         type: 'What was probed; always Healthy.',
         status: 'True when the component answered healthy, False when not, Unknown when it could not be asked.',

@@ -5,6 +5,7 @@ import type { ObjectDocs } from '../../schemas.ts';
 /** An ObjectReference: which object something is about. */
 export const objectReferenceDocs = (about: string): ObjectDocs => ({
   about,
+  typeAbout: 'A reference to one object by kind, namespace, name and uid, or to a part of it.',
   fields: {
     kind: 'The kind of the object, such as Node.',
     namespace: 'The namespace of the object, empty for a cluster-scoped object.',
@@ -19,6 +20,7 @@ export const objectReferenceDocs = (about: string): ObjectDocs => ({
 /** Where an older-style event came from. */
 export const eventSourceDocs = (about: string): ObjectDocs => ({
   about,
+  typeAbout: 'The component and host an older-style event came from.',
   fields: {
     component: 'The component that reported the event.',
     host: 'The host the reporting component ran on.',
@@ -40,6 +42,7 @@ export const eventDocs = (limits: EventLimits): ObjectDocs => ({
     eventTime: 'When the event was first observed, with microsecond precision. Required on new events.',
     series: {
       about: 'Present when the same event happened repeatedly: how often, and when last. Only the series may change once an event is written.',
+      typeAbout: 'A count and last time of a repeated event.',
       fields: {
         count: 'How many times the event has happened up to lastObservedTime; at least 2.',
         lastObservedTime: 'When the event was last observed, with microsecond precision. Required in a series.',

@@ -8,9 +8,11 @@ export const ipAddressDocs: ObjectDocs = {
   fields: {
     spec: {
       about: 'What the address is allocated to.',
+      typeAbout: 'What an IP address is allocated to.',
       fields: {
         parentRef: {
           about: 'The object the address belongs to, such as the Service holding it as cluster IP. Required; cannot be changed once set.',
+          typeAbout: 'A reference to an object by group, resource, namespace and name.',
           fields: {
             group: 'The API group of the parent, empty for the core group.',
             resource: 'The resource (plural, lower case) of the parent, such as services. Required.',

@@ -8,6 +8,7 @@ export const leaseCandidateDocs: ObjectDocs = {
   fields: {
     spec: {
       about: 'Which lease the candidate contends for, the versions it runs and the election strategy it supports.',
+      typeAbout: 'A candidacy: the lease contended for, the versions offered and the strategy supported.',
       fields: {
         leaseName: 'The name of the Lease, in the same namespace, that this candidate contends for. Several candidates may name the same lease. Required; cannot be changed.',
         pingTime: 'When the server last asked the candidate to renew, with microsecond precision; set only during an election.',

@@ -7,6 +7,7 @@ export const leaseDocs: ObjectDocs = {
   fields: {
     spec: {
       about: 'Who holds the lease, since when, and for how long.',
+      typeAbout: 'The state of a lease: its holder and its timing.',
       fields: {
         holderIdentity: "The identity of the current holder, empty when the lease is free. Under coordinated leader election it is the elected LeaseCandidate's metadata.name.",
         leaseDurationSeconds: 'How many seconds after the last renewTime other candidates must wait before they may take the lease over. Must be greater than 0.',

@@ -11,14 +11,16 @@ export const serviceCidrDocs: ObjectDocs = {
   fields: {
     spec: {
       about: 'The ranges this object provides.',
+      typeAbout: 'The address ranges a ServiceCIDR provides.',
       fields: { cidrs: CIDRS_DESCRIPTION },
     },
     status: {
       about: 'The observed state of the ranges, written through the status subresource.',
+      typeAbout: 'The observed state of a ServiceCIDR: its conditions.',
       fields: {
         conditions: {
           about: 'The conditions of this ServiceCIDR, such as Ready; one entry per type. Every field of a condition is required here.',
-          item: 'One observed aspect of a ServiceCIDR.',
+          typeAbout: 'One observed aspect of a ServiceCIDR.',
           fields: {
             type: 'What this condition reports, in CamelCase or as <domain>/CamelCase.',
             reason: 'The cause of the last transition as a non-empty CamelCase word, for machines.',
