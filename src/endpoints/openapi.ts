@@ -358,25 +358,25 @@ const param = (name: string, where: 'query' | 'path', description: string, type:
 });
 
 const COMMON = {
-  pretty: param('pretty', 'query', "If 'true', then the output is pretty printed."),
-  dryRun: param('dryRun', 'query', 'When present, indicates that modifications should not be persisted. The only valid value is All.'),
-  fieldManager: param('fieldManager', 'query', 'fieldManager is a name associated with the actor or entity that is making these changes.'),
-  fieldValidation: param('fieldValidation', 'query', 'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields: Ignore, Warn (default) or Strict.'),
-  force: param('force', 'query', 'Force is going to "force" Apply requests.', 'boolean'),
-  gracePeriodSeconds: param('gracePeriodSeconds', 'query', 'The duration in seconds before the object should be deleted.', 'integer'),
-  propagationPolicy: param('propagationPolicy', 'query', "Whether and how garbage collection will be performed: 'Orphan', 'Background' or 'Foreground'."),
-  orphanDependents: param('orphanDependents', 'query', 'Deprecated: please use the PropagationPolicy.', 'boolean'),
+  pretty: param('pretty', 'query', 'true: the answer is indented for reading.'),
+  dryRun: param('dryRun', 'query', 'All: the request is checked and answered as if it were carried out, but nothing is stored.'),
+  fieldManager: param('fieldManager', 'query', 'The name of the writer, recorded in metadata.managedFields; required for apply.'),
+  fieldValidation: param('fieldValidation', 'query', 'What unknown or duplicate fields in the body cause: Ignore (dropped), Warn (dropped with a warning, the default) or Strict (400).'),
+  force: param('force', 'query', 'For apply: take the fields other managers own instead of failing with a conflict.', 'boolean'),
+  gracePeriodSeconds: param('gracePeriodSeconds', 'query', 'Seconds the object is given before it is removed; 0 removes it at once.', 'integer'),
+  propagationPolicy: param('propagationPolicy', 'query', 'What happens to the objects this one owns: Orphan keeps them, Background deletes them after this object, Foreground before it.'),
+  orphanDependents: param('orphanDependents', 'query', 'Deprecated form of propagationPolicy: true means Orphan, false means Background.', 'boolean'),
   list: [
-    param('allowWatchBookmarks', 'query', 'allowWatchBookmarks requests watch events with type "BOOKMARK".', 'boolean'),
-    param('continue', 'query', 'The continue option should be set when retrieving more results from the server.'),
-    param('fieldSelector', 'query', 'A selector to restrict the list of returned objects by their fields.'),
-    param('labelSelector', 'query', 'A selector to restrict the list of returned objects by their labels.'),
-    param('limit', 'query', 'limit is a maximum number of responses to return for a list call.', 'integer'),
-    param('resourceVersion', 'query', 'resourceVersion sets a constraint on what resource versions a request may be served from.'),
-    param('resourceVersionMatch', 'query', 'resourceVersionMatch determines how resourceVersion is applied to list calls.'),
-    param('sendInitialEvents', 'query', 'sendInitialEvents=true may be set together with watch=true.', 'boolean'),
-    param('timeoutSeconds', 'query', 'Timeout for the list/watch call.', 'integer'),
-    param('watch', 'query', 'Watch for changes to the described resources.', 'boolean'),
+    param('allowWatchBookmarks', 'query', 'For a watch: the server may send BOOKMARK events that carry only a newer resourceVersion.', 'boolean'),
+    param('continue', 'query', 'The token of the previous page (its metadata.continue), to read the next page of a paged list.'),
+    param('fieldSelector', 'query', 'Keep only objects whose fields match, such as metadata.name=x or spec.unschedulable!=true.'),
+    param('labelSelector', 'query', 'Keep only objects whose labels match, such as app=web,tier in (a,b).'),
+    param('limit', 'query', 'The most items to return; more are read through continue.', 'integer'),
+    param('resourceVersion', 'query', 'The version the list or watch starts from; how it is applied depends on resourceVersionMatch.'),
+    param('resourceVersionMatch', 'query', 'How resourceVersion constrains a list: Exact or NotOlderThan.'),
+    param('sendInitialEvents', 'query', 'For a watch: first send every existing object as an ADDED event, then a bookmark, then the changes.', 'boolean'),
+    param('timeoutSeconds', 'query', 'Ends the list or watch after this many seconds.', 'integer'),
+    param('watch', 'query', 'Stream the changes to the listed objects instead of listing them.', 'boolean'),
   ],
 };
 
@@ -411,8 +411,8 @@ function kindPaths(d: KindDefinition, names: { kind: string; list: string }): Js
     'x-kubernetes-group-version-kind': gvk,
     ...extra,
   });
-  const nsParam = param('namespace', 'path', 'object name and auth scope, such as for teams and projects', 'string', true);
-  const nameParam = param('name', 'path', `name of the ${d.kind}`, 'string', true);
+  const nsParam = param('namespace', 'path', 'The namespace of the objects.', 'string', true);
+  const nameParam = param('name', 'path', `The name of the ${d.kind}.`, 'string', true);
   const scoped = d.namespaced ? `${base}/namespaces/{namespace}/${d.resource}` : `${base}/${d.resource}`;
   const id = (verb: string, sub = '') => `${verb}${capitalize(tag.replace(/_v/, 'V'))}${d.namespaced ? 'Namespaced' : ''}${d.kind}${sub}`;
   const body = (schema: Json): Json => ({ requestBody: { content: content(schema), required: true } });

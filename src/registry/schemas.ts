@@ -18,7 +18,7 @@ export const managedFieldsEntry = obj(
     manager: str({ description: 'The name of the actor that wrote these fields: the fieldManager of the request, or a name derived from its user agent.' }),
     operation: str({ description: 'How the fields were written: Apply for server-side apply, Update for every other write (create, update, patch).' }),
     apiVersion: str({ description: 'The group and version the fields were written in; field paths are meaningful only in that version.' }),
-    time: { ...time(), description: 'When this manager last changed the set of fields it owns (not when it last wrote the object).' },
+    time: { ...time(), description: 'When this entry last changed: the manager took a field or changed the value of one it owns.' },
     fieldsType: str({ description: 'The format of the field set; the only format is FieldsV1.' }),
     fieldsV1: {
       type: 'object',
