@@ -15,7 +15,7 @@ export const leaseDocs: ObjectDocs = {
         renewTime: 'When the current holder last renewed the lease, with microsecond precision; the lease expires leaseDurationSeconds after it.',
         leaseTransitions: 'How many times the lease has changed holders. Must not be negative.',
         strategy:
-          'How the holder is chosen under coordinated leader election, such as OldestEmulationVersion; unset means the lease is not coordinated. Kept only while the CoordinatedLeaderElection feature gate is on.',
+          'How the holder is chosen under coordinated leader election, such as OldestEmulationVersion; unset means the lease is not coordinated. Can be set only while the CoordinatedLeaderElection feature gate is on.',
         preferredHolder: 'A hint to the current holder that it should give the lease up for this candidate. Can be set only together with strategy.',
       },
     },
