@@ -14,8 +14,8 @@ import { createHash } from 'node:crypto';
 import type { Naming } from '../naming.ts';
 import type { Schema } from '../machinery/schema.ts';
 import { errors } from '../machinery/status.ts';
-import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
-import { quantity } from '../registry/schemas.ts';
+import type { KindDefinition } from '../registry/definition.ts';
+import { ENVELOPE_DESCRIPTIONS, quantity } from '../registry/schemas.ts';
 import type { GroupVersion } from './discovery.ts';
 import { encodeSwaggerDocument } from './openapi-v2-proto.ts';
 
@@ -88,18 +88,14 @@ const TYPE_NAMES: Record<string, string> = {
   'APIServiceStatus.conditions': 'APIServiceCondition',
 };
 
-/** Descriptions of the shared types and fields that the definitions leave undocumented. */
+/** Descriptions of shared types published at a field (where the field's own text is the field's). */
 const TYPE_DESCRIPTIONS: Record<string, string> = {
-  [`${META}.ObjectMeta`]: 'ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.',
-  [`${META}.OwnerReference`]: 'OwnerReference contains enough information to let you identify an owning object. An owning object must be in the same namespace as the dependent, or be cluster-scoped, so there is no namespace field.',
-  [`${META}.ManagedFieldsEntry`]: 'ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to.',
-  [QUANTITY]: 'Quantity is a fixed-point representation of a number, such as 500m or 1Gi, written as a string or a number.',
+  [`${META}.ObjectMeta`]: 'The metadata every stored object has: its identity, labels and annotations, ownership, finalizers and the versions the server keeps.',
+  [QUANTITY]: 'A fixed-point decimal amount with an optional unit suffix, such as 500m, 1.5 or 2Gi, written as a string (or a plain number). The server stores it in canonical form.',
 };
-const API_VERSION_DESCRIPTION =
-  'APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values.';
-const KIND_DESCRIPTION =
-  'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.';
-const ENVELOPE_DESCRIPTIONS: Record<string, string> = { apiVersion: API_VERSION_DESCRIPTION, kind: KIND_DESCRIPTION, metadata: "Standard object's metadata." };
+const API_VERSION_DESCRIPTION = ENVELOPE_DESCRIPTIONS.apiVersion;
+const KIND_DESCRIPTION = ENVELOPE_DESCRIPTIONS.kind;
+const LIST_METADATA_DESCRIPTION = ENVELOPE_DESCRIPTIONS.listMetadata;
 
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
@@ -214,8 +210,9 @@ function publish(s: Schema, field: string, site: Site, ctx: Context): Json {
     const full = wanted.includes('.') ? wanted : `${ctx.prefix}.${wanted}`;
     const prefix = full.slice(0, full.lastIndexOf('.'));
     // On a field the description is the field's; on items and map values it describes the type.
-    const { description, default: dflt, nullable, ...rest } = s;
-    const own: Json = site === 'field' ? {} : description ? { description } : {};
+    const { description, typeDescription, default: dflt, nullable, ...rest } = s;
+    const typeText = site === 'field' ? typeDescription : description;
+    const own: Json = typeText ? { description: typeText } : {};
     if (!own.description && TYPE_DESCRIPTIONS[full]) own.description = TYPE_DESCRIPTIONS[full];
     const body = { ...own, ...inline(rest, field, { components: ctx.components, container: shortName(full), prefix, kindRoot: false }) };
     const name = ctx.components.add(full, body);
@@ -232,7 +229,7 @@ function publish(s: Schema, field: string, site: Site, ctx: Context): Json {
 function inline(s: Schema, field: string, ctx: Context): Json {
   const out: Json = {};
   for (const [k, v] of Object.entries(s)) {
-    if (v === undefined) continue;
+    if (v === undefined || k === 'typeDescription') continue;
     if (k === 'properties') {
       const props = v as Record<string, Schema>;
       if (Object.keys(props).length === 0 && s.additionalProperties) continue;
@@ -250,28 +247,19 @@ function kindComponents(naming: Naming, components: Components, d: KindDefinitio
   const full = definitionName(naming, d);
   const ctx: Context = { components, container: d.kind, prefix: namePrefix(naming, d), kindRoot: true };
   const body = inline(d.schema, d.kind, ctx);
-  // The envelope fields get Kubernetes' descriptions where the definition has none.
-  body.properties = Object.fromEntries(
-    Object.entries((body.properties ?? {}) as Record<string, Json>).map(([k, p]) => {
-      const text = ENVELOPE_DESCRIPTIONS[k];
-      return [k, !text || p.description ? p : p.$ref ? { allOf: [p], description: text } : { ...p, description: text }];
-    }),
-  );
-  const { description, ...rest } = body;
   const kind = components.add(full, {
-    description: description ?? `${d.kind} of ${apiVersionOf(d)}.`,
-    ...rest,
+    ...body,
     'x-kubernetes-group-version-kind': [{ group: d.group, kind: d.kind, version: d.version }],
   });
   const list = components.add(`${full}List`, {
-    description: `${d.kind}List is a list of ${d.kind} objects.`,
+    description: `A list of ${d.kind} objects, as a list request answers.`,
     type: 'object',
     required: ['items'],
     properties: {
       apiVersion: { type: 'string', description: API_VERSION_DESCRIPTION },
-      items: { type: 'array', description: `items is the list of ${d.kind} objects.`, items: ref(kind) },
+      items: { type: 'array', description: `The ${d.kind} objects of this list (or of this page of it).`, items: ref(kind) },
       kind: { type: 'string', description: KIND_DESCRIPTION },
-      metadata: { allOf: [ref(LIST_META)], description: 'Standard list metadata.' },
+      metadata: { allOf: [ref(LIST_META)], description: LIST_METADATA_DESCRIPTION },
     },
     'x-kubernetes-group-version-kind': [{ group: d.group, kind: `${d.kind}List`, version: d.version }],
   });
@@ -281,64 +269,78 @@ function kindComponents(naming: Naming, components: Components, d: KindDefinitio
 /** The metadata types every document refers to. */
 function addMetaComponents(components: Components): void {
   components.add(LIST_META, {
-    description: 'ListMeta describes metadata that synthetic resources must have, including lists and various status objects.',
+    description: 'The metadata of a list: the version it was read at and, for a paged list, how to get the rest.',
     type: 'object',
     properties: {
-      continue: { type: 'string', description: 'continue may be set if the user set a limit on the number of items returned.' },
-      remainingItemCount: { type: 'integer', format: 'int64', description: 'The number of subsequent items in the list which are not included in this list response.' },
-      resourceVersion: { type: 'string', description: 'String that identifies the server\'s internal version of this object.' },
-      selfLink: { type: 'string', description: 'Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.' },
+      continue: { type: 'string', description: 'Opaque token for the next page, set when the list was cut short by limit; send it back as the continue parameter. Empty on the last page.' },
+      remainingItemCount: {
+        type: 'integer',
+        format: 'int64',
+        description: 'How many items follow this page; absent on the last page and when a label or field selector was given.',
+      },
+      resourceVersion: { type: 'string', description: 'The opaque version the list was read at; a watch from it sees every change made after the list.' },
+      selfLink: { type: 'string', description: 'Deprecated and never set by this server.' },
     },
   });
   components.add(`${META}.StatusCause`, {
-    description: 'StatusCause provides more information about an api.Status failure, including cases when multiple errors are encountered.',
-    type: 'object',
-    properties: { field: { type: 'string' }, message: { type: 'string' }, reason: { type: 'string' } },
-  });
-  components.add(`${META}.StatusDetails`, {
-    description: 'StatusDetails is a set of additional properties that MAY be set by the server to provide additional information about a response.',
+    description: 'One reason a request failed, usually one invalid field.',
     type: 'object',
     properties: {
-      causes: { type: 'array', items: ref(`${META}.StatusCause`), 'x-kubernetes-list-type': 'atomic' },
-      group: { type: 'string' },
-      kind: { type: 'string' },
-      name: { type: 'string' },
-      retryAfterSeconds: { type: 'integer', format: 'int32' },
-      uid: { type: 'string' },
+      field: { type: 'string', description: 'The path of the field at fault, such as spec.leaseDurationSeconds or metadata.name; empty when no single field is.' },
+      message: { type: 'string', description: 'What is wrong, for humans.' },
+      reason: { type: 'string', description: 'What kind of problem it is, for machines, such as FieldValueInvalid or FieldValueRequired.' },
+    },
+  });
+  components.add(`${META}.StatusDetails`, {
+    description: 'Which object a Status is about and, for invalid requests, every cause.',
+    type: 'object',
+    properties: {
+      causes: { type: 'array', items: ref(`${META}.StatusCause`), 'x-kubernetes-list-type': 'atomic', description: 'Every problem found, one per field when the request was invalid.' },
+      group: { type: 'string', description: 'The API group of the resource the request was about.' },
+      kind: { type: 'string', description: 'The resource (or kind) the request was about, such as leases.' },
+      name: { type: 'string', description: 'The name of the object the request was about, when it names one.' },
+      retryAfterSeconds: { type: 'integer', format: 'int32', description: 'Seconds to wait before retrying, when the server asks the client to retry.' },
+      uid: { type: 'string', description: 'The uid of the object, when known.' },
     },
   });
   components.add(STATUS, {
-    description: 'Status is a return value for calls that don\'t return other objects.',
+    description: 'The answer to a request that returns no object: every error, and the success of a delete that removed the object at once.',
     type: 'object',
     properties: {
       apiVersion: { type: 'string', description: API_VERSION_DESCRIPTION },
-      code: { type: 'integer', format: 'int32', description: 'Suggested HTTP return code for this status, 0 if not set.' },
-      details: { allOf: [ref(`${META}.StatusDetails`)], description: 'Extended data associated with the reason.' },
+      code: { type: 'integer', format: 'int32', description: 'The HTTP status code of the answer.' },
+      details: { allOf: [ref(`${META}.StatusDetails`)], description: 'The object concerned and the causes, when the reason has them.' },
       kind: { type: 'string', description: KIND_DESCRIPTION },
-      message: { type: 'string', description: 'A human-readable description of the status of this operation.' },
-      metadata: { allOf: [ref(LIST_META)], description: 'Standard list metadata.' },
-      reason: { type: 'string', description: 'A machine-readable description of why this operation is in the "Failure" status.' },
-      status: { type: 'string', description: 'Status of the operation. One of: "Success" or "Failure".' },
+      message: { type: 'string', description: 'What happened, for humans.' },
+      metadata: { allOf: [ref(LIST_META)], description: LIST_METADATA_DESCRIPTION },
+      reason: { type: 'string', description: 'Why the request failed, as one CamelCase word for machines, such as NotFound, AlreadyExists, Conflict or Invalid.' },
+      status: { type: 'string', description: 'Success or Failure.' },
     },
     'x-kubernetes-group-version-kind': [{ group: '', kind: 'Status', version: 'v1' }],
   });
-  components.add(PATCH, { description: 'Patch is provided to give a concrete name and type to the PATCH request body.', type: 'object' });
+  components.add(PATCH, { description: 'The body of a PATCH request, in the format its Content-Type names: JSON patch, merge patch, strategic merge patch or apply configuration.', type: 'object' });
   components.add(`${META}.Preconditions`, {
-    description: 'Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.',
+    description: 'Conditions the stored object must meet for the request to proceed; otherwise it fails with 409 Conflict.',
     type: 'object',
-    properties: { resourceVersion: { type: 'string', description: 'Specifies the target ResourceVersion' }, uid: { type: 'string', description: 'Specifies the target UID.' } },
+    properties: {
+      resourceVersion: { type: 'string', description: 'The object must still be at this resource version.' },
+      uid: { type: 'string', description: 'The object must still have this uid (it was not deleted and re-created).' },
+    },
   });
   components.add(DELETE_OPTIONS, {
-    description: 'DeleteOptions may be provided when deleting an API object.',
+    description: 'Options of a delete or deletecollection request, sent as its body (or as query parameters).',
     type: 'object',
     properties: {
       apiVersion: { type: 'string', description: API_VERSION_DESCRIPTION },
-      dryRun: { type: 'array', items: { type: 'string' }, description: 'When present, indicates that modifications should not be persisted.', 'x-kubernetes-list-type': 'atomic' },
-      gracePeriodSeconds: { type: 'integer', format: 'int64', description: 'The duration in seconds before the object should be deleted.' },
+      dryRun: { type: 'array', items: { type: 'string' }, description: 'With All, the request is checked and answered but nothing is deleted.', 'x-kubernetes-list-type': 'atomic' },
+      gracePeriodSeconds: { type: 'integer', format: 'int64', description: 'Seconds the object is given before it is removed; 0 removes it at once.' },
       kind: { type: 'string', description: KIND_DESCRIPTION },
-      orphanDependents: { type: 'boolean', description: 'Deprecated: please use the PropagationPolicy.' },
-      preconditions: { allOf: [ref(`${META}.Preconditions`)], description: 'Must be fulfilled before a deletion is carried out.' },
-      propagationPolicy: { type: 'string', description: "Whether and how garbage collection will be performed: 'Orphan', 'Background' or 'Foreground'." },
+      orphanDependents: { type: 'boolean', description: 'Deprecated form of propagationPolicy: true means Orphan, false means Background.' },
+      preconditions: { allOf: [ref(`${META}.Preconditions`)], description: 'The delete happens only if the stored object still meets these.' },
+      propagationPolicy: {
+        type: 'string',
+        description: 'What happens to the objects this one owns: Orphan keeps them, Background deletes them after this object, Foreground before it.',
+      },
     },
     'x-kubernetes-group-version-kind': [{ group: '', kind: 'DeleteOptions', version: 'v1' }],
   });
@@ -356,25 +358,25 @@ const param = (name: string, where: 'query' | 'path', description: string, type:
 });
 
 const COMMON = {
-  pretty: param('pretty', 'query', "If 'true', then the output is pretty printed."),
-  dryRun: param('dryRun', 'query', 'When present, indicates that modifications should not be persisted. The only valid value is All.'),
-  fieldManager: param('fieldManager', 'query', 'fieldManager is a name associated with the actor or entity that is making these changes.'),
-  fieldValidation: param('fieldValidation', 'query', 'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields: Ignore, Warn (default) or Strict.'),
-  force: param('force', 'query', 'Force is going to "force" Apply requests.', 'boolean'),
-  gracePeriodSeconds: param('gracePeriodSeconds', 'query', 'The duration in seconds before the object should be deleted.', 'integer'),
-  propagationPolicy: param('propagationPolicy', 'query', "Whether and how garbage collection will be performed: 'Orphan', 'Background' or 'Foreground'."),
-  orphanDependents: param('orphanDependents', 'query', 'Deprecated: please use the PropagationPolicy.', 'boolean'),
+  pretty: param('pretty', 'query', 'true: the answer is indented for reading.'),
+  dryRun: param('dryRun', 'query', 'All: the request is checked and answered as if it were carried out, but nothing is stored.'),
+  fieldManager: param('fieldManager', 'query', 'The name of the writer, recorded in metadata.managedFields; required for apply.'),
+  fieldValidation: param('fieldValidation', 'query', 'What unknown or duplicate fields in the body cause: Ignore (dropped), Warn (dropped with a warning, the default) or Strict (400).'),
+  force: param('force', 'query', 'For apply: take the fields other managers own instead of failing with a conflict.', 'boolean'),
+  gracePeriodSeconds: param('gracePeriodSeconds', 'query', 'Seconds the object is given before it is removed; 0 removes it at once.', 'integer'),
+  propagationPolicy: param('propagationPolicy', 'query', 'What happens to the objects this one owns: Orphan keeps them, Background deletes them after this object, Foreground before it.'),
+  orphanDependents: param('orphanDependents', 'query', 'Deprecated form of propagationPolicy: true means Orphan, false means Background.', 'boolean'),
   list: [
-    param('allowWatchBookmarks', 'query', 'allowWatchBookmarks requests watch events with type "BOOKMARK".', 'boolean'),
-    param('continue', 'query', 'The continue option should be set when retrieving more results from the server.'),
-    param('fieldSelector', 'query', 'A selector to restrict the list of returned objects by their fields.'),
-    param('labelSelector', 'query', 'A selector to restrict the list of returned objects by their labels.'),
-    param('limit', 'query', 'limit is a maximum number of responses to return for a list call.', 'integer'),
-    param('resourceVersion', 'query', 'resourceVersion sets a constraint on what resource versions a request may be served from.'),
-    param('resourceVersionMatch', 'query', 'resourceVersionMatch determines how resourceVersion is applied to list calls.'),
-    param('sendInitialEvents', 'query', 'sendInitialEvents=true may be set together with watch=true.', 'boolean'),
-    param('timeoutSeconds', 'query', 'Timeout for the list/watch call.', 'integer'),
-    param('watch', 'query', 'Watch for changes to the described resources.', 'boolean'),
+    param('allowWatchBookmarks', 'query', 'For a watch: the server may send BOOKMARK events that carry only a newer resourceVersion.', 'boolean'),
+    param('continue', 'query', 'The token of the previous page (its metadata.continue), to read the next page of a paged list.'),
+    param('fieldSelector', 'query', 'Keep only objects whose fields match, such as metadata.name=x or spec.unschedulable!=true.'),
+    param('labelSelector', 'query', 'Keep only objects whose labels match, such as app=web,tier in (a,b).'),
+    param('limit', 'query', 'The most items to return; more are read through continue.', 'integer'),
+    param('resourceVersion', 'query', 'The version the list or watch starts from; how it is applied depends on resourceVersionMatch.'),
+    param('resourceVersionMatch', 'query', 'How resourceVersion constrains a list: Exact or NotOlderThan.'),
+    param('sendInitialEvents', 'query', 'For a watch: first send every existing object as an ADDED event, then a bookmark, then the changes.', 'boolean'),
+    param('timeoutSeconds', 'query', 'Ends the list or watch after this many seconds.', 'integer'),
+    param('watch', 'query', 'Stream the changes to the listed objects instead of listing them.', 'boolean'),
   ],
 };
 
@@ -409,8 +411,8 @@ function kindPaths(d: KindDefinition, names: { kind: string; list: string }): Js
     'x-kubernetes-group-version-kind': gvk,
     ...extra,
   });
-  const nsParam = param('namespace', 'path', 'object name and auth scope, such as for teams and projects', 'string', true);
-  const nameParam = param('name', 'path', `name of the ${d.kind}`, 'string', true);
+  const nsParam = param('namespace', 'path', 'The namespace of the objects.', 'string', true);
+  const nameParam = param('name', 'path', `The name of the ${d.kind}.`, 'string', true);
   const scoped = d.namespaced ? `${base}/namespaces/{namespace}/${d.resource}` : `${base}/${d.resource}`;
   const id = (verb: string, sub = '') => `${verb}${capitalize(tag.replace(/_v/, 'V'))}${d.namespaced ? 'Namespaced' : ''}${d.kind}${sub}`;
   const body = (schema: Json): Json => ({ requestBody: { content: content(schema), required: true } });

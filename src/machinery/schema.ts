@@ -7,6 +7,11 @@ export type SchemaType = 'object' | 'array' | 'string' | 'integer' | 'number' | 
 export interface Schema {
   type?: SchemaType;
   description?: string;
+  /**
+   * Not a published keyword: the description of the named type an object field is published as
+   * (`NodeSpec`), where `description` is the field's own.
+   */
+  typeDescription?: string;
   /** Object fields. */
   properties?: Record<string, Schema>;
   /** Map values (an object whose keys are free). */

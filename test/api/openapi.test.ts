@@ -337,6 +337,13 @@ function publicationProblems(doc: Json, def: Schema, published: Json, prefix: st
   for (const [k, v] of Object.entries(def)) {
     if (k === 'properties' || k === 'items' || k === 'additionalProperties' || v === undefined) continue;
     if (v2 && k === 'nullable') continue;
+    if (k === 'typeDescription') {
+      // Published as the description of the type the field refers to.
+      const ref: string | undefined = published.$ref ?? published.allOf?.[0]?.$ref;
+      const type = ref === undefined ? undefined : component(doc, ref, prefix);
+      if (type?.description !== v) problems.push(`${path}: its type's description is ${JSON.stringify(type?.description)}, the definition says ${JSON.stringify(v)}`);
+      continue;
+    }
     if (JSON.stringify(p[k]) !== JSON.stringify(v)) problems.push(`${path}: ${k} is ${JSON.stringify(p[k])}, the definition says ${JSON.stringify(v)}`);
   }
   for (const [name, sub] of Object.entries(def.properties ?? {})) {
@@ -432,14 +439,17 @@ describe('/openapi/v3', () => {
     assert.equal(nodeSpec.properties.taints.items.$ref, '#/components/schemas/io.orch.core.v1.Taint');
     assert.equal(nodeSpec.properties.taints['x-kubernetes-list-type'], 'atomic');
     assert.deepEqual(core.components.schemas['io.orch.core.v1.Taint'].required, ['key', 'effect']);
-    const node = kindSchema(core.components.schemas, defs.find((d) => d.kind === 'Node')!);
-    assert.deepEqual(node.properties.spec, { allOf: [{ $ref: '#/components/schemas/io.orch.core.v1.NodeSpec' }], description: 'Spec defines the behavior of a node.' });
+    const nodeDef = defs.find((d) => d.kind === 'Node')!;
+    const specText = nodeDef.schema.properties!.spec!.description;
+    assert.ok(specText);
+    const node = kindSchema(core.components.schemas, nodeDef);
+    assert.deepEqual(node.properties.spec, { allOf: [{ $ref: '#/components/schemas/io.orch.core.v1.NodeSpec' }], description: specText });
     assert.deepEqual(node.properties.metadata.allOf, [{ $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta' }]);
     const meta = core.components.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta'];
     assert.equal(meta.properties.ownerReferences.items.$ref, '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference');
     assert.equal(meta.properties.ownerReferences['x-kubernetes-patch-merge-key'], 'uid');
     // The same in v2, as $ref with siblings.
-    assert.deepEqual(v2.definitions['io.orch.core.v1.Node'].properties.spec, { $ref: '#/definitions/io.orch.core.v1.NodeSpec', description: 'Spec defines the behavior of a node.' });
+    assert.deepEqual(v2.definitions['io.orch.core.v1.Node'].properties.spec, { $ref: '#/definitions/io.orch.core.v1.NodeSpec', description: specText });
   });
 
   test('ETag, If-None-Match, immutable caching under the current hash, and a redirect from a stale one', async () => {
@@ -463,6 +473,14 @@ describe('/openapi/v3', () => {
 
 // ---------------------------------------------------------------------------------------------
 // kubectl
+
+/** The docs of Node's spec.taints: what explain prints for the field and for its item type. */
+const taintsText = (() => {
+  const taints = defs.find((d) => d.kind === 'Node')!.schema.properties!.spec!.properties!.taints!;
+  assert.ok(taints.description && taints.items?.description);
+  return { about: taints.description, item: taints.items.description };
+})();
+const flat = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 const expectOk = (r: KubectlRun, what: string) => assert.equal(r.code, 0, `${what} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
 
@@ -556,9 +574,10 @@ describe('kubectl 1.20 (OpenAPI v2 as protobuf, client-side validation)', () => 
     assert.match(r.stdout, /^KIND:\s+Node$/m);
     assert.match(r.stdout, /^VERSION:\s+v1$/m);
     assert.match(r.stdout, /^RESOURCE:\s+taints <\[\]Object>$/m);
-    assert.match(r.stdout, /DESCRIPTION:\n\s+If specified, the node's taints\.\n\n\s+The node this Taint is attached to has the "effect" on any pod that does\n\s+not tolerate the Taint\./);
+    assert.match(r.stdout, /DESCRIPTION:\n\s+\S[^]*\n\n\s+\S[^]*\n\nFIELDS:/, 'the field text, then the text of its type');
+    assert.ok(flat(r.stdout).includes(`DESCRIPTION: ${flat(taintsText.about)} ${flat(taintsText.item)} FIELDS:`), r.stdout);
     assert.deepEqual(explainedFields(r.stdout), TAINT_FIELDS);
-    assert.match(r.stdout, /key\t<string> -required-\n\s+Required\. The taint key to be applied to a node\./);
+    assert.match(r.stdout, /key\t<string> -required-\n\s+The taint key/);
   });
 
   test('explain lease.spec and ipaddress.spec.parentRef', async () => {
@@ -567,7 +586,7 @@ describe('kubectl 1.20 (OpenAPI v2 as protobuf, client-side validation)', () => 
     assert.match(lease.stdout, /^VERSION:\s+coordination\.orch\.io\/v1$/m);
     assert.match(lease.stdout, /^RESOURCE:\s+spec <Object>$/m);
     assert.equal(explainedFields(lease.stdout).get('leaseDurationSeconds'), 'integer');
-    assert.match(lease.stdout, /holderIdentity\t<string>\n\s+holderIdentity contains the identity of the holder of a current lease\./);
+    assert.match(lease.stdout, /holderIdentity\t<string>\n\s+The identity of the current holder/);
     const ref = await kubectl(['explain', 'ipaddress.spec.parentRef']);
     expectOk(ref, 'kubectl explain ipaddress.spec.parentRef');
     assert.match(ref.stdout, /^RESOURCE:\s+parentRef <Object>$/m);
@@ -585,7 +604,7 @@ describe('the newest kubectl (OpenAPI v3, validation left to the server)', () =>
     expectOk(r, 'kubectl explain node.spec.taints');
     assert.match(r.stdout, /^KIND:\s+Node$/m);
     assert.match(r.stdout, /^FIELD:\s+taints <\[\]Taint>$/m);
-    assert.match(r.stdout, /DESCRIPTION:\n\s+If specified, the node's taints\.\n\s+The node this Taint is attached to has the "effect" on any pod that does not\n\s+tolerate the Taint\./);
+    assert.ok(flat(r.stdout).includes(`DESCRIPTION: ${flat(taintsText.about)} ${flat(taintsText.item)} FIELDS:`), r.stdout);
     assert.deepEqual(explainedFields(r.stdout), TAINT_FIELDS);
     assert.match(r.stdout, /enum: NoSchedule, PreferNoSchedule, NoExecute/);
   });

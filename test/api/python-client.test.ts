@@ -2,7 +2,9 @@
 // a fresh server in each naming profile: test/python/suite.py runs the typed CoreV1Api and
 // CoordinationV1Api (CRUD, paging, conflicts, 422, a watch resumed from its last event), the
 // dynamic client and raw calls in the kubernetes profile, and the dynamic client and raw calls in
-// the orch profile. scripts/test-setup.sh installs the package when it is missing.
+// the orch profile. In the kubernetes profile it then runs the client's own e2e tests that use
+// only served kinds (namespaces and an APIService from YAML, nodes, a watch of every change after
+// a list), each reported on its own. scripts/test-setup.sh installs the package when it is missing.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,7 +25,15 @@ function run(url: string, profile: string): Promise<{ code: number; out: string 
 }
 
 for (const [profile, scenarios] of [
-  ['kubernetes', ['typed_core', 'typed_leases', 'typed_watch_with_resume', 'dynamic_client', 'orch_raw_calls', 'cleanup']],
+  [
+    'kubernetes',
+    [
+      ...['typed_core', 'typed_leases', 'typed_watch_with_resume', 'dynamic_client', 'orch_raw_calls', 'cleanup'],
+      // The client's own e2e tests for served kinds (kubernetes/e2e_test), in their order.
+      ...['e2e_setup_test_utils_namespace', 'e2e_node_apis', 'e2e_create_namespace_from_yaml', 'e2e_create_apiservice_from_yaml_with_conflict'],
+      ...['e2e_create_namespace_list_from_yaml', 'e2e_watch_leases', 'e2e_teardown_test_utils_namespace'],
+    ],
+  ],
   ['orch', ['dynamic_client', 'orch_raw_calls', 'cleanup']],
 ] as const) {
   test(`python3-kubernetes, ${profile} profile: ${scenarios.join(', ')}`, async () => {

@@ -4,15 +4,20 @@ Usage: python3 suite.py <server-url> <profile>   (profile: kubernetes | orch)
 
 In the kubernetes profile the typed clients run (CoreV1Api, CoordinationV1Api), watch with
 resume, paging, errors, and the dynamic client; in the orch profile the same scenarios run through
-the dynamic client and raw calls, since the typed clients hard-code k8s.io groups. Prints one line
-per scenario ("ok <name>") and exits non-zero on the first failure, with the traceback.
+the dynamic client and raw calls, since the typed clients hard-code k8s.io groups. The kubernetes
+profile then runs the client's own e2e tests for served kinds. Prints one line per scenario
+("ok <name>"); a failure prints its traceback and ends the run, except among the independent e2e
+cases, which all run before the suite exits non-zero.
 """
+import os
 import sys
+import tempfile
 import time
 import traceback
+import uuid
 
 import kubernetes
-from kubernetes import client, watch
+from kubernetes import client, utils, watch
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic import DynamicClient
 
@@ -42,14 +47,20 @@ def expect_status(code, fn, *args, **kwargs):
     raise AssertionError("expected %d, the call succeeded" % code)
 
 
-def scenario(fn):
+FAILED = []
+
+
+def scenario(fn, keep_going=False):
+    """Runs one scenario; a failure ends the run unless keep_going (independent cases)."""
     try:
         fn()
         print("ok %s" % fn.__name__, flush=True)
     except Exception:
         print("FAIL %s" % fn.__name__, flush=True)
         traceback.print_exc()
-        sys.exit(1)
+        FAILED.append(fn.__name__)
+        if not keep_going:
+            sys.exit(1)
 
 
 def typed_core():
@@ -166,6 +177,124 @@ def orch_raw_calls():
     api_client.call_api(path + "/raw", "DELETE", response_type="object")
 
 
+# ---------------------------------------------------------------------------------------------
+# The Python client's own e2e tests (kubernetes/e2e_test in its repository) that use only kinds
+# this server serves, written again here with the same client calls and expectations. Their YAML
+# fixtures are reproduced below. Kubernetes profile only: they use the typed APIs and k8s.io groups.
+
+E2E_NS = "e2e-test-utils"
+FIXTURES = {
+    "core-namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: development\n  labels:\n    name: development\n",
+    "namespace-list.yaml": "apiVersion: v1\nkind: NamespaceList\nitems:\n"
+    + "".join("- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: %s\n    labels:\n      name: %s\n" % (n, n) for n in ("mock-1", "mock-2")),
+    "api-service.yaml": "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1alpha1.wardle.k8s.io\nspec:\n"
+    "  insecureSkipTLSVerify: true\n  group: wardle.k8s.io\n  groupPriorityMinimum: 1000\n  versionPriority: 15\n"
+    "  service:\n    name: api\n    namespace: wardle\n  version: v1alpha1\n",
+}
+FIXTURE_DIR = tempfile.mkdtemp(prefix="py-e2e-")
+for _name, _text in FIXTURES.items():
+    with open(os.path.join(FIXTURE_DIR, _name), "w") as _f:
+        _f.write(_text)
+
+
+def fixture(name):
+    return os.path.join(FIXTURE_DIR, name)
+
+
+def e2e_setup_test_utils_namespace():
+    # TestUtils.setUpClass: the suite's own namespace.
+    core.create_namespace(body=client.V1Namespace(metadata=client.V1ObjectMeta(name=E2E_NS)))
+
+
+def e2e_node_apis():
+    # test_client.py test_node_apis: every listed node reads back with a non-empty label dict. A
+    # fresh server has no kubelet, so one node is registered first, as a kubelet would.
+    core.create_node(client.V1Node(metadata=client.V1ObjectMeta(name="e2e-node", labels={"kubernetes.io/hostname": "e2e-node"})))
+    items = core.list_node().items
+    check(items, "nodes listed")
+    for item in items:
+        node = core.read_node(name=item.metadata.name)
+        check(len(node.metadata.labels) > 0, "node labels")
+        check(isinstance(node.metadata.labels, dict), "labels are a dict")
+    core.delete_node("e2e-node")
+
+
+def e2e_create_namespace_from_yaml():
+    utils.create_from_yaml(api_client, fixture("core-namespace.yaml"))
+    nmsp = core.read_namespace(name="development")
+    check(nmsp is not None and nmsp.metadata.name == "development", "namespace from yaml")
+    core.delete_namespace(name="development", body={})
+
+
+def e2e_create_apiservice_from_yaml_with_conflict():
+    utils.create_from_yaml(api_client, fixture("api-service.yaml"))
+    reg_api = client.ApiregistrationV1Api(api_client)
+    svc = reg_api.read_api_service(name="v1alpha1.wardle.k8s.io")
+    check(svc is not None and svc.metadata.name == "v1alpha1.wardle.k8s.io", "apiservice read")
+    check(svc.spec.group == "wardle.k8s.io" and svc.spec.version == "v1alpha1", "apiservice spec")
+    try:
+        utils.create_from_yaml(api_client, fixture("api-service.yaml"))
+        raise AssertionError("second create succeeded")
+    except utils.FailToCreateError as e:
+        exp_error = (
+            "Error from server (Conflict): "
+            '{"kind":"Status","apiVersion":"v1","metadata":{},'
+            '"status":"Failure",'
+            '"message":"apiservices.apiregistration.k8s.io '
+            '\\"v1alpha1.wardle.k8s.io\\" already exists",'
+            '"reason":"AlreadyExists",'
+            '"details":{"name":"v1alpha1.wardle.k8s.io",'
+            '"group":"apiregistration.k8s.io","kind":"apiservices"},'
+            '"code":409}\n'
+        )
+        check(str(e) == exp_error, "conflict error text:\n%r\nexpected\n%r" % (str(e), exp_error))
+    finally:
+        reg_api.delete_api_service(name="v1alpha1.wardle.k8s.io", body={})
+
+
+def e2e_create_namespace_list_from_yaml():
+    utils.create_from_yaml(api_client, fixture("namespace-list.yaml"))
+    for name in ("mock-1", "mock-2"):
+        nmsp = core.read_namespace(name=name)
+        check(nmsp is not None and nmsp.metadata.name == name, "namespace %s" % name)
+        check(nmsp.metadata.labels["name"] == name, "label of %s" % name)
+    core.delete_namespace(name="mock-1", body={})
+    core.delete_namespace(name="mock-2", body={})
+
+
+def lease_with_value(name, value):
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name, "labels": {"e2e-tests": "true"}}, "spec": {"holderIdentity": value}}
+
+
+def e2e_watch_leases():
+    # test_watch.py test_watch_configmaps, on Leases (ConfigMaps are not served): every change after
+    # the list arrives on a watch from its resourceVersion, the two deletions in either order.
+    coord = client.CoordinationV1Api(api_client)
+    suffix = str(uuid.uuid4())[-12:]
+    name_a, name_b = "lease-a-" + suffix, "lease-b-" + suffix
+    coord.create_namespaced_lease(body=lease_with_value(name_a, "a"), namespace=E2E_NS)
+    rv = coord.list_namespaced_lease(E2E_NS, label_selector="e2e-tests=true").metadata.resource_version
+    lease_b = lease_with_value(name_b, "b")
+    coord.create_namespaced_lease(body=lease_b, namespace=E2E_NS)
+    lease_b["spec"]["holderIdentity"] = "{}"
+    coord.patch_namespaced_lease(name=name_b, namespace=E2E_NS, body=lease_b)
+    coord.delete_collection_namespaced_lease(namespace=E2E_NS, label_selector="e2e-tests=true")
+    w = watch.Watch()
+    expect = ["ADDED", "MODIFIED", "DELETED", "DELETED"]
+    i = 0
+    for event in w.stream(coord.list_namespaced_lease, namespace=E2E_NS, resource_version=rv, timeout_seconds=5, label_selector="e2e-tests=true"):
+        check(event["type"] == expect[i], "event %d: %s" % (i, event["type"]))
+        if i < 2:
+            check(event["object"].metadata.name == name_b, "event %d names %s" % (i, event["object"].metadata.name))
+        i += 1
+    check(i == 4, "%d events" % i)
+
+
+def e2e_teardown_test_utils_namespace():
+    # TestUtils.tearDownClass.
+    core.delete_namespace(name=E2E_NS)
+
+
 def cleanup():
     core.delete_namespace(NS)
     deadline = time.time() + 20
@@ -179,11 +308,28 @@ def cleanup():
     raise AssertionError("namespace %s still there" % NS)
 
 
+E2E = (
+    e2e_setup_test_utils_namespace,
+    e2e_node_apis,
+    e2e_create_namespace_from_yaml,
+    e2e_create_apiservice_from_yaml_with_conflict,
+    e2e_create_namespace_list_from_yaml,
+    e2e_watch_leases,
+    e2e_teardown_test_utils_namespace,
+)
+
 if PROFILE == "kubernetes":
     for s in (typed_core, typed_leases, typed_watch_with_resume, dynamic_client, orch_raw_calls, cleanup):
         scenario(s)
+    # The e2e cases do not depend on each other (only on the first and last), so one failing
+    # does not hide the others.
+    for s in E2E:
+        scenario(s, keep_going=s not in (E2E[0], E2E[-1]))
 else:
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=NS)))
     for s in (dynamic_client, orch_raw_calls, cleanup):
         scenario(s)
+if FAILED:
+    print("failed: %s" % ", ".join(FAILED), flush=True)
+    sys.exit(1)
 print("done", flush=True)

@@ -7,7 +7,8 @@ import { child, fieldError, type FieldError } from '../../machinery/field-errors
 import { dns1123Subdomain, type KObject } from '../../machinery/meta.ts';
 import { validateConditions } from '../../machinery/validation.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
-import { arr, bool, condition, int32, obj, objectSchema, str } from '../schemas.ts';
+import { arr, bool, condition, describe, int32, obj, objectSchema, str } from '../schemas.ts';
+import { apiServiceDocs } from './docs/api-service.ts';
 import { ageColumn, nameColumn } from '../printers.ts';
 import { keepStatus, statusOnlySubresource } from './status-subresource.ts';
 
@@ -47,7 +48,7 @@ export function apiServiceDefinition(n: Naming): KindDefinition {
     nameRule: 'path-segment',
     tracksGeneration: false,
     allowCreateOnUpdate: false,
-    schema: objectSchema({
+    schema: describe(objectSchema({
       spec: obj({
         service: obj({ namespace: str(), name: str(), port: int32({ default: 443 }) }),
         group: str(),
@@ -60,7 +61,7 @@ export function apiServiceDefinition(n: Naming): KindDefinition {
       status: obj({
         conditions: arr(condition(), { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'], 'x-kubernetes-patch-strategy': 'merge', 'x-kubernetes-patch-merge-key': 'type' }),
       }),
-    }),
+    }), apiServiceDocs),
     subresources: [statusOnlySubresource],
     printerColumns: [
       nameColumn,

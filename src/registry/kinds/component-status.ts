@@ -3,7 +3,8 @@
 
 import type { KObject } from '../../machinery/meta.ts';
 import type { KindDefinition } from '../definition.ts';
-import { arr, obj, objectSchema, str } from '../schemas.ts';
+import { arr, describe, obj, objectSchema, str } from '../schemas.ts';
+import { componentStatusDocs } from './docs/component-status.ts';
 import { nameColumn } from '../printers.ts';
 
 export interface ComponentProbe {
@@ -35,14 +36,14 @@ export function componentStatusDefinition(probe: () => Promise<ComponentProbe[]>
     nameRule: 'dns-subdomain',
     tracksGeneration: false,
     allowCreateOnUpdate: false,
-    schema: objectSchema({
+    schema: describe(objectSchema({
       conditions: arr(obj({ type: str(), status: str({ enum: ['True', 'False', 'Unknown'] }), message: str(), error: str() }, { required: ['type', 'status'] }), {
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['type'],
         'x-kubernetes-patch-strategy': 'merge',
         'x-kubernetes-patch-merge-key': 'type',
       }),
-    }),
+    }), componentStatusDocs),
     computed: async () =>
       (await probe()).map((p) => ({
         apiVersion: 'v1',

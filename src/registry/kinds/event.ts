@@ -9,7 +9,8 @@ import { isPlainObject, qualifiedName, type KObject } from '../../machinery/meta
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { nameColumn, since, type PrinterColumn } from '../printers.ts';
 import type { Schema } from '../../machinery/schema.ts';
-import { int32, microTime, obj, objectSchema, str, time } from '../schemas.ts';
+import { describe, int32, microTime, obj, objectSchema, str, time } from '../schemas.ts';
+import { eventDocs } from './docs/event.ts';
 
 /** Limits of the events API (spec 03 "Limits"; the note limit is 1024 bytes, spec decision 16). */
 export const REPORTING_INSTANCE_LENGTH_LIMIT = 128;
@@ -93,7 +94,6 @@ const eventSchema = objectSchema(
     deprecatedLastTimestamp: time(),
     deprecatedCount: int32(),
   },
-  'Event is a report of an event somewhere in the cluster. It generally denotes some state change in the system. Events have a limited retention time and triggers and messages may evolve with time. Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason. Events should be treated as informative, best-effort, supplemental data.',
 );
 
 export function eventDefinition(n: Naming, gates: FeatureGates): KindDefinition {
@@ -114,7 +114,7 @@ export function eventDefinition(n: Naming, gates: FeatureGates): KindDefinition 
     // Kubernetes' event strategy has no garbage collection: a propagation policy is ignored.
     garbageCollection: false,
     selectableFields: eventSelectableFields,
-    schema: eventSchema,
+    schema: describe(eventSchema, eventDocs({ reportingInstance: REPORTING_INSTANCE_LENGTH_LIMIT, action: ACTION_LENGTH_LIMIT, reason: REASON_LENGTH_LIMIT, note: NOTE_LENGTH_LIMIT })),
     printerColumns: eventColumns,
     strategy: {
       prepareForCreate: (o) => normalizeEvent(asEvent(o)),

@@ -10,7 +10,8 @@ import { dns1123Subdomain, isPlainObject, pathSegmentName, type KObject } from '
 import { validateImmutable } from '../../machinery/validation.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { ageColumn, nameColumn } from '../printers.ts';
-import { obj, objectSchema, str } from '../schemas.ts';
+import { describe, obj, objectSchema, str } from '../schemas.ts';
+import { ipAddressDocs } from './docs/ip-address.ts';
 
 interface ParentReference {
   group?: string;
@@ -47,24 +48,11 @@ export function ipAddressDefinition(n: Naming, gates: FeatureGates): KindDefinit
     nameRule: 'path-segment',
     tracksGeneration: true,
     allowCreateOnUpdate: false,
-    schema: objectSchema(
-      {
-        spec: obj(
-          {
-            parentRef: obj(
-              {
-                group: str({ description: 'Group is the group of the object being referenced.' }),
-                resource: str({ description: 'Resource is the resource of the object being referenced.' }),
-                namespace: str({ description: 'Namespace is the namespace of the object being referenced.' }),
-                name: str({ description: 'Name is the name of the object being referenced.' }),
-              },
-              { required: ['resource', 'name'], description: 'ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object.' },
-            ),
-          },
-          { required: ['parentRef'], description: 'spec is the desired state of the IPAddress.' },
-        ),
-      },
-      'IPAddress represents a single IP of a single IP Family. The object is designed to be used by APIs that operate on IP addresses. The object is used by the Service core API for allocation of IP addresses. An IP address can be represented in different formats, to guarantee the uniqueness of the IP, the name of the object is the IP address in canonical format, four decimal digits separated by dots suppressing leading zeros for IPv4 and the representation defined by RFC 5952 for IPv6.',
+    schema: describe(
+      objectSchema({
+        spec: obj({ parentRef: obj({ group: str(), resource: str(), namespace: str(), name: str() }, { required: ['resource', 'name'] }) }, { required: ['parentRef'] }),
+      }),
+      ipAddressDocs,
     ),
     printerColumns: [
       nameColumn,

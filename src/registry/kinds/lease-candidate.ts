@@ -11,7 +11,8 @@ import { validateImmutable } from '../../machinery/validation.ts';
 import { markCoveredByDeclarative } from '../../machinery/declarative-validation.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { ageColumn, nameColumn, type PrinterColumn } from '../printers.ts';
-import { microTime, obj, objectSchema, str } from '../schemas.ts';
+import { describe, microTime, obj, objectSchema, str } from '../schemas.ts';
+import { leaseCandidateDocs } from './docs/lease-candidate.ts';
 
 export interface LeaseCandidateSpec {
   leaseName?: string;
@@ -54,7 +55,7 @@ export function leaseCandidateDefinition(n: Naming, gates: FeatureGates): KindDe
     // Required errors for absent fields. The other rules (empty strings, semantic versions and
     // their order, qualified strategy names) have no schema form with the same errors.
     declarativeValidation: true,
-    schema: objectSchema({
+    schema: describe(objectSchema({
       spec: obj(
         {
           leaseName: str(),
@@ -66,7 +67,7 @@ export function leaseCandidateDefinition(n: Naming, gates: FeatureGates): KindDe
         },
         { required: ['leaseName', 'binaryVersion', 'strategy'] },
       ),
-    }),
+    }), leaseCandidateDocs),
     printerColumns: leaseCandidateColumns,
     strategy: {
       validate: (o) => [...validateCandidateName(o), ...validateLeaseCandidateSpec(specOf(o), isPlainObject(o.spec))],

@@ -6,7 +6,8 @@ import { fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import { markCoveredByDeclarative } from '../../machinery/declarative-validation.ts';
 import type { KObject } from '../../machinery/meta.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
-import { int32, microTime, obj, objectSchema, str } from '../schemas.ts';
+import { describe, int32, microTime, obj, objectSchema, str } from '../schemas.ts';
+import { leaseDocs } from './docs/lease.ts';
 import { ageColumn, nameColumn } from '../printers.ts';
 
 export function leaseDefinition(n: Naming, gates: FeatureGates): KindDefinition {
@@ -27,30 +28,20 @@ export function leaseDefinition(n: Naming, gates: FeatureGates): KindDefinition 
     allowCreateOnUpdate: true,
     // Declarative validation: the spec's value rules restate validateLease's range checks.
     declarativeValidation: true,
-    schema: objectSchema({
-      spec: obj({
-        holderIdentity: str({
-          description:
-            'holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.',
+    schema: describe(
+      objectSchema({
+        spec: obj({
+          holderIdentity: str(),
+          leaseDurationSeconds: int32({ minimum: 0, exclusiveMinimum: true }),
+          acquireTime: microTime(),
+          renewTime: microTime(),
+          leaseTransitions: int32({ minimum: 0 }),
+          strategy: str(),
+          preferredHolder: str(),
         }),
-        leaseDurationSeconds: int32({
-          minimum: 0,
-          exclusiveMinimum: true,
-          description: 'leaseDurationSeconds is a duration that candidates for a lease need to wait to force acquire it. This is measured against the time of last observed renewTime.',
-        }),
-        acquireTime: { ...microTime(), description: 'acquireTime is a time when the current lease was acquired.' },
-        renewTime: { ...microTime(), description: 'renewTime is a time when the current holder of a lease has last updated the lease.' },
-        leaseTransitions: int32({ minimum: 0, description: 'leaseTransitions is the number of transitions of a lease between holders.' }),
-        strategy: str({
-          description:
-            'Strategy indicates the strategy for picking the leader for coordinated leader election. If the field is not specified, there is no active coordination for this lease. (Alpha) Using this field requires the CoordinatedLeaderElection feature gate to be enabled.',
-        }),
-        preferredHolder: str({
-          description:
-            'PreferredHolder signals to a lease holder that the lease has a more optimal holder and should be given up. This field can only be set if Strategy is also set.',
-        }),
-      }, { description: 'spec contains the specification of the Lease.' }),
-    }, 'Lease defines a lease concept.'),
+      }),
+      leaseDocs,
+    ),
     printerColumns: [
       nameColumn,
       { name: 'Holder', type: 'string', description: 'holderIdentity contains the identity of the holder of a current lease.', value: (o) => (o.spec as { holderIdentity?: string } | undefined)?.holderIdentity ?? '' },

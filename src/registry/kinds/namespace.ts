@@ -7,7 +7,8 @@ import type { KObject } from '../../machinery/meta.ts';
 import { isPlainObject } from '../../machinery/meta.ts';
 import type { Naming } from '../../naming.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
-import { arr, condition, obj, objectSchema, str } from '../schemas.ts';
+import { arr, condition, describe, obj, objectSchema, str } from '../schemas.ts';
+import { namespaceDocs } from './docs/namespace.ts';
 import { keepStatus, statusSubresource } from './status-subresource.ts';
 import { ageColumn, nameColumn } from '../printers.ts';
 import { validateConditions } from '../../machinery/validation.ts';
@@ -31,13 +32,13 @@ export function namespaceDefinition(n: Naming): KindDefinition {
     tracksGeneration: false,
     allowCreateOnUpdate: false,
     selectableFields: { 'status.phase': (o) => (o as NamespaceObject).status?.phase },
-    schema: objectSchema({
+    schema: describe(objectSchema({
       spec: obj({ finalizers: arr(str(), { 'x-kubernetes-list-type': 'atomic' }) }),
       status: obj({
         phase: str({ enum: ['Active', 'Terminating'] }),
         conditions: arr(condition(), { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'], 'x-kubernetes-patch-strategy': 'merge', 'x-kubernetes-patch-merge-key': 'type' }),
       }),
-    }),
+    }), namespaceDocs(n)),
     subresources: [
       statusSubresource,
       {

@@ -5,7 +5,8 @@ import type { KObject } from '../../machinery/meta.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { ageColumn, nameColumn, type PrinterColumn } from '../printers.ts';
 import { validateNode, validateNodeUpdate } from './node-validation.ts';
-import { arr, bool, condition, int32, int64, obj, objectSchema, quantity, str, time } from '../schemas.ts';
+import { arr, bool, condition, describe, int32, int64, obj, objectSchema, quantity, str, time } from '../schemas.ts';
+import { nodeDocs } from './docs/node.ts';
 import { keepStatus, statusSubresource } from './status-subresource.ts';
 
 const resourceList = () => obj({}, { additionalProperties: quantity() });
@@ -90,35 +91,19 @@ export function nodeDefinition(n: Naming): KindDefinition {
     tracksGeneration: false,
     allowCreateOnUpdate: false,
     selectableFields: { 'spec.unschedulable': (o) => String((o.spec as { unschedulable?: boolean } | undefined)?.unschedulable ?? false) },
-    schema: objectSchema({
+    schema: describe(objectSchema({
       spec: obj({
-        podCIDR: str({ description: 'PodCIDR represents the pod IP range assigned to the node.' }),
-        podCIDRs: arr(str(), {
-          'x-kubernetes-list-type': 'set',
-          'x-kubernetes-patch-strategy': 'merge',
-          description:
-            'podCIDRs represents the IP ranges assigned to the node for usage by Pods on that node. If this field is specified, the 0th entry must match the podCIDR field. It may contain at most 1 value for each of IPv4 and IPv6.',
-        }),
-        providerID: str({ description: 'ID of the node assigned by the cloud provider in the format: <ProviderName>://<ProviderSpecificNodeID>' }),
-        unschedulable: { ...bool(), description: 'Unschedulable controls node schedulability of new pods. By default, node is schedulable.' },
+        podCIDR: str(),
+        podCIDRs: arr(str(), { 'x-kubernetes-list-type': 'set', 'x-kubernetes-patch-strategy': 'merge' }),
+        providerID: str(),
+        unschedulable: bool(),
         taints: arr(
-          obj(
-            {
-              key: str({ description: 'Required. The taint key to be applied to a node.' }),
-              value: str({ description: 'The taint value corresponding to the taint key.' }),
-              effect: str({
-                enum: ['NoSchedule', 'PreferNoSchedule', 'NoExecute'],
-                description: 'Required. The effect of the taint on pods that do not tolerate the taint. Valid effects are NoSchedule, PreferNoSchedule and NoExecute.',
-              }),
-              timeAdded: { ...time(), description: 'TimeAdded represents the time at which the taint was added.' },
-            },
-            { required: ['key', 'effect'], description: 'The node this Taint is attached to has the "effect" on any pod that does not tolerate the Taint.' },
-          ),
-          { 'x-kubernetes-list-type': 'atomic', description: "If specified, the node's taints." },
+          obj({ key: str(), value: str(), effect: str({ enum: ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] }), timeAdded: time() }, { required: ['key', 'effect'] }),
+          { 'x-kubernetes-list-type': 'atomic' },
         ),
-        configSource: { ...configSource(), description: "Deprecated: Previously used to specify the source of the node's configuration for the DynamicKubeletConfig feature. This feature is removed." },
-        externalID: str({ description: 'Deprecated. Not all kubelets will set this field.' }),
-      }, { description: 'Spec defines the behavior of a node.' }),
+        configSource: configSource(),
+        externalID: str(),
+      }),
       status: obj({
         capacity: resourceList(),
         allocatable: resourceList(),
@@ -149,8 +134,8 @@ export function nodeDefinition(n: Naming): KindDefinition {
         declaredFeatures: arr(str(), { 'x-kubernetes-list-type': 'atomic' }),
         runtimeHandlers: arr(obj({ name: str(), features: obj({ recursiveReadOnlyMounts: bool(), userNamespaces: bool() }) }), { 'x-kubernetes-list-type': 'atomic' }),
         features: obj({ supplementalGroupsPolicy: bool() }),
-      }, { description: 'Most recently observed status of the node. Populated by the system. Read-only.' }),
-    }, 'Node is a worker node of the cluster. Each node will have a unique identifier in the cache (i.e. in etcd).'),
+      }),
+    }), nodeDocs),
     subresources: [statusSubresource],
     printerColumns: nodeColumns(n),
     valueStructs: ['status.nodeInfo', 'status.daemonEndpoints', 'status.daemonEndpoints.kubeletEndpoint'],

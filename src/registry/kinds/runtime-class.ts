@@ -10,7 +10,8 @@ import { validateImmutable } from '../../machinery/validation.ts';
 import { ceilScaled, HUGEPAGES_PREFIX, INTEGER_RESOURCES, isExtendedResource, isHugePages, parseQuantity, validateResourceName } from '../../machinery/resources.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { ageColumn, nameColumn, type PrinterColumn } from '../printers.ts';
-import { arr, int64, obj, objectSchema, quantity, str } from '../schemas.ts';
+import { arr, describe, int64, obj, objectSchema, quantity, str } from '../schemas.ts';
+import { runtimeClassDocs } from './docs/runtime-class.ts';
 
 export interface Toleration {
   key?: string;
@@ -43,7 +44,7 @@ export function runtimeClassDefinition(n: Naming, gates: FeatureGates): KindDefi
     // Kubernetes' RuntimeClass strategy never sets metadata.generation.
     tracksGeneration: false,
     allowCreateOnUpdate: true,
-    schema: {
+    schema: describe({
       ...objectSchema({
         handler: str(),
         overhead: obj({ podFixed: obj({}, { additionalProperties: quantity() }) }),
@@ -53,7 +54,7 @@ export function runtimeClassDefinition(n: Naming, gates: FeatureGates): KindDefi
         }),
       }),
       required: ['handler'],
-    },
+    }, runtimeClassDocs),
     printerColumns: runtimeClassColumns,
     strategy: {
       validate,

@@ -11,11 +11,9 @@ import { isPlainObject, type KObject } from '../../machinery/meta.ts';
 import { validateConditions, type ConditionRules } from '../../machinery/validation.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { ageColumn, nameColumn } from '../printers.ts';
-import { arr, condition, int64, obj, objectSchema, str } from '../schemas.ts';
+import { arr, condition, describe, int64, obj, objectSchema, str } from '../schemas.ts';
+import { CIDRS_DESCRIPTION, serviceCidrDocs } from './docs/service-cidr.ts';
 import { keepStatus, statusOnlySubresource } from './status-subresource.ts';
-
-const CIDRS_DESCRIPTION =
-  'CIDRs defines the IP blocks in CIDR notation (e.g. "192.168.0.0/24" or "2001:db8::/64") from which to assign service cluster IPs. Max of two CIDRs is allowed, one of each IP family. This field is immutable.';
 
 /** Spec 03: every ServiceCIDR condition field is required; reason CamelCase, type qualified. */
 export const SERVICE_CIDR_CONDITION_RULES: ConditionRules = {
@@ -47,29 +45,17 @@ export function serviceCidrDefinition(n: Naming, gates: FeatureGates): KindDefin
     nameRule: 'dns-subdomain',
     tracksGeneration: true,
     allowCreateOnUpdate: false,
-    schema: objectSchema(
-      {
-        spec: obj(
-          { cidrs: arr(str(), { 'x-kubernetes-list-type': 'atomic', description: CIDRS_DESCRIPTION }) },
-          { description: 'spec is the desired state of the ServiceCIDR.' },
-        ),
-        status: obj(
-          {
-            conditions: arr(
-              { ...condition({ observedGeneration: int64() }), required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'] },
-              {
-                'x-kubernetes-list-type': 'map',
-                'x-kubernetes-list-map-keys': ['type'],
-                'x-kubernetes-patch-strategy': 'merge',
-                'x-kubernetes-patch-merge-key': 'type',
-                description: 'conditions holds an array of metav1.Condition that describe the state of the ServiceCIDR. Current service state',
-              },
-            ),
-          },
-          { description: 'status represents the current state of the ServiceCIDR.' },
-        ),
-      },
-      'ServiceCIDR defines a range of IP addresses using CIDR format (e.g. 192.168.0.0/24 or 2001:db2::/64). This range is used to allocate ClusterIPs to Service objects.',
+    schema: describe(
+      objectSchema({
+        spec: obj({ cidrs: arr(str(), { 'x-kubernetes-list-type': 'atomic' }) }),
+        status: obj({
+          conditions: arr(
+            { ...condition({ observedGeneration: int64() }), required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'] },
+            { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'], 'x-kubernetes-patch-strategy': 'merge', 'x-kubernetes-patch-merge-key': 'type' },
+          ),
+        }),
+      }),
+      serviceCidrDocs,
     ),
     // As Kubernetes' status strategy, /status keeps all of the stored metadata.
     subresources: [statusOnlySubresource],
