@@ -218,6 +218,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const healthz: HealthCheck[] = livez;
 
   const handler = async (ctx: RequestContext): Promise<void> => {
+    if (ctx.info.unroutable) throw errors.noRoute();
     if (await router.handle(ctx)) return;
     const path = ctx.url.pathname.replace(/\/+$/, '') || '/';
     const health = /^\/(livez|readyz|healthz)(?:\/(.+))?$/.exec(path);
