@@ -177,6 +177,8 @@ const LEASE_API = 'coordination.orch.io/v1';
 const LEASES = `/apis/${LEASE_API}/namespaces/${NS}/leases`;
 const L1 = `${LEASES}/l1`;
 const MISSING = `${LEASES}/does-not-exist`;
+/** A lease with a finalizer (in the terminating namespace). */
+const HELD = `/apis/${LEASE_API}/namespaces/${TERMINATING}/leases/held`;
 
 interface LeaseObject {
   apiVersion: string;
@@ -584,6 +586,29 @@ describe('patches', () => {
     { name: 'strategic patch with $patch: bogus', method: 'PATCH', path: L1, opts: { json: { spec: { $patch: 'bogus', holderIdentity: 'changed' } }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
     // (`$bogus` keys are unknown fields and a non-list `$deleteFromPrimitiveList` is ignored, as in
     // Kubernetes: strategic-merge.test.ts covers both; they are not errors.)
+    // An unknown directive where the stored value has another type (finalizers is a list) or is
+    // absent would be dropped with the field it sits in: refused instead, with the merge error.
+    ...[
+      { at: 'finalizers (a list, patched with a map)', patch: { metadata: { finalizers: { $patch: 'x' } } }, message: 'unknown patch type: x in map: map[$patch:x]', path: HELD },
+      { at: 'an absent field', patch: { spec: { preferredHolder: { $patch: 'x' } } }, message: 'unknown patch type: x in map: map[$patch:x]' },
+      { at: 'a list item of a new list', patch: { metadata: { ownerReferences: [{ uid: 'u', $patch: 'bogus' }] } }, message: 'unknown patch type: bogus in map: map[$patch:bogus uid:u]' },
+      { at: 'a nested map under a string', patch: { spec: { holderIdentity: { $patch: 7 } } }, message: 'unknown patch type: %!s(int64=7) in map: map[$patch:7]' },
+      { at: 'labels', patch: { metadata: { labels: { $patch: 'merge' } } }, message: 'unknown patch type: merge in map: map[$patch:merge]' },
+    ].map((d) => ({
+      name: `strategic patch with an unknown $patch in ${d.at}`,
+      method: 'PATCH',
+      path: d.path ?? L1,
+      opts: { json: d.patch, headers: STRATEGIC },
+      code: 400,
+      reason: 'BadRequest',
+      check: (st: KStatus) => assert.equal(st.message, d.message),
+    })),
+    { name: 'strategic patch with $setElementOrder not a list', method: 'PATCH', path: L1, opts: { json: { metadata: { '$setElementOrder/finalizers': 'x' } }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
+    { name: 'strategic patch with $retainKeys of numbers', method: 'PATCH', path: L1, opts: { json: { spec: { $retainKeys: [1], holderIdentity: 'x' } }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
+    { name: 'strategic patch with $retainKeys not naming a patched key', method: 'PATCH', path: L1, opts: { json: { spec: { $retainKeys: ['leaseDurationSeconds'], holderIdentity: 'x' } }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
+    { name: 'strategic patch with $patch: null on spec', method: 'PATCH', path: L1, opts: { json: { spec: { $patch: null } }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
+    { name: 'strategic patch with $patch: null on the whole object', method: 'PATCH', path: L1, opts: { json: { $patch: null }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
+    { name: 'strategic patch with $patch: bogus on the whole object', method: 'PATCH', path: L1, opts: { json: { $patch: 'bogus' }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
     { name: 'strategic patch with $retainKeys not a list', method: 'PATCH', path: L1, opts: { json: { spec: { $retainKeys: 'holderIdentity' } }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
     {
       name: 'strategic patch of a merge-keyed list without the key',
@@ -982,6 +1007,83 @@ async function stillServing(on: RunningServer = server): Promise<void> {
   const l = await send('GET', LEASES, { on });
   assert.equal(l.status, 200, l.text);
 }
+
+/** One request sent byte for byte (fetch would resolve dot segments before sending). */
+async function rawRequest(method: string, target: string, headers: Record<string, string> = {}, body = ''): Promise<Reply> {
+  const c = await connect();
+  const lines = Object.entries({ Host: 'x', Connection: 'close', ...(body ? { 'Content-Length': String(Buffer.byteLength(body)) } : {}), ...headers }).map(([k, v]) => `${k}: ${v}\r\n`);
+  c.socket.write(`${method} ${target} HTTP/1.1\r\n${lines.join('')}\r\n${body}`);
+  const res = await readResponse(c, 0, 5000);
+  c.socket.destroy();
+  assert.ok(res, `${method} ${target}: no complete response: ${JSON.stringify(c.received().slice(0, 200))}`);
+  seen.push({ request: `raw ${method} ${target}`, status: res.statusCode });
+  let json: unknown;
+  try {
+    json = JSON.parse(res.body);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.statusCode, headers: res.headers, text: res.body, json, hung: false };
+}
+
+describe('paths are matched as sent, never cleaned', () => {
+  const OTHER = `/apis/${LEASE_API}/namespaces/${TERMINATING}`;
+  // Each would reach (and, for DELETE, remove) something the path does not name if `.`/`..` were resolved.
+  const targets = [
+    `${L1}/..`,
+    `${L1}/%2e%2e`,
+    `${L1}/%2E%2e`,
+    `${L1}/.%2e`,
+    `${L1}/.`,
+    `${L1}/%2e`,
+    `${LEASES}/.`,
+    `${LEASES}/..`,
+    `${LEASES}/x/../l1`,
+    `${LEASES}/x/%2e%2e/l1`,
+    `${OTHER}/../${NS}/leases/l1`,
+    `${OTHER}/%2E%2E/${NS}/leases`,
+    `/apis/${LEASE_API}/namespaces/x/../${NS}/leases`,
+    `/apis/${LEASE_API}/namespaces/${NS}/./leases/l1`,
+    `${LEASES}/l1\\..`,
+    `//apis/${LEASE_API}/namespaces/${NS}/leases/l1`,
+    `/apis/${LEASE_API}/namespaces//leases/l1`,
+    `/apis/${LEASE_API}/namespaces/${NS}//leases/l1`,
+    `${LEASES}//l1`,
+    `${LEASES}/`,
+    `${L1}/`,
+    `http://x${LEASES}/l1/..`,
+  ];
+  for (const target of targets) {
+    for (const method of ['GET', 'DELETE']) {
+      test(`${method} ${target}: 404, nothing changed`, async () => {
+        const before = await snapshot();
+        assertStatus(await rawRequest(method, target), 404, 'NotFound', `${method} ${target}`);
+        assert.deepEqual(await snapshot(), before, 'stored state changed');
+      });
+    }
+  }
+  test('PATCH and PUT through a dot segment: 404, nothing changed', async () => {
+    const before = await snapshot();
+    const patch = JSON.stringify({ spec: { holderIdentity: 'changed' } });
+    assertStatus(await rawRequest('PATCH', `${LEASES}/x/../l1`, { 'Content-Type': 'application/merge-patch+json' }, patch), 404, 'NotFound', 'PATCH');
+    assertStatus(await rawRequest('PUT', `${LEASES}/x/../l1`, { 'Content-Type': 'application/json' }, JSON.stringify(lease('l1'))), 404, 'NotFound', 'PUT');
+    assertStatus(await rawRequest('POST', `${LEASES}/x/..`, { 'Content-Type': 'application/json' }, JSON.stringify(lease('dots'))), 404, 'NotFound', 'POST');
+    assert.deepEqual(await snapshot(), before, 'stored state changed');
+  });
+  for (const target of ['/healthz/../version', '/api/v1/../../version', '/readyz/%2e%2e/version', '/version/.', '/openapi/v2/..', '/api/./v1', '/apis/../api', '//version', '/healthz//ping']) {
+    test(`non-resource path ${target}: 404`, async () => {
+      assertStatus(await rawRequest('GET', target), 404, 'NotFound', target);
+    });
+  }
+  test('controls: the same requests without the dot segments are served', async () => {
+    for (const target of [L1, LEASES, '/version', '/healthz', '/api/', '/apis/', `/apis/${LEASE_API}/`]) {
+      const r = await rawRequest('GET', target);
+      assert.equal(r.status, 200, `${target}: ${r.text.slice(0, 200)}`);
+    }
+    const r = await rawRequest('GET', `http://x${L1}`);
+    assert.equal(r.status, 200, r.text.slice(0, 200));
+  });
+});
 
 describe('raw socket abuse', () => {
   test('a garbage request line: 400 and the connection closes', async () => {
