@@ -352,6 +352,40 @@ describe('bodies over the 3 MiB limit', () => {
   });
 });
 
+describe('YAML tags without a JSON meaning', () => {
+  const YAML_CT = { 'Content-Type': 'application/yaml' };
+  const yamlLease = (name: string, extra: string): string => `apiVersion: ${LEASE_API}\nkind: Lease\nmetadata:\n  name: ${name}\n${extra}`;
+  const refused: { name: string; extra: string }[] = [
+    { name: '!!binary annotation', extra: '  annotations:\n    a: !!binary aGVsbG8=\n' },
+    { name: '!!binary name', extra: '  labels: {}\nspec:\n  holderIdentity: !!binary aGVsbG8=\n' },
+    { name: '!!set labels', extra: '  labels: !!set {a, b}\n' },
+    { name: '!!omap labels', extra: '  labels: !!omap [ {a: b} ]\n' },
+    { name: '!!pairs finalizers', extra: '  finalizers: !!pairs [ {a: b} ]\n' },
+    { name: 'a custom tag', extra: '  annotations:\n    a: !foo bar\n' },
+    { name: 'a custom tag on a map', extra: '  labels: !foo {a: b}\n' },
+    { name: 'a %TAG-declared tag', extra: '  annotations:\n    a: !e!foo bar\n', },
+    { name: '!!int of a word', extra: 'spec:\n  leaseDurationSeconds: !!int abc\n' },
+    { name: '!!timestamp of a word', extra: 'spec:\n  acquireTime: !!timestamp yesterday\n' },
+    { name: '!!bool of a word', extra: 'spec:\n  holderIdentity: !!bool maybe\n' },
+    { name: '!!merge as a value', extra: '  annotations:\n    a: !!merge x\n' },
+  ];
+  for (const r of refused) {
+    const body = r.name.includes('%TAG') ? `%TAG !e! tag:example.com,2000:\n---\n${yamlLease('yaml-tag', r.extra)}` : yamlLease('yaml-tag', r.extra);
+    cases([
+      { name: `POST with ${r.name}`, method: 'POST', path: LEASES, opts: { raw: body, headers: YAML_CT }, code: 400, reason: 'BadRequest' },
+      { name: `PUT with ${r.name}`, method: 'PUT', path: L1, opts: { raw: body.replace('yaml-tag', 'l1'), headers: YAML_CT }, code: 400, reason: 'BadRequest' },
+    ]);
+  }
+  test('tags that name a JSON type are read as that type (control)', async () => {
+    const body = yamlLease('yaml-ok', '  annotations:\n    s: !!str 1\n    t: !!timestamp 2001-12-14\n    u: ! plain\nspec:\n  leaseDurationSeconds: !!float 30\n  holderIdentity: !!str h\n');
+    const r = await send('POST', `${LEASES}?dryRun=All`, { raw: body, headers: YAML_CT });
+    assert.equal(r.status, 201, r.text);
+    const o = r.json as LeaseObject;
+    assert.deepEqual(o.metadata.annotations, { s: '1', t: '2001-12-14', u: 'plain' });
+    assert.equal(o.spec?.leaseDurationSeconds, 30);
+  });
+});
+
 describe('wrong field types', () => {
   const typeErrors: { name: string; body: unknown }[] = [
     { name: 'metadata.name a number', body: leaseWithMeta({ name: 42 }) },
