@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { testServer } from '../support/server.ts';
 import type { RunningServer } from '../../src/server/server.ts';
 
@@ -557,10 +558,29 @@ describe('write options', () => {
 });
 
 describe('patches', () => {
+  test('charset=utf-8 and Content-Encoding identity are read (control)', async () => {
+    for (const headers of [{ 'Content-Type': 'application/json; charset=utf-8' }, { 'Content-Type': 'application/json;charset=UTF-8' }, { ...JSON_CT, 'Content-Encoding': 'identity' }]) {
+      const r = await send('POST', `${LEASES}?dryRun=All`, { json: lease('cs-ok'), headers });
+      assert.equal(r.status, 201, `${JSON.stringify(headers)}: ${r.text}`);
+    }
+  });
   for (const ct of ['text/plain', 'application/xml', 'application/json', 'application/yaml', 'application/merge-patch+json-nope', 'not a media type']) {
     cases([{ name: `PATCH with Content-Type ${ct}`, method: 'PATCH', path: L1, opts: { raw: '{"spec":{"holderIdentity":"x"}}', headers: { 'Content-Type': ct } }, code: 415, reason: 'UnsupportedMediaType' }]);
   }
   cases([
+    // Bodies are read as UTF-8 and never decompressed: anything else is refused, not misread.
+    ...['latin1', 'ISO-8859-1', 'utf-16', 'windows-1252', '"shift_jis"', ''].flatMap((cs) => [
+      { name: `POST with charset=${cs}`, method: 'POST', path: LEASES, opts: { json: lease('cs'), headers: { 'Content-Type': `application/json; charset=${cs}` } }, code: 415, reason: 'UnsupportedMediaType' },
+      { name: `merge PATCH with charset=${cs}`, method: 'PATCH', path: L1, opts: { json: { spec: { holderIdentity: 'cs' } }, headers: { 'Content-Type': `application/merge-patch+json; charset=${cs}` } }, code: 415, reason: 'UnsupportedMediaType' },
+    ]),
+    { name: 'PUT YAML with charset=latin1', method: 'PUT', path: L1, opts: { raw: `apiVersion: ${LEASE_API}\nkind: Lease\nmetadata:\n  name: l1\n`, headers: { 'Content-Type': 'application/yaml; charset=latin1' } }, code: 415, reason: 'UnsupportedMediaType' },
+    ...['gzip', 'br', 'deflate', 'x-custom', 'gzip, identity', 'identity, gzip'].flatMap((enc) => [
+      { name: `POST with Content-Encoding ${enc}`, method: 'POST', path: LEASES, opts: { json: lease('enc'), headers: { ...JSON_CT, 'Content-Encoding': enc } }, code: 415, reason: 'UnsupportedMediaType' },
+      { name: `PUT with Content-Encoding ${enc}`, method: 'PUT', path: L1, opts: { json: { ...lease('l1'), spec: { holderIdentity: 'enc' } }, headers: { ...JSON_CT, 'Content-Encoding': enc } }, code: 415, reason: 'UnsupportedMediaType' },
+      { name: `JSON PATCH with Content-Encoding ${enc}`, method: 'PATCH', path: L1, opts: { json: [{ op: 'replace', path: '/spec/holderIdentity', value: 'enc' }], headers: { ...JSONPATCH, 'Content-Encoding': enc } }, code: 415, reason: 'UnsupportedMediaType' },
+    ]),
+    { name: 'DELETE with a gzip-encoded DeleteOptions body', method: 'DELETE', path: L1, opts: { raw: gzipSync(JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1' })), headers: { ...JSON_CT, 'Content-Encoding': 'gzip' } }, code: 415, reason: 'UnsupportedMediaType' },
+    { name: 'POST with a real gzip body', method: 'POST', path: LEASES, opts: { raw: gzipSync(JSON.stringify(lease('gz'))), headers: { ...JSON_CT, 'Content-Encoding': 'gzip' } }, code: 415, reason: 'UnsupportedMediaType' },
     { name: 'PATCH without Content-Type', method: 'PATCH', path: L1, opts: { raw: '{"spec":{"holderIdentity":"x"}}' }, code: 415, reason: 'UnsupportedMediaType' },
     { name: 'POST with Content-Type application/xml', method: 'POST', path: LEASES, opts: { raw: '<lease/>', headers: { 'Content-Type': 'application/xml' } }, code: 415, reason: 'UnsupportedMediaType' },
     { name: 'POST with a patch Content-Type', method: 'POST', path: LEASES, opts: { json: lease('ct'), headers: { 'Content-Type': 'application/merge-patch+json' } }, code: 415, reason: 'UnsupportedMediaType' },
