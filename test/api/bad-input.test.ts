@@ -815,6 +815,37 @@ describe('query values', () => {
     { name: 'deletecollection with an invalid labelSelector deletes nothing', method: 'DELETE', path: `${LEASES}?labelSelector=${q('a in (')}`, code: 400, reason: 'BadRequest' },
     { name: 'deletecollection with an unsupported field deletes nothing', method: 'DELETE', path: `${LEASES}?fieldSelector=${q('spec.holderIdentity=holder')}`, code: 400, reason: 'BadRequest' },
   ]);
+  // Selectors Kubernetes' own parser tables refuse (labels/selector_test.go, fields/selector_test.go).
+  for (const sel of ['x=a||y=b', 'x==a==b', '!x=a', 'x<a', 'x,,y', ',x,y', 'x nott in (y)', 'a in (xyz),', 'a in (xyz)b notin ()', 'a in (xyz abc)', 'a notin(', 'a (', '(', 'x in (a,', 'x>1.5']) {
+    cases([
+      { name: `labelSelector ${JSON.stringify(sel)}`, method: 'GET', path: `${LEASES}?labelSelector=${q(sel)}`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest' },
+      { name: `deletecollection with labelSelector ${JSON.stringify(sel)} deletes nothing`, method: 'DELETE', path: `${LEASES}?labelSelector=${q(sel)}`, code: 400, reason: 'BadRequest' },
+    ]);
+  }
+  for (const sel of ['metadata.name=a,b', 'metadata.name==a==b', 'metadata.name in (a)', 'metadata.name', 'metadata.name=\\a', 'metadata.name=\\', 'metadata.name=a=b']) {
+    cases([
+      { name: `fieldSelector ${JSON.stringify(sel)}`, method: 'GET', path: `${LEASES}?fieldSelector=${q(sel)}`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest' },
+      { name: `deletecollection with fieldSelector ${JSON.stringify(sel)} deletes nothing`, method: 'DELETE', path: `${LEASES}?fieldSelector=${q(sel)}`, code: 400, reason: 'BadRequest' },
+    ]);
+  }
+  test("selectors Kubernetes' parser accepts select what they mean there", async () => {
+    const names = async (query: string): Promise<string[]> => {
+      const r = await send('GET', `${LEASES}?${query}`);
+      assert.equal(r.status, 200, `${query}: ${r.text}`);
+      return ((r.json as { items: LeaseObject[] }).items ?? []).map((i) => i.metadata.name).sort();
+    };
+    // `in ()` is the set of the empty value (Kubernetes' parser: `sets.NewString("")`), not an error.
+    assert.deepEqual(await names(`labelSelector=${q('app in ()')}`), []);
+    assert.deepEqual(await names(`labelSelector=${q('app notin ()')}`), ['l1', 'l2']);
+    assert.deepEqual(await names(`labelSelector=${q('app in (one,,)')}`), ['l1']);
+    assert.deepEqual(await names(`labelSelector=${q('app in (x,y,notin, one,in)')}`), ['l1']);
+    assert.deepEqual(await names(`labelSelector=${q('\rapp')}`), ['l1']);
+    assert.deepEqual(await names(`labelSelector=${q('!app')}`), ['l2']);
+    assert.deepEqual(await names(`labelSelector=${q('app=,x=')}`), []);
+    assert.deepEqual(await names(`labelSelector=${q('app!=one')}`), ['l2']);
+    assert.deepEqual(await names(`fieldSelector=${q('metadata.name=l1,')}`), ['l1']);
+    assert.deepEqual(await names(`fieldSelector=${q('metadata.name!=l1,metadata.namespace==bad-input')}`), ['l2']);
+  });
   test('limit=-1 is ignored', async () => {
     const r = await send('GET', `${LEASES}?limit=-1`);
     assert.equal(r.status, 200, r.text);
