@@ -383,8 +383,9 @@ export class RegistryStore {
       after = Number(list.metadata.resourceVersion);
       if (opts.sendInitialEvents && opts.allowWatchBookmarks) sink.send('BOOKMARK', bookmark(after, { [this.naming.annotation('initial-events-end')]: 'true' }));
     } else if (rv > this.storage.revision) {
-      // A version from the future: wait for it. Events up to it are skipped below either way.
-      await this.storage.waitForRevision(rv);
+      // A version from the future: wait for it, and answer as a list at it does when it never
+      // comes (504 ResourceVersionTooLarge) rather than watch for events that may never exist.
+      await this.waitNotOlderThan(rv);
     }
     let lastSent = after;
     let stopped = false;

@@ -853,6 +853,50 @@ describe('query values', () => {
   });
 });
 
+describe('resourceVersion values beyond 2^53', () => {
+  // 2^53 + 1 reads as 2^53 in a double: it must never stand for another revision.
+  const BIG = ['9007199254740993', '9007199254740992', '18446744073709551615', '18446744073709551616', '99999999999999999999'];
+  const continueAt = (rv: string): string => Buffer.from(`{"v":"meta.orch.io/v1","rv":${rv},"start":"bad-input/l1\u0000"}`).toString('base64url');
+  for (const rv of BIG) {
+    cases([
+      { name: `list at resourceVersion=${rv}`, method: 'GET', path: `${LEASES}?resourceVersion=${rv}`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest', check: messageMatches(new RegExp(rv)) },
+      { name: `list at resourceVersion=${rv}, Exact`, method: 'GET', path: `${LEASES}?resourceVersion=${rv}&resourceVersionMatch=Exact`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest' },
+      { name: `get at resourceVersion=${rv}`, method: 'GET', path: `${L1}?resourceVersion=${rv}`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest' },
+      { name: `watch at resourceVersion=${rv}`, method: 'GET', path: `${LEASES}?watch=1&resourceVersion=${rv}`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest' },
+      { name: `deletecollection at resourceVersion=${rv} deletes nothing`, method: 'DELETE', path: `${LEASES}?resourceVersion=${rv}`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest' },
+      { name: `continue token at revision ${rv}`, method: 'GET', path: `${LEASES}?limit=1&continue=${continueAt(rv)}`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest' },
+      // In bodies it is compared as the string it is: never equal to the stored one.
+      { name: `DeleteOptions precondition resourceVersion ${rv}`, method: 'DELETE', path: L1, opts: { json: { preconditions: { resourceVersion: rv } } }, code: 409, reason: 'Conflict' },
+      { name: `merge patch with metadata.resourceVersion ${rv}`, method: 'PATCH', path: L1, opts: { json: { metadata: { resourceVersion: rv }, spec: { holderIdentity: 'big' } }, headers: MERGE }, code: 409, reason: 'Conflict' },
+      { name: `strategic patch with metadata.resourceVersion ${rv}`, method: 'PATCH', path: L1, opts: { json: { metadata: { resourceVersion: rv }, spec: { holderIdentity: 'big' } }, headers: STRATEGIC }, code: 409, reason: 'Conflict' },
+      { name: `JSON patch setting metadata.resourceVersion ${rv}`, method: 'PATCH', path: L1, opts: { json: [{ op: 'replace', path: '/metadata/resourceVersion', value: rv }, { op: 'replace', path: '/spec/holderIdentity', value: 'big' }], headers: JSONPATCH }, code: 409, reason: 'Conflict' },
+    ]);
+    test(`PUT with metadata.resourceVersion ${rv}: 409, nothing changed`, async () => {
+      const cur = await getL1();
+      await expectRejected({ name: 'big rv', method: 'PUT', path: L1, opts: { json: { ...cur, metadata: { ...cur.metadata, resourceVersion: rv }, spec: { ...cur.spec, holderIdentity: 'big' } } }, code: 409, reason: 'Conflict' });
+    });
+  }
+  cases([
+    { name: 'metadata.resourceVersion as a huge JSON number', method: 'PATCH', path: L1, opts: { raw: '{"metadata":{"resourceVersion":9007199254740993}}', headers: MERGE }, code: 400, reason: 'BadRequest' },
+    { name: 'continue token with a fractional revision', method: 'GET', path: `${LEASES}?limit=1&continue=${continueAt('1.5')}`, code: 400, reason: 'BadRequest' },
+  ]);
+  test('a watch at a resourceVersion newer than the store: 504 ResourceVersionTooLarge after the wait, as a list', async () => {
+    const list = await send('GET', LEASES);
+    const current = BigInt((list.json as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
+    const future = String(current + 1000n);
+    const started = Date.now();
+    const [w, l] = await Promise.all([send('GET', `${LEASES}?watch=1&resourceVersion=${future}`, { timeoutMs: 8000 }), send('GET', `${LEASES}?resourceVersion=${future}`, { timeoutMs: 8000 })]);
+    const elapsed = Date.now() - started;
+    for (const [what, r] of [['watch', w], ['list', l]] as const) {
+      const st = assertStatus(r, 504, 'Timeout', what);
+      assert.match(st.message, new RegExp(`Too large resource version: ${future}`), what);
+      assert.deepEqual((st.details?.causes ?? []).map((c) => c.reason), ['ResourceVersionTooLarge'], what);
+      assert.equal(r.headers.get('retry-after'), '1', what);
+    }
+    assert.ok(elapsed >= 2500, `answered after ${elapsed} ms, without waiting for the revision`);
+  });
+});
+
 describe('delete', () => {
   const DELETE_BODIES: { name: string; body: string | Uint8Array }[] = [
     { name: 'truncated JSON', body: '{"kind":"DeleteOptions","propagationPolicy":' },
