@@ -59,7 +59,14 @@ const timeout = (opts: ChainOptions): Filter => (next) => async (ctx) => {
   ctx.deadline = ctx.receivedAt + opts.requestTimeoutMs;
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(errors.timeout('Timeout: request did not complete within requested timeout - context deadline exceeded')), opts.requestTimeoutMs);
+    timer = setTimeout(() => {
+      // A body still arriving (too slowly) will never be read: the connection ends with the answer.
+      if (!ctx.req.complete) {
+        if (!ctx.res.headersSent) ctx.res.setHeader('Connection', 'close');
+        ctx.res.once('finish', () => ctx.req.socket.destroy());
+      }
+      reject(errors.timeout('Timeout: request did not complete within requested timeout - context deadline exceeded'));
+    }, opts.requestTimeoutMs);
   });
   try {
     await Promise.race([next(ctx), expired]);

@@ -1214,6 +1214,28 @@ describe('paths are matched as sent, never cleaned', () => {
   });
 });
 
+describe('methods no handler takes', () => {
+  // CONNECT arrives as a bare socket (fetch cannot send it); TRACE and OPTIONS as requests.
+  for (const method of ['CONNECT', 'TRACE', 'OPTIONS']) {
+    for (const target of [L1, LEASES, '/api/v1/namespaces', '/apis', '/healthz', '/readyz', '/livez/ping', '/version', '/metrics', '/openapi/v2']) {
+      test(`${method} ${target}: 405 MethodNotAllowed, nothing changed`, async () => {
+        const before = await snapshot();
+        assertStatus(await rawRequest(method, target), 405, 'MethodNotAllowed', `${method} ${target}`);
+        assert.deepEqual(await snapshot(), before, 'stored state changed');
+      });
+    }
+  }
+  test('CONNECT to an authority (a proxy request): 405, and the server keeps serving', async () => {
+    assertStatus(await rawRequest('CONNECT', 'example.com:443'), 405, 'MethodNotAllowed', 'CONNECT example.com:443');
+    await stillServing();
+  });
+  test('other methods on the health endpoints: 405; GET and HEAD are served (control)', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) assertStatus(await rawRequest(method, '/readyz'), 405, 'MethodNotAllowed', `${method} /readyz`);
+    assert.equal((await rawRequest('GET', '/readyz')).status, 200);
+    assert.equal((await rawRequest('HEAD', '/livez')).status, 200);
+  });
+});
+
 describe('raw socket abuse', () => {
   test('a garbage request line: 400 and the connection closes', async () => {
     const r = await rawExchange('GARBAGE\r\n\r\n');
@@ -1303,10 +1325,16 @@ describe('raw socket abuse', () => {
     const started = Date.now();
     c.socket.write(`POST ${LEASES} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`);
     const answered = await waitFor(() => /\r\n\r\n\{/.test(c.received()) && c.received().trimEnd().endsWith('}'), 8000);
+    const answeredAfter = Date.now() - started;
     const text = c.received();
+    // The rest of the body will never be read: the server closes the connection with the answer.
+    const closedByServer = await waitFor(() => c.isClosed(), 1000);
     c.socket.destroy();
     await c.closed;
     assert.ok(answered, `no answer ${Date.now() - started} ms after the body stalled: ${JSON.stringify(text)}`);
+    assert.ok(answeredAfter >= 1400 && answeredAfter < 4000, `answered after ${answeredAfter} ms, not at the 1.5 s request timeout`);
+    assert.ok(closedByServer, 'the connection stayed open after the timeout answer');
+    assert.match(text, /\r\nconnection: close\r\n/i);
     const m = /^HTTP\/1\.1 (\d{3})/.exec(text);
     assert.ok(m, text);
     seen.push({ request: 'raw stalled body (short timeout)', status: Number(m[1]) });
