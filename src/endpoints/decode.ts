@@ -65,7 +65,7 @@ export interface Decoded {
  * typed decoding, an object without apiVersion/kind takes the endpoint's.
  */
 /** A type-meta field the client actually set. */
-const given = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
+export const given = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
 
 export function checkObject(value: unknown, def: KindDefinition, validation: FieldValidation, duplicates: string[]): Decoded {
   const apiVersion = apiVersionOf(def);
