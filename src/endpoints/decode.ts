@@ -6,6 +6,7 @@ import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
 import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
 import { parseDocument, type Tags } from 'yaml';
+import { checkYamlTags } from './yaml-tags.ts';
 import { decodeObject as decodeProtobuf } from '../wire/protobuf/index.ts';
 import { decodeCbor } from '../wire/cbor.ts';
 import { leftToDeclarative } from '../machinery/declarative-validation.ts';
@@ -64,7 +65,7 @@ export interface Decoded {
  * typed decoding, an object without apiVersion/kind takes the endpoint's.
  */
 /** A type-meta field the client actually set. */
-const given = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
+export const given = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
 
 export function checkObject(value: unknown, def: KindDefinition, validation: FieldValidation, duplicates: string[]): Decoded {
   const apiVersion = apiVersionOf(def);
@@ -141,6 +142,7 @@ export function parseYaml(text: string, validation: FieldValidation, what = 'err
   }
   const doc = parseDocument(text, { ...YAML_1_1, uniqueKeys: false });
   if (doc.errors.length) throw errors.badRequest(`${what}: ${doc.errors[0]!.message}`);
+  checkYamlTags(doc, what);
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 100 });

@@ -18,7 +18,7 @@ import { decodeApplyConfig, decodeApplyConfigValue } from './apply.ts';
 import { encodeCbor } from '../wire/cbor.ts';
 import { managerFromUserAgent } from '../registry/field-manager.ts';
 import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
-import { checkObject, decodeBody, decodeCborBody, parseFieldValidation, parseJson, type FieldValidation } from './decode.ts';
+import { checkObject, decodeBody, decodeCborBody, type FieldValidation, given, parseFieldValidation, parseJson } from './decode.ts';
 import { parseBool, parseInteger, parseListOptions } from '../machinery/list-options.ts';
 import { readBody, readBodyBytes, writeBytes, writeJson, writeJsonBytes, writeStatus } from './respond.ts';
 import { lengthPrefixed } from '../registry/encoded.ts';
@@ -333,7 +333,15 @@ async function deleteOptions(ctx: RequestContext, env: HandlerEnv): Promise<Dele
   const text = (await readBody(ctx)).trim();
   const body = text ? parseJson(text, 'error decoding DeleteOptions') : {};
   if (!isPlainObject(body)) throw errors.badRequest('error decoding DeleteOptions: the body must be a JSON object');
+  // Another object in the body (or a value of the wrong type) is not read as no option at all: a
+  // mistyped `dryRun` must never turn into a real deletion.
+  if (given(body.kind) && body.kind !== 'DeleteOptions') throw errors.badRequest(`error decoding DeleteOptions: the body is a ${JSON.stringify(body.kind)}, not DeleteOptions`);
   const errs: FieldError[] = [];
+  if (body.dryRun !== undefined && body.dryRun !== null && (!Array.isArray(body.dryRun) || body.dryRun.some((d) => typeof d !== 'string')))
+    errs.push(fieldError.typeInvalid('dryRun', body.dryRun, 'dryRun in body must be of type array of strings'));
+  for (const flag of ['orphanDependents', 'ignoreStoreReadErrorWithClusterBreakingPotential'] as const) {
+    if (body[flag] !== undefined && body[flag] !== null && typeof body[flag] !== 'boolean') errs.push(fieldError.typeInvalid(flag, body[flag], `${flag} in body must be of type boolean`));
+  }
   const dry = [...(Array.isArray(body.dryRun) ? (body.dryRun as unknown[]) : []), ...q.getAll('dryRun')];
   for (const d of dry) if (d !== 'All' && d !== '') errs.push(fieldError.notSupported('dryRun', d, ['All']));
   const grace = parseInteger('gracePeriodSeconds', q.get('gracePeriodSeconds')) ?? body.gracePeriodSeconds;

@@ -152,6 +152,12 @@ export async function readBody(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYT
 /** The request body as bytes (binary encodings), with the same limit. */
 export function readBodyBytes(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYTES): Promise<Buffer> {
   const { req, res } = ctx;
+  // A compressed (or otherwise encoded) body is never decoded, so it must not be parsed as it is.
+  const encoding = req.headers['content-encoding']?.trim();
+  if (encoding && encoding.toLowerCase() !== 'identity') {
+    res.setHeader('Connection', 'close');
+    return Promise.reject(errors.unsupportedContentEncoding(encoding));
+  }
   if (Number(req.headers['content-length'] ?? NaN) > limit) return Promise.reject(tooLarge(res, limit));
   // Listeners are inline (unnamed) functions: this runs on every write request, and the TypeScript
   // loader wraps every named function it creates.

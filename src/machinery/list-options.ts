@@ -41,10 +41,17 @@ export function parseInteger(name: string, v: string | null, min = -Infinity): n
   return n;
 }
 
-/** A resourceVersion given by a client, as a revision number; 0 for "0"; 400 when not one. */
+/**
+ * A resourceVersion given by a client, as a revision number; 0 for "0"; 400 when not one. Revisions
+ * are exact integers only up to 2^53 - 1, which no store reaches: a larger value would be rounded
+ * to another revision, so it is refused rather than read as one it does not name.
+ */
 export function parseResourceVersion(v: string, field = 'resourceVersion'): number {
-  if (!/^\d{1,18}$/.test(v)) throw errors.badRequest(`invalid resource version: ${JSON.stringify(v)}${field === 'resourceVersion' ? '' : ` (${field})`}`);
-  return Number(v);
+  const where = field === 'resourceVersion' ? '' : ` (${field})`;
+  if (!/^\d{1,30}$/.test(v)) throw errors.badRequest(`invalid resource version: ${JSON.stringify(v.slice(0, 100))}${where}`);
+  const n = Number(v);
+  if (!Number.isSafeInteger(n)) throw errors.badRequest(`invalid resource version: ${JSON.stringify(v)}${where}: larger than ${Number.MAX_SAFE_INTEGER}, the largest this server can hold`);
+  return n;
 }
 
 function selectors(q: URLSearchParams): { labelSelector: LabelSelector; fieldSelector: FieldSelector } {

@@ -175,7 +175,7 @@ const NOTHING: LabelSelector = { requirements: [], empty: false, matches: () => 
  * labels.NewRequirement: the validation shared by parsed and object-form requirements, with Go's
  * field paths (`key`, `values`, `values[i][<key>]`) and all errors aggregated into one message.
  */
-function newRequirement(key: string, operator: LabelOperator, values: string[]): LabelRequirement {
+export function newRequirement(key: string, operator: LabelOperator, values: string[]): LabelRequirement {
   const errs: string[] = [];
   const ke = keyError(key, 'key');
   if (ke) errs.push(ke);
@@ -210,8 +210,8 @@ function newRequirement(key: string, operator: LabelOperator, values: string[]):
 }
 
 // Lexer. Tokens are the literal operator spellings, plus identifiers and end of input.
-type TokenKind = 'ident' | 'end' | '(' | ')' | ',' | '!' | '=' | '==' | '!=' | '>' | '<' | 'in' | 'notin';
-interface Token {
+export type TokenKind = 'ident' | 'end' | '(' | ')' | ',' | '!' | '=' | '==' | '!=' | '>' | '<' | 'in' | 'notin';
+export interface Token {
   kind: TokenKind;
   lit: string;
 }
@@ -224,7 +224,7 @@ const isSpecial = (c: string): boolean => '=!(),><'.includes(c);
  * anything else runs into an identifier. Unlike Go we do not treat a NUL byte as end of input:
  * Go silently drops everything after ` \0`, which would let a selector hide a suffix.
  */
-function lex(s: string): Token[] {
+export function lex(s: string): Token[] {
   const out: Token[] = [];
   let i = 0;
   for (;;) {
@@ -334,10 +334,8 @@ class LabelParser {
           set.add('');
           break;
         }
-        if (la === ',') {
-          this.next();
-          set.add('');
-        }
+        // The next comma is left for the loop: `(a,,)` is a, then "" twice, then the end.
+        if (la === ',') set.add('');
       } else {
         throw new SelectorParseError(`found '${t.lit}', expected: ',', or identifier`);
       }

@@ -123,6 +123,8 @@ export const errors = {
   notAcceptableMessage: (message: string) => new StatusError(406, 'NotAcceptable', message),
   unsupportedMediaType: (accepted: readonly string[]) =>
     new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`),
+  unsupportedContentEncoding: (encoding: string) =>
+    new StatusError(415, 'UnsupportedMediaType', `unsupported Content-Encoding ${JSON.stringify(encoding.slice(0, 100))}: request bodies are accepted only without a content encoding (identity)`),
   tooOld: (requested: number, oldest: number) => new StatusError(410, 'Expired', `too old resource version: ${requested} (${oldest})`),
   continueExpired: () =>
     new StatusError(

@@ -22,7 +22,9 @@
 // `$setElementOrder` key is 400 BadRequest; a list of lists is 422 Invalid with the generic message;
 // every other merge error (unknown `$patch`, a merge key missing, an order that does not match, a
 // value of the wrong type) is a 500 Status without a reason, carrying the merge error's text; a
-// patch that makes the merge code itself fail is the plain-text 500 of a recovered panic.
+// patch that makes the merge code itself fail is the plain-text 500 of a recovered panic. Bad input
+// is never a 500 here: those are 400 with the same text. An unknown `$patch` is refused also where
+// Kubernetes drops the map unread (a value of another type than the stored one, or a new field).
 
 import type { Schema } from './schema.ts';
 import { isPlainObject } from './meta.ts';
@@ -293,7 +295,11 @@ function discardNulls(v: unknown): void {
     }
 }
 
-/** Drops the maps that carry a `$patch` directive (and list items that are such maps). */
+/**
+ * Drops the maps that carry a `$patch` directive (and list items that are such maps). Kubernetes
+ * drops them whatever the directive says; a value that is no directive at all is refused here, so
+ * a typo never silently deletes the field it sits in.
+ */
 function removeDirectives(v: unknown): [unknown, boolean] {
   if (Array.isArray(v)) {
     const out: unknown[] = [];
@@ -304,7 +310,11 @@ function removeDirectives(v: unknown): [unknown, boolean] {
     return [out, true];
   }
   if (!isPlainObject(v)) return [v, true];
-  if (hasOwn(v, DIRECTIVE)) return [null, false];
+  if (hasOwn(v, DIRECTIVE)) {
+    const directive = own(v, DIRECTIVE);
+    if (directive !== REPLACE && directive !== DELETE) throw badPatchType(directive, v);
+    return [null, false];
+  }
   for (const k of Object.keys(v)) {
     const [y, keep] = removeDirectives(v[k]);
     if (keep) put(v, k, y);

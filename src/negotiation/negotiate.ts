@@ -142,5 +142,8 @@ export function negotiateBody<T extends BodyType>(contentType: string | undefine
   const accepted = Object.entries(types).filter(([, t]) => known.includes(t)).map(([k]) => k);
   const t = m ? types[`${m.type}/${m.subtype}`] : known.includes('json') && !contentType ? 'json' : undefined;
   if (!t || !known.includes(t)) throw errors.unsupportedMediaType(accepted);
+  // Bodies are read as UTF-8: one declared in another charset would be misread, so it is refused.
+  const charset = m?.params.charset;
+  if (charset !== undefined && !/^(utf-?8|us-ascii)$/i.test(charset)) throw errors.unsupportedMediaType(accepted);
   return t as T;
 }

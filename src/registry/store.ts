@@ -383,8 +383,9 @@ export class RegistryStore {
       after = Number(list.metadata.resourceVersion);
       if (opts.sendInitialEvents && opts.allowWatchBookmarks) sink.send('BOOKMARK', bookmark(after, { [this.naming.annotation('initial-events-end')]: 'true' }));
     } else if (rv > this.storage.revision) {
-      // A version from the future: wait for it. Events up to it are skipped below either way.
-      await this.storage.waitForRevision(rv);
+      // A version from the future: wait for it, and answer as a list at it does when it never
+      // comes (504 ResourceVersionTooLarge) rather than watch for events that may never exist.
+      await this.waitNotOlderThan(rv);
     }
     let lastSent = after;
     let stopped = false;
@@ -642,12 +643,18 @@ export class RegistryStore {
   }
 
   /** Delete every object the list options select, through the normal delete path. */
+  /**
+   * Delete what the list options select, as kube-apiserver lists them (a `limit` and `continue`
+   * name one page, and a malformed token is a 400). Preconditions hold for every item: one that
+   * fails any of them is a 409 before anything is deleted, and each deletion checks them again.
+   */
   async deleteCollection(namespace: string | undefined, listOpts: ListOptions, opts: DeleteOptions): Promise<number> {
-    const list = await this.list(namespace, { ...listOpts, limit: undefined, continue: undefined });
+    const list = await this.list(namespace, listOpts);
+    for (const item of list.items) checkPreconditions(this.qualified, item, opts.preconditions);
     let deleted = 0;
     for (const item of list.items) {
       try {
-        await this.delete(item.metadata.namespace, item.metadata.name!, { ...opts, preconditions: undefined });
+        await this.delete(item.metadata.namespace, item.metadata.name!, opts);
         deleted++;
       } catch (e) {
         if (e instanceof StatusError && e.code === 404) continue;

@@ -7,7 +7,7 @@ import type { Authorizer } from '../auth/authz/authorizer.ts';
 import { errors, StatusError } from '../machinery/status.ts';
 import { toStatusError, writeError } from '../endpoints/respond.ts';
 import { WarningRecorder, type RequestContext } from './context.ts';
-import { parseRequestInfo } from './request-info.ts';
+import { parseRequestInfo, splitRequestTarget } from './request-info.ts';
 
 export type Handler = (ctx: RequestContext) => Promise<void>;
 export type Filter = (next: Handler) => Handler;
@@ -59,7 +59,14 @@ const timeout = (opts: ChainOptions): Filter => (next) => async (ctx) => {
   ctx.deadline = ctx.receivedAt + opts.requestTimeoutMs;
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(errors.timeout('Timeout: request did not complete within requested timeout - context deadline exceeded')), opts.requestTimeoutMs);
+    timer = setTimeout(() => {
+      // A body still arriving (too slowly) will never be read: the connection ends with the answer.
+      if (!ctx.req.complete) {
+        if (!ctx.res.headersSent) ctx.res.setHeader('Connection', 'close');
+        ctx.res.once('finish', () => ctx.req.socket.destroy());
+      }
+      reject(errors.timeout('Timeout: request did not complete within requested timeout - context deadline exceeded'));
+    }, opts.requestTimeoutMs);
   });
   try {
     await Promise.race([next(ctx), expired]);
@@ -139,16 +146,11 @@ export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: I
   ];
   const chain = filters.reduceRight((next, f) => f(next), handler);
   return (req, res) => {
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://localhost');
-    } catch {
-      url = new URL('http://localhost/');
-    }
+    const { path, url } = splitRequestTarget(req.url ?? '/');
     let badPath = false;
     let info;
     try {
-      info = parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams);
+      info = parseRequestInfo(req.method ?? 'GET', path, url.searchParams);
     } catch {
       // An invalid percent-escape in the path (Go's server answers these 400 too).
       badPath = true;
@@ -167,7 +169,7 @@ export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: I
       statusProtobufType: opts.protobufMediaType,
     };
     if (badPath) {
-      writeError(ctx, errors.badRequest(`invalid URL escape in path ${JSON.stringify(url.pathname.slice(0, 200))}`));
+      writeError(ctx, errors.badRequest(`invalid URL escape in path ${JSON.stringify(path.slice(0, 200))}`));
       return;
     }
     // recoverPanics answers every error; nothing escapes to the socket.

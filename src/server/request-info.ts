@@ -14,6 +14,12 @@ export interface RequestInfo {
   subresource: string;
   name: string;
   parts: string[];
+  /**
+   * The path names nothing this server serves whatever the route table holds: a `.` or `..`
+   * segment (plain or percent-encoded), an empty segment, or a trailing slash after a resource.
+   * kube-apiserver matches paths segment by segment as sent, never cleaned, so these are 404s.
+   */
+  unroutable: boolean;
 }
 
 const specialVerbs = new Set(['proxy', 'watch']);
@@ -33,13 +39,15 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     subresource: '',
     name: '',
     parts: [],
+    unroutable: false,
   };
   // Segments are split before they are decoded, so an encoded `/` stays inside its segment.
-  let segs = path
-    .replace(/^\/+|\/+$/g, '')
-    .split('/')
-    .filter((s, i, all) => s !== '' || all.length === 1)
-    .map((s) => decodeURIComponent(s));
+  const raw = path.startsWith('/') ? path.slice(1).split('/') : ['', ...path.split('/')];
+  const trailingSlash = raw.length > 1 && raw[raw.length - 1] === '';
+  if (trailingSlash) raw.pop();
+  let segs = raw.map((s) => decodeURIComponent(s));
+  info.unroutable = segs.some((s, i) => s === '.' || s === '..' || (s === '' && !(i === 0 && segs.length === 1)));
+  if (segs.length === 1 && segs[0] === '') segs = [];
   if (segs.length === 0 || (segs[0] !== 'api' && segs[0] !== 'apis')) return info;
   info.apiPrefix = segs[0]!;
   segs = segs.slice(1);
@@ -51,6 +59,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   info.apiVersion = segs.shift()!;
   if (segs.length === 0) return info;
   info.isResourceRequest = true;
+  if (trailingSlash) info.unroutable = true;
   let watchPath = false;
   if (specialVerbs.has(segs[0]!)) {
     // Deprecated /watch/ paths: the verb comes from the path.
@@ -76,6 +85,26 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   if (info.verb === 'list' && isWatch(query)) info.verb = 'watch';
   if (watchPath && (m === 'get' || m === 'head')) info.verb = 'watch';
   return info;
+}
+
+/**
+ * Split a request target into its path as sent and its query. An absolute-form target loses its
+ * scheme and authority; a backslash and `#` are escaped, so URL parsing (which would turn the first
+ * into `/` and cut at the second) keeps them inside the segment they were sent in.
+ */
+export function splitRequestTarget(target: string): { path: string; url: URL } {
+  const origin = target.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
+  const escaped = origin.replace(/[\\#]/g, (c) => (c === '#' ? '%23' : '%5C'));
+  const q = escaped.indexOf('?');
+  const path = q < 0 ? escaped : escaped.slice(0, q);
+  let url: URL;
+  try {
+    // Concatenated, not resolved against a base: a path starting `//` is not an authority.
+    url = new URL(`http://localhost${path.startsWith('/') ? '' : '/'}${escaped}`);
+  } catch {
+    url = new URL('http://localhost/');
+  }
+  return { path, url };
 }
 
 function isWatch(q: URLSearchParams): boolean {

@@ -4,6 +4,7 @@
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -218,10 +219,13 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const healthz: HealthCheck[] = livez;
 
   const handler = async (ctx: RequestContext): Promise<void> => {
+    if (ctx.info.unroutable) throw errors.noRoute();
     if (await router.handle(ctx)) return;
     const path = ctx.url.pathname.replace(/\/+$/, '') || '/';
     const health = /^\/(livez|readyz|healthz)(?:\/(.+))?$/.exec(path);
     if (health) {
+      // Probes read; no other method is served here (TRACE and OPTIONS included).
+      if (ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw errors.methodNotAllowed();
       const checks = health[1] === 'livez' ? livez : health[1] === 'readyz' ? readyz : healthz;
       const r = await runHealth(health[1]!, checks, ctx.url.searchParams, health[2]);
       if (!r) throw errors.noRoute();
@@ -272,14 +276,15 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     s.once('close', () => sockets.delete(s));
   });
   // Requests Node cannot parse never reach the chain: answer them with a Status all the same.
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (!socket.writable) return socket.destroy();
-    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-    const status = tooLarge
-      ? { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'request header fields too large', reason: 'BadRequest', code: 431 }
-      : { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `malformed HTTP request: ${err.code ?? err.message}`, reason: 'BadRequest', code: 400 };
-    const body = JSON.stringify(status);
-    socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    if (err.code === 'HPE_HEADER_OVERFLOW') endWithStatus(socket, 431, 'Request Header Fields Too Large', 'BadRequest', 'request header fields too large');
+    else endWithStatus(socket, 400, 'Bad Request', 'BadRequest', `malformed HTTP request: ${err.code ?? err.message}`);
+  });
+  // CONNECT is handed over as a bare socket and would be dropped: nothing here tunnels, so 405.
+  server.on('connect', (_req, socket: Duplex) => {
+    if (!socket.writable) return socket.destroy();
+    endWithStatus(socket, 405, 'Method Not Allowed', 'MethodNotAllowed', errors.methodNotAllowed().message);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -344,6 +349,12 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     })());
 
   return { url: `http://${host}:${address.port}`, port: address.port, naming, featureGates, close };
+}
+
+/** A Status written straight to a socket the chain never sees, and the connection closed. */
+function endWithStatus(socket: Duplex, code: number, phrase: string, reason: string, message: string): void {
+  const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+  socket.end(`HTTP/1.1 ${code} ${phrase}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
 function fail(message: string): never {

@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { testServer } from '../support/server.ts';
 import type { RunningServer } from '../../src/server/server.ts';
 
@@ -177,6 +178,8 @@ const LEASE_API = 'coordination.orch.io/v1';
 const LEASES = `/apis/${LEASE_API}/namespaces/${NS}/leases`;
 const L1 = `${LEASES}/l1`;
 const MISSING = `${LEASES}/does-not-exist`;
+/** A lease with a finalizer (in the terminating namespace). */
+const HELD = `/apis/${LEASE_API}/namespaces/${TERMINATING}/leases/held`;
 
 interface LeaseObject {
   apiVersion: string;
@@ -347,6 +350,40 @@ describe('bodies over the 3 MiB limit', () => {
   test('a streamed body within the limit is still read (control)', async () => {
     const r = await send('POST', `${LEASES}?dryRun=All`, { stream: chunked(JSON.stringify(lease('streamed'))), headers: JSON_CT });
     assert.equal(r.status, 201, r.text);
+  });
+});
+
+describe('YAML tags without a JSON meaning', () => {
+  const YAML_CT = { 'Content-Type': 'application/yaml' };
+  const yamlLease = (name: string, extra: string): string => `apiVersion: ${LEASE_API}\nkind: Lease\nmetadata:\n  name: ${name}\n${extra}`;
+  const refused: { name: string; extra: string }[] = [
+    { name: '!!binary annotation', extra: '  annotations:\n    a: !!binary aGVsbG8=\n' },
+    { name: '!!binary name', extra: '  labels: {}\nspec:\n  holderIdentity: !!binary aGVsbG8=\n' },
+    { name: '!!set labels', extra: '  labels: !!set {a, b}\n' },
+    { name: '!!omap labels', extra: '  labels: !!omap [ {a: b} ]\n' },
+    { name: '!!pairs finalizers', extra: '  finalizers: !!pairs [ {a: b} ]\n' },
+    { name: 'a custom tag', extra: '  annotations:\n    a: !foo bar\n' },
+    { name: 'a custom tag on a map', extra: '  labels: !foo {a: b}\n' },
+    { name: 'a %TAG-declared tag', extra: '  annotations:\n    a: !e!foo bar\n', },
+    { name: '!!int of a word', extra: 'spec:\n  leaseDurationSeconds: !!int abc\n' },
+    { name: '!!timestamp of a word', extra: 'spec:\n  acquireTime: !!timestamp yesterday\n' },
+    { name: '!!bool of a word', extra: 'spec:\n  holderIdentity: !!bool maybe\n' },
+    { name: '!!merge as a value', extra: '  annotations:\n    a: !!merge x\n' },
+  ];
+  for (const r of refused) {
+    const body = r.name.includes('%TAG') ? `%TAG !e! tag:example.com,2000:\n---\n${yamlLease('yaml-tag', r.extra)}` : yamlLease('yaml-tag', r.extra);
+    cases([
+      { name: `POST with ${r.name}`, method: 'POST', path: LEASES, opts: { raw: body, headers: YAML_CT }, code: 400, reason: 'BadRequest' },
+      { name: `PUT with ${r.name}`, method: 'PUT', path: L1, opts: { raw: body.replace('yaml-tag', 'l1'), headers: YAML_CT }, code: 400, reason: 'BadRequest' },
+    ]);
+  }
+  test('tags that name a JSON type are read as that type (control)', async () => {
+    const body = yamlLease('yaml-ok', '  annotations:\n    s: !!str 1\n    t: !!timestamp 2001-12-14\n    u: ! plain\nspec:\n  leaseDurationSeconds: !!float 30\n  holderIdentity: !!str h\n');
+    const r = await send('POST', `${LEASES}?dryRun=All`, { raw: body, headers: YAML_CT });
+    assert.equal(r.status, 201, r.text);
+    const o = r.json as LeaseObject;
+    assert.deepEqual(o.metadata.annotations, { s: '1', t: '2001-12-14', u: 'plain' });
+    assert.equal(o.spec?.leaseDurationSeconds, 30);
   });
 });
 
@@ -521,10 +558,29 @@ describe('write options', () => {
 });
 
 describe('patches', () => {
+  test('charset=utf-8 and Content-Encoding identity are read (control)', async () => {
+    for (const headers of [{ 'Content-Type': 'application/json; charset=utf-8' }, { 'Content-Type': 'application/json;charset=UTF-8' }, { ...JSON_CT, 'Content-Encoding': 'identity' }]) {
+      const r = await send('POST', `${LEASES}?dryRun=All`, { json: lease('cs-ok'), headers });
+      assert.equal(r.status, 201, `${JSON.stringify(headers)}: ${r.text}`);
+    }
+  });
   for (const ct of ['text/plain', 'application/xml', 'application/json', 'application/yaml', 'application/merge-patch+json-nope', 'not a media type']) {
     cases([{ name: `PATCH with Content-Type ${ct}`, method: 'PATCH', path: L1, opts: { raw: '{"spec":{"holderIdentity":"x"}}', headers: { 'Content-Type': ct } }, code: 415, reason: 'UnsupportedMediaType' }]);
   }
   cases([
+    // Bodies are read as UTF-8 and never decompressed: anything else is refused, not misread.
+    ...['latin1', 'ISO-8859-1', 'utf-16', 'windows-1252', '"shift_jis"', ''].flatMap((cs) => [
+      { name: `POST with charset=${cs}`, method: 'POST', path: LEASES, opts: { json: lease('cs'), headers: { 'Content-Type': `application/json; charset=${cs}` } }, code: 415, reason: 'UnsupportedMediaType' },
+      { name: `merge PATCH with charset=${cs}`, method: 'PATCH', path: L1, opts: { json: { spec: { holderIdentity: 'cs' } }, headers: { 'Content-Type': `application/merge-patch+json; charset=${cs}` } }, code: 415, reason: 'UnsupportedMediaType' },
+    ]),
+    { name: 'PUT YAML with charset=latin1', method: 'PUT', path: L1, opts: { raw: `apiVersion: ${LEASE_API}\nkind: Lease\nmetadata:\n  name: l1\n`, headers: { 'Content-Type': 'application/yaml; charset=latin1' } }, code: 415, reason: 'UnsupportedMediaType' },
+    ...['gzip', 'br', 'deflate', 'x-custom', 'gzip, identity', 'identity, gzip'].flatMap((enc) => [
+      { name: `POST with Content-Encoding ${enc}`, method: 'POST', path: LEASES, opts: { json: lease('enc'), headers: { ...JSON_CT, 'Content-Encoding': enc } }, code: 415, reason: 'UnsupportedMediaType' },
+      { name: `PUT with Content-Encoding ${enc}`, method: 'PUT', path: L1, opts: { json: { ...lease('l1'), spec: { holderIdentity: 'enc' } }, headers: { ...JSON_CT, 'Content-Encoding': enc } }, code: 415, reason: 'UnsupportedMediaType' },
+      { name: `JSON PATCH with Content-Encoding ${enc}`, method: 'PATCH', path: L1, opts: { json: [{ op: 'replace', path: '/spec/holderIdentity', value: 'enc' }], headers: { ...JSONPATCH, 'Content-Encoding': enc } }, code: 415, reason: 'UnsupportedMediaType' },
+    ]),
+    { name: 'DELETE with a gzip-encoded DeleteOptions body', method: 'DELETE', path: L1, opts: { raw: gzipSync(JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1' })), headers: { ...JSON_CT, 'Content-Encoding': 'gzip' } }, code: 415, reason: 'UnsupportedMediaType' },
+    { name: 'POST with a real gzip body', method: 'POST', path: LEASES, opts: { raw: gzipSync(JSON.stringify(lease('gz'))), headers: { ...JSON_CT, 'Content-Encoding': 'gzip' } }, code: 415, reason: 'UnsupportedMediaType' },
     { name: 'PATCH without Content-Type', method: 'PATCH', path: L1, opts: { raw: '{"spec":{"holderIdentity":"x"}}' }, code: 415, reason: 'UnsupportedMediaType' },
     { name: 'POST with Content-Type application/xml', method: 'POST', path: LEASES, opts: { raw: '<lease/>', headers: { 'Content-Type': 'application/xml' } }, code: 415, reason: 'UnsupportedMediaType' },
     { name: 'POST with a patch Content-Type', method: 'POST', path: LEASES, opts: { json: lease('ct'), headers: { 'Content-Type': 'application/merge-patch+json' } }, code: 415, reason: 'UnsupportedMediaType' },
@@ -584,6 +640,29 @@ describe('patches', () => {
     { name: 'strategic patch with $patch: bogus', method: 'PATCH', path: L1, opts: { json: { spec: { $patch: 'bogus', holderIdentity: 'changed' } }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
     // (`$bogus` keys are unknown fields and a non-list `$deleteFromPrimitiveList` is ignored, as in
     // Kubernetes: strategic-merge.test.ts covers both; they are not errors.)
+    // An unknown directive where the stored value has another type (finalizers is a list) or is
+    // absent would be dropped with the field it sits in: refused instead, with the merge error.
+    ...[
+      { at: 'finalizers (a list, patched with a map)', patch: { metadata: { finalizers: { $patch: 'x' } } }, message: 'unknown patch type: x in map: map[$patch:x]', path: HELD },
+      { at: 'an absent field', patch: { spec: { preferredHolder: { $patch: 'x' } } }, message: 'unknown patch type: x in map: map[$patch:x]' },
+      { at: 'a list item of a new list', patch: { metadata: { ownerReferences: [{ uid: 'u', $patch: 'bogus' }] } }, message: 'unknown patch type: bogus in map: map[$patch:bogus uid:u]' },
+      { at: 'a nested map under a string', patch: { spec: { holderIdentity: { $patch: 7 } } }, message: 'unknown patch type: %!s(int64=7) in map: map[$patch:7]' },
+      { at: 'labels', patch: { metadata: { labels: { $patch: 'merge' } } }, message: 'unknown patch type: merge in map: map[$patch:merge]' },
+    ].map((d) => ({
+      name: `strategic patch with an unknown $patch in ${d.at}`,
+      method: 'PATCH',
+      path: d.path ?? L1,
+      opts: { json: d.patch, headers: STRATEGIC },
+      code: 400,
+      reason: 'BadRequest',
+      check: (st: KStatus) => assert.equal(st.message, d.message),
+    })),
+    { name: 'strategic patch with $setElementOrder not a list', method: 'PATCH', path: L1, opts: { json: { metadata: { '$setElementOrder/finalizers': 'x' } }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
+    { name: 'strategic patch with $retainKeys of numbers', method: 'PATCH', path: L1, opts: { json: { spec: { $retainKeys: [1], holderIdentity: 'x' } }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
+    { name: 'strategic patch with $retainKeys not naming a patched key', method: 'PATCH', path: L1, opts: { json: { spec: { $retainKeys: ['leaseDurationSeconds'], holderIdentity: 'x' } }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
+    { name: 'strategic patch with $patch: null on spec', method: 'PATCH', path: L1, opts: { json: { spec: { $patch: null } }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
+    { name: 'strategic patch with $patch: null on the whole object', method: 'PATCH', path: L1, opts: { json: { $patch: null }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
+    { name: 'strategic patch with $patch: bogus on the whole object', method: 'PATCH', path: L1, opts: { json: { $patch: 'bogus' }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
     { name: 'strategic patch with $retainKeys not a list', method: 'PATCH', path: L1, opts: { json: { spec: { $retainKeys: 'holderIdentity' } }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
     {
       name: 'strategic patch of a merge-keyed list without the key',
@@ -736,10 +815,85 @@ describe('query values', () => {
     { name: 'deletecollection with an invalid labelSelector deletes nothing', method: 'DELETE', path: `${LEASES}?labelSelector=${q('a in (')}`, code: 400, reason: 'BadRequest' },
     { name: 'deletecollection with an unsupported field deletes nothing', method: 'DELETE', path: `${LEASES}?fieldSelector=${q('spec.holderIdentity=holder')}`, code: 400, reason: 'BadRequest' },
   ]);
+  // Selectors Kubernetes' own parser tables refuse (labels/selector_test.go, fields/selector_test.go).
+  for (const sel of ['x=a||y=b', 'x==a==b', '!x=a', 'x<a', 'x,,y', ',x,y', 'x nott in (y)', 'a in (xyz),', 'a in (xyz)b notin ()', 'a in (xyz abc)', 'a notin(', 'a (', '(', 'x in (a,', 'x>1.5']) {
+    cases([
+      { name: `labelSelector ${JSON.stringify(sel)}`, method: 'GET', path: `${LEASES}?labelSelector=${q(sel)}`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest' },
+      { name: `deletecollection with labelSelector ${JSON.stringify(sel)} deletes nothing`, method: 'DELETE', path: `${LEASES}?labelSelector=${q(sel)}`, code: 400, reason: 'BadRequest' },
+    ]);
+  }
+  for (const sel of ['metadata.name=a,b', 'metadata.name==a==b', 'metadata.name in (a)', 'metadata.name', 'metadata.name=\\a', 'metadata.name=\\', 'metadata.name=a=b']) {
+    cases([
+      { name: `fieldSelector ${JSON.stringify(sel)}`, method: 'GET', path: `${LEASES}?fieldSelector=${q(sel)}`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest' },
+      { name: `deletecollection with fieldSelector ${JSON.stringify(sel)} deletes nothing`, method: 'DELETE', path: `${LEASES}?fieldSelector=${q(sel)}`, code: 400, reason: 'BadRequest' },
+    ]);
+  }
+  test("selectors Kubernetes' parser accepts select what they mean there", async () => {
+    const names = async (query: string): Promise<string[]> => {
+      const r = await send('GET', `${LEASES}?${query}`);
+      assert.equal(r.status, 200, `${query}: ${r.text}`);
+      return ((r.json as { items: LeaseObject[] }).items ?? []).map((i) => i.metadata.name).sort();
+    };
+    // `in ()` is the set of the empty value (Kubernetes' parser: `sets.NewString("")`), not an error.
+    assert.deepEqual(await names(`labelSelector=${q('app in ()')}`), []);
+    assert.deepEqual(await names(`labelSelector=${q('app notin ()')}`), ['l1', 'l2']);
+    assert.deepEqual(await names(`labelSelector=${q('app in (one,,)')}`), ['l1']);
+    assert.deepEqual(await names(`labelSelector=${q('app in (x,y,notin, one,in)')}`), ['l1']);
+    assert.deepEqual(await names(`labelSelector=${q('\rapp')}`), ['l1']);
+    assert.deepEqual(await names(`labelSelector=${q('!app')}`), ['l2']);
+    assert.deepEqual(await names(`labelSelector=${q('app=,x=')}`), []);
+    assert.deepEqual(await names(`labelSelector=${q('app!=one')}`), ['l2']);
+    assert.deepEqual(await names(`fieldSelector=${q('metadata.name=l1,')}`), ['l1']);
+    assert.deepEqual(await names(`fieldSelector=${q('metadata.name!=l1,metadata.namespace==bad-input')}`), ['l2']);
+  });
   test('limit=-1 is ignored', async () => {
     const r = await send('GET', `${LEASES}?limit=-1`);
     assert.equal(r.status, 200, r.text);
     assert.ok(isRecord(r.json) && Array.isArray(r.json.items) && r.json.items.length === 2, r.text);
+  });
+});
+
+describe('resourceVersion values beyond 2^53', () => {
+  // 2^53 + 1 reads as 2^53 in a double: it must never stand for another revision.
+  const BIG = ['9007199254740993', '9007199254740992', '18446744073709551615', '18446744073709551616', '99999999999999999999'];
+  const continueAt = (rv: string): string => Buffer.from(`{"v":"meta.orch.io/v1","rv":${rv},"start":"bad-input/l1\u0000"}`).toString('base64url');
+  for (const rv of BIG) {
+    cases([
+      { name: `list at resourceVersion=${rv}`, method: 'GET', path: `${LEASES}?resourceVersion=${rv}`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest', check: messageMatches(new RegExp(rv)) },
+      { name: `list at resourceVersion=${rv}, Exact`, method: 'GET', path: `${LEASES}?resourceVersion=${rv}&resourceVersionMatch=Exact`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest' },
+      { name: `get at resourceVersion=${rv}`, method: 'GET', path: `${L1}?resourceVersion=${rv}`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest' },
+      { name: `watch at resourceVersion=${rv}`, method: 'GET', path: `${LEASES}?watch=1&resourceVersion=${rv}`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest' },
+      { name: `deletecollection at resourceVersion=${rv} deletes nothing`, method: 'DELETE', path: `${LEASES}?resourceVersion=${rv}`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest' },
+      { name: `continue token at revision ${rv}`, method: 'GET', path: `${LEASES}?limit=1&continue=${continueAt(rv)}`, opts: { timeoutMs: 3000 }, code: 400, reason: 'BadRequest' },
+      // In bodies it is compared as the string it is: never equal to the stored one.
+      { name: `DeleteOptions precondition resourceVersion ${rv}`, method: 'DELETE', path: L1, opts: { json: { preconditions: { resourceVersion: rv } } }, code: 409, reason: 'Conflict' },
+      { name: `merge patch with metadata.resourceVersion ${rv}`, method: 'PATCH', path: L1, opts: { json: { metadata: { resourceVersion: rv }, spec: { holderIdentity: 'big' } }, headers: MERGE }, code: 409, reason: 'Conflict' },
+      { name: `strategic patch with metadata.resourceVersion ${rv}`, method: 'PATCH', path: L1, opts: { json: { metadata: { resourceVersion: rv }, spec: { holderIdentity: 'big' } }, headers: STRATEGIC }, code: 409, reason: 'Conflict' },
+      { name: `JSON patch setting metadata.resourceVersion ${rv}`, method: 'PATCH', path: L1, opts: { json: [{ op: 'replace', path: '/metadata/resourceVersion', value: rv }, { op: 'replace', path: '/spec/holderIdentity', value: 'big' }], headers: JSONPATCH }, code: 409, reason: 'Conflict' },
+    ]);
+    test(`PUT with metadata.resourceVersion ${rv}: 409, nothing changed`, async () => {
+      const cur = await getL1();
+      await expectRejected({ name: 'big rv', method: 'PUT', path: L1, opts: { json: { ...cur, metadata: { ...cur.metadata, resourceVersion: rv }, spec: { ...cur.spec, holderIdentity: 'big' } } }, code: 409, reason: 'Conflict' });
+    });
+  }
+  cases([
+    { name: 'metadata.resourceVersion as a huge JSON number', method: 'PATCH', path: L1, opts: { raw: '{"metadata":{"resourceVersion":9007199254740993}}', headers: MERGE }, code: 400, reason: 'BadRequest' },
+    { name: 'continue token with a fractional revision', method: 'GET', path: `${LEASES}?limit=1&continue=${continueAt('1.5')}`, code: 400, reason: 'BadRequest' },
+  ]);
+  test('a watch at a resourceVersion newer than the store: 504 ResourceVersionTooLarge after the wait, as a list', async () => {
+    const list = await send('GET', LEASES);
+    const current = BigInt((list.json as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
+    const future = String(current + 1000n);
+    const started = Date.now();
+    const [w, l] = await Promise.all([send('GET', `${LEASES}?watch=1&resourceVersion=${future}`, { timeoutMs: 8000 }), send('GET', `${LEASES}?resourceVersion=${future}`, { timeoutMs: 8000 })]);
+    const elapsed = Date.now() - started;
+    for (const [what, r] of [['watch', w], ['list', l]] as const) {
+      const st = assertStatus(r, 504, 'Timeout', what);
+      assert.match(st.message, new RegExp(`Too large resource version: ${future}`), what);
+      assert.deepEqual((st.details?.causes ?? []).map((c) => c.reason), ['ResourceVersionTooLarge'], what);
+      assert.equal(r.headers.get('retry-after'), '1', what);
+    }
+    assert.ok(elapsed >= 2500, `answered after ${elapsed} ms, without waiting for the revision`);
   });
 });
 
@@ -772,6 +926,16 @@ describe('delete', () => {
     { name: 'preconditions.uid a number', method: 'DELETE', path: L1, opts: { json: { preconditions: { uid: 5 } } }, code: 400, reason: 'BadRequest' },
     { name: 'preconditions uid mismatch', method: 'DELETE', path: L1, opts: { json: { preconditions: { uid: randomUUID() } } }, code: 409, reason: 'Conflict', check: messageMatches(/Precondition failed/) },
     { name: 'preconditions resourceVersion mismatch', method: 'DELETE', path: L1, opts: { json: { preconditions: { resourceVersion: '1' } } }, code: 409, reason: 'Conflict', check: messageMatches(/Precondition failed/) },
+    // A DeleteOptions body that is something else, or mistyped, is never read as no options.
+    { name: 'DeleteOptions body of another kind', method: 'DELETE', path: L1, opts: { json: { kind: 'Pod', apiVersion: 'v1' } }, code: 400, reason: 'BadRequest' },
+    { name: 'deletecollection with a DeleteOptions body of another kind deletes nothing', method: 'DELETE', path: LEASES, opts: { json: { kind: 'Pod', apiVersion: 'v1' } }, code: 400, reason: 'BadRequest' },
+    { name: 'dryRun a string in the body', method: 'DELETE', path: L1, opts: { json: { dryRun: 'All' } }, code: 400, reason: 'BadRequest' },
+    { name: 'deletecollection with dryRun a string in the body deletes nothing', method: 'DELETE', path: LEASES, opts: { json: { dryRun: 'All' } }, code: 400, reason: 'BadRequest' },
+    { name: 'dryRun a list of numbers in the body', method: 'DELETE', path: L1, opts: { json: { dryRun: [1] } }, code: 400, reason: 'BadRequest' },
+    { name: 'orphanDependents a string in the body', method: 'DELETE', path: L1, opts: { json: { orphanDependents: 'false' } }, code: 400, reason: 'BadRequest' },
+    { name: 'deletecollection with a garbage continue token deletes nothing', method: 'DELETE', path: `${LEASES}?continue=garbage`, code: 400, reason: 'BadRequest' },
+    { name: 'deletecollection with a uid precondition deletes nothing', method: 'DELETE', path: LEASES, opts: { json: { preconditions: { uid: randomUUID() } } }, code: 409, reason: 'Conflict', check: messageMatches(/Precondition failed/) },
+    { name: 'deletecollection with a resourceVersion precondition deletes nothing', method: 'DELETE', path: LEASES, opts: { json: { preconditions: { resourceVersion: '1' } } }, code: 409, reason: 'Conflict' },
     { name: 'deletecollection with propagationPolicy=Bogus deletes nothing', method: 'DELETE', path: `${LEASES}?propagationPolicy=Bogus`, code: 400, reason: 'BadRequest' },
     { name: 'deletecollection with dryRun=Bogus deletes nothing', method: 'DELETE', path: `${LEASES}?dryRun=Bogus`, code: 400, reason: 'BadRequest' },
     { name: 'deleting the default namespace', method: 'DELETE', path: '/api/v1/namespaces/default', code: 403, reason: 'Forbidden' },
@@ -983,6 +1147,105 @@ async function stillServing(on: RunningServer = server): Promise<void> {
   assert.equal(l.status, 200, l.text);
 }
 
+/** One request sent byte for byte (fetch would resolve dot segments before sending). */
+async function rawRequest(method: string, target: string, headers: Record<string, string> = {}, body = ''): Promise<Reply> {
+  const c = await connect();
+  const lines = Object.entries({ Host: 'x', Connection: 'close', ...(body ? { 'Content-Length': String(Buffer.byteLength(body)) } : {}), ...headers }).map(([k, v]) => `${k}: ${v}\r\n`);
+  c.socket.write(`${method} ${target} HTTP/1.1\r\n${lines.join('')}\r\n${body}`);
+  const res = await readResponse(c, 0, 5000);
+  c.socket.destroy();
+  assert.ok(res, `${method} ${target}: no complete response: ${JSON.stringify(c.received().slice(0, 200))}`);
+  seen.push({ request: `raw ${method} ${target}`, status: res.statusCode });
+  let json: unknown;
+  try {
+    json = JSON.parse(res.body);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.statusCode, headers: res.headers, text: res.body, json, hung: false };
+}
+
+describe('paths are matched as sent, never cleaned', () => {
+  const OTHER = `/apis/${LEASE_API}/namespaces/${TERMINATING}`;
+  // Each would reach (and, for DELETE, remove) something the path does not name if `.`/`..` were resolved.
+  const targets = [
+    `${L1}/..`,
+    `${L1}/%2e%2e`,
+    `${L1}/%2E%2e`,
+    `${L1}/.%2e`,
+    `${L1}/.`,
+    `${L1}/%2e`,
+    `${LEASES}/.`,
+    `${LEASES}/..`,
+    `${LEASES}/x/../l1`,
+    `${LEASES}/x/%2e%2e/l1`,
+    `${OTHER}/../${NS}/leases/l1`,
+    `${OTHER}/%2E%2E/${NS}/leases`,
+    `/apis/${LEASE_API}/namespaces/x/../${NS}/leases`,
+    `/apis/${LEASE_API}/namespaces/${NS}/./leases/l1`,
+    `${LEASES}/l1\\..`,
+    `//apis/${LEASE_API}/namespaces/${NS}/leases/l1`,
+    `/apis/${LEASE_API}/namespaces//leases/l1`,
+    `/apis/${LEASE_API}/namespaces/${NS}//leases/l1`,
+    `${LEASES}//l1`,
+    `${LEASES}/`,
+    `${L1}/`,
+    `http://x${LEASES}/l1/..`,
+  ];
+  for (const target of targets) {
+    for (const method of ['GET', 'DELETE']) {
+      test(`${method} ${target}: 404, nothing changed`, async () => {
+        const before = await snapshot();
+        assertStatus(await rawRequest(method, target), 404, 'NotFound', `${method} ${target}`);
+        assert.deepEqual(await snapshot(), before, 'stored state changed');
+      });
+    }
+  }
+  test('PATCH and PUT through a dot segment: 404, nothing changed', async () => {
+    const before = await snapshot();
+    const patch = JSON.stringify({ spec: { holderIdentity: 'changed' } });
+    assertStatus(await rawRequest('PATCH', `${LEASES}/x/../l1`, { 'Content-Type': 'application/merge-patch+json' }, patch), 404, 'NotFound', 'PATCH');
+    assertStatus(await rawRequest('PUT', `${LEASES}/x/../l1`, { 'Content-Type': 'application/json' }, JSON.stringify(lease('l1'))), 404, 'NotFound', 'PUT');
+    assertStatus(await rawRequest('POST', `${LEASES}/x/..`, { 'Content-Type': 'application/json' }, JSON.stringify(lease('dots'))), 404, 'NotFound', 'POST');
+    assert.deepEqual(await snapshot(), before, 'stored state changed');
+  });
+  for (const target of ['/healthz/../version', '/api/v1/../../version', '/readyz/%2e%2e/version', '/version/.', '/openapi/v2/..', '/api/./v1', '/apis/../api', '//version', '/healthz//ping']) {
+    test(`non-resource path ${target}: 404`, async () => {
+      assertStatus(await rawRequest('GET', target), 404, 'NotFound', target);
+    });
+  }
+  test('controls: the same requests without the dot segments are served', async () => {
+    for (const target of [L1, LEASES, '/version', '/healthz', '/api/', '/apis/', `/apis/${LEASE_API}/`]) {
+      const r = await rawRequest('GET', target);
+      assert.equal(r.status, 200, `${target}: ${r.text.slice(0, 200)}`);
+    }
+    const r = await rawRequest('GET', `http://x${L1}`);
+    assert.equal(r.status, 200, r.text.slice(0, 200));
+  });
+});
+
+describe('methods no handler takes', () => {
+  // CONNECT arrives as a bare socket (fetch cannot send it); TRACE and OPTIONS as requests.
+  for (const method of ['CONNECT', 'TRACE', 'OPTIONS']) {
+    for (const target of [L1, LEASES, '/api/v1/namespaces', '/apis', '/healthz', '/readyz', '/livez/ping', '/version', '/metrics', '/openapi/v2']) {
+      test(`${method} ${target}: 405 MethodNotAllowed, nothing changed`, async () => {
+        const before = await snapshot();
+        assertStatus(await rawRequest(method, target), 405, 'MethodNotAllowed', `${method} ${target}`);
+        assert.deepEqual(await snapshot(), before, 'stored state changed');
+      });
+    }
+  }
+  test('CONNECT to an authority (a proxy request): 405, and the server keeps serving', async () => {
+    assertStatus(await rawRequest('CONNECT', 'example.com:443'), 405, 'MethodNotAllowed', 'CONNECT example.com:443');
+    await stillServing();
+  });
+  test('other methods on the health endpoints: 405; GET and HEAD are served (control)', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) assertStatus(await rawRequest(method, '/readyz'), 405, 'MethodNotAllowed', `${method} /readyz`);
+    assert.equal((await rawRequest('GET', '/readyz')).status, 200);
+    assert.equal((await rawRequest('HEAD', '/livez')).status, 200);
+  });
+});
+
 describe('raw socket abuse', () => {
   test('a garbage request line: 400 and the connection closes', async () => {
     const r = await rawExchange('GARBAGE\r\n\r\n');
@@ -1072,10 +1335,16 @@ describe('raw socket abuse', () => {
     const started = Date.now();
     c.socket.write(`POST ${LEASES} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`);
     const answered = await waitFor(() => /\r\n\r\n\{/.test(c.received()) && c.received().trimEnd().endsWith('}'), 8000);
+    const answeredAfter = Date.now() - started;
     const text = c.received();
+    // The rest of the body will never be read: the server closes the connection with the answer.
+    const closedByServer = await waitFor(() => c.isClosed(), 1000);
     c.socket.destroy();
     await c.closed;
     assert.ok(answered, `no answer ${Date.now() - started} ms after the body stalled: ${JSON.stringify(text)}`);
+    assert.ok(answeredAfter >= 1400 && answeredAfter < 4000, `answered after ${answeredAfter} ms, not at the 1.5 s request timeout`);
+    assert.ok(closedByServer, 'the connection stayed open after the timeout answer');
+    assert.match(text, /\r\nconnection: close\r\n/i);
     const m = /^HTTP\/1\.1 (\d{3})/.exec(text);
     assert.ok(m, text);
     seen.push({ request: 'raw stalled body (short timeout)', status: Number(m[1]) });

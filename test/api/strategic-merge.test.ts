@@ -325,9 +325,12 @@ describe('metadata.ownerReferences: merged by uid', () => {
     // upstream: "nested patch merge with empty list" (its two-way result).
     const out = patched(await smp(`${LEASES}/fresh`, { metadata: { ownerReferences: [ref.d, { uid: uid.c, $patch: 'delete' }] } }));
     assert.deepEqual(out.metadata.ownerReferences, [ref.d]);
-    // So is a map: a directive map for labels the object does not have is dropped, whatever it says.
-    const again = patched(await smp(`${LEASES}/fresh`, { metadata: { labels: { $patch: 'bogus' } } }));
+    // So is a map: a directive map for labels the object does not have is dropped.
+    const again = patched(await smp(`${LEASES}/fresh`, { metadata: { labels: { $patch: 'delete' } } }));
     assert.deepEqual(again, out);
+    // Unless it is no directive at all: refused, where Kubernetes would drop it unread.
+    const bogus = await smp(`${LEASES}/fresh`, { metadata: { labels: { $patch: 'bogus' } } });
+    assert.equal(bogus.status, 400, bogus.text);
   });
 
   test('malformed items: the merge error as 400, nothing stored', async () => {

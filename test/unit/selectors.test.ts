@@ -5,8 +5,12 @@ import {
   escapeFieldValue,
   labelSelectorFromObject,
   parseFieldSelector,
+  lex,
+  newRequirement,
   parseLabelSelector,
   SelectorParseError,
+  type LabelOperator,
+  type TokenKind,
   validateFieldSelectorFields,
   type LabelSelectorObject,
 } from '../../src/machinery/selectors.ts';
@@ -431,5 +435,241 @@ describe('robustness', () => {
         assert.equal(parse(canonical).toString(), canonical, JSON.stringify(text));
       }
     }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Kubernetes' own tables (k8s.io/apimachinery pkg/labels/selector_test.go and
+// pkg/fields/selector_test.go), case for case: the valid ones must parse to the same meaning, the
+// invalid ones must fail.
+
+type Req = [key: string, op: string, values: string[]];
+const meaning = (sel: { requirements: readonly { key: string; operator: string; values: readonly string[] }[] }): Req[] =>
+  sel.requirements.map((r) => [r.key, r.operator, [...r.values].sort()] as Req).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+
+describe("Kubernetes' labels TestSelectorParse", () => {
+  for (const good of ['x=a,y=b,z=c', '', 'x!=a,y=b', 'x=', 'x= ', 'x=,z= ', 'x= ,z= ', '!x', 'x>1', 'x>1,z<5']) {
+    it(`parses and re-strings ${JSON.stringify(good)}`, () => assert.equal(parseLabelSelector(good).toString(), good.replace(/ /g, '')));
+  }
+  for (const bad of ['x=a||y=b', 'x==a==b', '!x=a', 'x<a']) {
+    it(`refuses ${JSON.stringify(bad)}`, () => void parseError(() => parseLabelSelector(bad)));
+  }
+});
+
+describe("Kubernetes' labels TestSetSelectorParser", () => {
+  // [input, requirements (undefined: not compared), Kubernetes compares the order too, valid]
+  const table: [string, Req[] | undefined, boolean, boolean][] = [
+  ["", [], true, true],
+  ["\rx", [["x", 'exists', []]], true, true],
+  ["this-is-a-dns.domain.com/key-with-dash", [["this-is-a-dns.domain.com/key-with-dash", 'exists', []]], true, true],
+  ["this-is-another-dns.domain.com/key-with-dash in (so,what)", [["this-is-another-dns.domain.com/key-with-dash", 'in', ["so", "what"]]], true, true],
+  ["0.1.2.domain/99 notin (10.10.100.1, tick.tack.clock)", [["0.1.2.domain/99", 'notin', ["10.10.100.1", "tick.tack.clock"]]], true, true],
+  ["foo  in\t (abc)", [["foo", 'in', ["abc"]]], true, true],
+  ["x notin\n (abc)", [["x", 'notin', ["abc"]]], true, true],
+  ["x  notin\t\t\t(abc,def)", [["x", 'notin', ["abc", "def"]]], true, true],
+  ["x in (abc,def)", [["x", 'in', ["abc", "def"]]], true, true],
+  ["x in (abc,)", [["x", 'in', ["", "abc"]]], true, true],
+  ["x in (abc,abc)", [["x", 'in', ["abc"]]], true, true],
+  ["x in ()", [["x", 'in', [""]]], true, true],
+  ["x in (a,,)", [["x", 'in', ["", "a"]]], true, true],
+  ["x in (a,,,)", [["x", 'in', ["", "a"]]], true, true],
+  ["x in (a,,,,,,)", [["x", 'in', ["", "a"]]], true, true],
+  ["x in (a,,a,,a,,a,,)", [["x", 'in', ["", "a"]]], true, true],
+  ["x notin (abc,,def),bar,z in (),w", [["bar", 'exists', []], ["w", 'exists', []], ["x", 'notin', ["", "abc", "def"]], ["z", 'in', [""]]], true, true],
+  ["x,y in (a)", [["y", 'in', ["a"]], ["x", 'exists', []]], false, true],
+  ["x=a", [["x", '=', ["a"]]], true, true],
+  ["x>1", [["x", 'gt', ["1"]]], true, true],
+  ["x<7", [["x", 'lt', ["7"]]], true, true],
+  ["x=a,y!=b", [["x", '=', ["a"]], ["y", '!=', ["b"]]], true, true],
+  ["x=a,y!=b,z in (h,i,j)", [["x", '=', ["a"]], ["y", '!=', ["b"]], ["z", 'in', ["h", "i", "j"]]], true, true],
+  ["x=a||y=b", [], false, false],
+  ["x,,y", undefined, true, false],
+  [",x,y", undefined, true, false],
+  ["x nott in (y)", undefined, true, false],
+  ["x notin ( )", [["x", 'notin', [""]]], true, true],
+  ["x notin (, a)", [["x", 'notin', ["", "a"]]], true, true],
+  ["a in (xyz),", undefined, true, false],
+  ["a in (xyz)b notin ()", undefined, true, false],
+  ["a ", [["a", 'exists', []]], true, true],
+  ["a in (x,y,notin, z,in)", [["a", 'in', ["in", "notin", "x", "y", "z"]]], true, true],
+  ["a in (xyz abc)", undefined, false, false],
+  ["a notin(", undefined, true, false],
+  ["a (", undefined, false, false],
+  ["(", undefined, false, false],
+  ];
+  for (const [input, want, , valid] of table) {
+    it(`${valid ? 'parses' : 'refuses'} ${JSON.stringify(input)}`, () => {
+      if (!valid) return void parseError(() => parseLabelSelector(input));
+      const got = meaning(parseLabelSelector(input));
+      if (want) assert.deepEqual(got, [...want].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+    });
+  }
+});
+
+describe("Kubernetes' labels TestLexer", () => {
+  const table: [string, TokenKind][] = [
+    ['', 'end'],
+    [',', ','],
+    ['notin', 'notin'],
+    ['in', 'in'],
+    ['=', '='],
+    ['==', '=='],
+    ['>', '>'],
+    ['<', '<'],
+    ['!', '!'],
+    ['!=', '!='],
+    ['(', '('],
+    [')', ')'],
+    ['~', 'ident'],
+    ['||', 'ident'],
+  ];
+  for (const [input, kind] of table) {
+    it(`${JSON.stringify(input)} is ${kind}`, () => {
+      const [first] = lex(input);
+      assert.equal(first?.kind, kind);
+      assert.equal(first?.lit, input);
+    });
+  }
+  it('TestLexerSequence', () => {
+    const seq: [string, TokenKind[]][] = [
+      ['key in ( value )', ['ident', 'in', '(', 'ident', ')']],
+      ['key notin ( value )', ['ident', 'notin', '(', 'ident', ')']],
+      ['key in ( value1, value2 )', ['ident', 'in', '(', 'ident', ',', 'ident', ')']],
+      ['key', ['ident']],
+      ['!key', ['!', 'ident']],
+      ['()', ['(', ')']],
+      ['x in (),y', ['ident', 'in', '(', ')', ',', 'ident']],
+      ['== != (), = notin', ['==', '!=', '(', ')', ',', '=', 'notin']],
+      ['key>2', ['ident', '>', 'ident']],
+      ['key<1', ['ident', '<', 'ident']],
+    ];
+    for (const [input, kinds] of seq) assert.deepEqual(lex(input).map((t) => t.kind), [...kinds, 'end'], input);
+  });
+});
+
+describe("Kubernetes' labels TestRequirementConstructor", () => {
+  // [key, operator, values, the field of the (only) error, or undefined when valid]
+  const table: [string, LabelOperator, string[], string | undefined][] = [
+    ['x1', 'in', [], 'values'],
+    ['x2', 'notin', [], 'values'],
+    ['x3', 'in', ['foo'], undefined],
+    ['x4', 'notin', ['foo'], undefined],
+    ['x5', '=', ['bar', 'foo'], 'values'],
+    ['x6', 'exists', [], undefined],
+    ['x7', '!', [], undefined],
+    ['x8', 'exists', ['foo'], 'values'],
+    ['x9', 'in', ['bar'], undefined],
+    ['x10', 'in', ['bar'], undefined],
+    ['x11', 'gt', ['1'], undefined],
+    ['x12', 'lt', ['6'], undefined],
+    ['x13', 'gt', [], 'values'],
+    ['x14', 'gt', ['bar'], 'values[0]'],
+    ['x15', 'lt', ['bar'], 'values[0]'],
+    ['a'.repeat(254), 'exists', [], 'key'],
+    ['x16', '=', ['a'.repeat(254)], 'values[0][x16]'],
+    ['x17', '=', ['a b'], 'values[0][x17]'],
+  ];
+  for (const [key, op, values, field] of table) {
+    it(`${key.length > 20 ? `${key.slice(0, 5)}…(${key.length})` : key} ${op} ${JSON.stringify(values)}`, () => {
+      if (field === undefined) return void assert.deepEqual(newRequirement(key, op, values), { key, operator: op, values });
+      const err = parseError(() => newRequirement(key, op, values));
+      assert.ok(err.message.startsWith(`${field}: Invalid value: `), err.message);
+    });
+  }
+  it("x1 In with no values: Kubernetes' message", () => {
+    assert.equal(parseError(() => newRequirement('x1', 'in', [])).message, "values: Invalid value: []string(nil): for 'in', 'notin' operators, values set can't be empty");
+  });
+});
+
+describe("Kubernetes' labels TestToString (through a parse round trip)", () => {
+  for (const s of ['x in (abc,def),y notin (jkl),z', 'x notin (abc,def),y!=jkl,!z', 'x notin (abc),y in (jkl,mno),z notin ()', 'x=abc,y==jkl,z!=a,z', 'x>2,y<8,z']) {
+    it(s, () => assert.equal(parseLabelSelector(s).toString(), s));
+  }
+  it('a trailing comma is no selector', () => void parseError(() => parseLabelSelector('x in (abc,def),')));
+});
+
+describe("Kubernetes' labels TestSelectorMatches", () => {
+  const yes: [string, Record<string, string>][] = [
+    ['', { x: 'y' }], ['x=y', { x: 'y' }], ['x=y,z=w', { x: 'y', z: 'w' }], ['x!=y,z!=w', { x: 'z', z: 'a' }], ['notin=in', { notin: 'in' }],
+    ['x', { x: 'z' }], ['!x', { y: 'z' }], ['x>1', { x: '2' }], ['x<1', { x: '0' }],
+    ['foo=bar', { foo: 'bar', baz: 'blah' }], ['baz=blah', { foo: 'bar', baz: 'blah' }], ['foo=bar,baz=blah', { foo: 'bar', baz: 'blah' }],
+  ];
+  const no: [string, Record<string, string>][] = [
+    ['x=z', {}], ['x=y', { x: 'z' }], ['x=y,z=w', { x: 'w', z: 'w' }], ['x!=y,z!=w', { x: 'z', z: 'w' }], ['x', { y: 'z' }], ['!x', { x: 'z' }],
+    ['x>1', { x: '0' }], ['x<1', { x: '2' }], ['foo=blah', { foo: 'bar', baz: 'blah' }], ['baz=bar', { foo: 'bar', baz: 'blah' }], ['foo=bar,foobar=bar,baz=blah', { foo: 'bar', baz: 'blah' }],
+  ];
+  for (const [sel, labels] of yes) it(`${sel} matches ${JSON.stringify(labels)}`, () => assert.equal(parseLabelSelector(sel).matches(labels), true));
+  for (const [sel, labels] of no) it(`${sel} does not match ${JSON.stringify(labels)}`, () => assert.equal(parseLabelSelector(sel).matches(labels), false));
+});
+
+describe("Kubernetes' fields tables", () => {
+  // Go's raw strings, written with escaped backslashes: '\\' is one backslash.
+  it('TestSelectorParse: good strings re-string to themselves', () => {
+    for (const good of ['x=a,y=b,z=c', '', 'x!=a,y=b', 'x=a||y\\=b', 'x=a\\=\\=b']) assert.equal(parseFieldSelector(good).toString(), good, good);
+  });
+  for (const bad of ['x=a||y=b', 'x==a==b', 'x=a,b', 'x in (a)', 'x in (a,b,c)', 'x']) {
+    it(`TestSelectorParse refuses ${JSON.stringify(bad)}`, () => void parseError(() => parseFieldSelector(bad)));
+  }
+  it('TestDeterministicParse', () => assert.equal(parseFieldSelector('x=a,a=x').toString(), parseFieldSelector('a=x,x=a').toString()));
+  it('TestEscapeValue', () => {
+    const table: [string, string][] = [
+      ['', ''],
+      ['a', 'a'],
+      ['=', '\\='],
+      [',', '\\,'],
+      ['\\', '\\\\'],
+      ['\\=\\,\\', '\\\\\\=\\\\\\,\\\\'],
+    ];
+    for (const [raw, escaped] of table) {
+      assert.equal(escapeFieldValue(raw), escaped, raw);
+      assert.equal(parseFieldSelector(`k=${escaped}`).requiresExactMatch('k'), raw, escaped);
+    }
+    for (const invalid of ['\\', '\\\\\\', '\\a']) parseError(() => parseFieldSelector(`k=${invalid}`));
+  });
+  it('TestSplitTerms and TestSplitTerm, through parsing', () => {
+    // Order aside: both sort their terms, by slightly different texts.
+    const reqs = (s: string) => parseFieldSelector(s).requirements.map((r) => [r.field, r.op, r.value]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
+    assert.deepEqual(reqs('k=\\,,k2=v2'), [['k', '=', ','], ['k2', '=', 'v2']]);
+    assert.deepEqual(reqs('k=\\\\,k2=v2'), [['k', '=', '\\'], ['k2', '=', 'v2']]);
+    assert.deepEqual(reqs('k=\\\\\\,,k2=v2'), [['k', '=', '\\,'], ['k2', '=', 'v2']]);
+    assert.deepEqual(reqs('함=수,목=록'), [['목', '=', '록'], ['함', '=', '수']]);
+    assert.deepEqual(reqs('a=avalue,b==bvalue,c!=cvalue'), [['a', '=', 'avalue'], ['b', '=', 'bvalue'], ['c', '!=', 'cvalue']]);
+    assert.deepEqual(reqs('a=a,'), [['a', '=', 'a']]);
+    assert.deepEqual(reqs(',a=a'), [['a', '=', 'a']]);
+    assert.deepEqual(reqs('k=\\='), [['k', '=', '=']]);
+    // Non-escape sequences and an orphan backslash split as terms but are not valid values.
+    for (const bad of ['k=\\a\\b\\', 'k=\\', 'a', 'k=\\\\\\a\\b\\=\\,\\']) parseError(() => parseFieldSelector(bad));
+  });
+  it('TestSelectorMatches', () => {
+    const fieldset = { foo: 'bar', baz: 'blah', complex: '=value\\,\\' };
+    const yes: [string, Record<string, string>][] = [
+      ['', { x: 'y' }],
+      ['x=y', { x: 'y' }],
+      ['x=y,z=w', { x: 'y', z: 'w' }],
+      ['x!=y,z!=w', { x: 'z', z: 'a' }],
+      ['notin=in', { notin: 'in' }],
+      ['foo=bar', fieldset],
+      ['baz=blah', fieldset],
+      ['foo=bar,baz=blah', fieldset],
+      ['foo=bar,baz=blah,complex=\\=value\\\\\\,\\\\', fieldset],
+    ];
+    const no: [string, Record<string, string>][] = [
+      ['x=y', { x: 'z' }],
+      ['x=y,z=w', { x: 'w', z: 'w' }],
+      ['x!=y,z!=w', { x: 'z', z: 'w' }],
+      ['foo=blah', fieldset],
+      ['baz=bar', fieldset],
+      ['foo=bar,foobar=bar,baz=blah', fieldset],
+    ];
+    for (const [sel, f] of yes) assert.equal(parseFieldSelector(sel).matches(f), true, sel);
+    for (const [sel, f] of no) assert.equal(parseFieldSelector(sel).matches(f), false, sel);
+  });
+  it('TestRequiresExactMatch', () => {
+    assert.equal(parseFieldSelector('').requiresExactMatch('test'), undefined);
+    assert.equal(parseFieldSelector('a=b').requiresExactMatch('test'), undefined);
+    assert.equal(parseFieldSelector('test=b').requiresExactMatch('test'), 'b');
+    assert.equal(parseFieldSelector('test=').requiresExactMatch('test'), '');
+    assert.equal(parseFieldSelector('test!=b').requiresExactMatch('test'), undefined);
+    assert.equal(parseFieldSelector('a=,test=b').requiresExactMatch('test'), 'b');
   });
 });
