@@ -23,6 +23,7 @@ export interface Naming {
   readonly metaGroup: string;
   /** The aggregated discovery group: `apidiscovery.orch.io`. */
   readonly discoveryGroup: string;
+  /** The profile's own protobuf media type: the first of `wire.protobufMediaTypes`. */
   readonly protobufMediaType: string;
   /**
    * Wire-level names Kubernetes clients hard-code (kubectl has no setting for them), in every
