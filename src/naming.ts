@@ -4,6 +4,13 @@
 
 export type NamingProfileName = 'orch' | 'kubernetes';
 
+export interface WireNames {
+  /** `application/vnd.orch.protobuf`, `application/vnd.kubernetes.protobuf`. */
+  readonly protobufMediaTypes: readonly string[];
+  /** The group of `as=Table` / `as=PartialObjectMetadata(List)` media-type parameters: `meta.orch.io`, `meta.k8s.io`. */
+  readonly metaGroups: readonly string[];
+}
+
 export interface Naming {
   readonly profile: NamingProfileName;
   /** The product segment: `orch` or `kube`. */
@@ -16,7 +23,14 @@ export interface Naming {
   readonly metaGroup: string;
   /** The aggregated discovery group: `apidiscovery.orch.io`. */
   readonly discoveryGroup: string;
+  /** The profile's own protobuf media type: the first of `wire.protobufMediaTypes`. */
   readonly protobufMediaType: string;
+  /**
+   * Wire-level names Kubernetes clients hard-code (kubectl has no setting for them), in every
+   * profile's spelling, this profile's first: requests may use any of them and are answered in the
+   * one they used (docs/wire-names.md). Messages name the first.
+   */
+  readonly wire: WireNames;
   readonly systemNamespace: string;
   readonly publicNamespace: string;
   readonly nodeLeaseNamespace: string;
@@ -35,7 +49,19 @@ export interface Naming {
   readonly serverName: string;
 }
 
-function profile(profile: NamingProfileName, product: string, domain: string, labelDomain: string): Naming {
+/** Each profile's group domain: the source of every spelling of the wire-level names. */
+const DOMAINS: Record<NamingProfileName, string> = { orch: 'orch.io', kubernetes: 'k8s.io' };
+
+const protobufMediaTypeOf = (profile: NamingProfileName) => `application/vnd.${profile}.protobuf`;
+
+/** The wire-level names of every profile, `own`'s spelling first. */
+function wireNames(own: NamingProfileName): WireNames {
+  const order = [own, ...(Object.keys(DOMAINS) as NamingProfileName[]).filter((p) => p !== own)];
+  return { protobufMediaTypes: order.map(protobufMediaTypeOf), metaGroups: order.map((p) => `meta.${DOMAINS[p]}`) };
+}
+
+function profile(profile: NamingProfileName, product: string, labelDomain: string): Naming {
+  const domain = DOMAINS[profile];
   return {
     profile,
     product,
@@ -44,7 +70,8 @@ function profile(profile: NamingProfileName, product: string, domain: string, la
     annotationDomain: domain,
     metaGroup: `meta.${domain}`,
     discoveryGroup: `apidiscovery.${domain}`,
-    protobufMediaType: `application/vnd.${profile}.protobuf`,
+    protobufMediaType: protobufMediaTypeOf(profile),
+    wire: wireNames(profile),
     systemNamespace: `${product}-system`,
     publicNamespace: `${product}-public`,
     nodeLeaseNamespace: `${product}-node-lease`,
@@ -56,8 +83,8 @@ function profile(profile: NamingProfileName, product: string, domain: string, la
 }
 
 const profiles: Record<NamingProfileName, Naming> = {
-  orch: profile('orch', 'orch', 'orch.io', 'orch.io'),
-  kubernetes: profile('kubernetes', 'kube', 'k8s.io', 'kubernetes.io'),
+  orch: profile('orch', 'orch', 'orch.io'),
+  kubernetes: profile('kubernetes', 'kube', 'kubernetes.io'),
 };
 
 export function namingProfile(name: NamingProfileName = 'orch'): Naming {

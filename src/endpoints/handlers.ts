@@ -12,7 +12,7 @@ import type { Naming } from '../naming.ts';
 import type { FeatureGates } from '../server/feature-gates.ts';
 import type { DeleteOptions, RegistryStore, WatchSink } from '../registry/store.ts';
 import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
-import { negotiateBody, negotiateResponse, type Conversion } from '../negotiation/negotiate.ts';
+import { negotiateBody, negotiateResponse, type Conversion, type ResponseFormat } from '../negotiation/negotiate.ts';
 import { convertList, convertObject, includeObjectOption, type TableRequest } from './transform.ts';
 import { decodeApplyConfig, decodeApplyConfigValue } from './apply.ts';
 import { encodeCbor } from '../wire/cbor.ts';
@@ -80,29 +80,34 @@ function allowed(t: ResourceTarget, verb: Verb): void {
   if (!verbs.includes(verb)) throw errors.methodNotAllowed();
 }
 
-/** The profile's protobuf media type when the kind has a protobuf form (custom resources will not). */
-function protobufFor(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): string | undefined {
-  if (!supportsProtobuf(apiVersionOf(t.store.def), t.store.def.kind)) return undefined;
-  ctx.protobufType = env.naming.protobufMediaType;
-  return ctx.protobufType;
+/** The accepted spellings of the protobuf media type when the kind has a protobuf form (custom resources will not). */
+function protobufFor(env: HandlerEnv, t: ResourceTarget): readonly string[] | undefined {
+  return supportsProtobuf(apiVersionOf(t.store.def), t.store.def.kind) ? env.naming.wire.protobufMediaTypes : undefined;
+}
+
+/** Record the negotiated format: protobuf answers carry the media type as the client spelled it. */
+function useFormat(ctx: RequestContext, f: ResponseFormat): void {
+  ctx.responseType = f.mediaType;
+  if (f.protobufType) ctx.protobufType = f.protobufType;
 }
 
 /** Response format of a write (JSON, YAML or protobuf). */
 function writeFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): void {
-  ctx.responseType = negotiateResponse(ctx.req.headers.accept, undefined, { cbor: ctx.cbor }, protobufFor(ctx, env, t)).mediaType;
+  useFormat(ctx, negotiateResponse(ctx.req.headers.accept, undefined, { cbor: ctx.cbor }, protobufFor(env, t)));
 }
 
 /** Response format of a read: JSON, YAML, protobuf, or a Table / PartialObjectMetadata conversion. */
 function readFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): { convert?: Conversion; table?: TableRequest } {
-  const { convert, mediaType } = negotiateResponse(
-    ctx.req.headers.accept,
-    { metaGroup: env.naming.metaGroup, protobuf: env.naming.protobufMediaType },
-    { stream: ctx.info.verb === 'watch', cbor: ctx.cbor },
-    protobufFor(ctx, env, t),
-  );
+  const { wire } = env.naming;
   // PartialObjectMetadata is protobuf for any kind, with or without a protobuf form of its own.
-  if (mediaType === 'protobuf') ctx.protobufType = env.naming.protobufMediaType;
-  ctx.responseType = mediaType;
+  const format = negotiateResponse(
+    ctx.req.headers.accept,
+    { metaGroups: wire.metaGroups, protobuf: wire.protobufMediaTypes },
+    { stream: ctx.info.verb === 'watch', cbor: ctx.cbor },
+    protobufFor(env, t),
+  );
+  useFormat(ctx, format);
+  const { convert } = format;
   if (!convert) return {};
   if (convert.kind !== 'Table') return { convert };
   return { convert, table: { def: t.store.def, apiVersion: convert.apiVersion, includeObject: includeObjectOption(ctx.url.searchParams) } };
@@ -219,7 +224,7 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
   allowed(t, 'create');
   writeFormat(ctx, env, t);
   const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'CreateOptions');
-  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(ctx, env, t), ctx.cbor);
+  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
   const decoded = decodeBody(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation);
   for (const w of decoded.warnings) ctx.warnings.add(w);
   const created = await t.store.create(t.namespace, decoded.obj, { dryRun, manager, warn: (m) => ctx.warnings.add(m) });
@@ -230,7 +235,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
   allowed(t, 'update');
   writeFormat(ctx, env, t);
   const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'UpdateOptions');
-  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(ctx, env, t), ctx.cbor);
+  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
   const decoded = decodeBody(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation);
   for (const w of decoded.warnings) ctx.warnings.add(w);
   const body = decoded.obj;

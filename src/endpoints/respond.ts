@@ -128,9 +128,9 @@ export function writeError(ctx: RequestContext, err: StatusError): void {
   // kube-apiserver does for a path it has no resource for).
   if (ctx.responseType === undefined) {
     try {
-      const f = negotiateResponse(ctx.req.headers.accept, undefined, { cbor: ctx.cbor }, ctx.protobufType ?? ctx.statusProtobufType);
+      const f = negotiateResponse(ctx.req.headers.accept, undefined, { cbor: ctx.cbor }, ctx.statusProtobufTypes);
       ctx.responseType = f.mediaType;
-      if (f.mediaType === 'protobuf') ctx.protobufType ??= ctx.statusProtobufType;
+      if (f.protobufType) ctx.protobufType = f.protobufType;
     } catch {
       ctx.responseType = 'application/json';
     }

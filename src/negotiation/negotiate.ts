@@ -48,49 +48,63 @@ export type ResponseMediaType = (typeof SUPPORTED_RESPONSE_TYPES)[number] | 'pro
 /** A conversion the client asked for with `;as=<Kind>;g=<group>;v=<version>`. */
 export interface Conversion {
   kind: 'Table' | 'PartialObjectMetadata' | 'PartialObjectMetadataList';
-  /** `<metaGroup>/<v1|v1beta1>`: the apiVersion of the converted object. */
+  /** `<meta group as the client spelled it>/<v1|v1beta1>`: the apiVersion of the converted object. */
   apiVersion: string;
 }
 
 export interface ResponseFormat {
   mediaType: ResponseMediaType;
   convert?: Conversion;
+  /** For protobuf: the media type as the client spelled it, which the answer's Content-Type echoes. */
+  protobufType?: string;
 }
 
 const CONVERSION_KINDS = new Set(['Table', 'PartialObjectMetadata', 'PartialObjectMetadataList']);
 const CONVERSION_VERSIONS = new Set(['v1', 'v1beta1']);
 
+/** The spelling in `spellings` that `m` names (type/subtype), if any. */
+function spelledAs(m: MediaType, spellings: readonly string[] | undefined): string | undefined {
+  if (!spellings) return undefined;
+  const name = `${m.type}/${m.subtype}`;
+  return spellings.find((s) => s === name);
+}
+
 /**
  * Pick the response format; 406 when the client accepts nothing the server can produce.
- * `conversions` is the meta group when the endpoint offers Table and PartialObjectMetadata
- * (reads: get, list, watch); an entry asking for a conversion the endpoint does not offer is
- * skipped, so a client can list fallbacks.
+ * `conversions` lists the spellings of the meta group when the endpoint offers Table and
+ * PartialObjectMetadata (reads: get, list, watch); an entry asking for a conversion the endpoint
+ * does not offer is skipped, so a client can list fallbacks. Protobuf media types and meta groups
+ * come as lists of accepted spellings (the profile's first); the answer uses the one asked for.
  */
 export function negotiateResponse(
   accept: string | undefined,
-  /** The meta group, and the profile's protobuf media type for PartialObjectMetadata in protobuf. */
-  conversions?: { metaGroup: string; protobuf?: string },
+  /** The meta group's spellings, and the protobuf media types for PartialObjectMetadata in protobuf. */
+  conversions?: { metaGroups: readonly string[]; protobuf?: readonly string[] },
   /** stream: a watch; cbor: gate CBORServingAndStorage is on. */
   opts: { stream?: boolean; cbor?: boolean } = {},
-  /** The profile's protobuf media type, when the object has a protobuf form. */
-  protobuf?: string,
+  /** The protobuf media types, when the object has a protobuf form. */
+  protobuf?: readonly string[],
 ): ResponseFormat {
   const entries = parseAccept(accept);
   if (entries.length === 0) return { mediaType: 'application/json' };
   const yamlAllowed = !opts.stream;
+  const metaGroup = (m: MediaType) => conversions?.metaGroups.find((g) => g === m.params.g);
   for (const m of entries) {
     // CBOR when its gate is on: single items, and `application/cbor-seq` for a watch.
     if (opts.cbor && !m.params.as && m.type === 'application' && (m.subtype === 'cbor' || (opts.stream && m.subtype === 'cbor-seq'))) return { mediaType: 'application/cbor' };
     // The metadata-only conversions have a protobuf form for every kind (meta/v1 only).
-    if (conversions?.protobuf && `${m.type}/${m.subtype}` === conversions.protobuf && m.params.as) {
-      if (m.params.as === 'Table' || !CONVERSION_KINDS.has(m.params.as) || m.params.g !== conversions.metaGroup || m.params.v !== 'v1') continue;
+    const conversionPb = m.params.as ? spelledAs(m, conversions?.protobuf) : undefined;
+    if (conversionPb) {
+      const g = metaGroup(m);
+      if (m.params.as === 'Table' || !CONVERSION_KINDS.has(m.params.as!) || !g || m.params.v !== 'v1') continue;
       if (m.params.stream !== undefined && m.params.stream !== 'watch') continue;
-      return { mediaType: 'protobuf', convert: { kind: m.params.as as Conversion['kind'], apiVersion: `${conversions.metaGroup}/v1` } };
+      return { mediaType: 'protobuf', protobufType: conversionPb, convert: { kind: m.params.as as Conversion['kind'], apiVersion: `${g}/v1` } };
     }
-    if (protobuf && `${m.type}/${m.subtype}` === protobuf && !m.params.as) {
+    const pb = m.params.as ? undefined : spelledAs(m, protobuf);
+    if (pb) {
       // `stream=watch` asks for the framed stream; either way a watch gets frames.
       if (m.params.stream !== undefined && m.params.stream !== 'watch') continue;
-      return { mediaType: 'protobuf' };
+      return { mediaType: 'protobuf', protobufType: pb };
     }
     const anyType = m.type === '*' || (m.type === 'application' && m.subtype === '*');
     const json = anyType || (m.type === 'application' && m.subtype === 'json');
@@ -102,11 +116,12 @@ export function negotiateResponse(
       if (m.params.g || m.params.v) continue;
       return { mediaType };
     }
-    if (!conversions || !CONVERSION_KINDS.has(as) || m.params.g !== conversions.metaGroup || !CONVERSION_VERSIONS.has(m.params.v ?? '')) continue;
-    return { mediaType, convert: { kind: as as Conversion['kind'], apiVersion: `${conversions.metaGroup}/${m.params.v}` } };
+    const g = metaGroup(m);
+    if (!g || !CONVERSION_KINDS.has(as) || !CONVERSION_VERSIONS.has(m.params.v ?? '')) continue;
+    return { mediaType, convert: { kind: as as Conversion['kind'], apiVersion: `${g}/${m.params.v}` } };
   }
   const offered: string[] = [...(opts.stream ? SUPPORTED_STREAM_TYPES : SUPPORTED_RESPONSE_TYPES)];
-  if (protobuf) offered.push(protobuf);
+  if (protobuf?.[0]) offered.push(protobuf[0]);
   if (opts.cbor) offered.push(opts.stream ? 'application/cbor-seq' : 'application/cbor');
   throw errors.notAcceptable(offered);
 }
@@ -134,13 +149,17 @@ function parseContentType(header: string): MediaType | undefined {
   return m;
 }
 
-/** The request body's encoding; 415 for anything else. */
-export function negotiateBody<T extends BodyType>(contentType: string | undefined, allowed: readonly T[], protobuf?: string, cbor = false): T {
+/**
+ * The request body's encoding; 415 for anything else. `protobuf` lists the accepted spellings of
+ * the protobuf media type (the profile's first, the one the 415 message names).
+ */
+export function negotiateBody<T extends BodyType>(contentType: string | undefined, allowed: readonly T[], protobuf?: readonly string[], cbor = false): T {
   const m = parseContentType(contentType ?? '');
   const known: readonly BodyType[] = cbor ? allowed : allowed.filter((t) => t !== 'cbor' && t !== 'apply-patch-cbor');
-  const types: Record<string, BodyType> = { ...BODY_TYPES, ...(protobuf && known.includes('protobuf') ? { [protobuf]: 'protobuf' } : {}), ...(cbor ? { 'application/cbor': 'cbor', 'application/apply-patch+cbor': 'apply-patch-cbor' } : {}) };
+  const pb = protobuf && known.includes('protobuf') ? protobuf : [];
+  const types: Record<string, BodyType> = { ...BODY_TYPES, ...(pb[0] ? { [pb[0]]: 'protobuf' } : {}), ...(cbor ? { 'application/cbor': 'cbor', 'application/apply-patch+cbor': 'apply-patch-cbor' } : {}) };
   const accepted = Object.entries(types).filter(([, t]) => known.includes(t)).map(([k]) => k);
-  const t = m ? types[`${m.type}/${m.subtype}`] : known.includes('json') && !contentType ? 'json' : undefined;
+  const t = m ? (types[`${m.type}/${m.subtype}`] ?? (spelledAs(m, pb) ? 'protobuf' : undefined)) : known.includes('json') && !contentType ? 'json' : undefined;
   if (!t || !known.includes(t)) throw errors.unsupportedMediaType(accepted);
   // Bodies are read as UTF-8: one declared in another charset would be misread, so it is refused.
   const charset = m?.params.charset;

@@ -24,10 +24,10 @@ export interface RequestContext {
   responseType?: ResponseMediaType;
   /** Gate CBORServingAndStorage: CBOR is offered and accepted. */
   cbor?: boolean;
-  /** The naming profile's protobuf media type (`application/vnd.orch.protobuf`), once the answer may be protobuf. */
+  /** The protobuf media type as the client spelled it, once the answer is protobuf. */
   protobufType?: string;
-  /** The profile's protobuf media type for errors: a Status always has a protobuf form. */
-  statusProtobufType?: string;
+  /** The accepted spellings of the protobuf media type, for errors: a Status always has a protobuf form. */
+  statusProtobufTypes?: readonly string[];
 }
 
 /** Collects `Warning: 299 - "…"` headers, one per distinct message. */

@@ -32,8 +32,8 @@ export interface ChainOptions {
   responseCompression: boolean;
   /** Gate CBORServingAndStorage. */
   cbor: boolean;
-  /** The naming profile's protobuf media type, in which errors are answered when asked for. */
-  protobufMediaType: string;
+  /** The accepted spellings of the protobuf media type, in which errors are answered when asked for. */
+  protobufMediaTypes: readonly string[];
   /** Called for every error answered with 500, so bugs are seen. */
   onInternalError(err: unknown, ctx: RequestContext): void;
 }
@@ -166,7 +166,7 @@ export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: I
       auditAnnotations: {},
       compression: opts.responseCompression,
       cbor: opts.cbor,
-      statusProtobufType: opts.protobufMediaType,
+      statusProtobufTypes: opts.protobufMediaTypes,
     };
     if (badPath) {
       writeError(ctx, errors.badRequest(`invalid URL escape in path ${JSON.stringify(path.slice(0, 200))}`));

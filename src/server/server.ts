@@ -263,7 +263,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     requestTimeoutMs: opts.requestTimeoutMs ?? 60_000,
     responseCompression: featureGates.APIResponseCompression ?? true,
     cbor: featureGates.CBORServingAndStorage ?? false,
-    protobufMediaType: naming.protobufMediaType,
+    protobufMediaTypes: naming.wire.protobufMediaTypes,
     onInternalError: (e, ctx) => log(`internal error on ${ctx.req.method} ${ctx.url.pathname}: ${e instanceof Error ? e.stack : String(e)}`),
   });
 

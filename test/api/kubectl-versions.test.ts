@@ -10,55 +10,14 @@
 
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import { api, testServer } from '../support/server.ts';
 import { kubectl120, kubectlFor, newestKubectl } from '../support/kubectl.ts';
+import { recordingProxy } from '../support/recording-proxy.ts';
 
 const server = await testServer({ naming: 'kubernetes' });
 const PB = 'application/vnd.kubernetes.protobuf';
 const OPENAPI_V2_PB = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
-
-interface Exchange {
-  method: string;
-  path: string;
-  accept: string;
-  contentType: string;
-  status: number;
-  responseType: string;
-}
-
-/** A proxy in front of the server that records every request's media types. */
-async function recordingProxy(target: string): Promise<{ url: string; log: Exchange[]; close(): Promise<void> }> {
-  const upstream = new URL(target);
-  const log: Exchange[] = [];
-  const proxy = http.createServer((req, res) => {
-    const out = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
-      log.push({
-        method: req.method ?? '',
-        path: req.url ?? '',
-        accept: String(req.headers.accept ?? ''),
-        contentType: String(req.headers['content-type'] ?? ''),
-        status: up.statusCode ?? 0,
-        responseType: String(up.headers['content-type'] ?? ''),
-      });
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    out.on('error', () => res.destroy());
-    req.pipe(out);
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-    log,
-    close: () => new Promise<void>((resolve) => {
-      proxy.closeAllConnections();
-      proxy.close(() => resolve());
-    }),
-  };
-}
 
 const lines = (out: string) => out.trim().split('\n').map((l) => l.trim().split(/\s{2,}/));
 
@@ -79,7 +38,7 @@ for (const [label, bin] of [['kubectl 1.20', kubectl120()], ['the newest kubectl
     const typedProtobuf = tag === 'newest';
     const ns = `kv-${tag}`;
     const k = kubectlFor(proxy, { bin, namespace: ns, label: `kubectl-${tag}` });
-    const exchanges = (method: string, path: RegExp) => proxy.log.filter((e) => e.method === method && path.test(e.path.split('?')[0]!));
+    const exchanges = proxy.exchanges;
 
     test('create namespace: a protobuf body, a protobuf answer', async (t) => {
       t.diagnostic(`${k.bin}: ${k.version}`);

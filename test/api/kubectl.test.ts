@@ -133,7 +133,8 @@ async function waitFor(what: string, cond: () => boolean | Promise<boolean>, tim
 
 test('kubectl get ns lists the system namespaces', async () => {
   const out = lines(await ok(['get', 'ns']));
-  assert.match(out[0]!, /^NAME\s+/);
+  // The server's columns: kubectl asks for a meta.k8s.io Table, which every profile answers.
+  assert.match(out[0]!, /^NAME\s+STATUS\s+AGE$/);
   const names = out.slice(1).map((l) => l.split(/\s+/)[0]);
   for (const ns of ['default', 'orch-system', 'orch-public', 'orch-node-lease']) assert.ok(names.includes(ns), `${ns} in ${out.join(' | ')}`);
 
@@ -151,7 +152,7 @@ test('kubectl get nodes (and the short name no, and -l)', async () => {
   await createOver(nodePath(), node('kc-get-a', { pool: 'blue' }));
   await createOver(nodePath(), node('kc-get-b', { pool: 'green' }));
   const out = lines(await ok(['get', 'nodes']));
-  assert.match(out[0]!, /^NAME\s+/);
+  assert.match(out[0]!, /^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION$/);
   assert.deepEqual(out.slice(1).map((l) => l.split(/\s+/)[0]).sort(), ['kc-get-a', 'kc-get-b']);
 
   const fromServer = (await fetchList(nodePath())).items.map((n) => `node/${n.metadata.name}`).sort();
@@ -164,7 +165,7 @@ test('kubectl get leases -A lists leases of every namespace', async () => {
   await createOver(leasePath('default'), lease('kc-all-1'));
   await createOver(leasePath('orch-node-lease'), lease('kc-all-2', 'orch-node-lease'));
   const out = lines(await ok(['get', 'leases', '-A']));
-  assert.match(out[0]!, /^NAMESPACE\s+NAME\s+/);
+  assert.match(out[0]!, /^NAMESPACE\s+NAME\s+HOLDER\s+AGE$/);
   const rows = out.slice(1).map((l) => l.split(/\s+/).slice(0, 2).join('/'));
   assert.ok(rows.includes('default/kc-all-1'), out.join('\n'));
   assert.ok(rows.includes('orch-node-lease/kc-all-2'), out.join('\n'));
@@ -517,9 +518,11 @@ test('kubectl delete: by name, by -f, by -l', async () => {
 // ---------------------------------------------------------------------------------------------
 // namespaces
 
-// `kubectl create namespace <name>` sends a protobuf body (kubectl's typed client); protobuf and the
-// kubernetes naming profile come with the wire-format work. A namespace from a manifest is JSON.
-test('kubectl create namespace from a manifest', async () => {
+// `kubectl create namespace <name>` sends a protobuf body spelled `application/vnd.kubernetes.protobuf`
+// (kubectl's typed client), accepted in every profile; a namespace from a manifest is JSON.
+test('kubectl create namespace, and from a manifest', async () => {
+  assert.equal(await ok(['create', 'namespace', 'kc-typed']), 'namespace/kc-typed created\n');
+  assert.equal((await mustFetch(nsPath('kc-typed'))).status?.phase, 'Active');
   assert.equal(await ok(['create', '-f', '-'], JSON.stringify(namespace('kc-made'))), 'namespace/kc-made created\n');
   const ns = await mustFetch(nsPath('kc-made'));
   assert.equal(ns.status?.phase, 'Active');

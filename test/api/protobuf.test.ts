@@ -1,5 +1,5 @@
 // Protobuf over HTTP: the profile's media type for get, list, watch (length-prefixed frames),
-// writes and errors; protobuf request bodies; 406 for the other profile's type; kubectl (which
+// writes and errors; protobuf request bodies; the other profile's spelling accepted and echoed; kubectl (which
 // sends protobuf for `kubectl create namespace`) in the kubernetes profile.
 
 import { describe, test } from 'node:test';
@@ -52,10 +52,13 @@ describe('protobuf responses (orch profile)', () => {
     assert.equal((await raw(orch, 'GET', '/api/v1/pods', {})).type, 'application/json');
   });
 
-  test("the other profile's protobuf type is not offered: 406 unless JSON is acceptable too", async () => {
+  test("the other profile's spelling is protobuf too, answered in that spelling; an unknown type is 406", async () => {
     const r = await raw(orch, 'GET', `${LEASES}/pb1`, { Accept: 'application/vnd.kubernetes.protobuf' });
-    assert.equal(r.status, 406);
-    const fallback = await raw(orch, 'GET', `${LEASES}/pb1`, { Accept: 'application/vnd.kubernetes.protobuf, application/json' });
+    assert.equal(r.status, 200);
+    assert.equal(r.type, 'application/vnd.kubernetes.protobuf');
+    assert.deepEqual(decodeObject(r.bytes), (await api(orch, 'GET', `${LEASES}/pb1`)).body);
+    assert.equal((await raw(orch, 'GET', `${LEASES}/pb1`, { Accept: 'application/vnd.example.protobuf' })).status, 406);
+    const fallback = await raw(orch, 'GET', `${LEASES}/pb1`, { Accept: 'application/vnd.example.protobuf, application/json' });
     assert.equal(fallback.type, 'application/json');
   });
 
