@@ -37,7 +37,7 @@ import { DeclarativeValidation } from '../machinery/declarative-validation.ts';
 import type { RequestContext } from './context.ts';
 
 export interface ServerOptions {
-  /** Default 127.0.0.1 (the command line defaults to 0.0.0.0). */
+  /** Default 127.0.0.1, as on the command line: with no authentication, loopback only unless asked. */
   bindAddress?: string;
   /** 0 (default) picks a free port. */
   port?: number;
@@ -76,7 +76,10 @@ export interface ServerOptions {
 }
 
 export interface RunningServer {
+  /** Where clients reach it (loopback when it listens on every interface). */
   url: string;
+  /** Where it listens: the bound address and port (`http://0.0.0.0:8080`). */
+  listening: string;
   port: number;
   naming: Naming;
   featureGates: FeatureGates;
@@ -343,7 +346,8 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
       if (throwaway) rmSync(throwaway, { recursive: true, force: true });
     })());
 
-  return { url: `http://${host}:${address.port}`, port: address.port, naming, featureGates, close };
+  const bound = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return { url: `http://${host}:${address.port}`, listening: `http://${bound}:${address.port}`, port: address.port, naming, featureGates, close };
 }
 
 function fail(message: string): never {
