@@ -281,7 +281,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     const status = tooLarge
       ? { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'request header fields too large', reason: 'BadRequest', code: 431 }
       : { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `malformed HTTP request: ${err.code ?? err.message}`, reason: 'BadRequest', code: 400 };
-    const body = JSON.stringify(status);
+    const body = `${JSON.stringify(status)}\n`;
     socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
   await new Promise<void>((resolve, reject) => {

@@ -1,0 +1,97 @@
+// Resource rules of spec 03 as kube-apiserver applies them, over HTTP, in both naming profiles:
+// JSON answers end with a newline, the namespace finalizer is the profile's, names held by
+// terminating objects, deprecation warnings, value normalization (times, quantities), Node
+// defaults and discovery order from APIService priorities. Every rejected request stores nothing.
+
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { api, testServer } from '../support/server.ts';
+import type { RunningServer } from '../../src/server/server.ts';
+
+const orch = await testServer();
+const kube = await testServer({ naming: 'kubernetes' });
+const profiles: [string, RunningServer][] = [
+  ['orch', orch],
+  ['kubernetes', kube],
+];
+const MERGE = { 'Content-Type': 'application/merge-patch+json' };
+
+async function eventually(check: () => Promise<boolean>, what: string, ms = 8000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+const group = (s: RunningServer, name: string) => `${name}.${s.naming.groupSuffix}`;
+
+describe('JSON answers end with a newline, as kube-apiserver encodes them', () => {
+  test('objects, lists, Status errors, discovery, Tables, writes', async () => {
+    const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'newline' } };
+    const created = await api(orch, 'POST', '/api/v1/namespaces', ns);
+    assert.equal(created.status, 201);
+    const table = { Accept: `application/json;as=Table;v=v1;g=${orch.naming.metaGroup}` };
+    const aggregated = { Accept: `application/json;g=${orch.naming.discoveryGroup};v=v2;as=APIGroupDiscoveryList` };
+    const replies = {
+      created,
+      get: await api(orch, 'GET', '/api/v1/namespaces/newline'),
+      list: await api(orch, 'GET', '/api/v1/namespaces'),
+      listPage: await api(orch, 'GET', '/api/v1/namespaces?limit=1'),
+      notFound: await api(orch, 'GET', '/api/v1/namespaces/absent'),
+      badRequest: await api(orch, 'POST', '/api/v1/namespaces', '{not json'),
+      api: await api(orch, 'GET', '/api'),
+      apis: await api(orch, 'GET', '/apis'),
+      resources: await api(orch, 'GET', '/api/v1'),
+      group: await api(orch, 'GET', `/apis/${group(orch, 'coordination')}`),
+      aggregated: await api(orch, 'GET', '/apis', undefined, aggregated),
+      table: await api(orch, 'GET', '/api/v1/namespaces', undefined, table),
+      patched: await api(orch, 'PATCH', '/api/v1/namespaces/newline', { metadata: { labels: { a: 'b' } } }, MERGE),
+      deleted: await api(orch, 'DELETE', '/api/v1/namespaces/newline'),
+      version: await api(orch, 'GET', '/version'),
+    };
+    for (const [what, r] of Object.entries(replies)) {
+      assert.ok(r.status < 500, `${what}: ${r.status}`);
+      assert.match(r.headers.get('content-type') ?? '', /json/, what);
+      assert.ok(r.text.endsWith('}\n'), `${what} ends with one newline: ${JSON.stringify(r.text.slice(-20))}`);
+      assert.equal(Number(r.headers.get('content-length')), Buffer.byteLength(r.text), `${what}: Content-Length counts the newline`);
+    }
+    // The same stored bytes answer again: the newline is not added to them twice.
+    const again = await api(orch, 'GET', '/api/v1/nodes');
+    assert.ok(again.text.endsWith('}\n') && !again.text.endsWith('\n\n'));
+  });
+
+  test('a gzip-compressed answer ends with the newline too', async () => {
+    const big = 'x'.repeat(200 * 1024);
+    const c = await api(orch, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'newline-big', annotations: { big } } });
+    assert.equal(c.status, 201, c.text);
+    const res = await fetch(`${orch.url}/api/v1/nodes/newline-big`, { headers: { 'Accept-Encoding': 'gzip' } });
+    assert.equal(res.headers.get('content-encoding'), 'gzip');
+    const text = await res.text();
+    assert.ok(text.endsWith('}\n'));
+    assert.equal(JSON.parse(text).metadata.annotations.big.length, big.length);
+  });
+});
+
+describe('the namespace finalizer is the naming profile\'s', () => {
+  for (const [profile, server] of profiles) {
+    test(`${profile}: created with it, removed by the namespace controller, refused nowhere`, async () => {
+      const want = profile === 'orch' ? 'orch' : 'kubernetes';
+      const c = await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'fin' } });
+      assert.equal(c.status, 201, c.text);
+      assert.deepEqual(c.body.spec.finalizers, [want]);
+      const d = await api(server, 'DELETE', '/api/v1/namespaces/fin');
+      assert.equal(d.status, 200, d.text);
+      assert.deepEqual(d.body.spec.finalizers, [want]);
+      await eventually(async () => (await api(server, 'GET', '/api/v1/namespaces/fin')).status === 404, 'the controller to remove its finalizer');
+
+      // /finalize takes it off as well.
+      const f = await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'fin-put' } });
+      assert.deepEqual(f.body.spec.finalizers, [want]);
+      const put = await api(server, 'PUT', '/api/v1/namespaces/fin-put/finalize', { ...f.body, spec: { finalizers: [] } });
+      assert.equal(put.status, 200, put.text);
+      assert.deepEqual(put.body.spec.finalizers ?? [], []);
+    });
+  }
+});
