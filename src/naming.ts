@@ -20,7 +20,7 @@ export interface Naming {
   readonly systemNamespace: string;
   readonly publicNamespace: string;
   readonly nodeLeaseNamespace: string;
-  /** The finalizer a namespace carries in `spec.finalizers`. */
+  /** The finalizer a namespace carries in `spec.finalizers`: the product's name (`orch`, `kubernetes`). */
   readonly namespaceFinalizer: string;
   /** A built-in group name: `group('coordination')` → `coordination.orch.io`. */
   group(name: string): string;
@@ -35,7 +35,7 @@ export interface Naming {
   readonly serverName: string;
 }
 
-function profile(profile: NamingProfileName, product: string, domain: string, labelDomain: string): Naming {
+function profile(profile: NamingProfileName, product: string, domain: string, labelDomain: string, namespaceFinalizer: string): Naming {
   return {
     profile,
     product,
@@ -48,7 +48,7 @@ function profile(profile: NamingProfileName, product: string, domain: string, la
     systemNamespace: `${product}-system`,
     publicNamespace: `${product}-public`,
     nodeLeaseNamespace: `${product}-node-lease`,
-    namespaceFinalizer: 'kubernetes',
+    namespaceFinalizer,
     group: (name) => `${name}.${domain}`,
     annotation: (name) => `${domain}/${name}`,
     serverName: 'orch-apiserver',
@@ -56,8 +56,8 @@ function profile(profile: NamingProfileName, product: string, domain: string, la
 }
 
 const profiles: Record<NamingProfileName, Naming> = {
-  orch: profile('orch', 'orch', 'orch.io', 'orch.io'),
-  kubernetes: profile('kubernetes', 'kube', 'k8s.io', 'kubernetes.io'),
+  orch: profile('orch', 'orch', 'orch.io', 'orch.io', 'orch'),
+  kubernetes: profile('kubernetes', 'kube', 'k8s.io', 'kubernetes.io', 'kubernetes'),
 };
 
 export function namingProfile(name: NamingProfileName = 'orch'): Naming {
