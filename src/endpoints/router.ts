@@ -5,7 +5,7 @@ import type { RequestContext } from '../server/context.ts';
 import type { Naming } from '../naming.ts';
 import { errors } from '../machinery/status.ts';
 import type { RegistryStore } from '../registry/store.ts';
-import { apiVersionOf } from '../registry/definition.ts';
+import { apiVersionOf, deprecationWarning } from '../registry/definition.ts';
 import {
   aggregatedDiscovery,
   aggregatedDiscoveryRequested,
@@ -71,6 +71,9 @@ export class ApiRouter {
     if (!namespaced && i.namespace && i.resource !== 'namespaces') throw errors.noRoute();
     if (namespaced && !i.namespace && i.name) throw errors.noRoute();
     if (i.parts.length > 3) throw errors.noRoute();
+    // As kube-apiserver, on every route of a deprecated kind version.
+    const deprecated = deprecationWarning(def);
+    if (deprecated) ctx.warnings.add(deprecated);
     const target: ResourceTarget = { store, namespace: namespaced ? i.namespace || undefined : undefined, name: i.name, subresource };
     const m = ctx.req.method;
     if (i.name) {

@@ -108,6 +108,15 @@ export interface KindDefinition {
    * 1.22 are off by default, as spec 01 says.
    */
   enabledByDefault?: boolean;
+  /**
+   * The Kubernetes release that deprecated this version of the kind (`1.19`): every request routed
+   * to it carries kube-apiserver's deprecation warning (deprecationWarning).
+   */
+  deprecatedIn?: string;
 }
+
+/** kube-apiserver's warning for a deprecated kind version: `v1 ComponentStatus is deprecated in v1.19+`. */
+export const deprecationWarning = (d: Pick<KindDefinition, 'group' | 'version' | 'kind' | 'deprecatedIn'>): string | undefined =>
+  d.deprecatedIn ? `${apiVersionOf(d)} ${d.kind} is deprecated in v${d.deprecatedIn}+` : undefined;
 
 export const apiVersionOf = (d: Pick<KindDefinition, 'group' | 'version'>): string => (d.group ? `${d.group}/${d.version}` : d.version);

@@ -95,3 +95,17 @@ describe('the namespace finalizer is the naming profile\'s', () => {
     });
   }
 });
+
+describe('ComponentStatus is deprecated', () => {
+  test('get and list carry kube-apiserver\'s deprecation warning; other kinds none', async () => {
+    const WARNING = '299 - "v1 ComponentStatus is deprecated in v1.19+"';
+    const list = await api(orch, 'GET', '/api/v1/componentstatuses');
+    assert.equal(list.status, 200, list.text);
+    assert.equal(list.headers.get('warning'), WARNING);
+    const name = list.body.items[0].metadata.name as string;
+    const one = await api(orch, 'GET', `/api/v1/componentstatuses/${name}`);
+    assert.equal(one.status, 200, one.text);
+    assert.equal(one.headers.get('warning'), WARNING);
+    assert.equal((await api(orch, 'GET', '/api/v1/nodes')).headers.get('warning'), null);
+  });
+});
