@@ -31,6 +31,11 @@ export interface Strategy {
    * `spec.finalizers`); the object goes once none remain.
    */
   pendingFinalization?(obj: KObject): boolean;
+  /**
+   * Why a delete of an object already terminating is refused (409 Conflict), as kube-apiserver
+   * refuses to delete a namespace again while its content is being removed; undefined: allowed.
+   */
+  deleteConflict?(obj: KObject): string | undefined;
   /** When a delete marks the object terminating (e.g. set `status.phase`). */
   prepareForDelete?(obj: KObject): void;
   /** Warnings to return with a successful write. */

@@ -109,3 +109,56 @@ describe('ComponentStatus is deprecated', () => {
     assert.equal((await api(orch, 'GET', '/api/v1/nodes')).headers.get('warning'), null);
   });
 });
+
+describe('names held by objects being deleted', () => {
+  for (const [profile, server] of profiles) {
+    test(`${profile}: creating over a terminating object is AlreadyExists "object is being deleted"`, async () => {
+      const ns = `held-${profile}`;
+      assert.equal((await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })).status, 201);
+      const leases = `/apis/${group(server, 'coordination')}/v1/namespaces/${ns}/leases`;
+      const lease = { apiVersion: `${group(server, 'coordination')}/v1`, kind: 'Lease', metadata: { name: 'l', finalizers: ['example.com/keep'] } };
+      assert.equal((await api(server, 'POST', leases, lease)).status, 201);
+      const d = await api(server, 'DELETE', `${leases}/l`);
+      assert.equal(d.status, 200, d.text);
+      assert.ok(d.body.metadata.deletionTimestamp);
+      const before = (await api(server, 'GET', `${leases}/l`)).body;
+      for (const query of ['', '?dryRun=All']) {
+        const again = await api(server, 'POST', leases + query, lease);
+        assert.equal(again.status, 409, again.text);
+        assert.equal(again.body.reason, 'AlreadyExists');
+        assert.equal(again.body.message, `object is being deleted: leases.${group(server, 'coordination')} "l" already exists`);
+        assert.deepEqual(again.body.details, { name: 'l', group: group(server, 'coordination'), kind: 'leases' });
+      }
+      assert.deepEqual((await api(server, 'GET', `${leases}/l`)).body, before, 'nothing stored');
+      // A name held by a live object keeps the plain message.
+      assert.equal((await api(server, 'POST', leases, { ...lease, metadata: { name: 'live' } })).status, 201);
+      assert.equal((await api(server, 'POST', leases, { ...lease, metadata: { name: 'live' } })).body.message, `leases.${group(server, 'coordination')} "live" already exists`);
+      await api(server, 'PATCH', `${leases}/l`, { metadata: { finalizers: null } }, MERGE);
+    });
+
+    test(`${profile}: deleting a terminating namespace that still has content is 409 Conflict`, async () => {
+      const ns = `terminating-${profile}`;
+      assert.equal((await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })).status, 201);
+      const leases = `/apis/${group(server, 'coordination')}/v1/namespaces/${ns}/leases`;
+      const lease = { apiVersion: `${group(server, 'coordination')}/v1`, kind: 'Lease', metadata: { name: 'stays', finalizers: ['example.com/keep'] } };
+      assert.equal((await api(server, 'POST', leases, lease)).status, 201);
+      const first = await api(server, 'DELETE', `/api/v1/namespaces/${ns}`);
+      assert.equal(first.status, 200, first.text);
+      assert.equal(first.body.status.phase, 'Terminating');
+      const before = (await api(server, 'GET', `/api/v1/namespaces/${ns}`)).body;
+      const second = await api(server, 'DELETE', `/api/v1/namespaces/${ns}`);
+      assert.equal(second.status, 409, second.text);
+      assert.equal(second.body.reason, 'Conflict');
+      assert.equal(
+        second.body.message,
+        `Operation cannot be fulfilled on namespaces "${ns}": The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.`,
+      );
+      assert.deepEqual(second.body.details, { name: ns, kind: 'namespaces' });
+      const after = (await api(server, 'GET', `/api/v1/namespaces/${ns}`)).body;
+      assert.equal(after.metadata.deletionTimestamp, before.metadata.deletionTimestamp, 'nothing changed by the refused delete');
+      // Once the content is gone, the namespace goes.
+      await api(server, 'PATCH', `${leases}/stays`, { metadata: { finalizers: null } }, MERGE);
+      await eventually(async () => (await api(server, 'GET', `/api/v1/namespaces/${ns}`)).status === 404, 'the namespace to go');
+    });
+  }
+});
