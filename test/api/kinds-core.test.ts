@@ -94,7 +94,11 @@ describe('Node', () => {
     await rejectNode(node('s2', {}, { conditions: [{ status: 'True' }] }), ['status.conditions[0].type']);
     await rejectNode(node('s3', {}, { capacity: { cpu: '-1' } }), ['status.capacity.cpu']);
     await rejectNode(node('s4', {}, { allocatable: { pods: '1.5' } }), ['status.allocatable.pods']);
-    await rejectNode(node('s5', {}, { capacity: { cpu: 'lots' } }), ['status.capacity.cpu']);
+    // A quantity Kubernetes cannot decode fails decoding: 400, not 422.
+    const notQuantity = await api(server, 'POST', NODES, node('s5', {}, { capacity: { cpu: 'lots' } }));
+    assert.equal(notQuantity.status, 400, notQuantity.text);
+    assert.equal(notQuantity.body.reason, 'BadRequest');
+    assert.equal((await api(server, 'GET', `${NODES}/s5`)).status, 404);
     await rejectNode(node('s6', {}, { addresses: [{ address: '10.0.0.1' }] }), ['status.addresses[0].type']);
     await rejectNode(node('s8', {}, { phase: 'Exploded' }), ['status.phase']);
     await rejectNode(node('s9', {}, { volumesAttached: [{ name: 'v' }] }), ['status.volumesAttached[0].devicePath']);

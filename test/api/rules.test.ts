@@ -7,14 +7,26 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, testServer } from '../support/server.ts';
 import type { RunningServer } from '../../src/server/server.ts';
+import { decodeObject, encodeObject } from '../../src/wire/protobuf/index.ts';
+import { decodeCbor, encodeCbor } from '../../src/wire/cbor.ts';
+import { parse as parseYaml } from 'yaml';
 
-const orch = await testServer();
+const orch = await testServer({ featureGates: 'CBORServingAndStorage=true' });
 const kube = await testServer({ naming: 'kubernetes' });
 const profiles: [string, RunningServer][] = [
   ['orch', orch],
   ['kubernetes', kube],
 ];
+type Body = Record<string, unknown>;
 const MERGE = { 'Content-Type': 'application/merge-patch+json' };
+const JSON_PATCH = { 'Content-Type': 'application/json-patch+json' };
+const STRATEGIC = { 'Content-Type': 'application/strategic-merge-patch+json' };
+const APPLY = { 'Content-Type': 'application/apply-patch+yaml' };
+
+async function raw(server: RunningServer, method: string, path: string, headers: Record<string, string>, body?: Uint8Array | string) {
+  const res = await fetch(server.url + path, { method, headers, body });
+  return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
+}
 
 async function eventually(check: () => Promise<boolean>, what: string, ms = 8000): Promise<void> {
   const end = Date.now() + ms;
@@ -159,6 +171,119 @@ describe('names held by objects being deleted', () => {
       // Once the content is gone, the namespace goes.
       await api(server, 'PATCH', `${leases}/stays`, { metadata: { finalizers: null } }, MERGE);
       await eventually(async () => (await api(server, 'GET', `/api/v1/namespaces/${ns}`)).status === 404, 'the namespace to go');
+    });
+  }
+});
+
+describe('Time is written at whole seconds and MicroTime with six fraction digits, in UTC', () => {
+  for (const [profile, server] of profiles) {
+    test(`${profile}: create, update, every patch type and apply, in JSON, YAML, protobuf and CBOR`, async () => {
+      const gv = `${group(server, 'coordination')}/v1`;
+      const leases = `/apis/${gv}/namespaces/default/leases`;
+      const lease = (name: string, spec: Body): Body => ({ apiVersion: gv, kind: 'Lease', metadata: { name }, spec });
+      const c = await api(server, 'POST', leases, lease('times', { acquireTime: '2024-01-01T00:00:00.1Z', renewTime: '2024-01-01T01:00:00.1234567+01:00' }));
+      assert.equal(c.status, 201, c.text);
+      assert.equal(c.body.spec.acquireTime, '2024-01-01T00:00:00.100000Z');
+      assert.equal(c.body.spec.renewTime, '2024-01-01T00:00:00.123456Z');
+      assert.match(c.body.metadata.creationTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      assert.deepEqual((await api(server, 'GET', `${leases}/times`)).body.spec, c.body.spec, 'stored as returned');
+
+      const put = await api(server, 'PUT', `${leases}/times`, { ...c.body, spec: { ...c.body.spec, renewTime: '2024-01-01T00:00:01Z' } });
+      assert.equal(put.body.spec.renewTime, '2024-01-01T00:00:01.000000Z', put.text);
+      const writes: [string, unknown, Record<string, string>, string][] = [
+        ['merge', { spec: { renewTime: '2024-01-01T00:00:02.5Z' } }, MERGE, '2024-01-01T00:00:02.500000Z'],
+        ['json', [{ op: 'replace', path: '/spec/renewTime', value: '2024-01-01T00:00:03.25Z' }], JSON_PATCH, '2024-01-01T00:00:03.250000Z'],
+        ['strategic', { spec: { renewTime: '2024-01-01T00:00:04.000001Z' } }, STRATEGIC, '2024-01-01T00:00:04.000001Z'],
+        ['strategic', { spec: { renewTime: '2024-01-01T00:00:05+00:00' } }, STRATEGIC, '2024-01-01T00:00:05.000000Z'],
+      ];
+      for (const [what, patch, headers, want] of writes) {
+        const r = await api(server, 'PATCH', `${leases}/times`, patch, headers);
+        assert.equal(r.status, 200, `${what}: ${r.text}`);
+        assert.equal(r.body.spec.renewTime, want, what);
+      }
+      const applied = await api(server, 'PATCH', `${leases}/applied?fieldManager=rules`, lease('applied', { renewTime: '2024-01-01T00:00:06.7Z' }), APPLY);
+      assert.equal(applied.status, 201, applied.text);
+      assert.equal(applied.body.spec.renewTime, '2024-01-01T00:00:06.700000Z');
+      // The same intent again changes nothing: the applied value and the stored one are equal.
+      const again = await api(server, 'PATCH', `${leases}/applied?fieldManager=rules`, lease('applied', { renewTime: '2024-01-01T00:00:06.7Z' }), APPLY);
+      assert.equal(again.body.metadata.resourceVersion, applied.body.metadata.resourceVersion);
+
+      const yaml = await raw(server, 'POST', leases, { 'Content-Type': 'application/yaml', Accept: 'application/yaml' }, `apiVersion: ${gv}\nkind: Lease\nmetadata:\n  name: yaml-times\nspec:\n  renewTime: "2024-01-01T00:00:07.5Z"\n`);
+      assert.equal(yaml.status, 201, yaml.bytes.toString());
+      assert.equal((parseYaml(yaml.bytes.toString()) as { spec: { renewTime: string } }).spec.renewTime, '2024-01-01T00:00:07.500000Z');
+
+      const pb = server.naming.protobufMediaType;
+      const proto = await raw(server, 'POST', leases, { 'Content-Type': pb, Accept: pb }, encodeObject(lease('pb-times', { renewTime: '2024-01-01T00:00:08.5Z' }) as Parameters<typeof encodeObject>[0]));
+      assert.equal(proto.status, 201, proto.bytes.toString());
+      assert.equal((decodeObject(proto.bytes) as unknown as { spec: { renewTime: string } }).spec.renewTime, '2024-01-01T00:00:08.500000Z');
+
+      // Conditions' lastTransitionTime and a taint's timeAdded are Time.
+      const ns = await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `times-${profile}` } });
+      const st = await api(server, 'PATCH', `/api/v1/namespaces/${ns.body.metadata.name}/status`, { status: { conditions: [{ type: 'Custom', status: 'True', lastTransitionTime: '2024-01-01T00:00:00.7Z' }] } }, STRATEGIC);
+      assert.equal(st.status, 200, st.text);
+      assert.equal(st.body.status.conditions.find((x: { type: string }) => x.type === 'Custom').lastTransitionTime, '2024-01-01T00:00:00Z');
+      const n = await api(server, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'times' }, spec: { taints: [{ key: 'k', effect: 'NoSchedule', timeAdded: '2024-01-01T00:00:09.999Z' }] } });
+      assert.equal(n.status, 201, n.text);
+      assert.equal(n.body.spec.taints[0].timeAdded, '2024-01-01T00:00:09Z');
+    });
+
+    test(`${profile}: invalid timestamps are still refused and store nothing`, async () => {
+      const gv = `${group(server, 'coordination')}/v1`;
+      const leases = `/apis/${gv}/namespaces/default/leases`;
+      for (const renewTime of ['yesterday', '2024-02-30T00:00:00Z', '2024-01-01T00:00:60Z']) {
+        const r = await api(server, 'POST', leases, { apiVersion: gv, kind: 'Lease', metadata: { name: 'bad-time' }, spec: { renewTime } });
+        assert.ok(r.status === 400 || r.status === 422, `${renewTime}: ${r.status}`);
+        assert.equal((await api(server, 'GET', `${leases}/bad-time`)).status, 404);
+      }
+    });
+  }
+
+  test('CBOR bodies and answers carry the normalized forms', async () => {
+    const gv = `${group(orch, 'coordination')}/v1`;
+    const leases = `/apis/${gv}/namespaces/default/leases`;
+    const r = await raw(orch, 'POST', leases, { 'Content-Type': 'application/cbor', Accept: 'application/cbor' }, encodeCbor({ apiVersion: gv, kind: 'Lease', metadata: { name: 'cbor-times' }, spec: { renewTime: '2024-01-01T00:00:10.5Z' } }));
+    assert.equal(r.status, 201, r.bytes.toString());
+    assert.equal((decodeCbor(r.bytes) as { spec: { renewTime: string } }).spec.renewTime, '2024-01-01T00:00:10.500000Z');
+    const node = await raw(orch, 'POST', '/api/v1/nodes', { 'Content-Type': 'application/cbor', Accept: 'application/cbor' }, encodeCbor({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'cbor-q' }, status: { capacity: { cpu: '1000m' } } }));
+    assert.equal(node.status, 201, node.bytes.toString());
+    assert.deepEqual((decodeCbor(node.bytes) as { status: Body }).status.capacity, { cpu: '1' });
+  });
+});
+
+describe('quantities are written in canonical form; one that cannot be parsed is a 400', () => {
+  for (const [profile, server] of profiles) {
+    test(`${profile}: Node capacity and allocatable, RuntimeClass overhead, on every write`, async () => {
+      const capacity = { cpu: '1000m', memory: '1024Mi', 'ephemeral-storage': '1.5Gi', pods: 110, 'example.com/dev': '1e3', [`hugepages-2Mi`]: '0' };
+      const c = await api(server, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'quantities' }, status: { capacity, allocatable: { cpu: '0.5', memory: '1Gi' } } });
+      assert.equal(c.status, 201, c.text);
+      assert.deepEqual(c.body.status.capacity, { cpu: '1', memory: '1Gi', 'ephemeral-storage': '1536Mi', pods: '110', 'example.com/dev': '1e3', 'hugepages-2Mi': '0' });
+      assert.deepEqual(c.body.status.allocatable, { cpu: '500m', memory: '1Gi' });
+      assert.deepEqual((await api(server, 'GET', '/api/v1/nodes/quantities')).body.status, c.body.status, 'stored as returned');
+      const patched = await api(server, 'PATCH', '/api/v1/nodes/quantities/status', { status: { allocatable: { cpu: '1500m', memory: '2048Ki' } } }, MERGE);
+      assert.equal(patched.status, 200, patched.text);
+      assert.deepEqual(patched.body.status.allocatable, { cpu: '1500m', memory: '2Mi' });
+      const applied = await api(server, 'PATCH', '/api/v1/nodes/quantities/status?fieldManager=kubelet&force=true', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'quantities' }, status: { capacity: { cpu: '2000m' } } }, APPLY);
+      assert.equal(applied.status, 200, applied.text);
+      assert.equal(applied.body.status.capacity.cpu, '2');
+
+      const gv = `${group(server, 'node')}/v1`;
+      const rc = await api(server, 'POST', `/apis/${gv}/runtimeclasses`, { apiVersion: gv, kind: 'RuntimeClass', metadata: { name: 'quantities' }, handler: 'runc', overhead: { podFixed: { cpu: '0.25', memory: '131072Ki' } } });
+      assert.equal(rc.status, 201, rc.text);
+      assert.deepEqual(rc.body.overhead.podFixed, { cpu: '250m', memory: '128Mi' });
+    });
+
+    test(`${profile}: an unparsable quantity fails decoding (400 BadRequest) and changes nothing`, async () => {
+      const before = (await api(server, 'GET', '/api/v1/nodes/quantities')).body;
+      for (const cpu of ['lots', '1.1.M', '5i', '1 m']) {
+        const create = await api(server, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'bad-quantity' }, status: { capacity: { cpu } } });
+        assert.equal(create.status, 400, `${cpu}: ${create.text}`);
+        assert.equal(create.body.reason, 'BadRequest');
+        assert.match(create.body.message, /^Node in version "v1" cannot be handled as a Node: (quantities must match the regular expression|unable to parse quantity's suffix)/);
+        const patch = await api(server, 'PATCH', '/api/v1/nodes/quantities/status', { status: { capacity: { cpu } } }, MERGE);
+        assert.equal(patch.status, 400, `${cpu}: ${patch.text}`);
+      }
+      assert.equal((await api(server, 'GET', '/api/v1/nodes/bad-quantity')).status, 404);
+      assert.deepEqual((await api(server, 'GET', '/api/v1/nodes/quantities')).body, before, 'unchanged');
     });
   }
 });
