@@ -11,8 +11,9 @@ import { decodeObject, encodeObject } from '../../src/wire/protobuf/index.ts';
 import { decodeCbor, encodeCbor } from '../../src/wire/cbor.ts';
 import { parse as parseYaml } from 'yaml';
 
-const orch = await testServer({ featureGates: 'CBORServingAndStorage=true' });
-const kube = await testServer({ naming: 'kubernetes' });
+// Two coordination versions, so discovery has a group whose versions can reorder.
+const orch = await testServer({ featureGates: 'CBORServingAndStorage=true', runtimeConfig: 'coordination.orch.io/v1beta1=true' });
+const kube = await testServer({ naming: 'kubernetes', runtimeConfig: 'coordination.k8s.io/v1beta1=true' });
 const profiles: [string, RunningServer][] = [
   ['orch', orch],
   ['kubernetes', kube],
@@ -284,6 +285,38 @@ describe('quantities are written in canonical form; one that cannot be parsed is
       }
       assert.equal((await api(server, 'GET', '/api/v1/nodes/bad-quantity')).status, 404);
       assert.deepEqual((await api(server, 'GET', '/api/v1/nodes/quantities')).body, before, 'unchanged');
+    });
+  }
+});
+
+describe('discovery follows the APIService priorities', () => {
+  for (const [profile, server] of profiles) {
+    test(`${profile}: patching groupPriorityMinimum and versionPriority reorders /apis and aggregated discovery`, async () => {
+      const apiservices = `/apis/${group(server, 'apiregistration')}/v1/apiservices`;
+      const aggregated = { Accept: `application/json;g=${server.naming.discoveryGroup};v=v2;as=APIGroupDiscoveryList` };
+      const groups = async () => (await api(server, 'GET', '/apis')).body.groups as { name: string; versions: { version: string }[]; preferredVersion: { version: string } }[];
+      const aggregatedGroups = async () => ((await api(server, 'GET', '/apis', undefined, aggregated)).body.items as { metadata: { name: string }; versions: { version: string }[] }[]);
+      const node = group(server, 'node');
+      const coordination = group(server, 'coordination');
+      const before = await groups();
+      assert.notEqual(before[0]!.name, node, 'node is not first by Kubernetes\' priorities');
+      assert.deepEqual(before.find((g) => g.name === coordination)!.versions.map((v) => v.version), ['v1', 'v1beta1']);
+
+      const p = await api(server, 'PATCH', `${apiservices}/v1.${node}`, { spec: { groupPriorityMinimum: 20000 } }, MERGE);
+      assert.equal(p.status, 200, p.text);
+      await eventually(async () => (await groups())[0]!.name === node, 'the node group to sort first');
+      assert.equal((await aggregatedGroups())[0]!.metadata.name, node);
+      const v = await api(server, 'PATCH', `${apiservices}/v1beta1.${coordination}`, { spec: { versionPriority: 20 } }, MERGE);
+      assert.equal(v.status, 200, v.text);
+      await eventually(async () => (await groups()).find((g) => g.name === coordination)!.preferredVersion.version === 'v1beta1', 'v1beta1 to be preferred');
+      assert.deepEqual((await groups()).find((g) => g.name === coordination)!.versions.map((x) => x.version), ['v1beta1', 'v1']);
+      assert.deepEqual((await aggregatedGroups()).find((g) => g.metadata.name === coordination)!.versions.map((x) => x.version), ['v1beta1', 'v1']);
+      assert.deepEqual((await api(server, 'GET', `/apis/${coordination}`)).body.preferredVersion.version, 'v1beta1');
+
+      // Back to Kubernetes' priorities: back to Kubernetes' order.
+      await api(server, 'PATCH', `${apiservices}/v1.${node}`, { spec: { groupPriorityMinimum: 16300 } }, MERGE);
+      await api(server, 'PATCH', `${apiservices}/v1beta1.${coordination}`, { spec: { versionPriority: 13 } }, MERGE);
+      await eventually(async () => JSON.stringify(await groups()) === JSON.stringify(before), 'the original order');
     });
   }
 });
