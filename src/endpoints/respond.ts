@@ -62,6 +62,14 @@ export function writeJson(ctx: RequestContext, code: number, body: unknown, cont
   send(ctx, code, `${wantsPretty(ctx) ? JSON.stringify(body, null, 2) : JSON.stringify(body)}\n`, contentType, headers);
 }
 
+/**
+ * A document kube-apiserver writes as raw JSON whatever the Accept header (`/version`, the root
+ * path list): indented by two spaces, with no newline after it.
+ */
+export function writeRawJson(ctx: RequestContext, code: number, body: unknown): void {
+  send(ctx, code, JSON.stringify(body, null, 2), 'application/json', {});
+}
+
 /** A body that is already JSON (stored objects, lists built from stored bytes). */
 export function writeJsonBytes(ctx: RequestContext, code: number, json: Buffer, contentType = 'application/json'): void {
   // Another negotiated encoding re-encodes the value; JSON goes out as it is.

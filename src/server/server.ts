@@ -20,7 +20,7 @@ import { namespaceLifecycle } from '../registry/admission.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
 import { builtinKinds } from '../registry/kinds/index.ts';
 import { ApiRouter } from '../endpoints/router.ts';
-import { writeJson } from '../endpoints/respond.ts';
+import { writeRawJson } from '../endpoints/respond.ts';
 import { OpenApi } from '../endpoints/openapi.ts';
 import { groupVersions } from '../endpoints/discovery.ts';
 import { NamespaceController } from '../controllers/namespace.ts';
@@ -233,7 +233,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
       return;
     }
     if ((path === '/version' || path === '/') && ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw errors.methodNotAllowed();
-    if (path === '/version') return writeJson(ctx, 200, versionInfo());
+    if (path === '/version') return writeRawJson(ctx, 200, versionInfo());
     if (path === '/metrics') {
       const { body, contentType } = await metrics.render();
       return writeRaw(ctx, body, contentType);
@@ -248,7 +248,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     }
     if (path === '/') {
       const paths = ['/api', '/api/v1', '/apis', ...new Set(stores.filter((s) => s.def.group).flatMap((s) => [`/apis/${s.def.group}`, `/apis/${apiVersionOf(s.def)}`])), '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'];
-      return writeJson(ctx, 200, { paths: paths.sort() });
+      return writeRawJson(ctx, 200, { paths: paths.sort() });
     }
     throw errors.noRoute();
   };

@@ -62,13 +62,17 @@ describe('JSON answers end with a newline, as kube-apiserver encodes them', () =
       table: await api(orch, 'GET', '/api/v1/namespaces', undefined, table),
       patched: await api(orch, 'PATCH', '/api/v1/namespaces/newline', { metadata: { labels: { a: 'b' } } }, MERGE),
       deleted: await api(orch, 'DELETE', '/api/v1/namespaces/newline'),
-      version: await api(orch, 'GET', '/version'),
     };
     for (const [what, r] of Object.entries(replies)) {
       assert.ok(r.status < 500, `${what}: ${r.status}`);
       assert.match(r.headers.get('content-type') ?? '', /json/, what);
       assert.ok(r.text.endsWith('}\n'), `${what} ends with one newline: ${JSON.stringify(r.text.slice(-20))}`);
       assert.equal(Number(r.headers.get('content-length')), Buffer.byteLength(r.text), `${what}: Content-Length counts the newline`);
+    }
+    // /version and the root path list are raw JSON in kube-apiserver: indented, no newline after.
+    for (const path of ['/version', '/']) {
+      const r = await api(orch, 'GET', path);
+      assert.equal(r.text, JSON.stringify(r.body, null, 2), path);
     }
     // The same stored bytes answer again: the newline is not added to them twice.
     const again = await api(orch, 'GET', '/api/v1/nodes');
