@@ -79,6 +79,32 @@ describe('JSON answers end with a newline, as kube-apiserver encodes them', () =
     assert.ok(again.text.endsWith('}\n') && !again.text.endsWith('\n\n'));
   });
 
+  test('a conflict reads byte for byte as the Python client\'s e2e test expects (kubernetes profile)', async () => {
+    const apiservices = '/apis/apiregistration.k8s.io/v1/apiservices';
+    const body = `apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata:
+  name: v1alpha1.wardle.k8s.io
+spec:
+  insecureSkipTLSVerify: true
+  group: wardle.k8s.io
+  groupPriorityMinimum: 1000
+  versionPriority: 15
+  service:
+    name: api
+    namespace: wardle
+  version: v1alpha1
+`;
+    const yaml = { 'Content-Type': 'application/yaml' };
+    assert.equal((await api(kube, 'POST', apiservices, body, yaml)).status, 201);
+    const again = await api(kube, 'POST', apiservices, body, yaml);
+    assert.equal(
+      again.text,
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"apiservices.apiregistration.k8s.io \\"v1alpha1.wardle.k8s.io\\" already exists","reason":"AlreadyExists","details":{"name":"v1alpha1.wardle.k8s.io","group":"apiregistration.k8s.io","kind":"apiservices"},"code":409}\n',
+    );
+    await api(kube, 'DELETE', `${apiservices}/v1alpha1.wardle.k8s.io`);
+  });
+
   test('a gzip-compressed answer ends with the newline too', async () => {
     const big = 'x'.repeat(200 * 1024);
     const c = await api(orch, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'newline-big', annotations: { big } } });
