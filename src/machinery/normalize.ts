@@ -3,7 +3,7 @@
 // canonical form. Done once, where a request object is decoded (create, update, every patch type,
 // apply, in every encoding), so what is stored and returned is what Kubernetes would store and return.
 
-import { GO_TYPE, type Schema } from './schema.ts';
+import { GO_TYPE, type GoType, type Schema } from './schema.ts';
 import { canonicalQuantity } from './quantity.ts';
 
 /** A quantity Kubernetes cannot decode: the request is a 400, as its JSON decoding fails. */
@@ -27,23 +27,82 @@ export function normalizeTimestamp(text: string, fraction: boolean): string | un
   return fraction ? `${base}.${frac.slice(0, 6).padEnd(6, '0')}Z` : `${base}Z`;
 }
 
-const holdsGoTypes = new WeakMap<Schema, boolean>();
+/** What of a schema holds Go-typed values: its own type, and the properties, items or map values to visit. */
+interface Plan {
+  type?: GoType;
+  properties: [string, Plan][];
+  items?: Plan;
+  values?: Plan;
+  /** Keys that are properties (not map values). */
+  named?: Set<string>;
+}
 
-/** Whether anything under the schema is rewritten (schemas are ours, finite and acyclic). */
-function hasGoTypes(s: Schema): boolean {
-  let known = holdsGoTypes.get(s);
-  if (known === undefined) {
-    known =
-      s[GO_TYPE] !== undefined ||
-      Object.values(s.properties ?? {}).some(hasGoTypes) ||
-      (s.items ? hasGoTypes(s.items) : false) ||
-      (s.additionalProperties ? hasGoTypes(s.additionalProperties) : false);
-    holdsGoTypes.set(s, known);
+const plans = new WeakMap<Schema, Plan | null>();
+
+/** The plan of a schema, null when nothing under it is rewritten (schemas are ours, finite and acyclic). */
+function planOf(s: Schema): Plan | null {
+  let plan = plans.get(s);
+  if (plan !== undefined) return plan;
+  const properties: [string, Plan][] = [];
+  for (const [k, p] of Object.entries(s.properties ?? {})) {
+    const child = planOf(p);
+    if (child) properties.push([k, child]);
   }
-  return known;
+  const items = s.items ? planOf(s.items) : null;
+  const values = s.additionalProperties ? planOf(s.additionalProperties) : null;
+  const type = s[GO_TYPE];
+  plan =
+    type || properties.length || items || values
+      ? { type, properties, ...(items ? { items } : {}), ...(values ? { values, named: new Set(Object.keys(s.properties ?? {})) } : {}) }
+      : null;
+  plans.set(s, plan);
+  return plan;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The value in Kubernetes' form (the same value when it already is, or cannot be read). */
+function rewrite(v: unknown, type: GoType): unknown {
+  if (type === 'Quantity') {
+    if (typeof v !== 'string' && typeof v !== 'number') return v;
+    const q = canonicalQuantity(v);
+    if ('error' in q) throw new QuantityDecodeError(q.error);
+    return q.text;
+  }
+  if (typeof v !== 'string') return v;
+  const micro = type === 'MicroTime';
+  // Clients mostly send the normal form already: no date arithmetic for it.
+  if ((micro ? MICRO_FORM : TIME_FORM).test(v)) return v;
+  return normalizeTimestamp(v, micro) ?? v;
+}
+
+const TIME_FORM = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+const MICRO_FORM = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+
+function walk(v: unknown, plan: Plan): void {
+  if (Array.isArray(v)) {
+    const items = plan.items;
+    if (!items) return;
+    for (let i = 0; i < v.length; i++) {
+      if (items.type) v[i] = rewrite(v[i], items.type);
+      else walk(v[i], items);
+    }
+    return;
+  }
+  if (!isObject(v)) return;
+  for (const [k, p] of plan.properties) {
+    if (!Object.hasOwn(v, k)) continue;
+    if (p.type) v[k] = rewrite(v[k], p.type);
+    else walk(v[k], p);
+  }
+  const values = plan.values;
+  if (!values) return;
+  for (const k of Object.keys(v)) {
+    if (plan.named!.has(k)) continue;
+    if (values.type) v[k] = rewrite(v[k], values.type);
+    else walk(v[k], values);
+  }
+}
 
 /**
  * Rewrite, in place, every value of a Go-typed field to Kubernetes' form. Values of the wrong
@@ -51,30 +110,6 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * QuantityDecodeError with Kubernetes' message.
  */
 export function normalizeGoTypes(value: unknown, schema: Schema): void {
-  const stack: { holder: Record<string, unknown> | unknown[]; key: string | number; schema: Schema }[] = [];
-  const visit = (v: unknown, s: Schema) => {
-    if (Array.isArray(v)) {
-      if (s.items && hasGoTypes(s.items)) for (let i = 0; i < v.length; i++) stack.push({ holder: v, key: i, schema: s.items });
-    } else if (isObject(v)) {
-      for (const [k, p] of Object.entries(s.properties ?? {})) if (Object.hasOwn(v, k) && hasGoTypes(p)) stack.push({ holder: v, key: k, schema: p });
-      const values = s.additionalProperties;
-      if (values && hasGoTypes(values)) for (const k of Object.keys(v)) if (!s.properties?.[k]) stack.push({ holder: v, key: k, schema: values });
-    }
-  };
-  if (hasGoTypes(schema)) visit(value, schema);
-  while (stack.length) {
-    const { holder, key, schema: s } = stack.pop()!;
-    const v = (holder as Record<string | number, unknown>)[key];
-    const type = s[GO_TYPE];
-    if (type === 'Quantity') {
-      if (typeof v !== 'string' && typeof v !== 'number') continue;
-      const q = canonicalQuantity(v);
-      if ('error' in q) throw new QuantityDecodeError(q.error);
-      (holder as Record<string | number, unknown>)[key] = q.text;
-    } else if (type === 'Time' || type === 'MicroTime') {
-      if (typeof v !== 'string') continue;
-      const t = normalizeTimestamp(v, type === 'MicroTime');
-      if (t !== undefined) (holder as Record<string | number, unknown>)[key] = t;
-    } else visit(v, s);
-  }
+  const plan = planOf(schema);
+  if (plan) walk(value, plan);
 }

@@ -192,11 +192,29 @@ export function quantityString(q: Quantity): string {
   return `${amount}${suffix}`;
 }
 
+const PLAIN_DECIMAL = /^[1-9]\d{0,17}[numkMGTPE]?$/;
+const PLAIN_BINARY = /^([1-9]\d{0,13})([KMGTPE])i$/;
+const BINARY_EXPONENT: Record<string, number> = { K: 10, M: 20, G: 30, T: 40, P: 50, E: 60 };
+
+/**
+ * The common already-canonical spellings (`4`, `3500m`, `16Gi`) that parseQuantity would keep as
+ * written, recognised without its arithmetic: the same conditions, read off the text.
+ */
+function keptAsWritten(text: string): boolean {
+  if (PLAIN_DECIMAL.test(text)) return !/000[numkMGTPE]?$/.test(text);
+  const m = PLAIN_BINARY.exec(text);
+  if (!m) return false;
+  const digits = m[1]!;
+  const exponent = BINARY_EXPONENT[m[2]!]!;
+  return 15 - digits.length - Math.floor((exponent * 3) / 10) - 1 >= 0 && Number(digits) % 8 !== 0;
+}
+
 /**
  * A quantity as Kubernetes writes back what it decoded from JSON (a string, or the text of a
  * number, surrounding spaces ignored), or its error message.
  */
 export function canonicalQuantity(input: string | number): { text: string } | { error: string } {
+  if (typeof input === 'string' && keptAsWritten(input)) return { text: input };
   const q = parseQuantity(String(input).trim());
   return typeof q === 'string' ? { error: q } : { text: quantityString(q) };
 }

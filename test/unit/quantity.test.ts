@@ -117,3 +117,11 @@ test('JSON decoding: surrounding spaces are ignored, numbers are read as their t
   assert.deepEqual(canonicalQuantity('lots'), { error: "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'" });
   assert.deepEqual(canonicalQuantity('5i'), { error: "unable to parse quantity's suffix" });
 });
+
+test('the shortcut for already canonical text agrees with the full parse', () => {
+  const texts = [...PARSE.map(([t]) => t), ...STRING.flatMap(([, a, b]) => [a, b]), '1000', '1000m', '1001m', '8Ki', '9Ki', '1024Mi', '1023Mi', '123456789012345678', '1234567890123456789', '99999999999999Ki', '9999999999999Ki', '7Ei', '8Ei', '15Gi', '16Gi'];
+  for (const text of texts.filter(Boolean)) {
+    const full = parseQuantity(text);
+    assert.deepEqual(canonicalQuantity(text), typeof full === 'string' ? { error: full } : { text: quantityString(full) }, text);
+  }
+});
