@@ -258,6 +258,26 @@ describe('Time is written at whole seconds and MicroTime with six fraction digit
       assert.equal(n.body.spec.taints[0].timeAdded, '2024-01-01T00:00:09Z');
     });
 
+    test(`${profile}: Event eventTime and series.lastObservedTime are MicroTime`, async () => {
+      const gv = `${group(server, 'events')}/v1`;
+      const e = await api(server, 'POST', `/apis/${gv}/namespaces/default/events`, {
+        apiVersion: gv,
+        kind: 'Event',
+        metadata: { name: 'times' },
+        eventTime: '2024-01-01T00:00:00.1Z',
+        series: { count: 2, lastObservedTime: '2024-01-01T00:00:01.25Z' },
+        reportingController: `${server.naming.annotationDomain}/test`,
+        reportingInstance: 'i',
+        action: 'Act',
+        reason: 'Why',
+        type: 'Normal',
+        regarding: { kind: 'Node', name: 'n' },
+      });
+      assert.equal(e.status, 201, e.text);
+      assert.equal(e.body.eventTime, '2024-01-01T00:00:00.100000Z');
+      assert.equal(e.body.series.lastObservedTime, '2024-01-01T00:00:01.250000Z');
+    });
+
     test(`${profile}: invalid timestamps are still refused and store nothing`, async () => {
       const gv = `${group(server, 'coordination')}/v1`;
       const leases = `/apis/${gv}/namespaces/default/leases`;
