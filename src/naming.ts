@@ -34,7 +34,7 @@ export interface Naming {
   readonly systemNamespace: string;
   readonly publicNamespace: string;
   readonly nodeLeaseNamespace: string;
-  /** The finalizer a namespace carries in `spec.finalizers`. */
+  /** The finalizer a namespace carries in `spec.finalizers`: the product's name (`orch`, `kubernetes`). */
   readonly namespaceFinalizer: string;
   /** A built-in group name: `group('coordination')` → `coordination.orch.io`. */
   group(name: string): string;
@@ -60,7 +60,7 @@ function wireNames(own: NamingProfileName): WireNames {
   return { protobufMediaTypes: order.map(protobufMediaTypeOf), metaGroups: order.map((p) => `meta.${DOMAINS[p]}`) };
 }
 
-function profile(profile: NamingProfileName, product: string, labelDomain: string): Naming {
+function profile(profile: NamingProfileName, product: string, labelDomain: string, namespaceFinalizer: string): Naming {
   const domain = DOMAINS[profile];
   return {
     profile,
@@ -75,7 +75,7 @@ function profile(profile: NamingProfileName, product: string, labelDomain: strin
     systemNamespace: `${product}-system`,
     publicNamespace: `${product}-public`,
     nodeLeaseNamespace: `${product}-node-lease`,
-    namespaceFinalizer: 'kubernetes',
+    namespaceFinalizer,
     group: (name) => `${name}.${domain}`,
     annotation: (name) => `${domain}/${name}`,
     serverName: 'orch-apiserver',
@@ -83,8 +83,8 @@ function profile(profile: NamingProfileName, product: string, labelDomain: strin
 }
 
 const profiles: Record<NamingProfileName, Naming> = {
-  orch: profile('orch', 'orch', 'orch.io'),
-  kubernetes: profile('kubernetes', 'kube', 'kubernetes.io'),
+  orch: profile('orch', 'orch', 'orch.io', 'orch'),
+  kubernetes: profile('kubernetes', 'kube', 'kubernetes.io', 'kubernetes'),
 };
 
 export function namingProfile(name: NamingProfileName = 'orch'): Naming {

@@ -10,7 +10,7 @@ import { isStatusError } from '../machinery/status.ts';
 import { matchEverything } from '../machinery/list-options.ts';
 import { nowTimestamp } from '../machinery/meta.ts';
 import { apiVersionOf } from '../registry/definition.ts';
-import { builtinPriority } from '../registry/api-priorities.ts';
+import { apiServiceName, builtinPriority } from '../registry/api-priorities.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import type { ApiServiceCondition, ApiServiceObject } from '../registry/kinds/api-service.ts';
 import { storeKey, type Controller, type ControllerContext, type ControllerFactory } from './controller.ts';
@@ -66,7 +66,7 @@ class ApiServiceController implements Controller {
     const served = new Map<string, ApiServiceObject>();
     for (const s of this.ctx.stores.values()) {
       const { group, version } = s.def;
-      const name = `${version}.${group}`;
+      const name = apiServiceName(group, version);
       if (served.has(name)) continue;
       const priority = builtinPriority(this.ctx.naming, group, version) ?? { groupPriorityMinimum: 1000, versionPriority: 100 };
       served.set(name, {

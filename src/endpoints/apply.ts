@@ -8,7 +8,7 @@ import { errors } from '../machinery/status.ts';
 import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
-import { parseYaml, type FieldValidation } from './decode.ts';
+import { normalizeDecoded, parseYaml, type FieldValidation } from './decode.ts';
 
 export interface ApplyConfig {
   config: KObject;
@@ -44,6 +44,8 @@ export function decodeApplyConfigValue(value: unknown, def: KindDefinition, vali
   const { errors: problems, unknownFields } = validateAgainstSchema(value, def.schema);
   const typeError = problems.find((e) => e.type === 'FieldValueTypeInvalid');
   if (typeError) throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${typeError.message}`);
+  // The intent in the form the merged object will have, so unchanged values compare equal.
+  normalizeDecoded(value, def);
   if (unknownFields.length && validation !== 'Ignore') {
     const listed = unknownFields.map((f) => `unknown field "${f}"`);
     if (validation === 'Strict') throw errors.badRequest(`strict decoding error: ${listed.join(', ')}`);

@@ -11,6 +11,7 @@ import { decodeObject as decodeProtobuf } from '../wire/protobuf/index.ts';
 import { decodeCbor } from '../wire/cbor.ts';
 import { leftToDeclarative } from '../machinery/declarative-validation.ts';
 import { errors } from '../machinery/status.ts';
+import { normalizeGoTypes, QuantityDecodeError } from '../machinery/normalize.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
 import type { Schema } from '../machinery/schema.ts';
 
@@ -73,6 +74,7 @@ export function checkObject(value: unknown, def: KindDefinition, validation: Fie
   if (given(value.apiVersion) && value.apiVersion !== apiVersion)
     throw errors.badRequest(`the API version in the data (${String(value.apiVersion)}) does not match the expected API version (${apiVersion})`);
   if (given(value.kind) && value.kind !== def.kind) throw errors.badRequest(`the kind in the data (${String(value.kind)}) does not match the expected kind (${def.kind})`);
+  normalizeDecoded(value, def);
   const checked = validateAgainstSchema(value, def.schema);
   const unknownFields = checked.unknownFields;
   // A migrated kind's own value rules are declarative validation: they run with the strategy's
@@ -90,6 +92,19 @@ export function checkObject(value: unknown, def: KindDefinition, validation: Fie
   obj.apiVersion = apiVersion;
   obj.kind = def.kind;
   return { obj, warnings: problems };
+}
+
+/**
+ * Times and quantities in the form Kubernetes' Go types write them back; a quantity they cannot
+ * decode fails decoding (400), as in Kubernetes.
+ */
+export function normalizeDecoded(value: unknown, def: KindDefinition): void {
+  try {
+    normalizeGoTypes(value, def.schema);
+  } catch (e) {
+    if (e instanceof QuantityDecodeError) throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${e.message}`);
+    throw e;
+  }
 }
 
 const schemasWithDefaults = new WeakMap<Schema, boolean>();

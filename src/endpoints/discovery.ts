@@ -12,12 +12,17 @@ export interface GroupVersion {
   kinds: KindDefinition[];
 }
 
-/** Group versions in discovery order: by their APIService priorities, as the aggregator sorts them. */
-export function groupVersions(defs: readonly KindDefinition[], naming: Naming): GroupVersion[] {
+/**
+ * Group versions in discovery order: by their APIService priorities, as the aggregator sorts them.
+ * `registered` gives the priorities of the APIService objects as they are now; without one a
+ * group version takes Kubernetes' built-in priority.
+ */
+export function groupVersions(defs: readonly KindDefinition[], naming: Naming, registered?: (group: string, version: string) => ApiPriority | undefined): GroupVersion[] {
   const map = new Map<string, GroupVersion & { priority: ApiPriority }>();
   for (const d of defs) {
     const key = apiVersionOf(d);
-    if (!map.has(key)) map.set(key, { group: d.group, version: d.version, kinds: [], priority: builtinPriority(naming, d.group, d.version) ?? DEFAULT_PRIORITY });
+    if (!map.has(key))
+      map.set(key, { group: d.group, version: d.version, kinds: [], priority: registered?.(d.group, d.version) ?? builtinPriority(naming, d.group, d.version) ?? DEFAULT_PRIORITY });
     map.get(key)!.kinds.push(d);
   }
   return sortByPriority([...map.values()]).map(({ priority: _p, ...gv }) => gv);

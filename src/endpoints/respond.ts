@@ -4,7 +4,7 @@ import type { RequestContext } from '../server/context.ts';
 import { errors, isStatusError, type StatusBody, type StatusError } from '../machinery/status.ts';
 import { parseBool } from '../machinery/list-options.ts';
 import { stringify as toYaml } from 'yaml';
-import { gzip } from 'node:zlib';
+import { createGzip } from 'node:zlib';
 import { encodeList, encodeObject, encodeStatus, supportsProtobuf } from '../wire/protobuf/index.ts';
 import type { KObject } from '../machinery/meta.ts';
 import { encodeCbor } from '../wire/cbor.ts';
@@ -58,8 +58,16 @@ export function writeJson(ctx: RequestContext, code: number, body: unknown, cont
     const pb = protobufBody(body);
     if (pb) return send(ctx, code, pb, ctx.protobufType!, headers);
   }
-  const text = wantsPretty(ctx) ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
-  send(ctx, code, text, contentType, headers);
+  // Every JSON answer ends with a newline, as kube-apiserver's encoder writes one (clients split on it).
+  send(ctx, code, `${wantsPretty(ctx) ? JSON.stringify(body, null, 2) : JSON.stringify(body)}\n`, contentType, headers);
+}
+
+/**
+ * A document kube-apiserver writes as raw JSON whatever the Accept header (`/version`, the root
+ * path list): indented by two spaces, with no newline after it.
+ */
+export function writeRawJson(ctx: RequestContext, code: number, body: unknown): void {
+  send(ctx, code, JSON.stringify(body, null, 2), 'application/json', {});
 }
 
 /** A body that is already JSON (stored objects, lists built from stored bytes). */
@@ -67,7 +75,10 @@ export function writeJsonBytes(ctx: RequestContext, code: number, json: Buffer, 
   // Another negotiated encoding re-encodes the value; JSON goes out as it is.
   if (contentType === 'application/json' && ctx.responseType !== undefined && ctx.responseType !== 'application/json')
     return writeJson(ctx, code, JSON.parse(json.toString('utf8')), contentType);
-  send(ctx, code, wantsPretty(ctx) ? `${JSON.stringify(JSON.parse(json.toString('utf8')), null, 2)}\n` : json, contentType, {});
+  if (wantsPretty(ctx)) return send(ctx, code, `${JSON.stringify(JSON.parse(json.toString('utf8')), null, 2)}\n`, contentType, {});
+  // The bytes may be shared by every read of a stored version: the newline goes out after them
+  // rather than into a copy.
+  send(ctx, code, json, contentType, {}, true);
 }
 
 /** Smaller bodies are sent as they are: compressing them costs more than it saves (kube-apiserver: 128 KiB). */
@@ -84,7 +95,10 @@ function acceptsGzip(header: string | undefined): boolean {
   });
 }
 
-function send(ctx: RequestContext, code: number, text: string | Buffer, contentType: string, headers: Record<string, string>): void {
+const NEWLINE = Buffer.from('\n');
+
+/** `newline`: write a newline after `text` (which lacks one) without copying it. */
+function send(ctx: RequestContext, code: number, text: string | Buffer, contentType: string, headers: Record<string, string>, newline = false): void {
   const { res } = ctx;
   if (res.headersSent) {
     res.end();
@@ -94,24 +108,38 @@ function send(ctx: RequestContext, code: number, text: string | Buffer, contentT
   const verb = ctx.info.verb;
   if (ctx.compression && code === 200 && (verb === 'get' || verb === 'list') && body.length >= GZIP_THRESHOLD_BYTES && acceptsGzip(ctx.req.headers['accept-encoding'])) {
     // Level 1, as kube-apiserver: most of the gain for a fraction of the work, off the event loop.
-    gzip(body, { level: 1 }, (err, zipped) => {
+    gzipped(newline ? [body, NEWLINE] : [body], (err, zipped) => {
       if (err || res.headersSent) {
-        if (!res.headersSent) sendPlain(ctx, code, body, contentType, headers);
+        if (!res.headersSent) sendPlain(ctx, code, body, contentType, headers, newline);
         else res.end();
         return;
       }
-      sendPlain(ctx, code, zipped, contentType, { ...headers, 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' });
+      sendPlain(ctx, code, zipped!, contentType, { ...headers, 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' }, false);
     });
     return;
   }
-  sendPlain(ctx, code, body, contentType, headers);
+  sendPlain(ctx, code, body, contentType, headers, newline);
 }
 
-function sendPlain(ctx: RequestContext, code: number, body: Buffer, contentType: string, headers: Record<string, string>): void {
+/** The gzip of consecutive parts, without joining them first. */
+function gzipped(parts: Buffer[], done: (err: Error | null, zipped?: Buffer) => void): void {
+  const z = createGzip({ level: 1 });
+  const out: Buffer[] = [];
+  z.on('data', (c: Buffer) => out.push(c));
+  z.once('error', (e: Error) => done(e));
+  z.once('end', () => done(null, Buffer.concat(out)));
+  for (const p of parts) z.write(p);
+  z.end();
+}
+
+function sendPlain(ctx: RequestContext, code: number, body: Buffer, contentType: string, headers: Record<string, string>, newline: boolean): void {
   const { res } = ctx;
   writeWarnings(ctx);
-  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': body.length, 'Cache-Control': 'no-cache, private', ...headers });
-  res.end(ctx.req.method === 'HEAD' ? undefined : body);
+  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': body.length + (newline ? 1 : 0), 'Cache-Control': 'no-cache, private', ...headers });
+  if (ctx.req.method === 'HEAD') return void res.end();
+  if (!newline) return void res.end(body);
+  res.write(body);
+  res.end(NEWLINE);
 }
 
 /** A body already in its final encoding (protobuf). */

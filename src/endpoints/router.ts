@@ -5,7 +5,8 @@ import type { RequestContext } from '../server/context.ts';
 import type { Naming } from '../naming.ts';
 import { errors } from '../machinery/status.ts';
 import type { RegistryStore } from '../registry/store.ts';
-import { apiVersionOf } from '../registry/definition.ts';
+import { apiVersionOf, deprecationWarning, type KindDefinition } from '../registry/definition.ts';
+import { apiServiceName, apiServicePriority } from '../registry/api-priorities.ts';
 import {
   aggregatedDiscovery,
   aggregatedDiscoveryRequested,
@@ -34,9 +35,10 @@ import { negotiateResponse } from '../negotiation/negotiate.ts';
 
 export class ApiRouter {
   private readonly byPath = new Map<string, RegistryStore>();
-  /** Aggregated discovery documents and their ETags (the served kinds do not change while running). */
+  /** Aggregated discovery documents and their ETags, per discovery order (APIService priorities can change it). */
   private readonly aggregated = new Map<string, { body: string; etag: string }>();
-  private readonly gvs: GroupVersion[];
+  private readonly defs: KindDefinition[];
+  private readonly apiServices: RegistryStore | undefined;
 
   constructor(
     stores: readonly RegistryStore[],
@@ -44,7 +46,14 @@ export class ApiRouter {
     private readonly env: HandlerEnv,
   ) {
     for (const s of stores) this.byPath.set(`${apiVersionOf(s.def)}/${s.def.resource}`, s);
-    this.gvs = groupVersions(stores.map((s) => s.def), naming);
+    this.defs = stores.map((s) => s.def);
+    this.apiServices = stores.find((s) => s.def.group === naming.group('apiregistration') && s.def.resource === 'apiservices');
+  }
+
+  /** Served group versions in discovery order, by the priorities the APIService objects have now. */
+  private get gvs(): GroupVersion[] {
+    const apiServices = this.apiServices;
+    return groupVersions(this.defs, this.naming, apiServices && ((g, v) => apiServicePriority(apiServices.cachedView(undefined, apiServiceName(g, v)))));
   }
 
   /** Handle `/api…` and `/apis…`; false when the path is not an API path. */
@@ -71,6 +80,9 @@ export class ApiRouter {
     if (!namespaced && i.namespace && i.resource !== 'namespaces') throw errors.noRoute();
     if (namespaced && !i.namespace && i.name) throw errors.noRoute();
     if (i.parts.length > 3) throw errors.noRoute();
+    // As kube-apiserver, on every route of a deprecated kind version.
+    const deprecated = deprecationWarning(def);
+    if (deprecated) ctx.warnings.add(deprecated);
     const target: ResourceTarget = { store, namespace: namespaced ? i.namespace || undefined : undefined, name: i.name, subresource };
     const m = ctx.req.method;
     if (i.name) {
@@ -101,10 +113,13 @@ export class ApiRouter {
       const aggregated = aggregatedDiscoveryRequested(this.naming, accept);
       if (aggregated) {
         const version = aggregated.includes(';v=v2beta1;') ? 'v2beta1' : 'v2';
-        const key = `${i.apiPrefix}/${version}`;
+        const gvs = this.gvs;
+        const key = `${i.apiPrefix}/${version}/${gvs.map(apiVersionOf).join(',')}`;
         let doc = this.aggregated.get(key);
         if (!doc) {
-          const body = JSON.stringify(aggregatedDiscovery(this.naming, this.gvs, i.apiPrefix === 'api', version));
+          // Orders seen are few (priorities change rarely); forget them all rather than grow.
+          if (this.aggregated.size >= 64) this.aggregated.clear();
+          const body = JSON.stringify(aggregatedDiscovery(this.naming, gvs, i.apiPrefix === 'api', version));
           doc = { body, etag: `"${createHash('sha256').update(body).digest('hex')}"` };
           this.aggregated.set(key, doc);
         }

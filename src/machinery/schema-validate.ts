@@ -304,7 +304,9 @@ export function validateAgainstSchema(value: unknown, schema: Schema, options: {
       if (s.required !== undefined) {
         for (const name of s.required) {
           const prop = props !== undefined && Object.hasOwn(props, name) ? props[name] : undefined;
-          if (isAbsent(own(obj, name), prop)) errors.push(fieldError.required(child(path, name)));
+          // A field with a default is never missing: decoding fills it in (before validation, as
+          // Kubernetes defaults while decoding).
+          if (isAbsent(own(obj, name), prop) && prop?.default === undefined) errors.push(fieldError.required(child(path, name)));
         }
       }
       if (!walksKeys(s)) continue;

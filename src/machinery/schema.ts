@@ -4,7 +4,17 @@
 
 export type SchemaType = 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
 
+/**
+ * The Go type behind a built-in kind's field whose JSON decoding rewrites the value (metav1.Time,
+ * metav1.MicroTime, resource.Quantity). A symbol, so it follows spreads of the schema but is never
+ * published: OpenAPI shows these as Kubernetes does (`date-time` strings, the Quantity type), and
+ * custom resources, whose schemas never carry it, keep their values as written.
+ */
+export const GO_TYPE: unique symbol = Symbol('go type');
+export type GoType = 'Time' | 'MicroTime' | 'Quantity';
+
 export interface Schema {
+  [GO_TYPE]?: GoType;
   type?: SchemaType;
   description?: string;
   /**

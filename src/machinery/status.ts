@@ -100,7 +100,9 @@ export const errors = {
   notFound: (r: QualifiedResource, name: string) => new StatusError(404, 'NotFound', `${qualified(r)} "${name}" not found`, detailsFor(r, name)),
   /** A path that names no resource the server serves. */
   noRoute: () => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {}),
-  alreadyExists: (r: QualifiedResource, name: string) => new StatusError(409, 'AlreadyExists', `${qualified(r)} "${name}" already exists`, detailsFor(r, name)),
+  /** `beingDeleted`: the name is held by an object with a deletionTimestamp (kube-apiserver says so). */
+  alreadyExists: (r: QualifiedResource, name: string, beingDeleted = false) =>
+    new StatusError(409, 'AlreadyExists', `${beingDeleted ? 'object is being deleted: ' : ''}${qualified(r)} "${name}" already exists`, detailsFor(r, name)),
   conflict: (r: QualifiedResource, name: string, why: string) =>
     new StatusError(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(r)} "${name}": ${why}`, detailsFor(r, name)),
   staleUpdate: (r: QualifiedResource, name: string) =>

@@ -4,6 +4,7 @@
 // resolve short names and kinds by discovery order pick the same group as on Kubernetes.
 
 import type { Naming } from '../naming.ts';
+import type { KObject } from '../machinery/meta.ts';
 
 export interface ApiPriority {
   groupPriorityMinimum: number;
@@ -23,6 +24,16 @@ export function builtinPriority(naming: Naming, group: string, version: string):
   };
   return table[group ? `${group}/${version}` : version];
 }
+
+/** The priorities an APIService object declares; undefined when it has none (or is absent). */
+export function apiServicePriority(apiService: KObject | undefined): ApiPriority | undefined {
+  const spec = apiService?.spec as { groupPriorityMinimum?: unknown; versionPriority?: unknown } | undefined;
+  if (typeof spec?.groupPriorityMinimum !== 'number' || typeof spec.versionPriority !== 'number') return undefined;
+  return { groupPriorityMinimum: spec.groupPriorityMinimum, versionPriority: spec.versionPriority };
+}
+
+/** The APIService that registers a group version: `v1.` for the core group, `<version>.<group>` otherwise. */
+export const apiServiceName = (group: string, version: string): string => `${version}.${group}`;
 
 const KUBE_VERSION = /^v(\d+)(?:(alpha|beta)(\d+))?$/;
 

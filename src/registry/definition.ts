@@ -31,6 +31,11 @@ export interface Strategy {
    * `spec.finalizers`); the object goes once none remain.
    */
   pendingFinalization?(obj: KObject): boolean;
+  /**
+   * Why a delete of an object already terminating is refused (409 Conflict), as kube-apiserver
+   * refuses to delete a namespace again while its content is being removed; undefined: allowed.
+   */
+  deleteConflict?(obj: KObject): string | undefined;
   /** When a delete marks the object terminating (e.g. set `status.phase`). */
   prepareForDelete?(obj: KObject): void;
   /** Warnings to return with a successful write. */
@@ -108,6 +113,15 @@ export interface KindDefinition {
    * 1.22 are off by default, as spec 01 says.
    */
   enabledByDefault?: boolean;
+  /**
+   * The Kubernetes release that deprecated this version of the kind (`1.19`): every request routed
+   * to it carries kube-apiserver's deprecation warning (deprecationWarning).
+   */
+  deprecatedIn?: string;
 }
+
+/** kube-apiserver's warning for a deprecated kind version: `v1 ComponentStatus is deprecated in v1.19+`. */
+export const deprecationWarning = (d: Pick<KindDefinition, 'group' | 'version' | 'kind' | 'deprecatedIn'>): string | undefined =>
+  d.deprecatedIn ? `${apiVersionOf(d)} ${d.kind} is deprecated in v${d.deprecatedIn}+` : undefined;
 
 export const apiVersionOf = (d: Pick<KindDefinition, 'group' | 'version'>): string => (d.group ? `${d.group}/${d.version}` : d.version);

@@ -1,15 +1,15 @@
 // Schema building blocks shared by kind definitions: ObjectMeta, conditions, primitives.
 
-import type { Schema } from '../machinery/schema.ts';
+import { GO_TYPE, type Schema } from '../machinery/schema.ts';
 
 export const str = (extra: Partial<Schema> = {}): Schema => ({ type: 'string', ...extra });
 export const int32 = (extra: Partial<Schema> = {}): Schema => ({ type: 'integer', format: 'int32', ...extra });
 export const int64 = (extra: Partial<Schema> = {}): Schema => ({ type: 'integer', format: 'int64', ...extra });
 export const bool = (): Schema => ({ type: 'boolean' });
-export const time = (): Schema => ({ type: 'string', format: 'date-time' });
-export const microTime = (): Schema => ({ type: 'string', format: 'date-time' });
+export const time = (): Schema => ({ type: 'string', format: 'date-time', [GO_TYPE]: 'Time' });
+export const microTime = (): Schema => ({ type: 'string', format: 'date-time', [GO_TYPE]: 'MicroTime' });
 export const stringMap = (): Schema => ({ type: 'object', additionalProperties: { type: 'string' } });
-export const quantity = (): Schema => ({ 'x-kubernetes-int-or-string': true, pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$' });
+export const quantity = (): Schema => ({ [GO_TYPE]: 'Quantity', 'x-kubernetes-int-or-string': true, pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$' });
 export const obj = (properties: Record<string, Schema>, extra: Partial<Schema> = {}): Schema => ({ type: 'object', properties, ...extra });
 export const arr = (items: Schema, extra: Partial<Schema> = {}): Schema => ({ type: 'array', items, ...extra });
 

@@ -453,7 +453,8 @@ export class RegistryStore {
       await this.admission.admitCreate(this, obj);
       const key = this.keyFor(meta.namespace, meta.name!);
       if (opts.dryRun) {
-        if (await this.storageCall(() => this.storage.get(key))) throw errors.alreadyExists(this.qualified, meta.name!);
+        const held = await this.storageCall(() => this.storage.get(key));
+        if (held) throw this.nameTaken(held, meta.name!);
         return obj;
       }
       try {
@@ -466,10 +467,22 @@ export class RegistryStore {
         if (!(e instanceof KeyExistsError)) throw e;
         if (!generated || attempt + 1 >= MAX_GENERATE_NAME_TRIES) {
           if (generated) throw errors.serverTimeout(this.qualified, 'POST');
-          throw errors.alreadyExists(this.qualified, meta.name!);
+          const held = await this.storageCall(() => this.storage.get(key));
+          throw held ? this.nameTaken(held, meta.name!) : errors.alreadyExists(this.qualified, meta.name!);
         }
       }
     }
+  }
+
+  /** AlreadyExists for a name held by `held`, saying when that object is being deleted. */
+  private nameTaken(held: KeyValue, name: string): StatusError {
+    let beingDeleted = false;
+    try {
+      beingDeleted = !!this.decode(held).metadata.deletionTimestamp;
+    } catch {
+      /* unreadable: the plain message */
+    }
+    return errors.alreadyExists(this.qualified, name, beingDeleted);
   }
 
   /** System fields, strategy defaults and validation of a new object (BeforeCreate). */
@@ -607,6 +620,8 @@ export class RegistryStore {
       const obj = this.decode(kv);
       checkPreconditions(this.qualified, obj, opts.preconditions);
       await this.admission.admitDelete(this, obj);
+      const refused = obj.metadata.deletionTimestamp ? this.def.strategy.deleteConflict?.(obj) : undefined;
+      if (refused) throw errors.conflict(this.qualified, name, refused);
       // Orphan and Foreground are carried out by the garbage collector, through a finalizer.
       // Kinds without garbage collection (Event) ignore the propagation policy and go at once.
       const gcFinalizer = this.def.garbageCollection === false ? undefined : propagationFinalizer(opts);

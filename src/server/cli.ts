@@ -15,7 +15,10 @@ const int = (name: string, v: string): number => {
 };
 
 const FLAGS: Record<string, FlagSpec> = {
-  'bind-address': { help: 'IP address to listen on (default 0.0.0.0)', apply: (o, v) => (o.bindAddress = v) },
+  'bind-address': {
+    help: 'IP address to listen on (default 127.0.0.1: with no authentication yet, every client is an administrator; 0.0.0.0 opens it to every interface)',
+    apply: (o, v) => (o.bindAddress = v),
+  },
   port: { help: 'port to serve HTTP on (default 8080; 0 picks a free one)', apply: (o, v) => (o.port = int('port', v)) },
   'data-dir': { help: 'directory of the embedded store (default ./data)', apply: (o, v) => (o.dataDir = v) },
   'storage-backend': {
@@ -46,7 +49,8 @@ const FLAGS: Record<string, FlagSpec> = {
 };
 
 export function parseArgs(argv: readonly string[]): ServerOptions | 'help' {
-  const o: ServerOptions = { bindAddress: '0.0.0.0', port: 8080, dataDir: 'data' };
+  // Loopback only by default: until authentication exists, whoever reaches the port is an administrator.
+  const o: ServerOptions = { bindAddress: '127.0.0.1', port: 8080, dataDir: 'data' };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '-h' || arg === '--help') return 'help';
@@ -68,6 +72,15 @@ export function usage(): string {
   return ['Usage: orch-apiserver [flags]', '', ...Object.entries(FLAGS).map(([k, f]) => `  --${k.padEnd(32)} ${f.help}`)].join('\n');
 }
 
+/** Where the server listens, on what storage, and who it lets in. */
+export function banner(listening: string, opts: ServerOptions): string {
+  const storage = `${opts.storageBackend ?? 'lmdb'}${opts.storageBackend === 'etcd3' ? '' : ` in ${opts.dataDir}`}`;
+  return [
+    `orch-apiserver serving on ${listening} (storage: ${storage})`,
+    'No authentication yet: every request is treated as an administrator. Listen beyond this machine (--bind-address=0.0.0.0) only on a trusted network.',
+  ].join('\n');
+}
+
 export async function main(argv: readonly string[]): Promise<void> {
   let opts: ServerOptions | 'help';
   try {
@@ -84,7 +97,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.stderr.write(`Error: ${e.message}\n`);
     process.exit(1);
   });
-  process.stderr.write(`orch-apiserver serving on ${server.url} (storage: ${opts.storageBackend ?? 'lmdb'}${opts.storageBackend === 'etcd3' ? '' : ` in ${opts.dataDir}`})\n`);
+  process.stderr.write(`${banner(server.listening, opts)}\n`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) process.exit(1);

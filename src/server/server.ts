@@ -21,7 +21,7 @@ import { namespaceLifecycle } from '../registry/admission.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
 import { builtinKinds } from '../registry/kinds/index.ts';
 import { ApiRouter } from '../endpoints/router.ts';
-import { writeJson } from '../endpoints/respond.ts';
+import { writeRawJson } from '../endpoints/respond.ts';
 import { OpenApi } from '../endpoints/openapi.ts';
 import { groupVersions } from '../endpoints/discovery.ts';
 import { NamespaceController } from '../controllers/namespace.ts';
@@ -38,7 +38,7 @@ import { DeclarativeValidation } from '../machinery/declarative-validation.ts';
 import type { RequestContext } from './context.ts';
 
 export interface ServerOptions {
-  /** Default 127.0.0.1 (the command line defaults to 0.0.0.0). */
+  /** Default 127.0.0.1, as on the command line: with no authentication, loopback only unless asked. */
   bindAddress?: string;
   /** 0 (default) picks a free port. */
   port?: number;
@@ -77,7 +77,10 @@ export interface ServerOptions {
 }
 
 export interface RunningServer {
+  /** Where clients reach it (loopback when it listens on every interface). */
   url: string;
+  /** Where it listens: the bound address and port (`http://0.0.0.0:8080`). */
+  listening: string;
   port: number;
   naming: Naming;
   featureGates: FeatureGates;
@@ -234,7 +237,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
       return;
     }
     if ((path === '/version' || path === '/') && ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw errors.methodNotAllowed();
-    if (path === '/version') return writeJson(ctx, 200, versionInfo());
+    if (path === '/version') return writeRawJson(ctx, 200, versionInfo());
     if (path === '/metrics') {
       const { body, contentType } = await metrics.render();
       return writeRaw(ctx, body, contentType);
@@ -249,7 +252,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     }
     if (path === '/') {
       const paths = ['/api', '/api/v1', '/apis', ...new Set(stores.filter((s) => s.def.group).flatMap((s) => [`/apis/${s.def.group}`, `/apis/${apiVersionOf(s.def)}`])), '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'];
-      return writeJson(ctx, 200, { paths: paths.sort() });
+      return writeRawJson(ctx, 200, { paths: paths.sort() });
     }
     throw errors.noRoute();
   };
@@ -348,12 +351,13 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
       if (throwaway) rmSync(throwaway, { recursive: true, force: true });
     })());
 
-  return { url: `http://${host}:${address.port}`, port: address.port, naming, featureGates, close };
+  const bound = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return { url: `http://${host}:${address.port}`, listening: `http://${bound}:${address.port}`, port: address.port, naming, featureGates, close };
 }
 
 /** A Status written straight to a socket the chain never sees, and the connection closed. */
 function endWithStatus(socket: Duplex, code: number, phrase: string, reason: string, message: string): void {
-  const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+  const body = `${JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code })}\n`;
   socket.end(`HTTP/1.1 ${code} ${phrase}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 

@@ -271,6 +271,7 @@ describe('kubectl, every kind', () => {
     assert.deepEqual(list.items.map((i) => i.metadata?.name), ['lmdb-0']);
     const one = JSON.parse(await ok(['get', 'cs/lmdb-0', '-o', 'json'])) as Obj & { conditions: { type: string; status: string }[] };
     assert.deepEqual(one.conditions.map((c) => `${c.type}=${c.status}`), ['Healthy=True']);
+    assert.match((await kubectl(['get', 'cs'])).stderr, /Warning: v1 ComponentStatus is deprecated in v1\.19\+/, 'kubectl shows the deprecation warning');
     const r = await kubectl(['delete', 'cs/lmdb-0']);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /MethodNotAllowed|not allowed|405/i);

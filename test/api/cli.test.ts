@@ -101,3 +101,49 @@ test('a start that fails half-way releases what it opened: the data directory an
     await first.close();
   }
 });
+
+test('with no --bind-address it listens on 127.0.0.1 only, and the banner says where and that every request is an administrator', async () => {
+  // A data directory whose name has a dot (~/.orch) is a directory like any other.
+  const dir = `${tempDir('cli-dot')}/.orch`;
+  const r = run(['--port=0', `--data-dir=${dir}`]);
+  const url = await r.url;
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  assert.match(r.err(), /every request is treated as an administrator/);
+  assert.match(r.err(), /--bind-address=0\.0\.0\.0/);
+  const created = await fetch(`${url}/api/v1/nodes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }) });
+  assert.equal(created.status, 201);
+  r.child.kill('SIGTERM');
+  assert.equal(await r.exited, 0);
+
+  const wide = run(['--port=0', '--bind-address=0.0.0.0', `--data-dir=${tempDir('cli-wide')}/tmp.AbC123`]);
+  const wideUrl = await wide.url;
+  assert.match(wideUrl, /^http:\/\/0\.0\.0\.0:\d+$/, 'the banner names the address it bound');
+  assert.equal((await fetch(`${wideUrl.replace('0.0.0.0', '127.0.0.1')}/readyz`)).status, 200);
+  wide.child.kill('SIGTERM');
+  assert.equal(await wide.exited, 0);
+
+  const help = run(['--help']);
+  assert.equal(await help.exited, 0);
+  assert.match(help.out(), /--bind-address\s+IP address to listen on \(default 127\.0\.0\.1/);
+});
+
+test('startServer: the default address is 127.0.0.1; a data directory with a dot in its name works and keeps its data', async () => {
+  const { startServer } = await import('../../src/server/server.ts');
+  for (const name of ['.orch', 'tmp.AbC123']) {
+    const dataDir = `${tempDir('dot-dir')}/${name}`;
+    const first = await startServer({ dataDir });
+    try {
+      assert.match(first.listening, /^http:\/\/127\.0\.0\.1:\d+$/);
+      const r = await fetch(`${first.url}/api/v1/nodes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'kept' } }) });
+      assert.equal(r.status, 201, name);
+    } finally {
+      await first.close();
+    }
+    const second = await startServer({ dataDir });
+    try {
+      assert.equal((await fetch(`${second.url}/api/v1/nodes/kept`)).status, 200, `${name}: the node survived the restart`);
+    } finally {
+      await second.close();
+    }
+  }
+});

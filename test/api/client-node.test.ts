@@ -207,7 +207,7 @@ describe('CoreV1Api: namespaces', () => {
     assert.match(created.metadata?.uid ?? '', /^[0-9a-f-]{36}$/);
     assert.ok(created.metadata?.creationTimestamp instanceof Date, 'creationTimestamp parses as a date');
     assert.equal(created.status?.phase, 'Active');
-    assert.deepEqual(created.spec?.finalizers, ['kubernetes']);
+    assert.deepEqual(created.spec?.finalizers, ['orch'], 'the orch profile names the namespace finalizer after its product');
     const rv1 = rvOf(created);
 
     const read = await core.readNamespace({ name });

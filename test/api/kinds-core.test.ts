@@ -94,11 +94,43 @@ describe('Node', () => {
     await rejectNode(node('s2', {}, { conditions: [{ status: 'True' }] }), ['status.conditions[0].type']);
     await rejectNode(node('s3', {}, { capacity: { cpu: '-1' } }), ['status.capacity.cpu']);
     await rejectNode(node('s4', {}, { allocatable: { pods: '1.5' } }), ['status.allocatable.pods']);
-    await rejectNode(node('s5', {}, { capacity: { cpu: 'lots' } }), ['status.capacity.cpu']);
+    // A quantity Kubernetes cannot decode fails decoding: 400, not 422.
+    const notQuantity = await api(server, 'POST', NODES, node('s5', {}, { capacity: { cpu: 'lots' } }));
+    assert.equal(notQuantity.status, 400, notQuantity.text);
+    assert.equal(notQuantity.body.reason, 'BadRequest');
+    assert.equal((await api(server, 'GET', `${NODES}/s5`)).status, 404);
     await rejectNode(node('s6', {}, { addresses: [{ address: '10.0.0.1' }] }), ['status.addresses[0].type']);
-    await rejectNode(node('s7', {}, { nodeInfo: { machineID: 'm' } }), ['status.nodeInfo.kubeletVersion']);
     await rejectNode(node('s8', {}, { phase: 'Exploded' }), ['status.phase']);
     await rejectNode(node('s9', {}, { volumesAttached: [{ name: 'v' }] }), ['status.volumesAttached[0].devicePath']);
+  });
+
+  test('status defaults: allocatable is capacity unless given; a partial nodeInfo comes back with every field', async () => {
+    const c = await api(server, 'POST', NODES, node('dflt', {}, { capacity: { cpu: '4', memory: '8Gi' }, nodeInfo: { machineID: 'm', kubeletVersion: 'v1.36.0' } }));
+    assert.equal(c.status, 201, c.text);
+    assert.deepEqual(c.body.status.allocatable, { cpu: '4', memory: '8Gi' });
+    assert.deepEqual(c.body.status.nodeInfo, {
+      machineID: 'm',
+      systemUUID: '',
+      bootID: '',
+      kernelVersion: '',
+      osImage: '',
+      containerRuntimeVersion: '',
+      kubeletVersion: 'v1.36.0',
+      kubeProxyVersion: '',
+      operatingSystem: '',
+      architecture: '',
+    });
+    assert.deepEqual((await api(server, 'GET', `${NODES}/dflt`)).body.status, c.body.status, 'stored as returned');
+    // A given allocatable stays; a status write without one gets capacity again.
+    const kept = await api(server, 'PATCH', `${NODES}/dflt/status`, { status: { allocatable: { cpu: '3', memory: '8Gi' } } }, MERGE);
+    assert.deepEqual(kept.body.status.allocatable, { cpu: '3', memory: '8Gi' });
+    const cleared = await api(server, 'PATCH', `${NODES}/dflt/status`, { status: { allocatable: null, nodeInfo: { osImage: 'Debian' } } }, MERGE);
+    assert.equal(cleared.status, 200, cleared.text);
+    assert.deepEqual(cleared.body.status.allocatable, { cpu: '4', memory: '8Gi' });
+    assert.equal(cleared.body.status.nodeInfo.osImage, 'Debian');
+    assert.equal(cleared.body.status.nodeInfo.machineID, 'm');
+    const none = await api(server, 'POST', NODES, node('dflt-none'));
+    assert.equal(none.body.status?.allocatable, undefined, 'no capacity, nothing to default from');
   });
 
   test('updates: pod CIDRs and provider ID are set once; other spec fields are fixed; taints and schedulability change', async () => {

@@ -244,7 +244,6 @@ describe('RuntimeClass validation: 422 Invalid on the field, nothing stored', ()
     ['handler longer than 63', { handler: 'h'.repeat(64) }, 'handler'],
     ['negative overhead', { overhead: { podFixed: { cpu: '-100m' } } }, 'overhead.limits[cpu]'],
     ['negative integer overhead', { overhead: { podFixed: { memory: -1 } } }, 'overhead.limits[memory]'],
-    ['overhead not a quantity', { overhead: { podFixed: { cpu: 'lots' } } }, 'overhead.podFixed.cpu'],
     ['overhead resource not standard', { overhead: { podFixed: { gpu: '1' } } }, 'overhead.limits[gpu]'],
     ['overhead resource not for containers', { overhead: { podFixed: { pods: '1' } } }, 'overhead.limits[pods]'],
     ['overhead resource name not qualified', { overhead: { podFixed: { 'a/b/c': '1' } } }, 'overhead.limits[a/b/c]'],
@@ -289,6 +288,14 @@ describe('RuntimeClass validation: 422 Invalid on the field, nothing stored', ()
     assert.equal(r.status, 422);
     assert.equal(r.body.details.causes[0].field, 'metadata.name');
     assert.equal((await api(server, 'GET', `${RC}/Bad_Name`)).status, 404);
+  });
+
+  test('an overhead that is no quantity is a 400 decoding error, as Kubernetes cannot decode it', async () => {
+    const r = await api(server, 'POST', RC, runtimeClass('not-a-quantity', { overhead: { podFixed: { cpu: 'lots' } } }));
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.body.reason, 'BadRequest');
+    assert.match(r.body.message, /cannot be handled as a RuntimeClass: quantities must match the regular expression/);
+    assert.equal((await api(server, 'GET', `${RC}/not-a-quantity`)).status, 404);
   });
 
   test('a field of the wrong type is a 400 decoding error', async () => {

@@ -66,7 +66,7 @@ def scenario(fn, keep_going=False):
 def typed_core():
     ns = core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=NS, labels={"suite": "py"})))
     check(ns.metadata.name == NS and ns.status.phase == "Active", "namespace created Active")
-    check("kubernetes" in ns.spec.finalizers, "namespace finalizer")
+    check(("kubernetes" if PROFILE == "kubernetes" else "orch") in ns.spec.finalizers, "namespace finalizer")
     got = core.read_namespace(NS)
     check(got.metadata.uid == ns.metadata.uid, "read namespace")
     names = [n.metadata.name for n in core.list_namespace(label_selector="suite=py").items]

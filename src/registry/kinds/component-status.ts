@@ -36,6 +36,7 @@ export function componentStatusDefinition(probe: () => Promise<ComponentProbe[]>
     nameRule: 'dns-subdomain',
     tracksGeneration: false,
     allowCreateOnUpdate: false,
+    deprecatedIn: '1.19',
     schema: describe(objectSchema({
       conditions: arr(obj({ type: str(), status: str({ enum: ['True', 'False', 'Unknown'] }), message: str(), error: str() }, { required: ['type', 'status'] }), {
         'x-kubernetes-list-type': 'map',

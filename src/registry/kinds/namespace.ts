@@ -76,6 +76,10 @@ export function namespaceDefinition(n: Naming): KindDefinition {
       validate: (o) => validateConditions((o as NamespaceObject).status?.conditions, 'status.conditions'),
       validateUpdate: (o) => validateConditions((o as NamespaceObject).status?.conditions, 'status.conditions'),
       pendingFinalization: (o) => !!(o as NamespaceObject).spec?.finalizers?.length,
+      deleteConflict: (o) =>
+        (o as NamespaceObject).spec?.finalizers?.length
+          ? 'The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.'
+          : undefined,
       prepareForDelete(o) {
         const ns = o as NamespaceObject;
         ns.status = { ...ns.status, phase: 'Terminating' };

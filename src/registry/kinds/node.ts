@@ -2,6 +2,7 @@
 
 import type { Naming } from '../../naming.ts';
 import type { KObject } from '../../machinery/meta.ts';
+import type { Schema } from '../../machinery/schema.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { ageColumn, nameColumn, type PrinterColumn } from '../printers.ts';
 import { validateNode, validateNodeUpdate } from './node-validation.ts';
@@ -77,8 +78,22 @@ function normalizePodCidrs(o: KObject): void {
   else if (spec.podCIDR) spec.podCIDRs = [spec.podCIDR];
 }
 
+/** Kubernetes' SetDefaults_NodeStatus: allocatable is capacity unless given. */
+function defaultAllocatable(o: KObject): void {
+  const status = o.status as { capacity?: Record<string, unknown>; allocatable?: Record<string, unknown> } | undefined;
+  if (status?.capacity && status.allocatable == null) status.allocatable = { ...status.capacity };
+}
+
+/**
+ * NodeSystemInfo is a Go value struct of plain strings: a partial one decodes with every other
+ * field empty, and every field is written back. Their schema default ('') is what decoding fills in.
+ */
+function zeroValuedStrings(s: Schema | undefined): void {
+  for (const p of Object.values(s?.properties ?? {})) if (p.type === 'string') p.default ??= '';
+}
+
 export function nodeDefinition(n: Naming): KindDefinition {
-  return {
+  const def: KindDefinition = {
     group: '',
     version: 'v1',
     kind: 'Node',
@@ -147,8 +162,11 @@ export function nodeDefinition(n: Naming): KindDefinition {
         keepStatus(o, old);
         normalizePodCidrs(o);
       },
+      defaults: defaultAllocatable,
       validate: (o) => validateNode(o, n),
       validateUpdate: (o, old) => validateNodeUpdate(o, old, n),
     },
   };
+  zeroValuedStrings(def.schema.properties?.status?.properties?.nodeInfo);
+  return def;
 }

@@ -109,6 +109,8 @@ export class LmdbStorage implements Storage {
   constructor(opts: LmdbStorageOptions) {
     this.env = open({
       path: opts.path,
+      // A directory whatever its name: lmdb-js reads a path with a dot in its last segment as a file.
+      noSubdir: false,
       // Commits are synced before their promise resolves: acknowledged means durable.
       overlappingSync: false,
       noSync: false,
