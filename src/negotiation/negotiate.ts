@@ -27,6 +27,13 @@ export function parseMediaType(text: string): MediaType | undefined {
   return { type, subtype, params, q };
 }
 
+/** Every entry of the Accept header parses and has quality 0: the client accepts nothing. */
+function refusesAll(header: string | undefined): boolean {
+  if (!header?.trim()) return false;
+  const all = header.split(',').map(parseMediaType);
+  return all.every((m) => m !== undefined && m.q <= 0);
+}
+
 /** The Accept header's entries, best first (stable for equal quality). */
 export function parseAccept(header: string | undefined): MediaType[] {
   if (!header) return [];
@@ -86,7 +93,8 @@ export function negotiateResponse(
   protobuf?: readonly string[],
 ): ResponseFormat {
   const entries = parseAccept(accept);
-  if (entries.length === 0) return { mediaType: 'application/json' };
+  // No Accept (or nothing parsable) means JSON; an Accept whose every entry has q=0 refuses all.
+  if (entries.length === 0 && !refusesAll(accept)) return { mediaType: 'application/json' };
   const yamlAllowed = !opts.stream;
   const metaGroup = (m: MediaType) => conversions?.metaGroups.find((g) => g === m.params.g);
   for (const m of entries) {

@@ -343,10 +343,8 @@ for (const ct of ['text/plain', 'application/xml', 'application/x-www-form-urlen
   add('media type', `Content-Type ${JSON.stringify(ct)} on patch`, 'PATCH', ITEM, '{"spec":{"holderIdentity":"ct"}}', { 'Content-Type': ct });
 }
 for (const enc of ['gzip', 'br', 'deflate', 'compress', 'zstd', 'gzip, gzip', 'identity, br']) add('media type', `Content-Encoding ${enc}`, 'PUT', ITEM, JSON.stringify(lease('s1')), { ...JSON_CT, 'Content-Encoding': enc });
-// Left out until content negotiation handles them (they are served today, and a DELETE with
-// them deletes): `application/json;q=0` accepts nothing (406), and `application/yaml;stream=watch`
-// asks for a stream on a request that is not a watch (406).
-for (const accept of ['application/xml', 'text/html', 'image/png', 'application/json;as=Bogus;g=meta.orch.io;v=v1', 'application/json;as=Table;g=nope;v=v1', 'application/json;as=Table;g=meta.orch.io;v=v9']) {
+// `application/json;q=0` and `*/*;q=0` accept nothing: 406, and a DELETE deletes nothing.
+for (const accept of ['application/json;q=0', '*/*;q=0, application/json;q=0', 'application/xml', 'text/html', 'image/png', 'application/json;as=Bogus;g=meta.orch.io;v=v1', 'application/json;as=Table;g=nope;v=v1', 'application/json;as=Table;g=meta.orch.io;v=v9']) {
   add('media type', `Accept ${accept} on get`, 'GET', ITEM, undefined, { Accept: accept });
   add('media type', `Accept ${accept} on delete`, 'DELETE', ITEM, undefined, { Accept: accept });
 }
