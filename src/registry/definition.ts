@@ -108,6 +108,34 @@ export interface KindDefinition {
    * 1.22 are off by default, as spec 01 says.
    */
   enabledByDefault?: boolean;
+  /**
+   * Served from another kind's storage (core v1 Event from the events group's): objects are
+   * converted on every write and read, so both kinds see the same objects with the same name, uid
+   * and resourceVersion. Absent: the kind stores objects in its own form under its own prefix.
+   */
+  storedAs?: StorageConversion;
+}
+
+/**
+ * How a kind is kept in another kind's storage: where, and a lossless pair of conversions between
+ * the two forms (whole objects, envelope included). Multi-version kinds use the same pair between
+ * a served version and the storage version.
+ */
+export interface StorageConversion {
+  group: string;
+  version: string;
+  kind: string;
+  resource: string;
+  /** The served form to the stored form; must not modify `obj`. */
+  toStorage(obj: KObject): KObject;
+  /** The stored form to the served form; must not modify `obj`. */
+  fromStorage(obj: KObject): KObject;
 }
 
 export const apiVersionOf = (d: Pick<KindDefinition, 'group' | 'version'>): string => (d.group ? `${d.group}/${d.version}` : d.version);
+
+/** `/registry/<group|core>/<resource>/`: where a kind's objects are kept (its storage kind's, when stored as another). */
+export function storagePrefix(d: Pick<KindDefinition, 'group' | 'resource' | 'storedAs'>): string {
+  const at = d.storedAs ?? d;
+  return `/registry/${at.group || 'core'}/${at.resource}/`;
+}

@@ -10,12 +10,13 @@ import { decodeContinue, encodeContinue } from '../machinery/continue-token.ts';
 import { generateName, nowTimestamp, type KObject } from '../machinery/meta.ts';
 import { errors, StatusError, successStatus, type QualifiedResource, type StatusBody } from '../machinery/status.ts';
 import { parseResourceVersion, type ListOptions } from '../machinery/list-options.ts';
-import { apiVersionOf, type KindDefinition, type SubresourceDefinition } from './definition.ts';
+import { apiVersionOf, storagePrefix, type KindDefinition, type SubresourceDefinition } from './definition.ts';
 import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
 import type { Admission } from './admission.ts';
 import { EncodedObject } from './encoded.ts';
 import { FieldManager } from './field-manager.ts';
 import { StoredJson } from './stored-json.ts';
+import { ConvertedJson, type ObjectCodec } from './converted-json.ts';
 import type { DeclarativeValidation } from '../machinery/declarative-validation.ts';
 import { encodeObject } from '../wire/protobuf/index.ts';
 
@@ -89,8 +90,8 @@ export class RegistryStore {
     this.def = def;
     this.qualified = { group: def.group, resource: def.resource };
     this.apiVersion = apiVersionOf(def);
-    this.prefix = `/registry/${def.group || 'core'}/${def.resource}/`;
-    this.json = new StoredJson(this.apiVersion, def.kind);
+    this.prefix = storagePrefix(def);
+    this.json = def.storedAs ? new ConvertedJson(this.apiVersion, def.kind, def.storedAs) : new StoredJson(this.apiVersion, def.kind);
     this.fields = new FieldManager(def);
   }
 
@@ -107,7 +108,7 @@ export class RegistryStore {
 
   // ---- encoding ----
 
-  private readonly json: StoredJson;
+  private readonly json: ObjectCodec;
 
   encoded(kv: KeyValue, revision = kv.modRevision): EncodedObject {
     return this.json.encoded(kv, revision);
