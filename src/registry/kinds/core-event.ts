@@ -52,6 +52,21 @@ interface CoreEvent extends KObject {
   reportingComponent?: string | null;
 }
 
+/**
+ * Fields core v1 Event always writes, as Kubernetes does (Go structs, and strings without
+ * omitempty), with their zero values; the events group omits them, so their zeros are not stored.
+ */
+const CORE_ZEROS: readonly (readonly [string, unknown])[] = [
+  ['involvedObject', {}],
+  ['source', {}],
+  ['reportingComponent', ''],
+  ['reportingInstance', ''],
+];
+const STORED_ZEROS = CORE_ZEROS.map(([field, zero]) => [RENAMES.find(([c]) => c === field)?.[1] ?? field, zero] as const);
+
+const isZero = (v: unknown, zero: unknown): boolean =>
+  v === zero || (typeof zero === 'object' && v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0);
+
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 const involved = (o: KObject, f: string): string => text((o as CoreEvent).involvedObject?.[f]);
 
@@ -76,18 +91,17 @@ export function coreEventDefinition(n: Naming, gates: FeatureGates): KindDefinit
   const served = { group: '', version: 'v1', kind: 'Event' };
   const schema = renamedSchema(stored.schema, RENAMES, CORE_ORDER, DESCRIPTION);
   const renaming = renamingConversion({ ...served, schema }, stored, RENAMES);
-  // A core Event always has an involvedObject (a Go struct, never omitted); an empty one is not stored.
   const conversion: StorageConversion = {
     ...renaming,
     toStorage(o) {
-      const e = renaming.toStorage(o) as EventObject;
-      if (e.regarding && Object.keys(e.regarding).length === 0) delete e.regarding;
-      return e;
+      const e = renaming.toStorage(o) as Record<string, unknown>;
+      for (const [field, zero] of STORED_ZEROS) if (isZero(e[field], zero)) delete e[field];
+      return e as unknown as KObject;
     },
     fromStorage(o) {
-      const c = renaming.fromStorage(o) as CoreEvent;
-      c.involvedObject ??= {};
-      return c;
+      const c = renaming.fromStorage(o) as Record<string, unknown>;
+      for (const [field, zero] of CORE_ZEROS) c[field] ??= structuredClone(zero);
+      return c as unknown as KObject;
     },
   };
   const asStored = (o: KObject): EventObject => conversion.toStorage(o) as EventObject;
@@ -95,10 +109,10 @@ export function coreEventDefinition(n: Naming, gates: FeatureGates): KindDefinit
   const normalize = (o: KObject): void => {
     const e = asStored(o);
     normalizeEvent(e);
-    const back = conversion.fromStorage(e);
-    // An absent involvedObject stays absent in the request's form; the read adds it.
-    if (!(o as CoreEvent).involvedObject) delete (back as CoreEvent).involvedObject;
-    replaceFields(o, back);
+    const back = conversion.fromStorage(e) as Record<string, unknown>;
+    // Fields the request left out stay out (and out of its managed fields); reads add their zeros.
+    for (const [field] of CORE_ZEROS) if ((o as unknown as Record<string, unknown>)[field] === undefined) delete back[field];
+    replaceFields(o, back as unknown as KObject);
   };
   // Only the legacy rules apply to writes through core v1, whatever fields they set.
   const validate = (o: KObject): FieldError[] => validateEventCommon(asStored(o), n.systemNamespace, 'reportingComponent');
