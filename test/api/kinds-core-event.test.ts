@@ -9,6 +9,7 @@ import type * as K8s from '@kubernetes/client-node';
 import { api, testServer } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 import { kubeConfigFor, loadClientNode } from '../support/client-node.ts';
+import { kubectl120, kubectlFor, newestKubectl } from '../support/kubectl.ts';
 import { decodeObject } from '../../src/wire/protobuf/index.ts';
 
 const server = await testServer();
@@ -457,6 +458,71 @@ for (const profile of ['orch', 'kubernetes'] as const) {
       assert.equal((await api(s, 'GET', groupPath)).body.note, 'a became leader');
       await coreApi.deleteNamespacedEvent({ name: 'client-event', namespace: ns });
       assert.equal((await api(s, 'GET', groupPath)).status, 404);
+    });
+  });
+}
+
+// kubectl reads core Events (JSON lists with field selectors), whichever group wrote them. Its
+// describe of a Namespace has no Events section (kubectl's namespace describer lists none, against
+// Kubernetes too), and its describe of a Node first lists the node's pods, which this server does
+// not serve; the events about those objects are checked through `kubectl events` and field
+// selectors instead.
+for (const which of ['newest', '1.20'] as const) {
+  describe(`kubectl ${which}: Events of a Namespace, a Node and a Lease`, () => {
+    test('describe lease shows them; events (or get events) lists them with --for and -A', async () => {
+      const kubectl = kubectlFor(server, { bin: which === 'newest' ? newestKubectl() : kubectl120(), label: `core-event-${which}` });
+      const ns = await namespace(`ce-kubectl-${which.replace('.', '-')}`);
+      const node = (await api(server, 'POST', '/api/v1/nodes', { metadata: { name: `ce-node-${which.replace('.', '-')}` } })).body;
+      const lease = (await api(server, 'POST', `/apis/coordination.orch.io/v1/namespaces/${ns}/leases`, { metadata: { name: 'leader' }, spec: { holderIdentity: 'a' } })).body;
+      const nsObj = (await api(server, 'GET', `/api/v1/namespaces/${ns}`)).body;
+      const now = new Date();
+      const seconds = `${now.toISOString().slice(0, 19)}Z`;
+      const legacy = (name: string, extra: Json) => ({ metadata: { name }, type: 'Normal', source: { component: 'test-controller' }, firstTimestamp: seconds, lastTimestamp: seconds, count: 1, ...extra });
+      const modern = (name: string, extra: Json) => ({ metadata: { name }, eventTime: now.toISOString(), reportingController: 'orch.io/test', reportingInstance: 'i-1', action: 'Check', type: 'Warning', ...extra });
+      const ok = async (r: Promise<Awaited<ReturnType<typeof api>>>) => assert.equal((await r).status, 201, (await r).text);
+      // About the lease: one through each group.
+      await ok(api(server, 'POST', core(ns), legacy('lease-core', { involvedObject: { kind: 'Lease', apiVersion: 'coordination.orch.io/v1', namespace: ns, name: 'leader', uid: lease.metadata.uid }, reason: 'LeaderElected', message: 'a became leader' })));
+      await ok(api(server, 'POST', group(ns), modern('lease-group', { regarding: { kind: 'Lease', apiVersion: 'coordination.orch.io/v1', namespace: ns, name: 'leader', uid: lease.metadata.uid }, reason: 'LeaseExpired', note: 'the lease ran out' })));
+      // About the cluster-scoped node and namespace: in default, as Kubernetes' recorders put them.
+      await ok(api(server, 'POST', group('default'), modern(`node-${which}`, { regarding: { kind: 'Node', apiVersion: 'v1', name: node.metadata.name, uid: node.metadata.uid }, reason: 'NodeNotReady', note: `node ${which} not ready` })));
+      await ok(api(server, 'POST', core('default'), legacy(`ns-${which}`, { involvedObject: { kind: 'Namespace', apiVersion: 'v1', name: ns, uid: nsObj.metadata.uid }, reason: 'NamespaceChecked', message: `namespace ${which} checked` })));
+
+      const described = await kubectl.ok(['describe', 'lease', '-n', ns, 'leader']);
+      const eventsSection = described.slice(described.indexOf('Events:'));
+      assert.ok(described.includes('Events:'), described);
+      assert.match(eventsSection, /Normal\s+LeaderElected\s+\S+\s+test-controller\s+a became leader/);
+      assert.match(eventsSection, /Warning\s+LeaseExpired\s+\S+\s+orch\.io\/test\s+the lease ran out/);
+      assert.match(await kubectl.ok(['describe', 'namespace', ns]), new RegExp(`Name:\\s+${ns}`));
+
+      const rows = (out: string) => out.trim().split('\n').slice(1).map((l) => l.trim().split(/\s{2,}/));
+      if (which === 'newest') {
+        const forLease = rows(await kubectl.ok(['events', '-n', ns, '--for=lease/leader']));
+        assert.deepEqual(forLease.map((r) => r.slice(1)).sort(), [
+          ['Normal', 'LeaderElected', 'Lease/leader', 'a became leader'],
+          ['Warning', 'LeaseExpired', 'Lease/leader', 'the lease ran out'],
+        ]);
+        const forNode = rows(await kubectl.ok(['events', '--for', `node/${node.metadata.name}`]));
+        assert.deepEqual(forNode.map((r) => r.slice(1)), [['Warning', 'NodeNotReady', `Node/${node.metadata.name}`, `node ${which} not ready`]]);
+        const forNamespace = rows(await kubectl.ok(['events', '--for', `namespace/${ns}`]));
+        assert.deepEqual(forNamespace.map((r) => r.slice(1)), [['Normal', 'NamespaceChecked', `Namespace/${ns}`, `namespace ${which} checked`]]);
+        const all = await kubectl.ok(['events', '-A']);
+        assert.match(all.split('\n')[0]!, /^NAMESPACE\s+LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
+        for (const line of [`${ns} .* LeaderElected .* Lease/leader .* a became leader`, `default .* NodeNotReady .* Node/${node.metadata.name}`, `default .* NamespaceChecked .* Namespace/${ns}`])
+          assert.match(all, new RegExp(line.replace(/ \.\* /g, '\\s+.*')));
+      } else {
+        const columns = ['-o', 'custom-columns=NAMESPACE:.metadata.namespace,TYPE:.type,REASON:.reason,KIND:.involvedObject.kind,NAME:.involvedObject.name,MESSAGE:.message'];
+        const forLease = rows(await kubectl.ok(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.kind=Lease,involvedObject.name=leader', ...columns]));
+        assert.deepEqual(forLease, [
+          [ns, 'Normal', 'LeaderElected', 'Lease', 'leader', 'a became leader'],
+          [ns, 'Warning', 'LeaseExpired', 'Lease', 'leader', 'the lease ran out'],
+        ]);
+        const all = rows(await kubectl.ok(['get', 'events', '-A', '--field-selector', 'involvedObject.kind!=Lease', ...columns]));
+        for (const want of [
+          ['default', 'Warning', 'NodeNotReady', 'Node', node.metadata.name, `node ${which} not ready`],
+          ['default', 'Normal', 'NamespaceChecked', 'Namespace', ns, `namespace ${which} checked`],
+        ])
+          assert.ok(all.some((r) => JSON.stringify(r) === JSON.stringify(want)), JSON.stringify(all));
+      }
     });
   });
 }
