@@ -98,6 +98,16 @@ export class RegistryStore {
   /** Field ownership (managedFields) of writes to this kind. */
   readonly fields: FieldManager;
 
+  /**
+   * `other` serves the objects this store serves (the same storage, another group or version):
+   * managers recorded through it keep their fields when compared in its version.
+   */
+  sharesStorageWith(other: RegistryStore): void {
+    const toStored = (o: KObject): KObject => this.def.storedAs?.toStorage(o) ?? o;
+    const fromStored = (o: KObject): KObject => other.def.storedAs?.fromStorage(o) ?? o;
+    this.fields.addVersion(other.apiVersion, { schema: other.def.schema, convert: (o) => fromStored(toStored(o)) });
+  }
+
   keyFor(namespace: string | undefined, name: string): string {
     return this.def.namespaced ? `${this.prefix}${namespace}/${name}` : `${this.prefix}${name}`;
   }

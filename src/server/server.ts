@@ -182,6 +182,10 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
       cleanups.push(() => opened.close());
     }
     const store = new RegistryStore(def, cache, naming, admission, declarative);
+    for (const sibling of stores.filter((st) => st.prefix === store.prefix)) {
+      sibling.sharesStorageWith(store);
+      store.sharesStorageWith(sibling);
+    }
     stores.push(store);
     if (def.group === '' && def.resource === 'namespaces') namespaceStore = store;
   }

@@ -208,6 +208,30 @@ describe('one object, two groups', () => {
     assert.equal(missing.body.message, 'events "c" not found');
   });
 
+  test('managed fields are compared in each manager\'s own version: a core write takes the renamed field from the group\'s manager', async () => {
+    const ns = await namespace('ce-managers');
+    await api(server, 'POST', `${group(ns)}?fieldManager=scheduler`, groupEvent(ns, 'm'));
+    const body = JSON.stringify({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'm' }, message: 'rewritten', count: 5 });
+    // message is the group's note, which the scheduler owns: a conflict named in its version.
+    const conflict = await api(server, 'PATCH', `${core(ns)}/m?fieldManager=fixer`, body, APPLY);
+    assert.equal(conflict.status, 409, conflict.text);
+    assert.equal(conflict.body.message, `Apply failed with 1 conflict: conflict with "scheduler" using ${EVENTS_V1}: .note`);
+    assert.equal((await api(server, 'GET', `${group(ns)}/m`)).body.note, 'Assigned to node-2');
+    const forced = await api(server, 'PATCH', `${core(ns)}/m?fieldManager=fixer&force=true`, body, APPLY);
+    assert.equal(forced.status, 200, forced.text);
+    const entries = Object.fromEntries((forced.body.metadata.managedFields as Json[]).map((m) => [m.manager, [m.operation, m.apiVersion, Object.keys(m.fieldsV1).sort()]]));
+    assert.deepEqual(entries.fixer, ['Apply', 'v1', ['f:count', 'f:message']]);
+    assert.equal(entries.scheduler[1], EVENTS_V1);
+    assert.equal(entries.scheduler[2].includes('f:note'), false);
+    assert.ok(entries.scheduler[2].includes('f:regarding'));
+    // A non-apply core write takes fields from the group's manager the same way.
+    await api(server, 'POST', `${group(ns)}?fieldManager=scheduler`, groupEvent(ns, 'm2'));
+    const updated = await api(server, 'PATCH', `${core(ns)}/m2?fieldManager=editor`, { message: 'edited' }, MERGE);
+    const byManager = Object.fromEntries((updated.body.metadata.managedFields as Json[]).map((m) => [m.manager, Object.keys(m.fieldsV1)]));
+    assert.deepEqual(byManager.editor, ['f:message']);
+    assert.equal(byManager.scheduler.includes('f:note'), false);
+  });
+
   test('a core PUT of a missing event creates it; the group reads it', async () => {
     const ns = await namespace('ce-put');
     const r = await api(server, 'PUT', `${core(ns)}/made`, coreEvent(ns, 'made'));
