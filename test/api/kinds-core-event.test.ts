@@ -271,6 +271,32 @@ describe('one object, two groups', () => {
   });
 });
 
+describe('controllers', () => {
+  /** Polls `path` until it answers 404. */
+  async function gone(path: string): Promise<void> {
+    for (let i = 0; i < 100; i++) {
+      if ((await api(server, 'GET', path)).status === 404) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.fail(`${path} still exists`);
+  }
+
+  test('an owned core Event goes with its owner; a namespace goes with the events of both groups', async () => {
+    const ns = await namespace('ce-controllers');
+    const lease = (await api(server, 'POST', `/apis/coordination.orch.io/v1/namespaces/${ns}/leases`, { metadata: { name: 'owner' }, spec: {} })).body;
+    const ownerReferences = [{ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', name: 'owner', uid: lease.metadata.uid }];
+    assert.equal((await api(server, 'POST', core(ns), coreEvent(ns, 'owned', { metadata: { name: 'owned', ownerReferences } }))).status, 201);
+    await api(server, 'POST', group(ns), groupEvent(ns, 'kept'));
+    await api(server, 'DELETE', `/apis/coordination.orch.io/v1/namespaces/${ns}/leases/owner`);
+    await gone(`${core(ns)}/owned`);
+    assert.equal((await api(server, 'GET', `${core(ns)}/kept`)).status, 200);
+    await api(server, 'POST', core(ns), coreEvent(ns, 'legacy'));
+    await api(server, 'DELETE', `/api/v1/namespaces/${ns}`);
+    await gone(`/api/v1/namespaces/${ns}`);
+    assert.deepEqual((await api(server, 'GET', `/api/v1/events?fieldSelector=metadata.namespace=${ns}`)).body.items, []);
+  });
+});
+
 describe('field selectors', () => {
   test('every core field kubectl and controllers use, and the group keeps its own', async () => {
     const ns = await namespace('ce-fields');
