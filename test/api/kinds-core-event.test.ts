@@ -10,7 +10,7 @@ import { api, testServer } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 import { kubeConfigFor, loadClientNode } from '../support/client-node.ts';
 import { kubectl120, kubectlFor, newestKubectl } from '../support/kubectl.ts';
-import { decodeObject } from '../../src/wire/protobuf/index.ts';
+import { decodeObject, encodeObject } from '../../src/wire/protobuf/index.ts';
 
 const server = await testServer();
 const EVENTS_V1 = 'events.orch.io/v1';
@@ -471,15 +471,24 @@ describe('serving', () => {
     const decoded = decodeObject(Buffer.from(await list.arrayBuffer())) as unknown as Json;
     assert.equal(decoded.kind, 'EventList');
     assert.deepEqual(decoded.items[0].involvedObject, json.involvedObject);
+    // client-go's recorders send core Events as protobuf.
+    const body = encodeObject(coreEvent(ns, 'from-proto') as unknown as Parameters<typeof encodeObject>[0]);
+    const posted = await fetch(`${server.url}${core(ns)}`, { method: 'POST', headers: { 'Content-Type': 'application/vnd.orch.protobuf', Accept: 'application/json' }, body });
+    assert.equal(posted.status, 201, await posted.clone().text());
+    const viaGroup = (await api(server, 'GET', `${group(ns)}/from-proto`)).body;
+    assert.deepEqual([viaGroup.note, viaGroup.deprecatedCount, viaGroup.deprecatedSource, viaGroup.regarding.fieldPath], ['Container image pulled', 3, { component: 'kubelet', host: 'node-1' }, 'spec.containers{web}']);
   });
 });
 
 const k8s: typeof K8s = await loadClientNode();
+let kubernetesProfile: Promise<{ url: string }> | undefined;
+/** One server in the kubernetes naming profile for the tests that need Kubernetes' own names. */
+const kubernetesServer = () => (kubernetesProfile ??= testServer({ naming: 'kubernetes' }));
 
 for (const profile of ['orch', 'kubernetes'] as const) {
   describe(`client-node CoreV1Api (${profile} profile)`, () => {
     test('createNamespacedEvent and listNamespacedEvent with an involvedObject selector', async () => {
-      const s = profile === 'orch' ? server : await testServer({ naming: 'kubernetes' });
+      const s = profile === 'orch' ? server : await kubernetesServer();
       const coreApi = kubeConfigFor(k8s, s.url).makeApiClient(k8s.CoreV1Api);
       const ns = `ce-client-${profile}`;
       await coreApi.createNamespace({ body: { metadata: { name: ns } } });
@@ -576,3 +585,26 @@ for (const which of ['newest', '1.20'] as const) {
     });
   });
 }
+
+// Tables through kubectl need Kubernetes' wire names (meta.k8s.io Tables): the kubernetes profile.
+describe('kubectl get events prints the core Event columns (kubernetes profile)', () => {
+  for (const which of ['newest', '1.20'] as const) {
+    test(`kubectl ${which}: LAST SEEN, TYPE, REASON, OBJECT, MESSAGE; -o wide adds SUBOBJECT, SOURCE, FIRST SEEN, COUNT, NAME`, async () => {
+      const s = await kubernetesServer();
+      const ns = `ce-table-${which.replace('.', '-')}`;
+      await api(s, 'POST', '/api/v1/namespaces', { metadata: { name: ns } });
+      await api(s, 'POST', `/apis/events.k8s.io/v1/namespaces/${ns}/events`, { metadata: { name: 'from-group' }, eventTime: new Date().toISOString(), reportingController: 'k8s.io/test', reportingInstance: 'i', action: 'Check', reason: 'Checked', type: 'Warning', note: 'written through the group', regarding: { kind: 'Lease', namespace: ns, name: 'l' } });
+      const kubectl = kubectlFor(s, { bin: which === 'newest' ? newestKubectl() : kubectl120(), label: `core-event-table-${which}` });
+      const lines = (out: string) => out.trim().split('\n').map((l) => l.trim().split(/\s{2,}/));
+      const [head, row] = lines(await kubectl.ok(['get', 'events', '-n', ns]));
+      assert.deepEqual(head, ['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
+      assert.deepEqual(row!.slice(1), ['Warning', 'Checked', 'lease/l', 'written through the group']);
+      const [wideHead, wideRow] = lines(await kubectl.ok(['get', 'events', '-n', ns, '-o', 'wide']));
+      assert.deepEqual(wideHead, ['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'SUBOBJECT', 'SOURCE', 'MESSAGE', 'FIRST SEEN', 'COUNT', 'NAME']);
+      // No subobject: the cell is empty, so the split joins nothing across it.
+      assert.deepEqual(wideRow!.slice(1, 3), ['Warning', 'Checked']);
+      assert.ok(wideRow!.includes('k8s.io/test, i'), JSON.stringify(wideRow));
+      assert.deepEqual(wideRow!.slice(-2), ['1', 'from-group']);
+    });
+  }
+});
