@@ -1,9 +1,12 @@
 // Core v1 Event over real HTTP, served from the same storage as events.orch.io/v1 Event: each
 // group reads, lists, patches, applies, deletes and watches what the other wrote (same name, uid
 // and resourceVersion, fields mapped as Kubernetes converts them), core's own validation and field
-// selectors, Tables, discovery, protobuf, and client-node's CoreV1Api in both naming profiles.
+// selectors, managed fields per version, the garbage and namespace controllers, Tables, discovery,
+// OpenAPI, protobuf, client-node's CoreV1Api in both naming profiles, kubectl (newest and 1.20) and
+// the Python client.
 
 import { describe, test } from 'node:test';
+import { execFile } from 'node:child_process';
 import assert from 'node:assert/strict';
 import type * as K8s from '@kubernetes/client-node';
 import { api, testServer } from '../support/server.ts';
@@ -607,4 +610,29 @@ describe('kubectl get events prints the core Event columns (kubernetes profile)'
       assert.deepEqual(wideRow!.slice(-2), ['1', 'from-group']);
     });
   }
+});
+
+// The Python client's typed models require an involvedObject on every core Event it reads.
+describe('python3-kubernetes CoreV1Api (kubernetes profile)', () => {
+  test('create_namespaced_event, list_namespaced_event with a field selector, list_event_for_all_namespaces', async () => {
+    const s = await kubernetesServer();
+    await api(s, 'POST', '/api/v1/namespaces', { metadata: { name: 'ce-python' } });
+    await api(s, 'POST', '/apis/events.k8s.io/v1/namespaces/ce-python/events', { metadata: { name: 'group-written' }, eventTime: new Date().toISOString(), reportingController: 'k8s.io/test', reportingInstance: 'i', action: 'Check', reason: 'Checked', type: 'Normal', regarding: { kind: 'Lease', namespace: 'ce-python', name: 'l' } });
+    const script = [
+      'import sys, datetime',
+      'from kubernetes import client',
+      'c = client.Configuration(); c.host = sys.argv[1]',
+      'api = client.CoreV1Api(client.ApiClient(c))',
+      't = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)',
+      "made = api.create_namespaced_event('ce-python', client.CoreV1Event(metadata=client.V1ObjectMeta(name='py'), involved_object=client.V1ObjectReference(kind='Lease', name='l', namespace='ce-python'), reason='R', message='from python', type='Normal', count=1, first_timestamp=t, last_timestamp=t))",
+      'print(made.involved_object.name, made.message, made.last_timestamp.isoformat())',
+      "print(sorted(e.metadata.name for e in api.list_namespaced_event('ce-python', field_selector='involvedObject.kind=Lease').items))",
+      "print(sorted(e.reporting_component for e in api.list_event_for_all_namespaces(field_selector='metadata.namespace=ce-python').items))",
+    ].join('\n');
+    const python = process.env.PYTHON_FOR_KUBERNETES || '/usr/bin/python3';
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(python, ['-c', script, s.url], { timeout: 60_000, encoding: 'utf8' }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stdout}${stderr}`)) : resolve(stdout))),
+    );
+    assert.deepEqual(out.trim().split('\n'), ['l from python 2024-01-01T00:00:00+00:00', "['group-written', 'py']", "['', 'k8s.io/test']"]);
+  });
 });
