@@ -15,7 +15,10 @@ import { kubeConfigFor, loadClientNode } from '../support/client-node.ts';
 import { kubectl120, kubectlFor, newestKubectl } from '../support/kubectl.ts';
 import { decodeObject, encodeObject } from '../../src/wire/protobuf/index.ts';
 
+// Everything awaited before the first test is registered: a top-level await between
+// registrations lets a filtered run finish the file (and close its servers) too early.
 const server = await testServer();
+const k8s: typeof K8s = await loadClientNode();
 const EVENTS_V1 = 'events.orch.io/v1';
 const core = (ns: string) => `/api/v1/namespaces/${ns}/events`;
 const group = (ns: string) => `/apis/${EVENTS_V1}/namespaces/${ns}/events`;
@@ -483,7 +486,6 @@ describe('serving', () => {
   });
 });
 
-const k8s: typeof K8s = await loadClientNode();
 let kubernetesProfile: Promise<{ url: string }> | undefined;
 /** One server in the kubernetes naming profile for the tests that need Kubernetes' own names. */
 const kubernetesServer = () => (kubernetesProfile ??= testServer({ naming: 'kubernetes' }));
