@@ -132,6 +132,15 @@ export class RegistryStore {
     return this.json.encode(obj);
   }
 
+  /**
+   * A written object as reads return it: a kind kept in another kind's storage gets what its
+   * conversion adds (core Event's always-present fields) in every encoding of the response.
+   */
+  private served(obj: KObject): KObject {
+    const c = this.def.storedAs;
+    return c ? c.fromStorage(c.toStorage(obj)) : obj;
+  }
+
   /** The bytes just stored for an object a write returned, so its response needs no re-encoding. */
   private readonly written = new WeakMap<KObject, Uint8Array>();
 
@@ -464,14 +473,15 @@ export class RegistryStore {
       const key = this.keyFor(meta.namespace, meta.name!);
       if (opts.dryRun) {
         if (await this.storageCall(() => this.storage.get(key))) throw errors.alreadyExists(this.qualified, meta.name!);
-        return obj;
+        return this.served(obj);
       }
       try {
         const bytes = this.encode(obj);
         const kv = await this.storageCall(() => this.storage.create(key, bytes));
         obj.metadata.resourceVersion = String(kv.modRevision);
-        this.written.set(obj, bytes);
-        return obj;
+        const out = this.served(obj);
+        this.written.set(out, bytes);
+        return out;
       } catch (e) {
         if (!(e instanceof KeyExistsError)) throw e;
         if (!generated || attempt + 1 >= MAX_GENERATE_NAME_TRIES) {
@@ -563,13 +573,14 @@ export class RegistryStore {
       if (Buffer.compare(bytes, kv.value) === 0) return { object: old, created: false };
       if (opts.dryRun) {
         obj.metadata.resourceVersion = old.metadata.resourceVersion;
-        return { object: obj, created: false };
+        return { object: this.served(obj), created: false };
       }
       try {
         const written = await this.storageCall(() => this.storage.update(key, kv.modRevision, bytes));
         obj.metadata.resourceVersion = String(written.modRevision);
-        this.written.set(obj, bytes);
-        return { object: obj, created: false };
+        const out = this.served(obj);
+        this.written.set(out, bytes);
+        return { object: out, created: false };
       } catch (e) {
         if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
           if (requestedRv) throw errors.staleUpdate(this.qualified, name);

@@ -136,6 +136,14 @@ describe('one object, two groups', () => {
     assert.deepEqual(created.body.involvedObject, {});
     // Core always writes its structs and reporting strings, as Kubernetes does.
     assert.deepEqual([created.body.source, created.body.reportingComponent, created.body.reportingInstance], [{}, '', '']);
+    assert.deepEqual(Object.keys(created.body), ['apiVersion', 'kind', 'metadata', 'involvedObject', 'reason', 'source', 'reportingComponent', 'reportingInstance']);
+    // A dry run answers the same form, in JSON and YAML alike.
+    const dry = await api(server, 'POST', `${core(ns)}?dryRun=All`, { metadata: { name: 'bare-dry' }, reason: 'Started' });
+    assert.equal(dry.status, 201, dry.text);
+    assert.deepEqual(Object.keys(dry.body), Object.keys(created.body));
+    const yaml = await api(server, 'PATCH', `${core(ns)}/bare?dryRun=All`, { message: 'm' }, { ...MERGE, Accept: 'application/yaml' });
+    assert.match(yaml.text, /^involvedObject: \{\}$/m);
+    assert.equal((await api(server, 'GET', `${core(ns)}/bare-dry`)).status, 404);
     assert.equal('regarding' in (await api(server, 'GET', `${group(ns)}/bare`)).body, false);
     // A PUT of what was read changes nothing: same resourceVersion.
     const put = await api(server, 'PUT', `${core(ns)}/bare`, created.body);

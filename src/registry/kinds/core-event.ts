@@ -99,9 +99,10 @@ export function coreEventDefinition(n: Naming, gates: FeatureGates): KindDefinit
       return e as unknown as KObject;
     },
     fromStorage(o) {
-      const c = renaming.fromStorage(o) as Record<string, unknown>;
-      for (const [field, zero] of CORE_ZEROS) c[field] ??= structuredClone(zero);
-      return c as unknown as KObject;
+      // Zeros first, so the renaming puts them in core's field order.
+      const e = { ...o } as Record<string, unknown>;
+      for (const [field, zero] of STORED_ZEROS) e[field] ??= structuredClone(zero);
+      return renaming.fromStorage(e as unknown as KObject);
     },
   };
   const asStored = (o: KObject): EventObject => conversion.toStorage(o) as EventObject;
