@@ -55,7 +55,8 @@ export class GarbageCollector {
   }
 
   async start(): Promise<void> {
-    for (const store of this.stores) await this.watch(store);
+    // A kind kept in another kind's storage (core Event) shows the same objects: watched once.
+    for (const store of this.stores) if (!store.def.storedAs) await this.watch(store);
   }
 
   stop(): void {

@@ -80,6 +80,8 @@ const TYPE_NAMES: Record<string, string> = {
   'Event.regarding': 'ObjectReference',
   'Event.related': 'ObjectReference',
   'Event.deprecatedSource': 'EventSource',
+  'Event.involvedObject': 'ObjectReference',
+  'Event.source': 'EventSource',
   'IPAddressSpec.parentRef': 'ParentReference',
   'ServiceCIDRStatus.conditions': `${META}.Condition`,
   'RuntimeClass.overhead': 'Overhead',

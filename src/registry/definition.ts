@@ -118,6 +118,28 @@ export interface KindDefinition {
    * to it carries kube-apiserver's deprecation warning (deprecationWarning).
    */
   deprecatedIn?: string;
+  /**
+   * Served from another kind's storage (core v1 Event from the events group's): objects are
+   * converted on every write and read, so both kinds see the same objects with the same name, uid
+   * and resourceVersion. Absent: the kind stores objects in its own form under its own prefix.
+   */
+  storedAs?: StorageConversion;
+}
+
+/**
+ * How a kind is kept in another kind's storage: where, and a lossless pair of conversions between
+ * the two forms (whole objects, envelope included). Multi-version kinds use the same pair between
+ * a served version and the storage version.
+ */
+export interface StorageConversion {
+  group: string;
+  version: string;
+  kind: string;
+  resource: string;
+  /** The served form to the stored form; must not modify `obj`. */
+  toStorage(obj: KObject): KObject;
+  /** The stored form to the served form; must not modify `obj`. */
+  fromStorage(obj: KObject): KObject;
 }
 
 /** kube-apiserver's warning for a deprecated kind version: `v1 ComponentStatus is deprecated in v1.19+`. */
@@ -125,3 +147,9 @@ export const deprecationWarning = (d: Pick<KindDefinition, 'group' | 'version' |
   d.deprecatedIn ? `${apiVersionOf(d)} ${d.kind} is deprecated in v${d.deprecatedIn}+` : undefined;
 
 export const apiVersionOf = (d: Pick<KindDefinition, 'group' | 'version'>): string => (d.group ? `${d.group}/${d.version}` : d.version);
+
+/** `/registry/<group|core>/<resource>/`: where a kind's objects are kept (its storage kind's, when stored as another). */
+export function storagePrefix(d: Pick<KindDefinition, 'group' | 'resource' | 'storedAs'>): string {
+  const at = d.storedAs ?? d;
+  return `/registry/${at.group || 'core'}/${at.resource}/`;
+}

@@ -5,7 +5,7 @@
 // main resource of a kind with /status, everything but status through /status.
 
 import type { KObject } from '../machinery/meta.ts';
-import { FieldSet, makePath, updateManagedFields, applyConfig } from '../ssa/index.ts';
+import { FieldSet, makePath, updateManagedFields, applyConfig, type OtherVersion } from '../ssa/index.ts';
 import { nowTimestamp } from '../machinery/meta.ts';
 import { apiVersionOf, type KindDefinition } from './definition.ts';
 
@@ -43,13 +43,24 @@ export class FieldManager {
     return subresource === 'status' ? this.statusReset : undefined;
   }
 
+  /**
+   * Other versions (or groups) serving the same stored objects, whose managers' fields are
+   * compared in their own version (see StorageConversion).
+   */
+  private readonly otherVersions = new Map<string, OtherVersion>();
+
+  /** Objects of this kind are also served as `apiVersion`, with `schema`, converted by `convert`. */
+  addVersion(apiVersion: string, version: OtherVersion): void {
+    this.otherVersions.set(apiVersion, version);
+  }
+
   /** A non-apply write: `updated` gets its managedFields (never fails on ownership). */
   update(live: KObject | undefined, updated: KObject, manager: string, subresource?: string): KObject {
-    return updateManagedFields({ schema: this.def.schema, live, updated, manager, apiVersion: this.apiVersion, subresource, now: nowTimestamp(), resetFields: this.resetFor(subresource), structs: this.structs });
+    return updateManagedFields({ schema: this.def.schema, live, updated, manager, apiVersion: this.apiVersion, subresource, now: nowTimestamp(), resetFields: this.resetFor(subresource), structs: this.structs, otherVersions: this.otherVersions });
   }
 
   /** An apply: the merged object with managedFields; throws ApplyConflictError on conflicts. */
   apply(live: KObject | undefined, config: KObject, manager: string, force: boolean, subresource?: string): KObject {
-    return applyConfig({ schema: this.def.schema, live, config, manager, apiVersion: this.apiVersion, subresource, force, now: nowTimestamp(), resetFields: this.resetFor(subresource), structs: this.structs });
+    return applyConfig({ schema: this.def.schema, live, config, manager, apiVersion: this.apiVersion, subresource, force, now: nowTimestamp(), resetFields: this.resetFor(subresource), structs: this.structs, otherVersions: this.otherVersions });
   }
 }

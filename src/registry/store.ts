@@ -10,12 +10,13 @@ import { decodeContinue, encodeContinue } from '../machinery/continue-token.ts';
 import { generateName, nowTimestamp, type KObject } from '../machinery/meta.ts';
 import { errors, StatusError, successStatus, type QualifiedResource, type StatusBody } from '../machinery/status.ts';
 import { parseResourceVersion, type ListOptions } from '../machinery/list-options.ts';
-import { apiVersionOf, type KindDefinition, type SubresourceDefinition } from './definition.ts';
+import { apiVersionOf, storagePrefix, type KindDefinition, type SubresourceDefinition } from './definition.ts';
 import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
 import type { Admission } from './admission.ts';
 import { EncodedObject } from './encoded.ts';
 import { FieldManager } from './field-manager.ts';
 import { StoredJson } from './stored-json.ts';
+import { ConvertedJson, type ObjectCodec } from './converted-json.ts';
 import type { DeclarativeValidation } from '../machinery/declarative-validation.ts';
 import { encodeObject } from '../wire/protobuf/index.ts';
 
@@ -89,13 +90,23 @@ export class RegistryStore {
     this.def = def;
     this.qualified = { group: def.group, resource: def.resource };
     this.apiVersion = apiVersionOf(def);
-    this.prefix = `/registry/${def.group || 'core'}/${def.resource}/`;
-    this.json = new StoredJson(this.apiVersion, def.kind);
+    this.prefix = storagePrefix(def);
+    this.json = def.storedAs ? new ConvertedJson(this.apiVersion, def.kind, def.storedAs) : new StoredJson(this.apiVersion, def.kind);
     this.fields = new FieldManager(def);
   }
 
   /** Field ownership (managedFields) of writes to this kind. */
   readonly fields: FieldManager;
+
+  /**
+   * `other` serves the objects this store serves (the same storage, another group or version):
+   * managers recorded through it keep their fields when compared in its version.
+   */
+  sharesStorageWith(other: RegistryStore): void {
+    const toStored = (o: KObject): KObject => this.def.storedAs?.toStorage(o) ?? o;
+    const fromStored = (o: KObject): KObject => other.def.storedAs?.fromStorage(o) ?? o;
+    this.fields.addVersion(other.apiVersion, { schema: other.def.schema, convert: (o) => fromStored(toStored(o)) });
+  }
 
   keyFor(namespace: string | undefined, name: string): string {
     return this.def.namespaced ? `${this.prefix}${namespace}/${name}` : `${this.prefix}${name}`;
@@ -107,7 +118,7 @@ export class RegistryStore {
 
   // ---- encoding ----
 
-  private readonly json: StoredJson;
+  private readonly json: ObjectCodec;
 
   encoded(kv: KeyValue, revision = kv.modRevision): EncodedObject {
     return this.json.encoded(kv, revision);
@@ -119,6 +130,15 @@ export class RegistryStore {
 
   private encode(obj: KObject): Uint8Array {
     return this.json.encode(obj);
+  }
+
+  /**
+   * A written object as reads return it: a kind kept in another kind's storage gets what its
+   * conversion adds (core Event's always-present fields) in every encoding of the response.
+   */
+  private served(obj: KObject): KObject {
+    const c = this.def.storedAs;
+    return c ? c.fromStorage(c.toStorage(obj)) : obj;
   }
 
   /** The bytes just stored for an object a write returned, so its response needs no re-encoding. */
@@ -455,14 +475,15 @@ export class RegistryStore {
       if (opts.dryRun) {
         const held = await this.storageCall(() => this.storage.get(key));
         if (held) throw this.nameTaken(held, meta.name!);
-        return obj;
+        return this.served(obj);
       }
       try {
         const bytes = this.encode(obj);
         const kv = await this.storageCall(() => this.storage.create(key, bytes));
         obj.metadata.resourceVersion = String(kv.modRevision);
-        this.written.set(obj, bytes);
-        return obj;
+        const out = this.served(obj);
+        this.written.set(out, bytes);
+        return out;
       } catch (e) {
         if (!(e instanceof KeyExistsError)) throw e;
         if (!generated || attempt + 1 >= MAX_GENERATE_NAME_TRIES) {
@@ -566,13 +587,14 @@ export class RegistryStore {
       if (Buffer.compare(bytes, kv.value) === 0) return { object: old, created: false };
       if (opts.dryRun) {
         obj.metadata.resourceVersion = old.metadata.resourceVersion;
-        return { object: obj, created: false };
+        return { object: this.served(obj), created: false };
       }
       try {
         const written = await this.storageCall(() => this.storage.update(key, kv.modRevision, bytes));
         obj.metadata.resourceVersion = String(written.modRevision);
-        this.written.set(obj, bytes);
-        return { object: obj, created: false };
+        const out = this.served(obj);
+        this.written.set(out, bytes);
+        return { object: out, created: false };
       } catch (e) {
         if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
           if (requestedRv) throw errors.staleUpdate(this.qualified, name);

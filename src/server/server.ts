@@ -18,7 +18,7 @@ import { alwaysAllow, type Authorizer } from '../auth/authz/authorizer.ts';
 import { errors, StatusError } from '../machinery/status.ts';
 import { RegistryStore } from '../registry/store.ts';
 import { namespaceLifecycle } from '../registry/admission.ts';
-import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
+import { apiVersionOf, storagePrefix, type KindDefinition } from '../registry/definition.ts';
 import { builtinKinds } from '../registry/kinds/index.ts';
 import { ApiRouter } from '../endpoints/router.ts';
 import { writeRawJson } from '../endpoints/respond.ts';
@@ -168,17 +168,28 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
       throw e;
     }
   });
+  // Kinds kept in another kind's storage (core Event) share that prefix's cache.
+  const cacheByPrefix = new Map<string, WatchCache>();
   for (const def of defs) {
-    const prefix = `/registry/${def.group || 'core'}/${def.resource}/`;
-    const cache = await openWatchCache(backend, {
-      prefix,
-      retentionMs: opts.watchCacheRetentionMs,
-      // With the gate off, consistent reads always go to storage.
-      ...(featureGates.ConsistentListFromCache ? {} : { consistentReadsFromCache: false }),
-    });
-    caches.push(cache);
-    cleanups.push(() => cache.close());
+    const prefix = storagePrefix(def);
+    let cache = cacheByPrefix.get(prefix);
+    if (!cache) {
+      const opened = await openWatchCache(backend, {
+        prefix,
+        retentionMs: opts.watchCacheRetentionMs,
+        // With the gate off, consistent reads always go to storage.
+        ...(featureGates.ConsistentListFromCache ? {} : { consistentReadsFromCache: false }),
+      });
+      cache = opened;
+      cacheByPrefix.set(prefix, opened);
+      caches.push(opened);
+      cleanups.push(() => opened.close());
+    }
     const store = new RegistryStore(def, cache, naming, admission, declarative);
+    for (const sibling of stores.filter((st) => st.prefix === store.prefix)) {
+      sibling.sharesStorageWith(store);
+      store.sharesStorageWith(sibling);
+    }
     stores.push(store);
     if (def.group === '' && def.resource === 'namespaces') namespaceStore = store;
   }

@@ -32,7 +32,7 @@ import {
   type ManagedFieldsEntry,
   type VersionedSet,
 } from './managers.ts';
-import { applyOwnership, updateOwnership, type ManagerSets, type UpdaterContext } from './updater.ts';
+import { applyOwnership, updateOwnership, type ManagerSets, type UpdaterContext, type VersionView } from './updater.ts';
 import { compareTyped, defaultEmptyObject, toFieldSet, typeOf } from './typed.ts';
 import { cloneJson, goJson, isJsonMap, valuesEqual, type JsonMap, type JsonValue } from './value.ts';
 
@@ -94,6 +94,11 @@ interface CommonArgs {
   structs?: FieldSet;
   /** Versions that can still be read; managers recorded at others are dropped. Default: all. */
   isKnownVersion?: (apiVersion: string) => boolean;
+  /**
+   * Other versions the same objects are served at (`apiVersion` → their schema and the conversion
+   * of an object from this version): managers recorded there are compared in their own version.
+   */
+  otherVersions?: ReadonlyMap<string, OtherVersion>;
   /** Default 10. */
   maxUpdateManagers?: number;
 }
@@ -122,7 +127,25 @@ function context(a: CommonArgs): UpdaterContext {
     ignored: a.resetFields && !a.resetFields.isEmpty() ? a.resetFields : undefined,
     structs: a.structs && !a.structs.isEmpty() ? a.structs : undefined,
     isKnownVersion: a.isKnownVersion ?? (() => true),
+    ...(a.otherVersions?.size ? { otherVersions: versionViews(a.otherVersions) } : {}),
   };
+}
+
+export interface OtherVersion {
+  schema: Schema;
+  convert(obj: KObject): KObject;
+}
+
+const views = new WeakMap<ReadonlyMap<string, OtherVersion>, ReadonlyMap<string, VersionView>>();
+
+/** The versions' types, built once per map (a store passes the same map on every write). */
+function versionViews(versions: ReadonlyMap<string, OtherVersion>): ReadonlyMap<string, VersionView> {
+  let v = views.get(versions);
+  if (!v) {
+    v = new Map([...versions].map(([apiVersion, o]) => [apiVersion, { type: typeOf(o.schema), convert: (obj: JsonValue) => o.convert(obj as unknown as KObject) as unknown as JsonValue }]));
+    views.set(versions, v);
+  }
+  return v;
 }
 
 /** The object without metadata.managedFields, copied only as deep as needed. */

@@ -1,7 +1,9 @@
 // The ownership bookkeeping of writes (the reference's merge/update.go Updater): which managers
 // lose fields a write changed or removed, the conflicts an apply meets, and the pruning of fields
-// an applier stopped applying. All versions share one schema here, so conversion between versions
-// is the identity; managers at versions the server no longer knows are dropped, as the reference
+// an applier stopped applying. Managers recorded at another version of the same objects (another
+// group serving them: core and events.k8s.io Events) are compared in their own version, through
+// the conversion the context is given; other versions share one schema, so conversion between them
+// is the identity. Managers at versions the server no longer knows are dropped, as the reference
 // drops managers whose version it cannot convert to.
 
 import { FieldSet } from './fieldpath.ts';
@@ -22,7 +24,17 @@ export interface UpdaterContext {
    */
   readonly structs?: FieldSet;
   readonly isKnownVersion: (apiVersion: string) => boolean;
+  /** Other versions the same objects are served at, with their types and conversions. */
+  readonly otherVersions?: ReadonlyMap<string, VersionView>;
 }
+
+/** Another version of the objects being written: its type, and the conversion from this version. */
+export interface VersionView {
+  readonly type: TypeNode;
+  convert(obj: JsonValue): JsonValue;
+}
+
+const viewOf = (ctx: UpdaterContext, apiVersion: string): VersionView | undefined => (apiVersion === ctx.version ? undefined : ctx.otherVersions?.get(apiVersion));
 
 export type ManagerSets = Map<string, VersionedSet>;
 
@@ -43,7 +55,7 @@ export function reconcileManagers(ctx: UpdaterContext, managers: ManagerSets): M
   const out: ManagerSets = new Map();
   for (const [id, vs] of managers) {
     if (!ctx.isKnownVersion(vs.apiVersion)) continue;
-    const r = reconcileCached(vs.set, ctx.type);
+    const r = reconcileCached(vs.set, viewOf(ctx, vs.apiVersion)?.type ?? ctx.type);
     out.set(id, r ? newVersionedSet(r, vs.apiVersion, vs.applied) : vs);
   }
   return out;
@@ -72,28 +84,39 @@ export function takeOwnership(
 ): { managers: ManagerSets; compare: Comparison } {
   // Equal values compare as no change at all; skip the walk that would find nothing.
   const compare = same ? noChange() : withoutStructs(exclude(compareTyped(ctx.type, oldObj, newObj), ctx.ignored), ctx.structs);
-  const changed = compare.modified.union(compare.added);
+  // Managers of another version see the change in that version, compared once per version.
+  const byVersion = new Map<string, { changed: FieldSet; removed: FieldSet }>([[ctx.version, { changed: compare.modified.union(compare.added), removed: compare.removed }]]);
+  const changeIn = (apiVersion: string): { changed: FieldSet; removed: FieldSet } => {
+    const view = viewOf(ctx, apiVersion);
+    if (!view) return byVersion.get(ctx.version)!;
+    let c = byVersion.get(apiVersion);
+    if (!c) {
+      const cmp = same ? noChange() : compareTyped(view.type, view.convert(oldObj), view.convert(newObj));
+      byVersion.set(apiVersion, (c = { changed: cmp.modified.union(cmp.added), removed: cmp.removed }));
+    }
+    return c;
+  };
   const conflicts: ConflictSets = new Map();
-  const removedFrom: string[] = [];
-  const anyRemoved = !compare.removed.isEmpty();
+  const removedFrom: [string, FieldSet][] = [];
   for (const [id, vs] of managers) {
     if (id === workflow) continue;
     if (!ctx.isKnownVersion(vs.apiVersion)) {
       managers.delete(id);
       continue;
     }
+    const { changed, removed } = changeIn(vs.apiVersion);
     const c = vs.set.intersection(changed);
     if (!c.isEmpty()) conflicts.set(id, { set: c, apiVersion: vs.apiVersion });
-    if (anyRemoved) removedFrom.push(id);
+    if (!removed.isEmpty()) removedFrom.push([id, removed]);
   }
   if (!force && conflicts.size > 0) throw ApplyConflictError.fromSets(conflicts);
   for (const [id, { set }] of conflicts) {
     const vs = managers.get(id)!;
     managers.set(id, newVersionedSet(vs.set.difference(set), vs.apiVersion, vs.applied));
   }
-  for (const id of removedFrom) {
+  for (const [id, removed] of removedFrom) {
     const vs = managers.get(id)!;
-    const next = vs.set.difference(compare.removed);
+    const next = vs.set.difference(removed);
     if (!next.equals(vs.set)) managers.set(id, newVersionedSet(next, vs.apiVersion, vs.applied));
   }
   for (const [id, vs] of managers) if (vs.set.isEmpty()) managers.delete(id);

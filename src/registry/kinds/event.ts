@@ -41,7 +41,7 @@ interface EventSource {
 }
 
 /** An Event as decoded: the schema has checked the types; absent and null both mean unset. */
-interface EventObject extends KObject {
+export interface EventObject extends KObject {
   eventTime?: string | null;
   series?: EventSeries | null;
   reportingController?: string | null;
@@ -218,7 +218,7 @@ function goTimeString(i: Instant | undefined): string {
  * Times as Kubernetes stores and returns them (MicroTime with six fraction digits in UTC, Time in
  * whole UTC seconds), and no explicit nulls: an unset field is absent.
  */
-function normalizeEvent(e: EventObject): void {
+export function normalizeEvent(e: EventObject): void {
   const top = e as Record<string, unknown>;
   for (const k of Object.keys(top)) if (top[k] === null) delete top[k];
   for (const k of ['series', 'regarding', 'related', 'deprecatedSource'] as const) {
@@ -256,9 +256,10 @@ const isSet = (v: unknown): boolean => v !== undefined && v !== null;
  * The rules every event passes (legacyValidateEvent). An event with an eventTime is a new-style
  * event: its reporting fields, action and reason are required and bounded, and it may name no
  * regarding namespace only in the default or the system namespace. An event without one is
- * checked only for namespace agreement with `regarding`.
+ * checked only for namespace agreement with `regarding`. `reportingPath` names the reporting
+ * controller as the request's version does (core v1 calls it reportingComponent).
  */
-function validateEventCommon(e: EventObject, systemNamespace: string): FieldError[] {
+export function validateEventCommon(e: EventObject, systemNamespace: string, reportingPath = 'reportingController'): FieldError[] {
   const errs: FieldError[] = [];
   const namespace = e.metadata.namespace ?? '';
   const regardingNamespace = text(regardingOf(e).namespace);
@@ -273,8 +274,8 @@ function validateEventCommon(e: EventObject, systemNamespace: string): FieldErro
   }
   if (regardingNamespace === '' && namespace !== 'default' && namespace !== systemNamespace) errs.push(mismatch());
   const controller = text(e.reportingController);
-  if (controller === '') errs.push(fieldError.required('reportingController'));
-  for (const m of qualifiedName(controller)) errs.push(fieldError.invalid('reportingController', controller, m));
+  if (controller === '') errs.push(fieldError.required(reportingPath));
+  for (const m of qualifiedName(controller)) errs.push(fieldError.invalid(reportingPath, controller, m));
   const bounded = (path: string, v: string | null | undefined, limit: number): void => {
     if (byteLength(v) === 0) errs.push(fieldError.required(path));
     if (byteLength(v) > limit) errs.push(fieldError.invalid(path, '', `can have at most ${limit} characters`));
@@ -417,7 +418,7 @@ function sourceCell(e: EventObject): string {
 }
 
 /** Kubernetes prints events.k8s.io events with the core Event columns. */
-const eventColumns: readonly PrinterColumn[] = [
+export const eventColumns: readonly PrinterColumn[] = [
   { name: 'Last Seen', type: 'string', description: 'The time at which the most recent occurrence of this event was recorded.', value: (o, now) => lastSeen(asEvent(o), now) },
   { name: 'Type', type: 'string', description: 'Type of this event (Normal, Warning), new types could be added in the future', value: (o) => text(asEvent(o).type) },
   {

@@ -5,6 +5,7 @@ import type { FeatureGates } from '../../server/feature-gates.ts';
 import type { KindDefinition } from '../definition.ts';
 import { apiServiceDefinition } from './api-service.ts';
 import { componentStatusDefinition, type ComponentProbe } from './component-status.ts';
+import { coreEventDefinition } from './core-event.ts';
 import { eventDefinition } from './event.ts';
 import { ipAddressDefinition } from './ip-address.ts';
 import { leaseCandidateDefinition } from './lease-candidate.ts';
@@ -26,6 +27,7 @@ export function builtinKinds(naming: Naming, gates: FeatureGates, env: KindEnvir
     namespaceDefinition(naming),
     componentStatusDefinition(() => env.componentHealth()),
     nodeDefinition(naming),
+    coreEventDefinition(naming, gates),
     leaseDefinition(naming, gates),
     leaseCandidateDefinition(naming, gates),
     eventDefinition(naming, gates),
