@@ -248,8 +248,11 @@ describe('kubectl, every kind', () => {
       await settled(c, name);
       const got = JSON.parse(await ok(['get', target, '-o', 'json'])) as Obj;
       assert.equal(got.metadata?.name, name);
-      const table = await ok(['get', c.resource]);
-      assert.match(table, new RegExp(`^${name.replace(/[.:]/g, '\\$&')}\\s`, 'm'));
+      // Event rows (Kubernetes' columns: LAST SEEN, TYPE, REASON, OBJECT, MESSAGE) name the event
+      // only in the last column of -o wide.
+      const escaped = name.replace(/[.:]/g, '\\$&');
+      if (c.kind === 'Event') assert.match(await ok(['get', c.resource, '-o', 'wide']), new RegExp(`\\s${escaped}$`, 'm'));
+      else assert.match(await ok(['get', c.resource]), new RegExp(`^${escaped}\\s`, 'm'));
       await ok(['patch', target, '--type=merge', '-p', JSON.stringify(c.patch)]);
       const afterPatch = (await api(server, 'GET', pathOf(c, name))).body as Obj;
       assert.equal(c.patched(afterPatch), c.patched({ ...afterPatch, ...c.patch } as Obj));
