@@ -128,8 +128,18 @@ const YAML_1_1 = {
   version: '1.1',
   prettyErrors: false,
   customTags: (tags: Tags) =>
-    tags.filter((t) => (typeof t === 'string' ? !['timestamp', 'intTime', 'floatTime'].includes(t) : t.tag !== 'tag:yaml.org,2002:timestamp' && t.format !== 'TIME')),
+    tags
+      .filter((t) => (typeof t === 'string' ? !['timestamp', 'intTime', 'floatTime'].includes(t) : t.tag !== 'tag:yaml.org,2002:timestamp' && t.format !== 'TIME'))
+      .map((t) => (typeof t !== 'string' && t.tag === FLOAT_TAG && t.test ? { ...t, test: t.format === 'EXP' ? FLOAT_EXP : t.test.test('.5') ? FLOAT_FRACTION : t.test } : t)),
 } as const;
+
+/**
+ * Floats need a digit, as in Kubernetes' YAML library: `e1`, `.e1` and `.` are strings there, where
+ * the YAML 1.1 patterns of the `yaml` package read them as NaN (so `name: e1` failed as a number).
+ */
+const FLOAT_TAG = 'tag:yaml.org,2002:float';
+const FLOAT_EXP = /^[-+]?(?:\.[0-9][0-9_]*|[0-9][0-9_]*(?:\.[0-9_]*)?)[eE][-+]?[0-9]+$/;
+const FLOAT_FRACTION = /^[-+]?(?:\.[0-9][0-9_]*|[0-9][0-9_]*\.[0-9_]*)$/;
 
 /**
  * A YAML request body as kube-apiserver reads it (YAML 1.1, as its YAML library): the value, and

@@ -83,6 +83,17 @@ describe('YAML request bodies', () => {
     assert.deepEqual(got.metadata.annotations, { day: '2026-01-02', clock: '1:20', octal: '0777' });
   });
 
+  test('a float needs a digit, as Kubernetes reads YAML: e1, .e1 and . are strings; 1e1 and .5 are numbers', async () => {
+    const body = 'apiVersion: coordination.orch.io/v1\nkind: Lease\nmetadata:\n  name: e1\n  annotations: {a: .e1, b: ., c: -e1}\nspec:\n  holderIdentity: E5\n  leaseDurationSeconds: 1e1\n';
+    const c = await raw('POST', LEASES, body, { 'Content-Type': 'application/yaml' });
+    assert.equal(c.status, 201, c.text);
+    const got = JSON.parse(c.text);
+    assert.equal(got.metadata.name, 'e1');
+    assert.deepEqual(got.metadata.annotations, { a: '.e1', b: '.', c: '-e1' });
+    assert.equal(got.spec.holderIdentity, 'E5');
+    assert.equal(got.spec.leaseDurationSeconds, 10);
+  });
+
   test('duplicate keys: a warning by default, 400 with fieldValidation=Strict (nothing stored)', async () => {
     const body = 'apiVersion: coordination.orch.io/v1\nkind: Lease\nmetadata:\n  name: NAME\nspec:\n  holderIdentity: a\n  holderIdentity: b\n';
     const warned = await raw('POST', LEASES, body.replace('NAME', 'y3'), { 'Content-Type': 'application/yaml' });
