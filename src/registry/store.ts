@@ -3,7 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Naming } from '../naming.ts';
-import { CompactedError, ConflictError, FutureRevisionError, KeyExistsError, KeyNotFoundError, UnavailableError, WatcherTooSlowError } from '../storage/errors.ts';
+import { CompactedError, ConflictError, FutureRevisionError, InsufficientStorageError, KeyExistsError, KeyNotFoundError, UnavailableError, WatcherTooSlowError } from '../storage/errors.ts';
 import type { KeyValue, Watch, WatchEvent } from '../storage/interface.ts';
 import type { WatchCache } from '../storage/cache/watch-cache.ts';
 import { decodeContinue, encodeContinue } from '../machinery/continue-token.ts';
@@ -334,6 +334,7 @@ export class RegistryStore {
       if (e instanceof CompactedError) throw continued ? errors.continueExpired() : errors.tooOld(e.requestedRevision, e.compactRevision);
       if (e instanceof FutureRevisionError) throw errors.tooLargeResourceVersion(e.requestedRevision, e.currentRevision);
       if (e instanceof UnavailableError) throw errors.unavailable(`storage is unavailable: ${e.message}`);
+      if (e instanceof InsufficientStorageError) throw errors.insufficientStorage(e.message);
       throw e;
     }
   }

@@ -17,6 +17,7 @@
 // with a synchronous flush, so an acknowledged write survives a crash.
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 import { mkdirSync } from 'node:fs';
+import { statfs } from 'node:fs/promises';
 import type {
   BackendHealth,
   DeleteResult,
@@ -34,6 +35,7 @@ import {
   CompactedError,
   ConflictError,
   FutureRevisionError,
+  InsufficientStorageError,
   KeyExistsError,
   KeyNotFoundError,
   UnavailableError,
@@ -103,10 +105,12 @@ export class LmdbStorage implements Storage {
   private readonly retentionMs: number;
   private readonly compactionBatch: number;
   private compactionTimer?: NodeJS.Timeout;
+  private readonly path: string;
   private compacting?: Promise<void>;
   private closed = false;
 
   constructor(opts: LmdbStorageOptions) {
+    this.path = opts.path;
     this.env = open({
       path: opts.path,
       // Commits are synced before their promise resolves: acknowledged means durable.
@@ -211,8 +215,14 @@ export class LmdbStorage implements Storage {
     let failure: unknown;
     let lastRev = 0;
     let result: T | undefined;
+    let mine: WatchEvent[] = [];
     try {
       result = await this.env.transaction(() => {
+        ignoreCommitFailure(this.env);
+        // The revision comes from the transaction itself, not from memory: after a failed commit
+        // the revisions it had taken are free again, and the next transaction must reuse them.
+        this.assigned = this.meta.get(META_REVISION) ?? 1;
+        const before = this.unpublished.length;
         try {
           const r = fn(Date.now());
           lastRev = this.assigned;
@@ -220,14 +230,18 @@ export class LmdbStorage implements Storage {
         } catch (err) {
           failure = err;
           return undefined;
+        } finally {
+          mine = this.unpublished.slice(before);
         }
       });
     } catch (err) {
-      // A failed commit (disk full, I/O error) leaves revisions assigned in memory that never
-      // reached the disk: the only safe state is closed, so nobody reads a revision that lied.
-      this.closed = true;
-      this.watchers.closeAll(new UnavailableError(`storage commit failed: ${(err as Error).message}`));
-      throw new UnavailableError(`storage commit failed: ${(err as Error).message}`);
+      // Nothing of this transaction reached the disk: forget its events and report why. The store
+      // stays open, so reads and watches go on and writes work again once space is freed.
+      if (mine.length) {
+        const dropped = new Set(mine);
+        this.unpublished = this.unpublished.filter((e) => !dropped.has(e));
+      }
+      throw await commitFailure(err, this.path);
     }
     if (failure !== undefined) throw failure;
     this.publishUpTo(lastRev);
@@ -238,7 +252,8 @@ export class LmdbStorage implements Storage {
     if (rev <= this.published) return;
     let n = 0;
     while (n < this.unpublished.length && this.unpublished[n].revision <= rev) n++;
-    const batch = this.unpublished.splice(0, n);
+    // Events of a failed transaction whose revisions a later one reused are never published.
+    const batch = this.unpublished.splice(0, n).filter((e) => e.revision > this.published);
     this.published = rev;
     this.watchers.publish(batch, rev);
   }
@@ -425,7 +440,23 @@ export class LmdbStorage implements Storage {
   private async compactTo(target: number): Promise<void> {
     let done = false;
     while (!done && !this.closed) {
-      await this.env.transaction(() => {
+      try {
+        await this.compactBatch(target).then((d) => (done = d));
+      } catch (err) {
+        // The batch was not committed: its entries are still there, so the next compaction must
+        // start where the committed state says, not where this attempt got to.
+        this.compacted = this.meta.get(META_COMPACTED) ?? 0;
+        throw await commitFailure(err, this.path);
+      }
+    }
+  }
+
+  /** Remove one batch of superseded history; true when the target is reached. */
+  private compactBatch(target: number): Promise<boolean> {
+    let done = false;
+    return this.env
+      .transaction(() => {
+        ignoreCommitFailure(this.env);
         let n = 0;
         let last = this.compacted;
         const range = this.log.getRange({ start: this.compacted + 1, end: target, inclusiveEnd: true, limit: this.compactionBatch });
@@ -447,8 +478,8 @@ export class LmdbStorage implements Storage {
         // Readers check this before reading; raising it inside the transaction means nobody reads
         // history that this transaction is removing.
         this.compacted = compacted;
-      });
-    }
+      })
+      .then(() => done);
   }
 
   /** Compact away everything older than the retention window. */
@@ -483,4 +514,34 @@ export class LmdbStorage implements Storage {
     this.watchers.closeAll(new UnavailableError('storage is closed'));
     await this.env.close();
   }
+}
+
+/**
+ * lmdb-js rejects a promise of its own batch when a commit fails, and nobody else holds it: left
+ * alone it is an unhandled rejection, which ends the process. The failure reaches the writer
+ * through its transaction's promise; this one is only silenced.
+ */
+function ignoreCommitFailure(env: RootDatabase): void {
+  void (env.committed as PromiseLike<unknown>).then(undefined, () => {});
+}
+
+/** MDB_MAP_FULL: the environment's map size is reached. */
+const MDB_MAP_FULL = -30792;
+
+/**
+ * The error a failed commit is reported as. LMDB reports a short write on a full disk as EIO, so
+ * EIO counts as "full" when the filesystem has (next to) no room left.
+ */
+async function commitFailure(err: unknown, path: string): Promise<Error> {
+  const cause = (err as { commitError?: Promise<unknown> }).commitError;
+  const detail = cause ? await cause.then(() => undefined, (e: unknown) => e) : err;
+  const code = (detail as { code?: unknown } | undefined)?.code;
+  const message = detail instanceof Error ? detail.message : String(detail ?? err);
+  let full = code === 'ENOSPC' || code === 28 || code === 'EDQUOT' || code === 122 || code === MDB_MAP_FULL;
+  if (!full && (code === 5 || code === 'EIO')) {
+    const fs = await statfs(path).catch(() => undefined);
+    full = fs !== undefined && fs.bavail * fs.bsize < 8 * 1024 * 1024;
+  }
+  if (full) return new InsufficientStorageError(`the storage has no space left for this write (${message}); free disk space to accept writes again`);
+  return new UnavailableError(`storage commit failed: ${message}`);
 }
