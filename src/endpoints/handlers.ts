@@ -32,6 +32,9 @@ export interface ResourceTarget {
   subresource?: SubresourceDefinition;
 }
 
+/** Bytes a watch may have written but not yet sent to its client (about the largest event, twice). */
+const MAX_WATCH_UNSENT_BYTES = 16 * 1024 * 1024;
+
 /** Open watches, so shutdown can end them cleanly. */
 export interface WatchRegistry {
   add(end: () => void): () => void;
@@ -164,7 +167,15 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   const write = (text: string | Buffer): boolean => {
     if (ended) return true;
     start();
-    return res.write(text);
+    const ok = res.write(text);
+    // The store stops writing when the socket backs up, so only a client that stopped reading
+    // gets here: end its watch (it starts over, as with kube-apiserver) and free what it holds.
+    if (!ok && res.writableLength > MAX_WATCH_UNSENT_BYTES)
+      queueMicrotask(() => {
+        finish();
+        res.destroy();
+      });
+    return ok;
   };
   // The store may end the watch (e.g. 410) before the stream below is set up: remember that.
   let endRequested = false;

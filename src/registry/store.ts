@@ -68,6 +68,8 @@ export interface WatchSink {
 }
 
 const MAX_GENERATE_NAME_TRIES = 8;
+/** Bytes of initial watch events one watcher writes per event-loop turn. */
+const REPLAY_BYTES_PER_TURN = 64 * 1024;
 /** Items fetched per storage read while filling a page through selectors. */
 const SELECTOR_PAGE = 500;
 
@@ -367,6 +369,11 @@ export class RegistryStore {
   /**
    * Watch the store. `bookmark()` asks for a progress bookmark now (sent when the revision moved
    * past what the watch has sent), e.g. just before the watch times out.
+   *
+   * Nothing is written faster than the client reads: the initial objects are encoded one at a time
+   * as the sink drains, and when the sink is backed up the rest of an event batch waits here while
+   * the watch cache queues what follows (boundedly: past its bound the watch ends and the client
+   * starts over, as with kube-apiserver's slow watchers).
    */
   async watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink): Promise<Watch & { bookmark(): void }> {
     const prefix = this.prefixFor(namespace);
@@ -377,12 +384,36 @@ export class RegistryStore {
     const rv = rvText ? parseResourceVersion(rvText) : 0;
     const initial = opts.sendInitialEvents ?? (rvText === '' || rv === 0);
     let after = rv;
+    /** What must go out before any event: the initial objects, then the end-of-initial bookmark. */
+    let backlog: (() => boolean)[] = [];
+    /** The backlog stopped for its turn's budget, not for backpressure: go on in the next turn. */
+    let yieldTurn = false;
     if (initial) {
       const listOpts: ListOptions = { ...opts, limit: undefined, continue: undefined, resourceVersionMatch: rv > 0 ? 'NotOlderThan' : undefined };
-      const list = await this.listEncoded(namespace, listOpts);
-      for (const item of list.items) sink.send('ADDED', item);
+      const list = await this.listKeyValues(namespace, listOpts);
       after = Number(list.metadata.resourceVersion);
-      if (opts.sendInitialEvents && opts.allowWatchBookmarks) sink.send('BOOKMARK', bookmark(after, { [this.naming.annotation('initial-events-end')]: 'true' }));
+      const items = list.items;
+      let next = 0;
+      const sendItems = (): boolean => {
+        // The socket may take megabytes before it pushes back: yield now and then, so a crowd of
+        // new watchers cannot hold the event loop.
+        let budget = REPLAY_BYTES_PER_TURN;
+        while (next < items.length) {
+          const obj = this.encoded(items[next++]);
+          budget -= obj.byteLength();
+          if (!sink.send('ADDED', obj)) return next >= items.length;
+          if (budget <= 0 && next < items.length) {
+            yieldTurn = true;
+            return false;
+          }
+        }
+        return true;
+      };
+      backlog = items.length ? [sendItems] : [];
+      if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
+        const end = after;
+        backlog.push(() => sink.send('BOOKMARK', bookmark(end, { [this.naming.annotation('initial-events-end')]: 'true' })));
+      }
     } else if (rv > this.storage.revision) {
       // A version from the future: wait for it. Events up to it are skipped below either way.
       await this.storage.waitForRevision(rv);
@@ -390,35 +421,70 @@ export class RegistryStore {
     let lastSent = after;
     let stopped = false;
     let watch: Watch | undefined;
+    /** Events handed over by the cache but not yet written (the sink was backed up). */
+    let held: WatchEvent[] = [];
+    let waiting = false;
     const stop = () => {
       stopped = true;
+      backlog = [];
+      held = [];
       watch?.stop();
+    };
+    /** Send one event; false when the sink is backed up. */
+    const sendEvent = (ev: WatchEvent): boolean => {
+      if (ev.revision <= lastSent) return true;
+      lastSent = ev.revision;
+      const { cur, prev, deleted } = this.encodingsOf(ev);
+      let type: 'ADDED' | 'MODIFIED' | 'DELETED' | undefined;
+      let obj: EncodedObject | undefined;
+      if (cur) {
+        const curMatches = !match || match(cur.view());
+        const prevMatches = prev !== undefined && (!match || match(prev.view()));
+        if (curMatches) [type, obj] = [prevMatches ? 'MODIFIED' : 'ADDED', cur];
+        else if (prevMatches) [type, obj] = ['DELETED', cur];
+      } else if (deleted && (!match || match(deleted.view()))) {
+        [type, obj] = ['DELETED', deleted];
+      }
+      return !(type && obj) || sink.send(type, obj);
+    };
+    /** Write what is owed until the sink backs up; true when everything owed went out. */
+    const flush = (): boolean => {
+      while (backlog.length && !stopped) {
+        if (!backlog[0]()) return false;
+        backlog.shift();
+      }
+      let i = 0;
+      while (i < held.length && !stopped) {
+        if (!sendEvent(held[i++])) break;
+      }
+      held = i >= held.length ? [] : held.slice(i);
+      return !stopped && held.length === 0 && backlog.length === 0;
+    };
+    const waitForDrain = () => {
+      if (waiting || stopped) return;
+      waiting = true;
+      const resume = () => {
+        waiting = false;
+        if (stopped) return;
+        if (flush()) watch?.resume?.();
+        else waitForDrain();
+      };
+      if (yieldTurn) {
+        yieldTurn = false;
+        setImmediate(resume);
+      } else sink.onDrain(resume);
     };
     const handler = {
       events: (events: WatchEvent[]): boolean => {
-        let ok = true;
-        for (const ev of events) {
-          if (stopped) return true;
-          if (ev.revision <= lastSent) continue;
-          lastSent = ev.revision;
-          const { cur, prev, deleted } = this.encodingsOf(ev);
-          let type: 'ADDED' | 'MODIFIED' | 'DELETED' | undefined;
-          let obj: EncodedObject | undefined;
-          if (cur) {
-            const curMatches = !match || match(cur.view());
-            const prevMatches = prev !== undefined && (!match || match(prev.view()));
-            if (curMatches) [type, obj] = [prevMatches ? 'MODIFIED' : 'ADDED', cur];
-            else if (prevMatches) [type, obj] = ['DELETED', cur];
-          } else if (deleted && (!match || match(deleted.view()))) {
-            [type, obj] = ['DELETED', deleted];
-          }
-          if (type && obj && !sink.send(type, obj)) ok = false;
-        }
-        if (!ok) sink.onDrain(() => watch?.resume?.());
-        return ok;
+        if (stopped) return true;
+        for (const ev of events) held.push(ev);
+        if (waiting) return false;
+        if (flush()) return true;
+        waitForDrain();
+        return false;
       },
       progress: (revision: number) => {
-        if (stopped || !opts.allowWatchBookmarks || revision <= lastSent) return;
+        if (stopped || !opts.allowWatchBookmarks || revision <= lastSent || waiting) return;
         lastSent = revision;
         sink.send('BOOKMARK', bookmark(revision));
       },
@@ -431,6 +497,11 @@ export class RegistryStore {
       },
     };
     watch = this.storage.watch(prefix, after, handler);
+    // The initial objects start going out now; until they are all sent the cache holds events back.
+    if (backlog.length) {
+      yieldTurn = true;
+      waitForDrain();
+    }
     return { stop, resume: () => watch?.resume?.(), bookmark: () => this.storage.requestProgress() };
   }
 
