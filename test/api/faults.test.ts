@@ -4,6 +4,8 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { tempDir } from '../support/tmp.ts';
 
@@ -89,4 +91,63 @@ test('200 watchers that never read: memory stays bounded, /readyz stays fast, ev
   assert.ok(peak - before < 300 * MB, `RSS grew by ${Math.round((peak - before) / MB)} MB`);
   assert.ok(slowest < 1000, `/readyz took ${Math.round(slowest)} ms`);
   assert.ok(released - before < 50 * MB, `RSS after the watchers closed is ${Math.round((released - before) / MB)} MB above the start`);
+});
+
+/** Bytes of the files under `dir` (allocated blocks: sparse files count what they use). */
+function diskUsage(dir: string): number {
+  let total = 0;
+  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
+    const st = statSync(join(dir, name));
+    if (st.isFile()) total += st.blocks * 512;
+  }
+  return total;
+}
+
+test('500 updates of 2 MB objects: the server memory and the data directory stay bounded', async (t) => {
+  const dir = tempDir('faults-large');
+  const server = await serve([`--data-dir=${dir}`]);
+  assert.equal((await post(server.url, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'big' } })).status, 201);
+  const path = '/apis/coordination.orch.io/v1/namespaces/big/leases';
+  const big = (n: number) => `${n}-`.padEnd(2 * MB, 'x');
+  for (let i = 0; i < 4; i++) {
+    const res = await post(server.url, path, { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: `l-${i}` }, spec: { holderIdentity: big(0) } });
+    assert.equal(res.status, 201);
+  }
+  const before = await server.rssAfterGc();
+  let peakRss = before;
+  let peakDisk = 0;
+  const rssSamples: number[] = [];
+  const t0 = performance.now();
+  await pool(
+    Array.from({ length: 500 }, (_, n) => n),
+    4,
+    async (n) => {
+      const res = await fetch(`${server.url}${path}/l-${n % 4}`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ spec: { holderIdentity: big(n + 1) } }),
+      });
+      const text = await res.text();
+      assert.equal(res.status, 200, text.slice(0, 300));
+      if (n % 25 === 0) {
+        rssSamples.push(Math.round(server.rss() / MB));
+        peakRss = Math.max(peakRss, server.rss());
+        peakDisk = Math.max(peakDisk, diskUsage(dir));
+      }
+    },
+  );
+  const elapsed = performance.now() - t0;
+  peakRss = Math.max(peakRss, server.rss());
+  peakDisk = Math.max(peakDisk, diskUsage(dir));
+  const end = await server.rssAfterGc();
+  t.diagnostic(`RSS every 25 updates (MB): ${rssSamples.join(' ')}`);
+  t.diagnostic(`500 updates of 2 MB in ${Math.round(elapsed)} ms (1000 MB written): server RSS ${Math.round(before / MB)} MB before, peak ${Math.round(peakRss / MB)} MB (+${Math.round((peakRss - before) / MB)} MB), ${Math.round(end / MB)} MB after; data directory peak ${Math.round(peakDisk / MB)} MB, ${Math.round(diskUsage(dir) / MB)} MB at the end`);
+  assert.ok(peakRss - before < 600 * MB, `RSS grew by ${Math.round((peakRss - before) / MB)} MB`);
+  // Bounded, not merely large: the second 250 updates do not raise the level the first reached.
+  const half = rssSamples.length / 2;
+  const firstHalf = Math.max(...rssSamples.slice(0, half));
+  const secondHalf = Math.max(...rssSamples.slice(half));
+  assert.ok(secondHalf <= firstHalf + 100, `RSS kept growing: ${firstHalf} MB in the first half, ${secondHalf} MB in the second`);
+  // 1000 MB were written; the history is bounded at 128 MiB and LMDB reuses the pages it frees.
+  assert.ok(peakDisk < 300 * MB, `the data directory reached ${Math.round(peakDisk / MB)} MB`);
 });

@@ -73,6 +73,12 @@ export interface LmdbStorageOptions {
   compactionIntervalMs?: number;
   /** Most log entries removed in one compaction transaction, so no transaction runs long. */
   compactionBatch?: number;
+  /**
+   * History is also kept to at most about this many bytes of values (default 128 MiB): repeated
+   * writes of large objects shorten the window instead of growing the disk. Compaction frees the
+   * pages, and LMDB reuses freed pages, so the data file stops growing.
+   */
+  maxHistoryBytes?: number;
 }
 
 const META_REVISION = 'revision';
@@ -104,6 +110,9 @@ export class LmdbStorage implements Storage {
   private readonly watchers: LocalWatchers;
   private readonly retentionMs: number;
   private readonly compactionBatch: number;
+  private readonly maxHistoryBytes: number;
+  /** Revisions written by this process after the compacted one, with their value sizes. */
+  private readonly history = new HistorySizes();
   private compactionTimer?: NodeJS.Timeout;
   private readonly path: string;
   private compacting?: Promise<void>;
@@ -130,6 +139,7 @@ export class LmdbStorage implements Storage {
     this.watchers = new LocalWatchers((after, upTo, prefix, max) => this.replay(after, upTo, prefix, max));
     this.retentionMs = opts.retentionMs ?? 5 * 60_000;
     this.compactionBatch = opts.compactionBatch ?? 2000;
+    this.maxHistoryBytes = opts.maxHistoryBytes ?? 128 * 1024 * 1024;
     const interval = opts.compactionIntervalMs ?? Math.min(30_000, Math.max(1000, this.retentionMs / 10));
     if (interval > 0) {
       this.compactionTimer = setInterval(() => void this.compactExpired().catch(() => {}), interval);
@@ -255,7 +265,9 @@ export class LmdbStorage implements Storage {
     // Events of a failed transaction whose revisions a later one reused are never published.
     const batch = this.unpublished.splice(0, n).filter((e) => e.revision > this.published);
     this.published = rev;
+    for (const e of batch) this.history.push(e.revision, (e.value?.length ?? 0) + e.key.length);
     this.watchers.publish(batch, rev);
+    this.compactOversized();
   }
 
   // ---- reads ----
@@ -482,6 +494,17 @@ export class LmdbStorage implements Storage {
       .then(() => done);
   }
 
+  /**
+   * Keep the history within its byte budget: compact to where the newer half of the budget
+   * begins. Runs in the background; a failure (a full disk) is retried on a later write.
+   */
+  private compactOversized(): void {
+    this.history.dropThrough(this.compacted);
+    if (this.compacting || this.closed || this.history.bytes <= this.maxHistoryBytes) return;
+    const target = this.history.revisionKeeping(this.maxHistoryBytes / 2);
+    if (target > this.compacted) void this.compact(target).catch(() => {});
+  }
+
   /** Compact away everything older than the retention window. */
   private async compactExpired(): Promise<void> {
     if (this.closed || this.compacting) return;
@@ -523,6 +546,41 @@ export class LmdbStorage implements Storage {
  */
 function ignoreCommitFailure(env: RootDatabase): void {
   void (env.committed as PromiseLike<unknown>).then(undefined, () => {});
+}
+
+/** Sizes of recent writes in revision order, so the history's bytes are known without reading it. */
+class HistorySizes {
+  private revs: number[] = [];
+  private sizes: number[] = [];
+  private head = 0;
+  bytes = 0;
+
+  push(rev: number, size: number): void {
+    this.revs.push(rev);
+    this.sizes.push(size);
+    this.bytes += size;
+  }
+
+  /** Forget the revisions up to `rev` (compacted). */
+  dropThrough(rev: number): void {
+    while (this.head < this.revs.length && this.revs[this.head] <= rev) this.bytes -= this.sizes[this.head++];
+    if (this.head > 1024 && this.head * 2 > this.revs.length) {
+      this.revs = this.revs.slice(this.head);
+      this.sizes = this.sizes.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  /** The newest revision whose removal (with all before it) leaves at most `keep` bytes. */
+  revisionKeeping(keep: number): number {
+    let bytes = this.bytes;
+    let target = 0;
+    for (let i = this.head; i < this.revs.length && bytes > keep; i++) {
+      bytes -= this.sizes[i];
+      target = this.revs[i];
+    }
+    return target;
+  }
 }
 
 /** MDB_MAP_FULL: the environment's map size is reached. */
