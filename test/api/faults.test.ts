@@ -4,10 +4,12 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { readdirSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { tempDir } from '../support/tmp.ts';
+import { readWatch } from '../support/watch.ts';
 
 const MB = 1024 * 1024;
 const running: ServerProcess[] = [];
@@ -150,4 +152,66 @@ test('500 updates of 2 MB objects: the server memory and the data directory stay
   assert.ok(secondHalf <= firstHalf + 100, `RSS kept growing: ${firstHalf} MB in the first half, ${secondHalf} MB in the second`);
   // 1000 MB were written; the history is bounded at 128 MiB and LMDB reuses the pages it frees.
   assert.ok(peakDisk < 300 * MB, `the data directory reached ${Math.round(peakDisk / MB)} MB`);
+});
+
+test('a full disk: writes get 507 InsufficientStorage, reads, watches and /readyz go on, writes work again once space is freed, nothing acknowledged is lost', async (t) => {
+  const dir = tempDir('faults-disk');
+  if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', dir]).status !== 0) {
+    t.skip('mounting a tmpfs needs root');
+    return;
+  }
+  t.after(() => void spawnSync('umount', [dir]));
+  const data = join(dir, 'data');
+  const server = await serve([`--data-dir=${data}`]);
+  assert.equal((await post(server.url, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'full' } })).status, 201);
+  // Room to free later without touching the store.
+  writeFileSync(join(dir, 'filler'), Buffer.alloc(2 * MB));
+  const path = '/apis/coordination.orch.io/v1/namespaces/full/leases';
+  const watch = readWatch(`${server.url}${path}?watch=true`);
+  await watch.status;
+  const lease = (name: string) => ({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name }, spec: { holderIdentity: name.padEnd(200_000, 'x') } });
+  const acknowledged: string[] = [];
+  let refused: { status: number; body: { kind?: string; code?: number; reason?: string; message?: string } } | undefined;
+  for (let i = 0; i < 100 && !refused; i++) {
+    const res = await post(server.url, path, lease(`l-${i}`));
+    const body = (await res.json()) as { kind?: string; code?: number; reason?: string; message?: string };
+    if (res.status === 201) acknowledged.push(`l-${i}`);
+    else refused = { status: res.status, body };
+  }
+  assert.ok(refused, 'the disk never filled');
+  t.diagnostic(`${acknowledged.length} writes of 200 KB acknowledged before the 8 MB filesystem was full; then ${refused.status} ${refused.body.reason}: ${refused.body.message}`);
+  assert.equal(refused.status, 507);
+  assert.equal(refused.body.kind, 'Status');
+  assert.equal(refused.body.code, 507);
+  assert.equal(refused.body.reason, 'InsufficientStorage');
+  assert.match(refused.body.message ?? '', /no space left/);
+  const refusedName = `l-${acknowledged.length}`;
+
+  // Still serving: reads, health, the open watch.
+  assert.equal(server.child.exitCode, null);
+  const listed = await fetch(`${server.url}${path}`);
+  assert.equal(listed.status, 200);
+  assert.deepEqual(((await listed.json()) as { items: { metadata: { name: string } }[] }).items.map((o) => o.metadata.name).sort(), [...acknowledged].sort());
+  assert.equal((await fetch(`${server.url}${path}/${refusedName}`)).status, 404, 'the refused write stored nothing');
+  assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+  assert.equal((await fetch(`${server.url}/livez`)).status, 200);
+  const events = await watch.next(acknowledged.length);
+  assert.deepEqual(events.map((e) => e.object.metadata.name), acknowledged);
+
+  // Space freed: writes work again and the watch sees them.
+  rmSync(join(dir, 'filler'));
+  const again = await post(server.url, path, lease(refusedName));
+  assert.equal(again.status, 201, await again.text());
+  acknowledged.push(refusedName);
+  assert.equal((await watch.next(1))[0]!.object.metadata.name, refusedName);
+  watch.close();
+
+  // Restart on the same directory: every acknowledged object is there.
+  server.child.kill('SIGTERM');
+  assert.equal(await server.exited, 0);
+  const restarted = await serve([`--data-dir=${data}`]);
+  const after = (await (await fetch(`${restarted.url}${path}`)).json()) as { items: { metadata: { name: string } }[] };
+  assert.deepEqual(after.items.map((o) => o.metadata.name).sort(), [...acknowledged].sort());
+  restarted.child.kill('SIGTERM');
+  assert.equal(await restarted.exited, 0);
 });
