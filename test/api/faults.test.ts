@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { tempDir } from '../support/tmp.ts';
 import { readWatch } from '../support/watch.ts';
+import { startEtcd } from '../support/etcd.ts';
 
 const MB = 1024 * 1024;
 const running: ServerProcess[] = [];
@@ -214,4 +215,54 @@ test('a full disk: writes get 507 InsufficientStorage, reads, watches and /ready
   assert.deepEqual(after.items.map((o) => o.metadata.name).sort(), [...acknowledged].sort());
   restarted.child.kill('SIGTERM');
   assert.equal(await restarted.exited, 0);
+});
+
+test('a hung etcd (SIGSTOP): /readyz and /livez answer in time naming the etcd check, requests get a timeout Status, all recovers after SIGCONT', async (t) => {
+  const etcd = await startEtcd();
+  t.after(() => etcd.stop());
+  const server = await serve(['--storage-backend=etcd3', `--etcd-servers=${etcd.endpoints[0]}`]);
+  const path = '/apis/coordination.orch.io/v1/namespaces/default/leases';
+  const lease = (name: string) => ({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name }, spec: {} });
+  assert.equal((await post(server.url, path, lease('before'))).status, 201);
+  const pid = etcd.members[0]!.pid;
+  process.kill(pid, 'SIGSTOP');
+  let stopped = true;
+  t.after(() => void (stopped && process.kill(pid, 'SIGCONT')));
+
+  const timed = async (what: string, run: () => Promise<Response>) => {
+    const t0 = performance.now();
+    const res = await run();
+    const text = await res.text();
+    const ms = Math.round(performance.now() - t0);
+    t.diagnostic(`etcd stopped: ${what} answered ${res.status} in ${ms} ms`);
+    return { status: res.status, text, ms };
+  };
+  const [readyz, livez, get, create] = await Promise.all([
+    timed('/readyz', () => fetch(`${server.url}/readyz`, { signal: AbortSignal.timeout(30_000) })),
+    timed('/livez', () => fetch(`${server.url}/livez`, { signal: AbortSignal.timeout(30_000) })),
+    timed('GET lease', () => fetch(`${server.url}${path}/before`, { signal: AbortSignal.timeout(70_000) })),
+    timed('POST lease', () => post(server.url, path, lease('during'))),
+  ]);
+  for (const health of [readyz, livez]) {
+    assert.equal(health.status, 500);
+    assert.match(health.text, /\[-\]etcd failed: reason withheld/);
+    assert.ok(health.ms < 5000, `health took ${health.ms} ms`);
+  }
+  for (const req of [get, create]) {
+    assert.ok(req.status === 503 || req.status === 504, `${req.status}: ${req.text}`);
+    const status = JSON.parse(req.text) as { kind: string; code: number };
+    assert.equal(status.kind, 'Status');
+    assert.equal(status.code, req.status);
+  }
+
+  process.kill(pid, 'SIGCONT');
+  stopped = false;
+  const deadline = Date.now() + 20_000;
+  while ((await fetch(`${server.url}/readyz`)).status !== 200) {
+    assert.ok(Date.now() < deadline, '/readyz did not recover');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  assert.equal((await post(server.url, path, lease('after'))).status, 201);
+  const names = ((await (await fetch(`${server.url}${path}`)).json()) as { items: { metadata: { name: string } }[] }).items.map((o) => o.metadata.name);
+  assert.ok(names.includes('before') && names.includes('after'), names.join(','));
 });
