@@ -35,6 +35,9 @@ export interface ResourceTarget {
 /** Bytes a watch may have written but not yet sent to its client (about the largest event, twice). */
 const MAX_WATCH_UNSENT_BYTES = 16 * 1024 * 1024;
 
+/** How long an ended watch may take to flush what it wrote before its connection is cut. */
+const WATCH_END_FLUSH_MS = 5_000;
+
 /** Open watches, so shutdown can end them cleanly. */
 export interface WatchRegistry {
   add(end: () => void): () => void;
@@ -218,6 +221,13 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
       unregister();
       watch.stop();
       res.end();
+      // A client that stopped reading never takes the rest: do not keep its buffers (or a
+      // shutdown) waiting for it.
+      if (!res.writableFinished) {
+        const cut = setTimeout(() => res.destroy(), WATCH_END_FLUSH_MS);
+        cut.unref();
+        res.once('finish', () => clearTimeout(cut));
+      }
       resolve();
     };
     req.once('close', () => finish());

@@ -266,3 +266,79 @@ test('a hung etcd (SIGSTOP): /readyz and /livez answer in time naming the etcd c
   const names = ((await (await fetch(`${server.url}${path}`)).json()) as { items: { metadata: { name: string } }[] }).items.map((o) => o.metadata.name);
   assert.ok(names.includes('before') && names.includes('after'), names.join(','));
 });
+
+/** A raw HTTP/1.1 exchange on its own connection: the full response text, or the socket error. */
+function rawRequest(port: number, head: string): { socket: net.Socket; response: Promise<string> } {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.write(head);
+  const response = new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('error', reject);
+    socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')));
+  });
+  return { socket, response };
+}
+
+/** The body of a chunked or Content-Length HTTP/1.1 response. */
+function httpBody(raw: string): string {
+  const split = raw.indexOf('\r\n\r\n');
+  const head = raw.slice(0, split);
+  let body = raw.slice(split + 4);
+  if (/transfer-encoding: chunked/i.test(head)) {
+    let out = '';
+    for (;;) {
+      const nl = body.indexOf('\r\n');
+      const size = parseInt(body.slice(0, nl), 16);
+      if (!size) break;
+      out += body.slice(nl + 2, nl + 2 + size);
+      body = body.slice(nl + 2 + size + 2);
+    }
+    body = out;
+  }
+  return Buffer.from(body, 'latin1').toString('utf8');
+}
+
+test('SIGTERM with requests in flight: each is answered in full, then the process exits 0', async (t) => {
+  const server = await serve([`--data-dir=${tempDir('faults-shutdown')}`]);
+  const port = Number(new URL(server.url).port);
+  assert.equal((await post(server.url, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 's' } })).status, 201);
+  const path = '/apis/coordination.orch.io/v1/namespaces/s/leases';
+  const value = 'x'.repeat(10_000);
+  await pool(
+    Array.from({ length: 2000 }, (_, i) => i),
+    16,
+    async (i) => {
+      const res = await post(server.url, path, { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: `l-${i}`, annotations: { v: value } }, spec: {} });
+      assert.equal(res.status, 201);
+      await res.arrayBuffer();
+    },
+  );
+  // A create whose body is still arriving, and two 20 MB lists read slowly (paused sockets).
+  const body = JSON.stringify({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'late' }, spec: {} });
+  const create = rawRequest(port, `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+  const lists = [0, 1].map(() => rawRequest(port, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`));
+  for (const l of lists) l.socket.pause();
+  // And a watcher that never reads: it must not hold the shutdown.
+  const silent = rawRequest(port, `GET ${path}?watch=true HTTP/1.1\r\nHost: x\r\n\r\n`);
+  silent.socket.pause();
+  silent.response.catch(() => {});
+  await new Promise((r) => setTimeout(r, 300));
+  const t0 = performance.now();
+  server.child.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 500));
+  create.socket.write(body.slice(10));
+  await new Promise((r) => setTimeout(r, 500));
+  for (const l of lists) l.socket.resume();
+  const [created, ...listed] = await Promise.all([create.response, ...lists.map((l) => l.response)]);
+  assert.match(created!, /^HTTP\/1\.1 201 /);
+  assert.equal(JSON.parse(httpBody(created!)).metadata.name, 'late');
+  for (const raw of listed) {
+    assert.match(raw, /^HTTP\/1\.1 200 /);
+    assert.equal((JSON.parse(httpBody(raw)) as { items: unknown[] }).items.length, 2000);
+  }
+  assert.equal(await server.exited, 0);
+  const ms = Math.round(performance.now() - t0);
+  t.diagnostic(`SIGTERM with a create (body still arriving), two 20 MB lists (read after 1 s) and a silent watcher in flight: all answered in full, exit 0 after ${ms} ms`);
+  assert.ok(ms < 10_000, `the shutdown took ${ms} ms`);
+});
