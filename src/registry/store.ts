@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Naming } from '../naming.ts';
 import { CompactedError, ConflictError, FutureRevisionError, InsufficientStorageError, KeyExistsError, KeyNotFoundError, UnavailableError, WatcherTooSlowError } from '../storage/errors.ts';
-import type { KeyValue, Watch, WatchEvent } from '../storage/interface.ts';
+import { eventBytes, type KeyValue, type Watch, type WatchEvent } from '../storage/interface.ts';
 import type { WatchCache } from '../storage/cache/watch-cache.ts';
 import { decodeContinue, encodeContinue } from '../machinery/continue-token.ts';
 import { generateName, nowTimestamp, type KObject } from '../machinery/meta.ts';
@@ -68,8 +68,32 @@ export interface WatchSink {
 }
 
 const MAX_GENERATE_NAME_TRIES = 8;
+/** Events (and their bytes) a backed-up watch may hold before it is ended as too slow. */
+const MAX_HELD_EVENTS = 10_000;
+const MAX_HELD_BYTES = 32 * 1024 * 1024;
 /** Bytes of initial watch events one watcher writes per event-loop turn. */
 const REPLAY_BYTES_PER_TURN = 64 * 1024;
+
+/**
+ * Bytes of initial watch events all watchers together write per event-loop turn. A socket takes
+ * megabytes before it pushes back, so a crowd of new watchers would otherwise fill every socket
+ * buffer in one go and hold the event loop (and /readyz) for seconds.
+ */
+const replayPacer = new (class {
+  private left = 1024 * 1024;
+  private refill: NodeJS.Immediate | undefined;
+  take(): boolean {
+    if (this.left > 0) return true;
+    this.refill ??= setImmediate(() => {
+      this.refill = undefined;
+      this.left = 1024 * 1024;
+    });
+    return false;
+  }
+  spend(bytes: number): void {
+    this.left -= bytes;
+  }
+})();
 /** Items fetched per storage read while filling a page through selectors. */
 const SELECTOR_PAGE = 500;
 
@@ -399,13 +423,14 @@ export class RegistryStore {
         // new watchers cannot hold the event loop.
         let budget = REPLAY_BYTES_PER_TURN;
         while (next < items.length) {
-          const obj = this.encoded(items[next++]);
-          budget -= obj.byteLength();
-          if (!sink.send('ADDED', obj)) return next >= items.length;
-          if (budget <= 0 && next < items.length) {
+          if (budget <= 0 || !replayPacer.take()) {
             yieldTurn = true;
             return false;
           }
+          const obj = this.encoded(items[next++]);
+          budget -= obj.byteLength();
+          replayPacer.spend(obj.byteLength());
+          if (!sink.send('ADDED', obj)) return next >= items.length;
         }
         return true;
       };
@@ -423,11 +448,13 @@ export class RegistryStore {
     let watch: Watch | undefined;
     /** Events handed over by the cache but not yet written (the sink was backed up). */
     let held: WatchEvent[] = [];
+    let heldBytes = 0;
     let waiting = false;
     const stop = () => {
       stopped = true;
       backlog = [];
       held = [];
+      heldBytes = 0;
       watch?.stop();
     };
     /** Send one event; false when the sink is backed up. */
@@ -458,6 +485,7 @@ export class RegistryStore {
         if (!sendEvent(held[i++])) break;
       }
       held = i >= held.length ? [] : held.slice(i);
+      heldBytes = held.reduce((n, e) => n + eventBytes(e), 0);
       return !stopped && held.length === 0 && backlog.length === 0;
     };
     const waitForDrain = () => {
@@ -477,7 +505,16 @@ export class RegistryStore {
     const handler = {
       events: (events: WatchEvent[]): boolean => {
         if (stopped) return true;
-        for (const ev of events) held.push(ev);
+        for (const ev of events) {
+          held.push(ev);
+          heldBytes += eventBytes(ev);
+        }
+        // A source that does not queue for us (a watch the cache does not cover) is bounded here.
+        if (held.length > MAX_HELD_EVENTS || heldBytes > MAX_HELD_BYTES) {
+          stop();
+          sink.end();
+          return true;
+        }
         if (waiting) return false;
         if (flush()) return true;
         waitForDrain();

@@ -5,7 +5,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { tempDir } from '../support/tmp.ts';
@@ -227,6 +227,10 @@ test('a hung etcd (SIGSTOP): /readyz and /livez answer in time naming the etcd c
   const pid = etcd.members[0]!.pid;
   process.kill(pid, 'SIGSTOP');
   let stopped = true;
+  // The signal is asynchronous: go on only once the kernel reports the process stopped.
+  while (!/^\d+ \(.*\) T/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))) await new Promise((r) => setTimeout(r, 10));
+  // Replies etcd had already sent before it stopped must not count as answers.
+  await new Promise((r) => setTimeout(r, 200));
   t.after(() => void (stopped && process.kill(pid, 'SIGCONT')));
 
   const timed = async (what: string, run: () => Promise<Response>) => {

@@ -3,15 +3,10 @@
 // memory without bound. Queued events share their values with the cache's ring, but a queue may
 // outlive the ring's window, so its bytes count.
 import type { Watch, WatchEvent, WatchHandler } from '../interface.ts';
-import { prefixEnd } from '../interface.ts';
+import { eventBytes, prefixEnd } from '../interface.ts';
 import { WatcherTooSlowError } from '../errors.ts';
 
 const NONE: WatchEvent[] = [];
-
-/** The bytes an event keeps alive: its value and its previous value. */
-export function eventBytes(e: WatchEvent): number {
-  return (e.value?.length ?? 0) + (e.prevValue?.length ?? 0);
-}
 
 class CacheWatcher implements Watch {
   readonly end: string;

@@ -1,7 +1,7 @@
 // The watch cache's recent history: events in revision order, trimmed by age, by count and by the
 // bytes of the values they keep alive (so a storm of large objects cannot hold memory unbounded).
 import type { WatchEvent } from '../interface.ts';
-import { eventBytes } from './cache-watchers.ts';
+import { eventBytes } from '../interface.ts';
 
 export class EventRing {
   private events: WatchEvent[] = [];
