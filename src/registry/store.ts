@@ -408,7 +408,14 @@ export class RegistryStore {
     const rv = rvText ? parseResourceVersion(rvText) : 0;
     const initial = opts.sendInitialEvents ?? (rvText === '' || rv === 0);
     let after = rv;
-    /** What must go out before any event: the initial objects, then the end-of-initial bookmark. */
+    /** The sink pushed back: nothing more is written until it drains. */
+    let blocked = false;
+    const send = (type: Parameters<WatchSink['send']>[0], obj: EncodedObject): boolean => {
+      const ok = sink.send(type, obj);
+      if (!ok) blocked = true;
+      return ok;
+    };
+    /** What must go out before any event, each step true once complete: the initial objects, then the end-of-initial bookmark. */
     let backlog: (() => boolean)[] = [];
     /** The backlog stopped for its turn's budget, not for backpressure: go on in the next turn. */
     let yieldTurn = false;
@@ -430,14 +437,17 @@ export class RegistryStore {
           const obj = this.encoded(items[next++]);
           budget -= obj.byteLength();
           replayPacer.spend(obj.byteLength());
-          if (!sink.send('ADDED', obj)) return next >= items.length;
+          if (!send('ADDED', obj)) return next >= items.length;
         }
         return true;
       };
       backlog = items.length ? [sendItems] : [];
       if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
         const end = after;
-        backlog.push(() => sink.send('BOOKMARK', bookmark(end, { [this.naming.annotation('initial-events-end')]: 'true' })));
+        backlog.push(() => {
+          send('BOOKMARK', bookmark(end, { [this.naming.annotation('initial-events-end')]: 'true' }));
+          return true;
+        });
       }
     } else if (rv > this.storage.revision) {
       // A version from the future: wait for it. Events up to it are skipped below either way.
@@ -472,21 +482,20 @@ export class RegistryStore {
       } else if (deleted && (!match || match(deleted.view()))) {
         [type, obj] = ['DELETED', deleted];
       }
-      return !(type && obj) || sink.send(type, obj);
+      return !(type && obj) || send(type, obj);
     };
     /** Write what is owed until the sink backs up; true when everything owed went out. */
     const flush = (): boolean => {
-      while (backlog.length && !stopped) {
+      blocked = false;
+      while (backlog.length && !stopped && !blocked) {
         if (!backlog[0]()) return false;
         backlog.shift();
       }
       let i = 0;
-      while (i < held.length && !stopped) {
-        if (!sendEvent(held[i++])) break;
-      }
+      while (i < held.length && !stopped && !blocked) sendEvent(held[i++]);
       held = i >= held.length ? [] : held.slice(i);
       heldBytes = held.reduce((n, e) => n + eventBytes(e), 0);
-      return !stopped && held.length === 0 && backlog.length === 0;
+      return !stopped && !blocked && held.length === 0 && backlog.length === 0;
     };
     const waitForDrain = () => {
       if (waiting || stopped) return;

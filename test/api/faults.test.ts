@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { testServer } from '../support/server.ts';
 import { tempDir } from '../support/tmp.ts';
 import { readWatch } from '../support/watch.ts';
 import { startEtcd } from '../support/etcd.ts';
@@ -143,14 +144,15 @@ test('500 updates of 2 MB objects: the server memory and the data directory stay
   peakRss = Math.max(peakRss, server.rss());
   peakDisk = Math.max(peakDisk, diskUsage(dir));
   const end = await server.rssAfterGc();
+  const parts = server.rssParts();
   t.diagnostic(`RSS every 25 updates (MB): ${rssSamples.join(' ')}`);
-  t.diagnostic(`500 updates of 2 MB in ${Math.round(elapsed)} ms (1000 MB written): server RSS ${Math.round(before / MB)} MB before, peak ${Math.round(peakRss / MB)} MB (+${Math.round((peakRss - before) / MB)} MB), ${Math.round(end / MB)} MB after; data directory peak ${Math.round(peakDisk / MB)} MB, ${Math.round(diskUsage(dir) / MB)} MB at the end`);
+  t.diagnostic(`500 updates of 2 MB in ${Math.round(elapsed)} ms (1000 MB written): server RSS ${Math.round(before / MB)} MB before, peak ${Math.round(peakRss / MB)} MB (+${Math.round((peakRss - before) / MB)} MB), ${Math.round(end / MB)} MB after (${Math.round(parts.anon / MB)} MB anonymous, ${Math.round(parts.file / MB)} MB file-backed); data directory peak ${Math.round(peakDisk / MB)} MB, ${Math.round(diskUsage(dir) / MB)} MB at the end`);
   assert.ok(peakRss - before < 600 * MB, `RSS grew by ${Math.round((peakRss - before) / MB)} MB`);
-  // Bounded, not merely large: the second 250 updates do not raise the level the first reached.
+  // Bounded, not merely large: on average the second 250 updates stay at the level the first reached.
   const half = rssSamples.length / 2;
   const firstHalf = Math.max(...rssSamples.slice(0, half));
-  const secondHalf = Math.max(...rssSamples.slice(half));
-  assert.ok(secondHalf <= firstHalf + 100, `RSS kept growing: ${firstHalf} MB in the first half, ${secondHalf} MB in the second`);
+  const secondHalf = rssSamples.slice(half).reduce((a, b) => a + b, 0) / half;
+  assert.ok(secondHalf <= firstHalf + 50, `RSS kept growing: up to ${firstHalf} MB in the first half, ${Math.round(secondHalf)} MB on average in the second`);
   // 1000 MB were written; the history is bounded at 128 MiB and LMDB reuses the pages it frees.
   assert.ok(peakDisk < 300 * MB, `the data directory reached ${Math.round(peakDisk / MB)} MB`);
 });
@@ -345,4 +347,35 @@ test('SIGTERM with requests in flight: each is answered in full, then the proces
   const ms = Math.round(performance.now() - t0);
   t.diagnostic(`SIGTERM with a create (body still arriving), two 20 MB lists (read after 1 s) and a silent watcher in flight: all answered in full, exit 0 after ${ms} ms`);
   assert.ok(ms < 10_000, `the shutdown took ${ms} ms`);
+});
+
+test('a watcher that stops reading while events flow is closed once it is over its bound; other watchers go on', async (t) => {
+  const server = await testServer();
+  const path = '/apis/coordination.orch.io/v1/namespaces/default/leases';
+  assert.equal((await post(server.url, path, { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'hot' }, spec: {} })).status, 201);
+  const port = Number(new URL(server.url).port);
+  const silent = net.connect(port, '127.0.0.1');
+  silent.write(`GET ${path}?watch=true HTTP/1.1\r\nHost: x\r\n\r\n`);
+  silent.pause();
+  const closed = new Promise<void>((resolve) => silent.once('close', () => resolve()));
+  silent.on('error', () => {});
+  await new Promise((r) => setTimeout(r, 200));
+  const reader = readWatch(`${server.url}${path}?watch=true`);
+  assert.equal((await reader.next(1))[0]!.type, 'ADDED'); // the initial state
+  // 200 updates of 200 KB: far more than the socket buffers and the watcher's 32 MiB queue.
+  for (let i = 0; i < 200; i++) {
+    const res = await fetch(`${server.url}${path}/hot`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { holderIdentity: `${i}`.padEnd(200_000, 'x') } }) });
+    assert.equal(res.status, 200);
+    await res.arrayBuffer();
+    assert.equal((await reader.next(1))[0]!.object.spec.holderIdentity.slice(0, 4), `${i}`.padEnd(4, 'x'));
+  }
+  // The server ended that watch and, as its client took nothing, cut the connection after 5 s. A
+  // paused socket does not notice: read it now, and it must end rather than stream on.
+  await new Promise((r) => setTimeout(r, 6000));
+  let received = 0;
+  silent.on('data', (d: Buffer) => (received += d.length));
+  silent.resume();
+  await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error('the silent watcher is still open')), 5000))]);
+  t.diagnostic(`the silent watcher was closed by the server (it had ${Math.round(received / 1024)} KB left to read); the reading watcher got all 200 events`);
+  reader.close();
 });

@@ -15,6 +15,8 @@ export interface ServerProcess {
   stderr(): string;
   /** Resident memory of the server process, in bytes. */
   rss(): number;
+  /** The resident memory split as the kernel reports it: anonymous (heap) and file-backed (mmap) bytes. */
+  rssParts(): { anon: number; file: number };
   /** A full garbage collection in the server, then its resident memory. */
   rssAfterGc(): Promise<number>;
   /** SIGKILL, for cleanup after a failed test. */
@@ -42,16 +44,18 @@ export async function startServerProcess(args: string[], timeoutMs = 30_000): Pr
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   const url = `http://127.0.0.1:${port}`;
-  const rss = () => {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+  const field = (name: string) => {
+    const m = new RegExp(`${name}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
     return Number(m?.[1] ?? 0) * 1024;
   };
+  const rss = () => field('VmRSS');
   const proc: ServerProcess = {
     url,
     child,
     exited,
     stderr: () => stderr,
     rss,
+    rssParts: () => ({ anon: field('RssAnon'), file: field('RssFile') }),
     async rssAfterGc() {
       child.kill('SIGUSR2');
       await new Promise((r) => setTimeout(r, 300));
