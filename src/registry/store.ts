@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Naming } from '../naming.ts';
 import { CompactedError, ConflictError, FutureRevisionError, InsufficientStorageError, KeyExistsError, KeyNotFoundError, UnavailableError, WatcherTooSlowError } from '../storage/errors.ts';
-import { eventBytes, type KeyValue, type Watch, type WatchEvent } from '../storage/interface.ts';
+import type { KeyValue, Watch, WatchEvent } from '../storage/interface.ts';
 import type { WatchCache } from '../storage/cache/watch-cache.ts';
 import { decodeContinue, encodeContinue } from '../machinery/continue-token.ts';
 import { generateName, nowTimestamp, type KObject } from '../machinery/meta.ts';
@@ -14,6 +14,7 @@ import { apiVersionOf, type KindDefinition, type SubresourceDefinition } from '.
 import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
 import type { Admission } from './admission.ts';
 import { EncodedObject } from './encoded.ts';
+import { WatchStream, type WatchSink } from './watch-stream.ts';
 import { FieldManager } from './field-manager.ts';
 import { StoredJson } from './stored-json.ts';
 import type { DeclarativeValidation } from '../machinery/declarative-validation.ts';
@@ -58,42 +59,9 @@ export interface ListResponse {
 
 export type DeleteOutcome = { kind: 'deleted'; status: StatusBody; object: KObject } | { kind: 'pending'; object: KObject };
 
-/** Where a watch sends its stream; `send` returns false when the consumer is backed up. */
-export interface WatchSink {
-  send(type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK', object: EncodedObject): boolean;
-  error(status: StatusBody): void;
-  /** The watch ended (the caller closes the stream). */
-  end(): void;
-  onDrain(resume: () => void): void;
-}
+export type { WatchSink } from './watch-stream.ts';
 
 const MAX_GENERATE_NAME_TRIES = 8;
-/** Events (and their bytes) a backed-up watch may hold before it is ended as too slow. */
-const MAX_HELD_EVENTS = 10_000;
-const MAX_HELD_BYTES = 32 * 1024 * 1024;
-/** Bytes of initial watch events one watcher writes per event-loop turn. */
-const REPLAY_BYTES_PER_TURN = 64 * 1024;
-
-/**
- * Bytes of initial watch events all watchers together write per event-loop turn. A socket takes
- * megabytes before it pushes back, so a crowd of new watchers would otherwise fill every socket
- * buffer in one go and hold the event loop (and /readyz) for seconds.
- */
-const replayPacer = new (class {
-  private left = 1024 * 1024;
-  private refill: NodeJS.Immediate | undefined;
-  take(): boolean {
-    if (this.left > 0) return true;
-    this.refill ??= setImmediate(() => {
-      this.refill = undefined;
-      this.left = 1024 * 1024;
-    });
-    return false;
-  }
-  spend(bytes: number): void {
-    this.left -= bytes;
-  }
-})();
 /** Items fetched per storage read while filling a page through selectors. */
 const SELECTOR_PAGE = 500;
 
@@ -392,12 +360,8 @@ export class RegistryStore {
 
   /**
    * Watch the store. `bookmark()` asks for a progress bookmark now (sent when the revision moved
-   * past what the watch has sent), e.g. just before the watch times out.
-   *
-   * Nothing is written faster than the client reads: the initial objects are encoded one at a time
-   * as the sink drains, and when the sink is backed up the rest of an event batch waits here while
-   * the watch cache queues what follows (boundedly: past its bound the watch ends and the client
-   * starts over, as with kube-apiserver's slow watchers).
+   * past what the watch has sent), e.g. just before the watch times out. The stream is paced by
+   * its client (see WatchStream).
    */
   async watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink): Promise<Watch & { bookmark(): void }> {
     const prefix = this.prefixFor(namespace);
@@ -408,147 +372,54 @@ export class RegistryStore {
     const rv = rvText ? parseResourceVersion(rvText) : 0;
     const initial = opts.sendInitialEvents ?? (rvText === '' || rv === 0);
     let after = rv;
-    /** The sink pushed back: nothing more is written until it drains. */
-    let blocked = false;
-    const send = (type: Parameters<WatchSink['send']>[0], obj: EncodedObject): boolean => {
-      const ok = sink.send(type, obj);
-      if (!ok) blocked = true;
-      return ok;
-    };
-    /** What must go out before any event, each step true once complete: the initial objects, then the end-of-initial bookmark. */
-    let backlog: (() => boolean)[] = [];
-    /** The backlog stopped for its turn's budget, not for backpressure: go on in the next turn. */
-    let yieldTurn = false;
+    let items: KeyValue[] = [];
     if (initial) {
       const listOpts: ListOptions = { ...opts, limit: undefined, continue: undefined, resourceVersionMatch: rv > 0 ? 'NotOlderThan' : undefined };
       const list = await this.listKeyValues(namespace, listOpts);
       after = Number(list.metadata.resourceVersion);
-      const items = list.items;
-      let next = 0;
-      const sendItems = (): boolean => {
-        // The socket may take megabytes before it pushes back: yield now and then, so a crowd of
-        // new watchers cannot hold the event loop.
-        let budget = REPLAY_BYTES_PER_TURN;
-        while (next < items.length) {
-          if (budget <= 0 || !replayPacer.take()) {
-            yieldTurn = true;
-            return false;
-          }
-          const obj = this.encoded(items[next++]);
-          budget -= obj.byteLength();
-          replayPacer.spend(obj.byteLength());
-          if (!send('ADDED', obj)) return next >= items.length;
-        }
-        return true;
-      };
-      backlog = items.length ? [sendItems] : [];
-      if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
-        const end = after;
-        backlog.push(() => {
-          send('BOOKMARK', bookmark(end, { [this.naming.annotation('initial-events-end')]: 'true' }));
-          return true;
-        });
-      }
+      items = list.items;
     } else if (rv > this.storage.revision) {
       // A version from the future: wait for it. Events up to it are skipped below either way.
       await this.storage.waitForRevision(rv);
     }
-    let lastSent = after;
-    let stopped = false;
-    let watch: Watch | undefined;
-    /** Events handed over by the cache but not yet written (the sink was backed up). */
-    let held: WatchEvent[] = [];
-    let heldBytes = 0;
-    let waiting = false;
-    const stop = () => {
-      stopped = true;
-      backlog = [];
-      held = [];
-      heldBytes = 0;
-      watch?.stop();
-    };
-    /** Send one event; false when the sink is backed up. */
-    const sendEvent = (ev: WatchEvent): boolean => {
-      if (ev.revision <= lastSent) return true;
-      lastSent = ev.revision;
-      const { cur, prev, deleted } = this.encodingsOf(ev);
-      let type: 'ADDED' | 'MODIFIED' | 'DELETED' | undefined;
-      let obj: EncodedObject | undefined;
-      if (cur) {
-        const curMatches = !match || match(cur.view());
-        const prevMatches = prev !== undefined && (!match || match(prev.view()));
-        if (curMatches) [type, obj] = [prevMatches ? 'MODIFIED' : 'ADDED', cur];
-        else if (prevMatches) [type, obj] = ['DELETED', cur];
-      } else if (deleted && (!match || match(deleted.view()))) {
-        [type, obj] = ['DELETED', deleted];
-      }
-      return !(type && obj) || send(type, obj);
-    };
-    /** Write what is owed until the sink backs up; true when everything owed went out. */
-    const flush = (): boolean => {
-      blocked = false;
-      while (backlog.length && !stopped && !blocked) {
-        if (!backlog[0]()) return false;
-        backlog.shift();
-      }
-      let i = 0;
-      while (i < held.length && !stopped && !blocked) sendEvent(held[i++]);
-      held = i >= held.length ? [] : held.slice(i);
-      heldBytes = held.reduce((n, e) => n + eventBytes(e), 0);
-      return !stopped && !blocked && held.length === 0 && backlog.length === 0;
-    };
-    const waitForDrain = () => {
-      if (waiting || stopped) return;
-      waiting = true;
-      const resume = () => {
-        waiting = false;
-        if (stopped) return;
-        if (flush()) watch?.resume?.();
-        else waitForDrain();
-      };
-      if (yieldTurn) {
-        yieldTurn = false;
-        setImmediate(resume);
-      } else sink.onDrain(resume);
-    };
-    const handler = {
-      events: (events: WatchEvent[]): boolean => {
-        if (stopped) return true;
-        for (const ev of events) {
-          held.push(ev);
-          heldBytes += eventBytes(ev);
-        }
-        // A source that does not queue for us (a watch the cache does not cover) is bounded here.
-        if (held.length > MAX_HELD_EVENTS || heldBytes > MAX_HELD_BYTES) {
-          stop();
-          sink.end();
-          return true;
-        }
-        if (waiting) return false;
-        if (flush()) return true;
-        waitForDrain();
-        return false;
+    const stream = new WatchStream({
+      sink,
+      after,
+      describe: (ev) => this.describeEvent(ev, match),
+      bookmark: opts.allowWatchBookmarks ? (revision) => bookmark(revision) : undefined,
+      errorStatus: (err) => {
+        if (err instanceof CompactedError) return errors.tooOld(err.requestedRevision, err.compactRevision).status;
+        // A watcher too slow for the cache just ends: the client starts over, as with kube-apiserver.
+        return err instanceof WatcherTooSlowError ? undefined : errors.internal(err.message).status;
       },
-      progress: (revision: number) => {
-        if (stopped || !opts.allowWatchBookmarks || revision <= lastSent || waiting) return;
-        lastSent = revision;
-        sink.send('BOOKMARK', bookmark(revision));
+    });
+    const endOfInitial = opts.sendInitialEvents && opts.allowWatchBookmarks ? { type: 'BOOKMARK' as const, object: bookmark(after, { [this.naming.annotation('initial-events-end')]: 'true' }) } : undefined;
+    if (initial) stream.owe(items, (kv) => this.encoded(kv), endOfInitial);
+    const watch = this.storage.watch(prefix, after, stream);
+    stream.resumeSource = () => watch.resume?.();
+    stream.start();
+    return {
+      stop: () => {
+        stream.stop();
+        watch.stop();
       },
-      error: (err: Error) => {
-        if (stopped) return;
-        stopped = true;
-        if (err instanceof CompactedError) sink.error(errors.tooOld(err.requestedRevision, err.compactRevision).status);
-        else if (!(err instanceof WatcherTooSlowError)) sink.error(errors.internal(err.message).status);
-        sink.end();
-      },
+      resume: () => watch.resume?.(),
+      bookmark: () => this.storage.requestProgress(),
     };
-    watch = this.storage.watch(prefix, after, handler);
-    // The initial objects start going out now; until they are all sent the cache holds events back.
-    if (backlog.length) {
-      yieldTurn = true;
-      waitForDrain();
+  }
+
+  /** What a storage event is to a watch with this selector: the object is tested before and after. */
+  private describeEvent(ev: WatchEvent, match: ((obj: KObject) => boolean) | undefined): { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: EncodedObject } | undefined {
+    const { cur, prev, deleted } = this.encodingsOf(ev);
+    if (cur) {
+      const curMatches = !match || match(cur.view());
+      const prevMatches = prev !== undefined && (!match || match(prev.view()));
+      if (curMatches) return { type: prevMatches ? 'MODIFIED' : 'ADDED', object: cur };
+      if (prevMatches) return { type: 'DELETED', object: cur };
+      return undefined;
     }
-    return { stop, resume: () => watch?.resume?.(), bookmark: () => this.storage.requestProgress() };
+    if (deleted && (!match || match(deleted.view()))) return { type: 'DELETED', object: deleted };
+    return undefined;
   }
 
   // ---- create ----
