@@ -519,6 +519,10 @@ export class LmdbStorage implements Storage {
 
   // ---- lifecycle ----
 
+  /**
+   * Readable means healthy, as kube-apiserver's etcd check is a read: a full disk (etcd's NOSPACE
+   * alarm) leaves reads and watches working, so the server stays ready and only writes fail.
+   */
   async health(): Promise<BackendHealth> {
     if (this.closed) return { healthy: false, message: 'storage is closed' };
     try {
