@@ -275,8 +275,10 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   // connection only once its last response has gone out.
   const inFlight = new Map<Socket, number>();
   let draining = false;
+  // Everything written has been flushed by then, so a peer that never closes its side cannot
+  // hold the shutdown.
   const endIfIdle = (s: Socket) => {
-    if (!inFlight.has(s)) s.end();
+    if (!inFlight.has(s)) s.end(() => s.destroy());
   };
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const s = req.socket;

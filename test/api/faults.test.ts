@@ -325,7 +325,12 @@ test('SIGTERM with requests in flight: each is answered in full, then the proces
   const create = rawRequest(port, `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
   const lists = [0, 1].map(() => rawRequest(port, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`));
   for (const l of lists) l.socket.pause();
-  // And a watcher that never reads: it must not hold the shutdown.
+  // An idle keep-alive connection whose client never closes its side, and a watcher that never reads:
+  // neither may hold the shutdown.
+  const idle = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+  idle.on('error', () => {});
+  idle.write('GET /version HTTP/1.1\r\nHost: x\r\n\r\n');
+  await new Promise((resolve) => idle.once('data', resolve));
   const silent = rawRequest(port, `GET ${path}?watch=true HTTP/1.1\r\nHost: x\r\n\r\n`);
   silent.socket.pause();
   silent.response.catch(() => {});
@@ -345,7 +350,7 @@ test('SIGTERM with requests in flight: each is answered in full, then the proces
   }
   assert.equal(await server.exited, 0);
   const ms = Math.round(performance.now() - t0);
-  t.diagnostic(`SIGTERM with a create (body still arriving), two 20 MB lists (read after 1 s) and a silent watcher in flight: all answered in full, exit 0 after ${ms} ms`);
+  t.diagnostic(`SIGTERM with a create (body still arriving), two 20 MB lists (read after 1 s), a silent watcher and an idle keep-alive connection open: all answered in full, exit 0 after ${ms} ms`);
   assert.ok(ms < 10_000, `the shutdown took ${ms} ms`);
 });
 
