@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { openLmdbStorage } from '../../src/storage/lmdb/lmdb-storage.ts';
+import { openWatchCache } from '../../src/storage/cache/watch-cache.ts';
 import { CompactedError, InsufficientStorageError } from '../../src/storage/errors.ts';
 import { tempDir } from '../support/tmp.ts';
 
@@ -70,4 +71,32 @@ test('lmdb: a full disk refuses writes with InsufficientStorageError, keeps read
   // Every acknowledged write survived, and nothing else did.
   assert.deepEqual((await reopened.list('/registry/x/')).items.map((kv) => kv.key).sort(), [...acknowledged].sort());
   await reopened.close();
+});
+
+test('watch cache: the event ring is bounded in bytes, so large objects shorten its window', async () => {
+  const backend = await openLmdbStorage({ path: tempDir('ring-bytes'), compactionIntervalMs: 0 });
+  const cache = await openWatchCache(backend, { prefix: '/registry/x/', maxEventBytes: 1024 * 1024, progressIntervalMs: 0 });
+  try {
+    const value = (n: number) => new Uint8Array(100 * 1024).fill(n);
+    let kv = await cache.create('/registry/x/a', value(0));
+    const first = kv.modRevision;
+    for (let i = 1; i <= 30; i++) kv = await cache.update('/registry/x/a', kv.modRevision, value(i));
+    await cache.waitForRevision(kv.modRevision);
+    const outcome = (after: number) =>
+      new Promise<string>((resolve) => {
+        const w = cache.watch('/registry/x/', after, {
+          events: (es) => {
+            w.stop();
+            resolve(`events from ${es[0]!.revision}`);
+          },
+          error: (err) => resolve(err.name),
+        });
+      });
+    // Each event keeps its value and the previous one alive: 200 KB, so about five fit in 1 MB.
+    assert.equal(await outcome(first), 'CompactedError');
+    assert.equal(await outcome(kv.modRevision - 3), `events from ${kv.modRevision - 2}`);
+  } finally {
+    await cache.close();
+    await backend.close();
+  }
 });
