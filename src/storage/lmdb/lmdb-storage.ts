@@ -17,7 +17,6 @@
 // with a synchronous flush, so an acknowledged write survives a crash.
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 import { mkdirSync } from 'node:fs';
-import { statfs } from 'node:fs/promises';
 import type {
   BackendHealth,
   DeleteResult,
@@ -35,12 +34,13 @@ import {
   CompactedError,
   ConflictError,
   FutureRevisionError,
-  InsufficientStorageError,
   KeyExistsError,
   KeyNotFoundError,
   UnavailableError,
 } from '../errors.ts';
 import { LocalWatchers } from './local-watchers.ts';
+import { commitFailure, ignoreCommitFailure } from './commit-failure.ts';
+import { HistorySizes } from './history-sizes.ts';
 
 /** Where the live value of a key is: its create and mod revisions. */
 interface Pointer {
@@ -232,6 +232,10 @@ export class LmdbStorage implements Storage {
         // The revision comes from the transaction itself, not from memory: after a failed commit
         // the revisions it had taken are free again, and the next transaction must reuse them.
         this.assigned = this.meta.get(META_REVISION) ?? 1;
+        // Events above it belong to a transaction that failed (its rejection may still be on its way).
+        if (this.unpublished.length && this.unpublished[this.unpublished.length - 1].revision > this.assigned) {
+          this.unpublished = this.unpublished.filter((e) => e.revision <= this.assigned);
+        }
         const before = this.unpublished.length;
         try {
           const r = fn(Date.now());
@@ -541,69 +545,4 @@ export class LmdbStorage implements Storage {
     this.watchers.closeAll(new UnavailableError('storage is closed'));
     await this.env.close();
   }
-}
-
-/**
- * lmdb-js rejects a promise of its own batch when a commit fails, and nobody else holds it: left
- * alone it is an unhandled rejection, which ends the process. The failure reaches the writer
- * through its transaction's promise; this one is only silenced.
- */
-function ignoreCommitFailure(env: RootDatabase): void {
-  void (env.committed as PromiseLike<unknown>).then(undefined, () => {});
-}
-
-/** Sizes of recent writes in revision order, so the history's bytes are known without reading it. */
-class HistorySizes {
-  private revs: number[] = [];
-  private sizes: number[] = [];
-  private head = 0;
-  bytes = 0;
-
-  push(rev: number, size: number): void {
-    this.revs.push(rev);
-    this.sizes.push(size);
-    this.bytes += size;
-  }
-
-  /** Forget the revisions up to `rev` (compacted). */
-  dropThrough(rev: number): void {
-    while (this.head < this.revs.length && this.revs[this.head] <= rev) this.bytes -= this.sizes[this.head++];
-    if (this.head > 1024 && this.head * 2 > this.revs.length) {
-      this.revs = this.revs.slice(this.head);
-      this.sizes = this.sizes.slice(this.head);
-      this.head = 0;
-    }
-  }
-
-  /** The newest revision whose removal (with all before it) leaves at most `keep` bytes. */
-  revisionKeeping(keep: number): number {
-    let bytes = this.bytes;
-    let target = 0;
-    for (let i = this.head; i < this.revs.length && bytes > keep; i++) {
-      bytes -= this.sizes[i];
-      target = this.revs[i];
-    }
-    return target;
-  }
-}
-
-/** MDB_MAP_FULL: the environment's map size is reached. */
-const MDB_MAP_FULL = -30792;
-
-/**
- * The error a failed commit is reported as. LMDB reports a short write on a full disk as EIO, so
- * EIO counts as "full" when the filesystem has (next to) no room left.
- */
-async function commitFailure(err: unknown, path: string): Promise<Error> {
-  const cause = (err as { commitError?: Promise<unknown> }).commitError;
-  const detail = cause ? await cause.then(() => undefined, (e: unknown) => e) : err;
-  const code = (detail as { code?: unknown } | undefined)?.code;
-  const message = detail instanceof Error ? detail.message : String(detail ?? err);
-  let full = code === 'ENOSPC' || code === 28 || code === 'EDQUOT' || code === 122 || code === MDB_MAP_FULL;
-  if (!full && (code === 5 || code === 'EIO')) {
-    const fs = await statfs(path).catch(() => undefined);
-    full = fs !== undefined && fs.bavail * fs.bsize < 8 * 1024 * 1024;
-  }
-  if (full) return new InsufficientStorageError(`the storage has no space left for this write (${message}); free disk space to accept writes again`);
-  return new UnavailableError(`storage commit failed: ${message}`);
 }
