@@ -45,13 +45,11 @@ test('lmdb: a full disk refuses writes with InsufficientStorageError, keeps read
     const watch = s.watch('/registry/', 0, { events: (es) => void seen.push(...es.map((e) => e.revision)), error: () => {} });
     const value = new Uint8Array(50_000).fill(1);
     let refused: unknown;
-    for (let i = 0; i < 200 && !refused; i++) {
-      try {
-        await s.create(`/registry/x/${i}`, value);
-        acknowledged.push(`/registry/x/${i}`);
-      } catch (e) {
-        refused = e;
-      }
+    // Three at a time, so failures also hit writes that share a transaction.
+    for (let i = 0; i < 200 && !refused; i += 3) {
+      const keys = [i, i + 1, i + 2].map((k) => `/registry/x/${k}`);
+      const results = await Promise.allSettled(keys.map((k) => s.create(k, value)));
+      results.forEach((r, j) => (r.status === 'fulfilled' ? acknowledged.push(keys[j]!) : (refused ??= r.reason)));
     }
     assert.ok(refused instanceof InsufficientStorageError, `refused with ${String(refused)}`);
     assert.ok(acknowledged.length > 10);
