@@ -32,6 +32,12 @@ export interface ResourceTarget {
   subresource?: SubresourceDefinition;
 }
 
+/** Bytes a watch may have written but not yet sent to its client (about the largest event, twice). */
+const MAX_WATCH_UNSENT_BYTES = 16 * 1024 * 1024;
+
+/** How long an ended watch may take to flush what it wrote before its connection is cut. */
+const WATCH_END_FLUSH_MS = 5_000;
+
 /** Open watches, so shutdown can end them cleanly. */
 export interface WatchRegistry {
   add(end: () => void): () => void;
@@ -169,7 +175,15 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   const write = (text: string | Buffer): boolean => {
     if (ended) return true;
     start();
-    return res.write(text);
+    const ok = res.write(text);
+    // The store stops writing when the socket backs up, so only a client that stopped reading
+    // gets here: end its watch (it starts over, as with kube-apiserver) and free what it holds.
+    if (!ok && res.writableLength > MAX_WATCH_UNSENT_BYTES)
+      queueMicrotask(() => {
+        finish();
+        res.destroy();
+      });
+    return ok;
   };
   // The store may end the watch (e.g. 410) before the stream below is set up: remember that.
   let endRequested = false;
@@ -212,6 +226,13 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
       unregister();
       watch.stop();
       res.end();
+      // A client that stopped reading never takes the rest: do not keep its buffers (or a
+      // shutdown) waiting for it.
+      if (!res.writableFinished) {
+        const cut = setTimeout(() => res.destroy(), WATCH_END_FLUSH_MS);
+        cut.unref();
+        res.once('finish', () => clearTimeout(cut));
+      }
       resolve();
     };
     req.once('close', () => finish());

@@ -21,7 +21,8 @@ export type StatusReason =
   | 'InternalError'
   | 'ServerTimeout'
   | 'ServiceUnavailable'
-  | 'Timeout';
+  | 'Timeout'
+  | 'InsufficientStorage';
 
 export interface StatusCause {
   reason?: string;
@@ -143,6 +144,13 @@ export const errors = {
   serverTimeout: (r: QualifiedResource, operation: string) =>
     new StatusError(500, 'ServerTimeout', `The ${operation} operation against ${qualified(r)} could not be completed at this time, please try again.`, { kind: r.resource, group: r.group || undefined, retryAfterSeconds: 2 }),
   unavailable: (why: string) => new StatusError(503, 'ServiceUnavailable', why),
+  /**
+   * The store is full. kube-apiserver passes etcd's "database space exceeded" on as a 500; 507 says
+   * what happened instead, and unlike 503 it does not tell clients that the same request will
+   * succeed if retried (it will not until space is freed) nor that the server is down (reads and
+   * watches go on being served).
+   */
+  insufficientStorage: (why: string) => new StatusError(507, 'InsufficientStorage', why),
 };
 
 export function successStatus(details?: StatusDetails): StatusBody {

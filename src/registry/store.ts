@@ -3,7 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Naming } from '../naming.ts';
-import { CompactedError, ConflictError, FutureRevisionError, KeyExistsError, KeyNotFoundError, UnavailableError, WatcherTooSlowError } from '../storage/errors.ts';
+import { CompactedError, ConflictError, FutureRevisionError, InsufficientStorageError, KeyExistsError, KeyNotFoundError, UnavailableError, WatcherTooSlowError } from '../storage/errors.ts';
 import type { KeyValue, Watch, WatchEvent } from '../storage/interface.ts';
 import type { WatchCache } from '../storage/cache/watch-cache.ts';
 import { decodeContinue, encodeContinue } from '../machinery/continue-token.ts';
@@ -14,6 +14,7 @@ import { apiVersionOf, storagePrefix, type KindDefinition, type SubresourceDefin
 import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
 import type { Admission } from './admission.ts';
 import { EncodedObject } from './encoded.ts';
+import { WatchStream, type WatchSink } from './watch-stream.ts';
 import { FieldManager } from './field-manager.ts';
 import { StoredJson } from './stored-json.ts';
 import { ConvertedJson, type ObjectCodec } from './converted-json.ts';
@@ -59,14 +60,7 @@ export interface ListResponse {
 
 export type DeleteOutcome = { kind: 'deleted'; status: StatusBody; object: KObject } | { kind: 'pending'; object: KObject };
 
-/** Where a watch sends its stream; `send` returns false when the consumer is backed up. */
-export interface WatchSink {
-  send(type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK', object: EncodedObject): boolean;
-  error(status: StatusBody): void;
-  /** The watch ended (the caller closes the stream). */
-  end(): void;
-  onDrain(resume: () => void): void;
-}
+export type { WatchSink } from './watch-stream.ts';
 
 const MAX_GENERATE_NAME_TRIES = 8;
 /** Items fetched per storage read while filling a page through selectors. */
@@ -354,6 +348,7 @@ export class RegistryStore {
       if (e instanceof CompactedError) throw continued ? errors.continueExpired() : errors.tooOld(e.requestedRevision, e.compactRevision);
       if (e instanceof FutureRevisionError) throw errors.tooLargeResourceVersion(e.requestedRevision, e.currentRevision);
       if (e instanceof UnavailableError) throw errors.unavailable(`storage is unavailable: ${e.message}`);
+      if (e instanceof InsufficientStorageError) throw errors.insufficientStorage(e.message);
       throw e;
     }
   }
@@ -385,7 +380,8 @@ export class RegistryStore {
 
   /**
    * Watch the store. `bookmark()` asks for a progress bookmark now (sent when the revision moved
-   * past what the watch has sent), e.g. just before the watch times out.
+   * past what the watch has sent), e.g. just before the watch times out. The stream is paced by
+   * its client (see WatchStream).
    */
   async watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink): Promise<Watch & { bookmark(): void }> {
     const prefix = this.prefixFor(namespace);
@@ -396,62 +392,55 @@ export class RegistryStore {
     const rv = rvText ? parseResourceVersion(rvText) : 0;
     const initial = opts.sendInitialEvents ?? (rvText === '' || rv === 0);
     let after = rv;
+    let items: KeyValue[] = [];
     if (initial) {
       const listOpts: ListOptions = { ...opts, limit: undefined, continue: undefined, resourceVersionMatch: rv > 0 ? 'NotOlderThan' : undefined };
-      const list = await this.listEncoded(namespace, listOpts);
-      for (const item of list.items) sink.send('ADDED', item);
+      const list = await this.listKeyValues(namespace, listOpts);
       after = Number(list.metadata.resourceVersion);
-      if (opts.sendInitialEvents && opts.allowWatchBookmarks) sink.send('BOOKMARK', bookmark(after, { [this.naming.annotation('initial-events-end')]: 'true' }));
+      items = list.items;
     } else if (rv > this.storage.revision) {
       // A version from the future: wait for it, and answer as a list at it does when it never
       // comes (504 ResourceVersionTooLarge) rather than watch for events that may never exist.
       await this.waitNotOlderThan(rv);
     }
-    let lastSent = after;
-    let stopped = false;
-    let watch: Watch | undefined;
-    const stop = () => {
-      stopped = true;
-      watch?.stop();
+    const stream = new WatchStream({
+      sink,
+      after,
+      describe: (ev) => this.describeEvent(ev, match),
+      bookmark: opts.allowWatchBookmarks ? (revision) => bookmark(revision) : undefined,
+      errorStatus: (err) => {
+        if (err instanceof CompactedError) return errors.tooOld(err.requestedRevision, err.compactRevision).status;
+        // A watcher too slow for the cache just ends: the client starts over, as with kube-apiserver.
+        return err instanceof WatcherTooSlowError ? undefined : errors.internal(err.message).status;
+      },
+    });
+    const endOfInitial = opts.sendInitialEvents && opts.allowWatchBookmarks ? { type: 'BOOKMARK' as const, object: bookmark(after, { [this.naming.annotation('initial-events-end')]: 'true' }) } : undefined;
+    if (initial) stream.owe(items, (kv) => this.encoded(kv), endOfInitial);
+    const watch = this.storage.watch(prefix, after, stream);
+    stream.resumeSource = () => watch.resume?.();
+    stream.start();
+    return {
+      stop: () => {
+        stream.stop();
+        watch.stop();
+      },
+      resume: () => watch.resume?.(),
+      bookmark: () => this.storage.requestProgress(),
     };
-    const handler = {
-      events: (events: WatchEvent[]): boolean => {
-        let ok = true;
-        for (const ev of events) {
-          if (stopped) return true;
-          if (ev.revision <= lastSent) continue;
-          lastSent = ev.revision;
-          const { cur, prev, deleted } = this.encodingsOf(ev);
-          let type: 'ADDED' | 'MODIFIED' | 'DELETED' | undefined;
-          let obj: EncodedObject | undefined;
-          if (cur) {
-            const curMatches = !match || match(cur.view());
-            const prevMatches = prev !== undefined && (!match || match(prev.view()));
-            if (curMatches) [type, obj] = [prevMatches ? 'MODIFIED' : 'ADDED', cur];
-            else if (prevMatches) [type, obj] = ['DELETED', cur];
-          } else if (deleted && (!match || match(deleted.view()))) {
-            [type, obj] = ['DELETED', deleted];
-          }
-          if (type && obj && !sink.send(type, obj)) ok = false;
-        }
-        if (!ok) sink.onDrain(() => watch?.resume?.());
-        return ok;
-      },
-      progress: (revision: number) => {
-        if (stopped || !opts.allowWatchBookmarks || revision <= lastSent) return;
-        lastSent = revision;
-        sink.send('BOOKMARK', bookmark(revision));
-      },
-      error: (err: Error) => {
-        if (stopped) return;
-        stopped = true;
-        if (err instanceof CompactedError) sink.error(errors.tooOld(err.requestedRevision, err.compactRevision).status);
-        else if (!(err instanceof WatcherTooSlowError)) sink.error(errors.internal(err.message).status);
-        sink.end();
-      },
-    };
-    watch = this.storage.watch(prefix, after, handler);
-    return { stop, resume: () => watch?.resume?.(), bookmark: () => this.storage.requestProgress() };
+  }
+
+  /** What a storage event is to a watch with this selector: the object is tested before and after. */
+  private describeEvent(ev: WatchEvent, match: ((obj: KObject) => boolean) | undefined): { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: EncodedObject } | undefined {
+    const { cur, prev, deleted } = this.encodingsOf(ev);
+    if (cur) {
+      const curMatches = !match || match(cur.view());
+      const prevMatches = prev !== undefined && (!match || match(prev.view()));
+      if (curMatches) return { type: prevMatches ? 'MODIFIED' : 'ADDED', object: cur };
+      if (prevMatches) return { type: 'DELETED', object: cur };
+      return undefined;
+    }
+    if (deleted && (!match || match(deleted.view()))) return { type: 'DELETED', object: deleted };
+    return undefined;
   }
 
   // ---- create ----

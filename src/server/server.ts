@@ -2,8 +2,8 @@
 // /version, and graceful shutdown. `startServer` is the embeddable entry point for tests and the
 // command line alike.
 
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -289,6 +289,26 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
   });
+  // Requests per connection whose responses have not been flushed yet, so shutdown closes each
+  // connection only once its last response has gone out.
+  const inFlight = new Map<Socket, number>();
+  let draining = false;
+  // Everything written has been flushed by then, so a peer that never closes its side cannot
+  // hold the shutdown.
+  const endIfIdle = (s: Socket) => {
+    if (!inFlight.has(s)) s.end(() => s.destroy());
+  };
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const s = req.socket;
+    inFlight.set(s, (inFlight.get(s) ?? 0) + 1);
+    if (draining) res.setHeader('Connection', 'close');
+    res.once('close', () => {
+      const n = (inFlight.get(s) ?? 1) - 1;
+      if (n > 0) inFlight.set(s, n);
+      else inFlight.delete(s);
+      if (draining) endIfIdle(s);
+    });
+  });
   // Requests Node cannot parse never reach the chain: answer them with a Status all the same.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (!socket.writable) return socket.destroy();
@@ -348,13 +368,19 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
       nsController?.stop();
       gc.stop();
       for (const c of controllers) c.stop();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      draining = true;
+      // net.Server's close, not http.Server's: the latter destroys every connection whose response
+      // is written but not yet flushed (a large list to a slow reader), cutting it short. Here the
+      // listener stops, idle connections end, and busy ones end once their response is out.
+      const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
       for (const end of [...watchEnders]) end();
-      server.closeIdleConnections();
-      // In-flight requests get a moment to finish; then remaining connections are cut.
+      for (const s of sockets) endIfIdle(s);
+      // In-flight requests finish within their own timeout, as kube-apiserver waits for them;
+      // connections still open after that are cut.
       const grace = setTimeout(() => {
         for (const s of sockets) s.destroy();
-      }, 5_000);
+      }, (opts.requestTimeoutMs ?? 60_000) + 5_000);
+      grace.unref();
       await closed;
       clearTimeout(grace);
       for (const c of caches) await c.close();

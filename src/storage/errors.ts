@@ -1,6 +1,6 @@
 // Typed storage errors. The API layer maps each to a Status: exists → 409 AlreadyExists,
 // not found → 404, conflict → 409 Conflict, compacted → 410 Expired/Gone, too slow → watch ERROR,
-// unavailable → 503/504.
+// unavailable → 503/504, insufficient storage → 507.
 import type { KeyValue } from './interface.ts';
 
 export class StorageError extends Error {
@@ -62,3 +62,9 @@ export class WatcherTooSlowError extends StorageError {
 
 /** The backend cannot be reached (every endpoint down) or the store is closed. */
 export class UnavailableError extends StorageError {}
+
+/**
+ * A write could not be committed because the disk (or the store's map) is full. Nothing of it was
+ * stored; reads go on working and writes succeed again once space is freed.
+ */
+export class InsufficientStorageError extends StorageError {}

@@ -132,3 +132,8 @@ export function prefixEnd(prefix: string): string {
   const last = prefix.charCodeAt(prefix.length - 1);
   return prefix.slice(0, -1) + String.fromCharCode(last + 1);
 }
+
+/** The bytes an event keeps alive: its value and its previous value (for byte bounds on queues). */
+export function eventBytes(e: WatchEvent): number {
+  return (e.value?.length ?? 0) + (e.prevValue?.length ?? 0);
+}

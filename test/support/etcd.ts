@@ -11,6 +11,8 @@ import path from 'node:path';
 
 export interface EtcdMember {
   endpoint: string;
+  /** The member's process id (to stop and continue it). */
+  pid: number;
   kill(): Promise<void>;
 }
 
@@ -178,6 +180,7 @@ export async function startEtcd(opts: { members?: number } = {}): Promise<EtcdCl
     endpoints: started.map((m) => m.endpoint),
     members: started.map((m) => ({
       endpoint: m.endpoint,
+      pid: m.child.pid!,
       kill: async () => {
         m.child.kill('SIGKILL');
         await waitExit(m.child);

@@ -1,7 +1,9 @@
-// Fan-out of the watch cache: every watcher has its own bounded queue, so one slow consumer is
-// closed (WatcherTooSlowError) instead of stalling the others or growing memory without bound.
+// Fan-out of the watch cache: every watcher has its own queue, bounded in events and in bytes, so
+// one slow consumer is closed (WatcherTooSlowError) instead of stalling the others or growing
+// memory without bound. Queued events share their values with the cache's ring, but a queue may
+// outlive the ring's window, so its bytes count.
 import type { Watch, WatchEvent, WatchHandler } from '../interface.ts';
-import { prefixEnd } from '../interface.ts';
+import { eventBytes, prefixEnd } from '../interface.ts';
 import { WatcherTooSlowError } from '../errors.ts';
 
 const NONE: WatchEvent[] = [];
@@ -12,6 +14,9 @@ class CacheWatcher implements Watch {
   private queue: WatchEvent[] = [];
   /** The queue may hold this many; the initial replay is allowed on top of the live bound. */
   private limit: number;
+  /** Bytes of the queued events, and their bound (like `limit`, the initial replay comes on top). */
+  private queuedBytes = 0;
+  private limitBytes: number;
   private paused = false;
   stopped = false;
   /** Every event with revision ≤ next has been queued or delivered (or did not match). */
@@ -23,10 +28,12 @@ class CacheWatcher implements Watch {
     after: number,
     private readonly handler: WatchHandler,
     private readonly bufferSize: number,
+    private readonly bufferBytes: number,
   ) {
     this.end = prefixEnd(prefix);
     this.next = after;
     this.limit = bufferSize;
+    this.limitBytes = bufferBytes;
   }
 
   matches(key: string): boolean {
@@ -40,6 +47,8 @@ class CacheWatcher implements Watch {
   start(backlog: WatchEvent[]): void {
     this.limit = this.bufferSize + backlog.length;
     this.queue = backlog;
+    this.queuedBytes = backlog.reduce((n, e) => n + eventBytes(e), 0);
+    this.limitBytes = this.bufferBytes + this.queuedBytes;
     if (backlog.length) this.next = backlog[backlog.length - 1].revision;
     this.paused = true;
     queueMicrotask(() => this.resume());
@@ -51,11 +60,14 @@ class CacheWatcher implements Watch {
     if (rev > this.next) this.next = rev;
     if (!events.length) return;
     if (this.paused) {
-      if (this.queue.length + events.length > this.limit) {
+      let bytes = this.queuedBytes;
+      for (const e of events) bytes += eventBytes(e);
+      if (this.queue.length + events.length > this.limit || bytes > this.limitBytes) {
         this.fail(new WatcherTooSlowError(this.bufferSize));
         return;
       }
       for (const e of events) this.queue.push(e);
+      this.queuedBytes = bytes;
       return;
     }
     this.deliver(events);
@@ -71,6 +83,7 @@ class CacheWatcher implements Watch {
     }
     if (more === false) this.paused = true;
     this.limit = this.bufferSize;
+    this.limitBytes = this.bufferBytes;
   }
 
   resume(): void {
@@ -79,6 +92,7 @@ class CacheWatcher implements Watch {
     if (this.queue.length) {
       const queued = this.queue;
       this.queue = [];
+      this.queuedBytes = 0;
       this.deliver(queued);
     }
   }
@@ -98,6 +112,7 @@ class CacheWatcher implements Watch {
     if (this.stopped) return;
     this.stop();
     this.queue = [];
+    this.queuedBytes = 0;
     this.handler.error(err);
   }
 
@@ -111,14 +126,17 @@ class CacheWatcher implements Watch {
 export class CacheWatchers {
   private readonly all = new Set<CacheWatcher>();
 
-  constructor(private readonly bufferSize: number) {}
+  constructor(
+    private readonly bufferSize: number,
+    private readonly bufferBytes: number,
+  ) {}
 
   get size(): number {
     return this.all.size;
   }
 
   add(prefix: string, after: number, handler: WatchHandler, backlog: WatchEvent[]): Watch {
-    const w = new CacheWatcher(this, prefix, after, handler, this.bufferSize);
+    const w = new CacheWatcher(this, prefix, after, handler, this.bufferSize, this.bufferBytes);
     this.all.add(w);
     w.start(backlog.filter((e) => e.revision > after && w.matches(e.key)));
     return w;

@@ -1,9 +1,12 @@
-// The watch cache's recent history: events in revision order, trimmed by age and by count.
+// The watch cache's recent history: events in revision order, trimmed by age, by count and by the
+// bytes of the values they keep alive (so a storm of large objects cannot hold memory unbounded).
 import type { WatchEvent } from '../interface.ts';
+import { eventBytes } from '../interface.ts';
 
 export class EventRing {
   private events: WatchEvent[] = [];
   private times: number[] = [];
+  private bytes = 0;
   /** Index of the oldest kept event; the arrays are compacted when half of them is dead. */
   private head = 0;
   /** Every event with revision > windowStart is in the ring. */
@@ -12,6 +15,7 @@ export class EventRing {
   constructor(
     private readonly retentionMs: number,
     private readonly maxEvents: number,
+    private readonly maxBytes: number,
   ) {}
 
   get length(): number {
@@ -21,6 +25,7 @@ export class EventRing {
   reset(rev: number): void {
     this.events = [];
     this.times = [];
+    this.bytes = 0;
     this.head = 0;
     this.windowStart = rev;
   }
@@ -28,9 +33,14 @@ export class EventRing {
   push(e: WatchEvent, now: number): void {
     this.events.push(e);
     this.times.push(now);
+    this.bytes += eventBytes(e);
     const cutoff = now - this.retentionMs;
-    while (this.length > this.maxEvents || (this.length > 0 && this.times[this.head] < cutoff)) {
-      this.windowStart = this.events[this.head].revision;
+    while (this.length > this.maxEvents || (this.length > 0 && (this.times[this.head] < cutoff || this.bytes > this.maxBytes))) {
+      const old = this.events[this.head];
+      this.windowStart = old.revision;
+      this.bytes -= eventBytes(old);
+      // The slot is dead: drop the reference now rather than at the next compaction of the array.
+      this.events[this.head] = undefined as unknown as WatchEvent;
       this.head++;
     }
     if (this.head > 1024 && this.head * 2 > this.events.length) {

@@ -38,8 +38,15 @@ export interface WatchCacheOptions {
    * than it get 410, as with Kubernetes' bounded cache).
    */
   maxEvents?: number;
+  /**
+   * The ring never keeps values of more than this many bytes alive (default 64 MiB): with large
+   * objects the window is shortened rather than memory grown.
+   */
+  maxEventBytes?: number;
   /** Events a watcher may have queued while its consumer is backed up (default 1000). */
   watcherBufferSize?: number;
+  /** Bytes of values a watcher may have queued while its consumer is backed up (default 32 MiB). */
+  watcherBufferBytes?: number;
   /** How often watchers get a progress notification (default 5 s; 0 turns it off). */
   progressIntervalMs?: number;
   /** How long a consistent read waits for the cache before reading the backend (default 3 s). */
@@ -87,8 +94,8 @@ export class WatchCache implements Storage {
   ) {
     this.prefix = opts.prefix;
     this.end = prefixEnd(opts.prefix);
-    this.ring = new EventRing(opts.retentionMs ?? 75_000, opts.maxEvents ?? 10_000);
-    this.watchers = new CacheWatchers(opts.watcherBufferSize ?? 1000);
+    this.ring = new EventRing(opts.retentionMs ?? 75_000, opts.maxEvents ?? 10_000, opts.maxEventBytes ?? 64 * 1024 * 1024);
+    this.watchers = new CacheWatchers(opts.watcherBufferSize ?? 1000, opts.watcherBufferBytes ?? 32 * 1024 * 1024);
     this.freshnessTimeoutMs = opts.freshnessTimeoutMs ?? 3000;
     this.loadPageSize = opts.loadPageSize ?? 10_000;
     this.consistentReadsFromCache = opts.consistentReadsFromCache ?? true;

@@ -39,6 +39,8 @@ import {
   UnavailableError,
 } from '../errors.ts';
 import { LocalWatchers } from './local-watchers.ts';
+import { commitFailure, ignoreCommitFailure } from './commit-failure.ts';
+import { HistorySizes } from './history-sizes.ts';
 
 /** Where the live value of a key is: its create and mod revisions. */
 interface Pointer {
@@ -71,6 +73,12 @@ export interface LmdbStorageOptions {
   compactionIntervalMs?: number;
   /** Most log entries removed in one compaction transaction, so no transaction runs long. */
   compactionBatch?: number;
+  /**
+   * History is also kept to at most about this many bytes of values (default 128 MiB): repeated
+   * writes of large objects shorten the window instead of growing the disk. Compaction frees the
+   * pages, and LMDB reuses freed pages, so the data file stops growing.
+   */
+  maxHistoryBytes?: number;
 }
 
 const META_REVISION = 'revision';
@@ -102,11 +110,16 @@ export class LmdbStorage implements Storage {
   private readonly watchers: LocalWatchers;
   private readonly retentionMs: number;
   private readonly compactionBatch: number;
+  private readonly maxHistoryBytes: number;
+  /** Revisions written by this process after the compacted one, with their value sizes. */
+  private readonly history = new HistorySizes();
   private compactionTimer?: NodeJS.Timeout;
+  private readonly path: string;
   private compacting?: Promise<void>;
   private closed = false;
 
   constructor(opts: LmdbStorageOptions) {
+    this.path = opts.path;
     this.env = open({
       path: opts.path,
       // A directory whatever its name: lmdb-js reads a path with a dot in its last segment as a file.
@@ -128,6 +141,7 @@ export class LmdbStorage implements Storage {
     this.watchers = new LocalWatchers((after, upTo, prefix, max) => this.replay(after, upTo, prefix, max));
     this.retentionMs = opts.retentionMs ?? 5 * 60_000;
     this.compactionBatch = opts.compactionBatch ?? 2000;
+    this.maxHistoryBytes = opts.maxHistoryBytes ?? 128 * 1024 * 1024;
     const interval = opts.compactionIntervalMs ?? Math.min(30_000, Math.max(1000, this.retentionMs / 10));
     if (interval > 0) {
       this.compactionTimer = setInterval(() => void this.compactExpired().catch(() => {}), interval);
@@ -213,8 +227,18 @@ export class LmdbStorage implements Storage {
     let failure: unknown;
     let lastRev = 0;
     let result: T | undefined;
+    let mine: WatchEvent[] = [];
     try {
       result = await this.env.transaction(() => {
+        ignoreCommitFailure(this.env);
+        // The revision comes from the transaction itself, not from memory: after a failed commit
+        // the revisions it had taken are free again, and the next transaction must reuse them.
+        this.assigned = this.meta.get(META_REVISION) ?? 1;
+        // Events above it belong to a transaction that failed (its rejection may still be on its way).
+        if (this.unpublished.length && this.unpublished[this.unpublished.length - 1].revision > this.assigned) {
+          this.unpublished = this.unpublished.filter((e) => e.revision <= this.assigned);
+        }
+        const before = this.unpublished.length;
         try {
           const r = fn(Date.now());
           lastRev = this.assigned;
@@ -222,14 +246,18 @@ export class LmdbStorage implements Storage {
         } catch (err) {
           failure = err;
           return undefined;
+        } finally {
+          mine = this.unpublished.slice(before);
         }
       });
     } catch (err) {
-      // A failed commit (disk full, I/O error) leaves revisions assigned in memory that never
-      // reached the disk: the only safe state is closed, so nobody reads a revision that lied.
-      this.closed = true;
-      this.watchers.closeAll(new UnavailableError(`storage commit failed: ${(err as Error).message}`));
-      throw new UnavailableError(`storage commit failed: ${(err as Error).message}`);
+      // Nothing of this transaction reached the disk: forget its events and report why. The store
+      // stays open, so reads and watches go on and writes work again once space is freed.
+      if (mine.length) {
+        const dropped = new Set(mine);
+        this.unpublished = this.unpublished.filter((e) => !dropped.has(e));
+      }
+      throw await commitFailure(err, this.path);
     }
     if (failure !== undefined) throw failure;
     this.publishUpTo(lastRev);
@@ -240,9 +268,12 @@ export class LmdbStorage implements Storage {
     if (rev <= this.published) return;
     let n = 0;
     while (n < this.unpublished.length && this.unpublished[n].revision <= rev) n++;
-    const batch = this.unpublished.splice(0, n);
+    // Events of a failed transaction whose revisions a later one reused are never published.
+    const batch = this.unpublished.splice(0, n).filter((e) => e.revision > this.published);
     this.published = rev;
+    for (const e of batch) this.history.push(e.revision, (e.value?.length ?? 0) + e.key.length);
     this.watchers.publish(batch, rev);
+    this.compactOversized();
   }
 
   // ---- reads ----
@@ -427,7 +458,23 @@ export class LmdbStorage implements Storage {
   private async compactTo(target: number): Promise<void> {
     let done = false;
     while (!done && !this.closed) {
-      await this.env.transaction(() => {
+      try {
+        await this.compactBatch(target).then((d) => (done = d));
+      } catch (err) {
+        // The batch was not committed: its entries are still there, so the next compaction must
+        // start where the committed state says, not where this attempt got to.
+        this.compacted = this.meta.get(META_COMPACTED) ?? 0;
+        throw await commitFailure(err, this.path);
+      }
+    }
+  }
+
+  /** Remove one batch of superseded history; true when the target is reached. */
+  private compactBatch(target: number): Promise<boolean> {
+    let done = false;
+    return this.env
+      .transaction(() => {
+        ignoreCommitFailure(this.env);
         let n = 0;
         let last = this.compacted;
         const range = this.log.getRange({ start: this.compacted + 1, end: target, inclusiveEnd: true, limit: this.compactionBatch });
@@ -449,8 +496,19 @@ export class LmdbStorage implements Storage {
         // Readers check this before reading; raising it inside the transaction means nobody reads
         // history that this transaction is removing.
         this.compacted = compacted;
-      });
-    }
+      })
+      .then(() => done);
+  }
+
+  /**
+   * Keep the history within its byte budget: compact to where the newer half of the budget
+   * begins. Runs in the background; a failure (a full disk) is retried on a later write.
+   */
+  private compactOversized(): void {
+    this.history.dropThrough(this.compacted);
+    if (this.compacting || this.closed || this.history.bytes <= this.maxHistoryBytes) return;
+    const target = this.history.revisionKeeping(this.maxHistoryBytes / 2);
+    if (target > this.compacted) void this.compact(target).catch(() => {});
   }
 
   /** Compact away everything older than the retention window. */
@@ -467,6 +525,10 @@ export class LmdbStorage implements Storage {
 
   // ---- lifecycle ----
 
+  /**
+   * Readable means healthy, as kube-apiserver's etcd check is a read: a full disk (etcd's NOSPACE
+   * alarm) leaves reads and watches working, so the server stays ready and only writes fail.
+   */
   async health(): Promise<BackendHealth> {
     if (this.closed) return { healthy: false, message: 'storage is closed' };
     try {

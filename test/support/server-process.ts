@@ -1,0 +1,84 @@
+// The server as a child process (bin/orch-apiserver.js), for tests that need its own memory
+// figures, signals (SIGTERM, SIGSTOP of its dependencies) or a restart on the same data directory.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+
+const bin = new URL('../../bin/orch-apiserver.js', import.meta.url).pathname;
+const gcPreload = new URL('./gc-on-signal.mjs', import.meta.url).href;
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  stderr(): string;
+  /** Resident memory of the server process, in bytes. */
+  rss(): number;
+  /** The resident memory split as the kernel reports it: anonymous (heap) and file-backed (mmap) bytes. */
+  rssParts(): { anon: number; file: number };
+  /** A full garbage collection in the server, then its resident memory. */
+  rssAfterGc(): Promise<number>;
+  /** SIGKILL, for cleanup after a failed test. */
+  kill(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Start the server with `args` (bind address and port are chosen here) and wait until it is ready. */
+export async function startServerProcess(args: string[], timeoutMs = 30_000): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--expose-gc', '--import', gcPreload, bin, '--bind-address=127.0.0.1', `--port=${port}`, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  const url = `http://127.0.0.1:${port}`;
+  const field = (name: string) => {
+    const m = new RegExp(`${name}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+    return Number(m?.[1] ?? 0) * 1024;
+  };
+  const rss = () => field('VmRSS');
+  const proc: ServerProcess = {
+    url,
+    child,
+    exited,
+    stderr: () => stderr,
+    rss,
+    rssParts: () => ({ anon: field('RssAnon'), file: field('RssFile') }),
+    async rssAfterGc() {
+      child.kill('SIGUSR2');
+      await new Promise((r) => setTimeout(r, 300));
+      return rss();
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}: ${stderr}`);
+    try {
+      if ((await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) })).status === 200) return proc;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await proc.kill();
+      throw new Error(`the server did not become ready: ${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
