@@ -13,7 +13,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
 import { api, testServer } from '../support/server.ts';
-import { kubectl120, kubectlFor, newestKubectl } from '../support/kubectl.ts';
+import { kubectl120, kubectlFor, newestKubectl, tableRows, waitFor } from '../support/kubectl.ts';
 import { recordingProxy, type Exchange } from '../support/recording-proxy.ts';
 import { decodeObject } from '../../src/wire/protobuf/index.ts';
 
@@ -21,16 +21,6 @@ const server = await testServer();
 const PB = 'application/vnd.kubernetes.protobuf';
 const TABLE_V1 = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 const LEASES = '/apis/coordination.orch.io/v1';
-
-const lines = (out: string) => out.trim().split('\n').map((l) => l.trim().split(/\s{2,}/));
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** The JSON Table objects of an answer: one body, or a watch stream's events. */
 function tablesOf(e: Exchange): { kind: string; apiVersion: string; columnDefinitions: { name: string }[] | null; rows: { object: { apiVersion: string } }[] }[] {
@@ -113,17 +103,17 @@ for (const [label, bin] of [['kubectl 1.20', kubectl120()], ['the newest kubectl
     });
 
     test('get: default table and -o wide print the server columns from meta.k8s.io Tables', async () => {
-      const wide = lines(await k.ok(['get', 'nodes', '-o', 'wide']));
+      const wide = tableRows(await k.ok(['get', 'nodes', '-o', 'wide']));
       assert.deepEqual(wide[0], ['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION', 'INTERNAL-IP', 'EXTERNAL-IP', 'OS-IMAGE', 'KERNEL-VERSION', 'CONTAINER-RUNTIME']);
       const row = wide.find((r) => r[0] === node);
       assert.ok(row, `a row for ${node}: ${JSON.stringify(wide)}`);
       assert.deepEqual([row[1], row[2], row[4], ...row.slice(5)], ['Ready', 'worker', 'v1.36.0', '10.1.2.3', '<none>', 'Debian GNU/Linux 12', '6.1.0', 'containerd://2.0.0']);
-      const nodes = lines(await k.ok(['get', 'nodes']));
+      const nodes = tableRows(await k.ok(['get', 'nodes']));
       assert.deepEqual(nodes[0], ['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION']);
-      const leases = lines(await k.ok(['get', 'leases']));
+      const leases = tableRows(await k.ok(['get', 'leases']));
       assert.deepEqual(leases[0], ['NAME', 'HOLDER', 'AGE']);
       assert.deepEqual(leases.slice(1).map((r) => r.slice(0, 2)), [[lease, 'first']]);
-      const namespaces = lines(await k.ok(['get', 'namespace', ns]));
+      const namespaces = tableRows(await k.ok(['get', 'namespace', ns]));
       assert.deepEqual(namespaces.map((r) => r.slice(0, 2)), [['NAME', 'STATUS'], [ns, 'Active']]);
       assertKubernetesTables(exchanges('GET', /^\/api\/v1\/nodes$/), 'node Tables');
       assertKubernetesTables(exchanges('GET', new RegExp(`^${LEASES}/namespaces/${ns}/leases$`)), 'lease Tables');
@@ -140,7 +130,7 @@ for (const [label, bin] of [['kubectl 1.20', kubectl120()], ['the newest kubectl
       assert.deepEqual(json, stored);
       assert.equal(await k.ok(['get', 'lease', lease, '-o', 'name']), `lease.coordination.orch.io/${lease}\n`);
       assert.equal(await k.ok(['get', 'leases', '-o', 'jsonpath={.items[*].spec.holderIdentity}']), 'first');
-      assert.deepEqual(lines(await k.ok(['get', 'lease', lease, '-o', 'custom-columns=NAME:.metadata.name,HOLDER:.spec.holderIdentity,APP:.metadata.labels.app'])), [
+      assert.deepEqual(tableRows(await k.ok(['get', 'lease', lease, '-o', 'custom-columns=NAME:.metadata.name,HOLDER:.spec.holderIdentity,APP:.metadata.labels.app'])), [
         ['NAME', 'HOLDER', 'APP'],
         [lease, 'first', 'demo'],
       ]);
@@ -154,7 +144,7 @@ for (const [label, bin] of [['kubectl 1.20', kubectl120()], ['the newest kubectl
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-      const rows = () => lines(out);
+      const rows = () => tableRows(out);
       try {
         await waitFor(`the header and the first row (stdout ${JSON.stringify(out)})`, () => rows().some((r) => r[0] === lease));
         assert.deepEqual(rows()[0], ['NAME', 'HOLDER', 'AGE']);

@@ -12,22 +12,12 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
 import { api, testServer } from '../support/server.ts';
-import { kubectl120, kubectlFor, newestKubectl } from '../support/kubectl.ts';
+import { kubectl120, kubectlFor, newestKubectl, tableRows, waitFor } from '../support/kubectl.ts';
 import { recordingProxy } from '../support/recording-proxy.ts';
 
 const server = await testServer({ naming: 'kubernetes' });
 const PB = 'application/vnd.kubernetes.protobuf';
 const OPENAPI_V2_PB = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
-
-const lines = (out: string) => out.trim().split('\n').map((l) => l.trim().split(/\s{2,}/));
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 for (const [label, bin] of [['kubectl 1.20', kubectl120()], ['the newest kubectl', newestKubectl()]] as const) {
   describe(`${label}, kubernetes profile`, async () => {
@@ -92,12 +82,12 @@ for (const [label, bin] of [['kubectl 1.20', kubectl120()], ['the newest kubectl
     });
 
     test('get nodes -o wide and get leases print the server columns', async () => {
-      const wide = lines(await k.ok(['get', 'nodes', '-o', 'wide']));
+      const wide = tableRows(await k.ok(['get', 'nodes', '-o', 'wide']));
       assert.deepEqual(wide[0], ['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION', 'INTERNAL-IP', 'EXTERNAL-IP', 'OS-IMAGE', 'KERNEL-VERSION', 'CONTAINER-RUNTIME']);
       const row = wide.find((r) => r[0] === `${tag}-node`);
       assert.ok(row, `a row for ${tag}-node`);
       assert.deepEqual([row[1], row[2], row[4], ...row.slice(5)], ['Ready', 'worker', 'v1.36.0', '10.1.2.3', '<none>', 'Debian GNU/Linux 12', '6.1.0', 'containerd://2.0.0']);
-      const leases = lines(await k.ok(['get', 'leases']));
+      const leases = tableRows(await k.ok(['get', 'leases']));
       assert.deepEqual(leases[0], ['NAME', 'HOLDER', 'AGE']);
       assert.deepEqual(leases[1]!.slice(0, 2), [`${tag}-lease`, 'first']);
       assert.ok(exchanges('GET', /^\/api\/v1\/nodes$/).some((e) => e.accept.includes('as=Table;v=v1;g=meta.k8s.io') && e.responseType.startsWith('application/json')));
@@ -106,7 +96,7 @@ for (const [label, bin] of [['kubectl 1.20', kubectl120()], ['the newest kubectl
     test('cordon and uncordon (typed client: a strategic merge patch)', async () => {
       assert.match(await k.ok(['cordon', `${tag}-node`]), new RegExp(`node/${tag}-node cordoned`));
       assert.equal((await api(server, 'GET', `/api/v1/nodes/${tag}-node`)).body.spec.unschedulable, true);
-      assert.deepEqual(lines(await k.ok(['get', 'node', `${tag}-node`]))[1]![1], 'Ready,SchedulingDisabled');
+      assert.deepEqual(tableRows(await k.ok(['get', 'node', `${tag}-node`]))[1]![1], 'Ready,SchedulingDisabled');
       assert.match(await k.ok(['uncordon', `${tag}-node`]), new RegExp(`node/${tag}-node uncordoned`));
       assert.equal((await api(server, 'GET', `/api/v1/nodes/${tag}-node`)).body.spec.unschedulable, undefined);
       const patches = exchanges('PATCH', new RegExp(`^/api/v1/nodes/${tag}-node$`));
@@ -143,7 +133,7 @@ for (const [label, bin] of [['kubectl 1.20', kubectl120()], ['the newest kubectl
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-      const rows = () => lines(out);
+      const rows = () => tableRows(out);
       try {
         await waitFor(`the header and the first row (stdout ${JSON.stringify(out)})`, () => rows().some((r) => r[0] === `${tag}-lease`));
         assert.deepEqual(rows()[0], ['NAME', 'HOLDER', 'AGE']);
@@ -190,7 +180,7 @@ for (const [label, bin] of [['kubectl 1.20', kubectl120()], ['the newest kubectl
     test('explain, api-resources and get --raw', async () => {
       const explained = await k.ok(['explain', 'lease.spec']);
       assert.match(explained, /holderIdentity\s+<string>/);
-      const resources = lines(await k.ok(['api-resources', '--api-group=coordination.k8s.io']));
+      const resources = tableRows(await k.ok(['api-resources', '--api-group=coordination.k8s.io']));
       assert.deepEqual(resources[0], ['NAME', 'SHORTNAMES', 'APIVERSION', 'NAMESPACED', 'KIND']);
       assert.ok(resources.some((r) => r.join(' ') === 'leases coordination.k8s.io/v1 true Lease'), JSON.stringify(resources));
       const raw = JSON.parse(await k.ok(['get', '--raw', `/api/v1/namespaces/${ns}`]));

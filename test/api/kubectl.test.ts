@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { testServer } from '../support/server.ts';
-import { kubectlFor } from '../support/kubectl.ts';
+import { kubectlFor, waitFor } from '../support/kubectl.ts';
 
 // ---------------------------------------------------------------------------------------------
 // kubectl and a server
@@ -119,14 +119,6 @@ const lease = (name: string, ns = 'default', spec: Record<string, unknown> = { h
 });
 const node = (name: string, labels?: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, ...(labels ? { labels } : {}) } });
 const namespace = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Reads
