@@ -3,7 +3,7 @@
 // tolerate other API servers on the same storage running the same controller.
 
 import type { Naming } from '../naming.ts';
-import type { FeatureGates } from '../server/feature-gates.ts';
+import type { FeatureGates } from '../machinery/feature-gates.ts';
 import type { RegistryStore } from '../registry/store.ts';
 
 export interface ControllerContext {

@@ -9,7 +9,7 @@ import { parseDocument, type Tags } from 'yaml';
 import { checkYamlTags } from './yaml-tags.ts';
 import { decodeObject as decodeProtobuf } from '../wire/protobuf/index.ts';
 import { decodeCbor } from '../wire/cbor.ts';
-import { leftToDeclarative } from '../machinery/declarative-validation.ts';
+import { leftToDeclarative } from '../registry/declarative-validation.ts';
 import { errors } from '../machinery/status.ts';
 import { normalizeGoTypes, QuantityDecodeError } from '../machinery/normalize.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';

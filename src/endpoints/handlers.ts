@@ -1,7 +1,7 @@
 // The verb handlers: get, list, watch, create, update, patch, delete, deletecollection. Each
 // negotiates, decodes, calls the generic store and encodes; none knows a kind.
 
-import type { RequestContext } from '../server/context.ts';
+import type { RequestContext } from '../request/context.ts';
 import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
 import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyJsonPatch, applyMergePatch } from '../machinery/patch.ts';
@@ -9,7 +9,7 @@ import { applyStrategicMergePatch } from '../machinery/strategic-merge.ts';
 import { errors, StatusError, type StatusBody } from '../machinery/status.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import type { Naming } from '../naming.ts';
-import type { FeatureGates } from '../server/feature-gates.ts';
+import type { FeatureGates } from '../machinery/feature-gates.ts';
 import type { DeleteOptions, RegistryStore, WatchSink } from '../registry/store.ts';
 import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
 import { negotiateBody, negotiateResponse, type Conversion, type ResponseFormat } from '../negotiation/negotiate.ts';

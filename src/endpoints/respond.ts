@@ -1,6 +1,6 @@
 // Writing responses: objects and Status errors, with warnings and pretty printing.
 
-import type { RequestContext } from '../server/context.ts';
+import type { RequestContext } from '../request/context.ts';
 import { errors, isStatusError, type StatusBody, type StatusError } from '../machinery/status.ts';
 import { parseBool } from '../machinery/list-options.ts';
 import { stringify as toYaml } from 'yaml';

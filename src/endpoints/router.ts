@@ -1,7 +1,7 @@
 // Routes a request (already parsed into RequestInfo) to discovery, a verb handler or a 404/405.
 // Routes are derived from the definitions, never written per kind.
 
-import type { RequestContext } from '../server/context.ts';
+import type { RequestContext } from '../request/context.ts';
 import type { Naming } from '../naming.ts';
 import { errors } from '../machinery/status.ts';
 import type { RegistryStore } from '../registry/store.ts';

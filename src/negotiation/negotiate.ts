@@ -2,6 +2,7 @@
 // encoded (Content-Type), including conversions to Table and PartialObjectMetadata.
 
 import { errors } from '../machinery/status.ts';
+import type { ResponseMediaType } from '../request/context.ts';
 
 export interface MediaType {
   type: string;
@@ -50,7 +51,6 @@ export const SUPPORTED_RESPONSE_TYPES = ['application/json', 'application/yaml']
 /** Watch streams need a framing: YAML has none, as in kube-apiserver. */
 export const SUPPORTED_STREAM_TYPES = ['application/json'] as const;
 
-export type ResponseMediaType = (typeof SUPPORTED_RESPONSE_TYPES)[number] | 'protobuf' | 'application/cbor';
 
 /** A conversion the client asked for with `;as=<Kind>;g=<group>;v=<version>`. */
 export interface Conversion {

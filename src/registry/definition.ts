@@ -89,7 +89,7 @@ export interface KindDefinition {
    * (everything but apiVersion, kind and metadata) restate hand-written checks of the strategy,
    * which marks the errors they duplicate with markCoveredByDeclarative. Such rules are then not
    * enforced at decoding; they run at validation time under the DeclarativeValidation gates
-   * (src/machinery/declarative-validation.ts).
+   * (src/registry/declarative-validation.ts).
    */
   declarativeValidation?: boolean;
   /**

@@ -18,7 +18,7 @@ import { WatchStream, type WatchSink } from './watch-stream.ts';
 import { FieldManager } from './field-manager.ts';
 import { StoredJson } from './stored-json.ts';
 import { ConvertedJson, type ObjectCodec } from './converted-json.ts';
-import type { DeclarativeValidation } from '../machinery/declarative-validation.ts';
+import type { DeclarativeValidation } from './declarative-validation.ts';
 import { encodeObject } from '../wire/protobuf/index.ts';
 
 export interface WriteOptions {

@@ -6,8 +6,8 @@ import type { Authenticator } from '../auth/authn/authenticator.ts';
 import type { Authorizer } from '../auth/authz/authorizer.ts';
 import { errors, StatusError } from '../machinery/status.ts';
 import { toStatusError, writeError } from '../endpoints/respond.ts';
-import { WarningRecorder, type RequestContext } from './context.ts';
-import { parseRequestInfo, splitRequestTarget } from './request-info.ts';
+import { WarningRecorder, type RequestContext } from '../request/context.ts';
+import { parseRequestInfo, splitRequestTarget } from '../request/request-info.ts';
 
 export type Handler = (ctx: RequestContext) => Promise<void>;
 export type Filter = (next: Handler) => Handler;

@@ -9,7 +9,7 @@
 // prefix (`[BETA]`, `[ALPHA]`) that Kubernetes' metrics framework adds.
 
 import { Counter, Registry } from 'prom-client';
-import type { DeclarativeValidationMetrics } from '../machinery/declarative-validation.ts';
+import type { DeclarativeValidationMetrics } from '../registry/declarative-validation.ts';
 
 export const VALIDATION_METRICS = {
   mismatch: 'apiserver_validation_declarative_validation_mismatch_total',

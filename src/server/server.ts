@@ -31,11 +31,11 @@ import { builtinControllers } from '../controllers/index.ts';
 import { storeKey, type Controller } from '../controllers/controller.ts';
 import { buildHandlerChain, noAudit, type AuditSink } from './filters.ts';
 import { runHealth, type HealthCheck } from './health.ts';
-import { parseFeatureGates, type FeatureGates } from './feature-gates.ts';
+import { parseFeatureGates, type FeatureGates } from '../machinery/feature-gates.ts';
 import { versionInfo } from './version.ts';
 import { createServerMetrics } from './metrics.ts';
-import { DeclarativeValidation } from '../machinery/declarative-validation.ts';
-import type { RequestContext } from './context.ts';
+import { DeclarativeValidation } from '../registry/declarative-validation.ts';
+import type { RequestContext } from '../request/context.ts';
 
 export interface ServerOptions {
   /** Default 127.0.0.1, as on the command line: with no authentication, loopback only unless asked. */

@@ -17,14 +17,14 @@ import {
   validateWithMigrationChecks,
   validationIdentifier,
   type DeclarativeValidationMetrics,
-} from '../../src/machinery/declarative-validation.ts';
+} from '../../src/registry/declarative-validation.ts';
 import { fieldError, type FieldError } from '../../src/machinery/field-errors.ts';
 import type { KObject } from '../../src/machinery/meta.ts';
 import { StatusError } from '../../src/machinery/status.ts';
 import { checkObject } from '../../src/endpoints/decode.ts';
 import { ALL_VERBS, type KindDefinition } from '../../src/registry/definition.ts';
 import { int32, obj, objectSchema, str } from '../../src/registry/schemas.ts';
-import { parseFeatureGates } from '../../src/server/feature-gates.ts';
+import { parseFeatureGates } from '../../src/machinery/feature-gates.ts';
 import { createServerMetrics, VALIDATION_METRICS } from '../../src/server/metrics.ts';
 
 type Body = Record<string, unknown>;

@@ -11,7 +11,7 @@ import { readWatch } from '../support/watch.ts';
 import { tempDir } from '../support/tmp.ts';
 import { startEtcd } from '../support/etcd.ts';
 import { namingProfile } from '../../src/naming.ts';
-import { parseFeatureGates } from '../../src/server/feature-gates.ts';
+import { parseFeatureGates } from '../../src/machinery/feature-gates.ts';
 import { parseServiceClusterIpRange, serviceCidrController } from '../../src/controllers/service-cidr.ts';
 
 const server = await testServer();

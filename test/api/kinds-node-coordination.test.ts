@@ -9,7 +9,7 @@ import { api, testServer } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 import { tempDir } from '../support/tmp.ts';
 import { namingProfile } from '../../src/naming.ts';
-import { parseFeatureGates } from '../../src/server/feature-gates.ts';
+import { parseFeatureGates } from '../../src/machinery/feature-gates.ts';
 import { openLmdbStorage } from '../../src/storage/lmdb/lmdb-storage.ts';
 import { openWatchCache, type WatchCache } from '../../src/storage/cache/watch-cache.ts';
 import type { Storage } from '../../src/storage/interface.ts';

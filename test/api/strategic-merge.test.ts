@@ -21,7 +21,7 @@ import { handlePatch, type HandlerEnv, type ResourceTarget } from '../../src/end
 import { StatusError } from '../../src/machinery/status.ts';
 import { namespaceDefinition } from '../../src/registry/kinds/namespace.ts';
 import { namingProfile } from '../../src/naming.ts';
-import type { RequestContext } from '../../src/server/context.ts';
+import type { RequestContext } from '../../src/request/context.ts';
 
 const server = await testServer();
 const NS = 'smp';

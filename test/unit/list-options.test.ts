@@ -4,10 +4,10 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeContinue, encodeContinue } from '../../src/machinery/continue-token.ts';
 import { parseListOptions } from '../../src/machinery/list-options.ts';
-import { parseRequestInfo } from '../../src/server/request-info.ts';
+import { parseRequestInfo } from '../../src/request/request-info.ts';
 import { StatusError } from '../../src/machinery/status.ts';
 import { parseDuration } from '../../src/server/durations.ts';
-import { parseFeatureGates } from '../../src/server/feature-gates.ts';
+import { parseFeatureGates } from '../../src/machinery/feature-gates.ts';
 
 const G = 'meta.orch.io';
 

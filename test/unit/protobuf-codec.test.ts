@@ -20,7 +20,7 @@ import {
 import { WireWriter } from '../../src/wire/protobuf/writer.ts';
 import { builtinKinds } from '../../src/registry/kinds/index.ts';
 import { namingProfile, type Naming, type NamingProfileName } from '../../src/naming.ts';
-import { parseFeatureGates } from '../../src/server/feature-gates.ts';
+import { parseFeatureGates } from '../../src/machinery/feature-gates.ts';
 import type { Schema } from '../../src/machinery/schema.ts';
 import type { KObject } from '../../src/machinery/meta.ts';
 

@@ -2,7 +2,7 @@
 // recognises its credential wins); spec 02's authenticators plug in here.
 
 import type { IncomingMessage } from 'node:http';
-import type { UserInfo } from '../user.ts';
+import type { UserInfo } from '../../request/user.ts';
 
 export type AuthenticationResult =
   | { kind: 'authenticated'; user: UserInfo; /** The credential header to strip before proxying. */ }

@@ -2,8 +2,8 @@
 // (RBAC, Node, webhook, …) form a union in the configured order; each answers allow, deny or no
 // opinion.
 
-import type { RequestInfo } from '../../server/request-info.ts';
-import type { UserInfo } from '../user.ts';
+import type { RequestInfo } from '../../request/request-info.ts';
+import type { UserInfo } from '../../request/user.ts';
 
 export interface Attributes {
   user: UserInfo;

@@ -5,7 +5,7 @@
 // in their rules: a core write gets only the legacy checks, which name core fields.
 
 import type { Naming } from '../../naming.ts';
-import type { FeatureGates } from '../../server/feature-gates.ts';
+import type { FeatureGates } from '../../machinery/feature-gates.ts';
 import type { KObject } from '../../machinery/meta.ts';
 import type { FieldError } from '../../machinery/field-errors.ts';
 import type { KindDefinition, StorageConversion } from '../definition.ts';

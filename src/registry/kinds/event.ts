@@ -3,7 +3,7 @@
 // sit at the top level of the object; there is no spec.
 
 import type { Naming } from '../../naming.ts';
-import type { FeatureGates } from '../../server/feature-gates.ts';
+import type { FeatureGates } from '../../machinery/feature-gates.ts';
 import { fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import { isPlainObject, qualifiedName, type KObject } from '../../machinery/meta.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';

@@ -1,7 +1,7 @@
 // The built-in kinds this server serves, in discovery order.
 
 import type { Naming } from '../../naming.ts';
-import type { FeatureGates } from '../../server/feature-gates.ts';
+import type { FeatureGates } from '../../machinery/feature-gates.ts';
 import type { KindDefinition } from '../definition.ts';
 import { apiServiceDefinition } from './api-service.ts';
 import { componentStatusDefinition, type ComponentProbe } from './component-status.ts';

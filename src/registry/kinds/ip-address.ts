@@ -3,7 +3,7 @@
 // two objects can never hold the same IP; the parent reference is fixed once set.
 
 import type { Naming } from '../../naming.ts';
-import type { FeatureGates } from '../../server/feature-gates.ts';
+import type { FeatureGates } from '../../machinery/feature-gates.ts';
 import { child, fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import { validateIP } from '../../machinery/ip.ts';
 import { dns1123Subdomain, isPlainObject, pathSegmentName, type KObject } from '../../machinery/meta.ts';

@@ -4,11 +4,11 @@
 // candidates left unrenewed are removed by the lease-candidate garbage collector.
 
 import type { Naming } from '../../naming.ts';
-import type { FeatureGates } from '../../server/feature-gates.ts';
+import type { FeatureGates } from '../../machinery/feature-gates.ts';
 import { fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import { isPlainObject, pathSegmentName, qualifiedName, type KObject } from '../../machinery/meta.ts';
 import { validateImmutable } from '../../machinery/validation.ts';
-import { markCoveredByDeclarative } from '../../machinery/declarative-validation.ts';
+import { markCoveredByDeclarative } from '../declarative-validation.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { ageColumn, nameColumn, type PrinterColumn } from '../printers.ts';
 import { describe, microTime, obj, objectSchema, str } from '../schemas.ts';

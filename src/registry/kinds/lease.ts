@@ -1,9 +1,9 @@
 // Lease (coordination/v1, namespaced): leader election and heartbeats.
 
 import type { Naming } from '../../naming.ts';
-import type { FeatureGates } from '../../server/feature-gates.ts';
+import type { FeatureGates } from '../../machinery/feature-gates.ts';
 import { fieldError, type FieldError } from '../../machinery/field-errors.ts';
-import { markCoveredByDeclarative } from '../../machinery/declarative-validation.ts';
+import { markCoveredByDeclarative } from '../declarative-validation.ts';
 import type { KObject } from '../../machinery/meta.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { describe, int32, microTime, obj, objectSchema, str } from '../schemas.ts';

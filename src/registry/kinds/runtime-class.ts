@@ -3,7 +3,7 @@
 // scheduling constraints that admission merges into the Pods using the class.
 
 import type { Naming } from '../../naming.ts';
-import type { FeatureGates } from '../../server/feature-gates.ts';
+import type { FeatureGates } from '../../machinery/feature-gates.ts';
 import { child, fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import { dns1123Label, isPlainObject, labelValue, qualifiedName, validateLabels, type KObject } from '../../machinery/meta.ts';
 import { validateImmutable } from '../../machinery/validation.ts';

@@ -4,7 +4,7 @@
 // carries conditions and changes only through /status, which changes nothing else.
 
 import type { Naming } from '../../naming.ts';
-import type { FeatureGates } from '../../server/feature-gates.ts';
+import type { FeatureGates } from '../../machinery/feature-gates.ts';
 import { child, fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import { cidrFamily, validateCIDR } from '../../machinery/ip.ts';
 import { isPlainObject, type KObject } from '../../machinery/meta.ts';

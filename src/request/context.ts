@@ -1,9 +1,11 @@
 // The typed request context: what the filters learn about a request travels here, never in globals.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { UserInfo } from '../auth/user.ts';
+import type { UserInfo } from './user.ts';
 import type { RequestInfo } from './request-info.ts';
-import type { ResponseMediaType } from '../negotiation/negotiate.ts';
+
+/** The encodings a response body can have: protobuf in whichever spelling the client used. */
+export type ResponseMediaType = 'application/json' | 'application/yaml' | 'protobuf' | 'application/cbor';
 
 export interface RequestContext {
   req: IncomingMessage;

@@ -16,12 +16,12 @@
 // text, so a covered error without a declarative counterpart, and a declarative error without a
 // covered counterpart, are each one mismatch.
 
-import type { FeatureGates } from '../server/feature-gates.ts';
-import type { KindDefinition } from '../registry/definition.ts';
-import type { FieldError } from './field-errors.ts';
-import type { KObject } from './meta.ts';
-import { validateAgainstSchema } from './schema-validate.ts';
-import { errors } from './status.ts';
+import type { FeatureGates } from '../machinery/feature-gates.ts';
+import type { KindDefinition } from './definition.ts';
+import type { FieldError } from '../machinery/field-errors.ts';
+import type { KObject } from '../machinery/meta.ts';
+import { validateAgainstSchema } from '../machinery/schema-validate.ts';
+import { errors } from '../machinery/status.ts';
 
 export type ValidationOperation = 'create' | 'update';
 
