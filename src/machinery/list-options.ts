@@ -5,7 +5,7 @@ import { fieldError, type FieldError } from './field-errors.ts';
 import { errors } from './status.ts';
 import { parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldSelector, type LabelSelector } from './selectors.ts';
 
-export type ResourceVersionMatch = 'Exact' | 'NotOlderThan';
+type ResourceVersionMatch = 'Exact' | 'NotOlderThan';
 
 export interface ListOptions {
   watch: boolean;

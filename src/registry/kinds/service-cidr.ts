@@ -16,7 +16,7 @@ import { CIDRS_DESCRIPTION, serviceCidrDocs } from './docs/service-cidr.ts';
 import { keepStatus, statusOnlySubresource } from './status-subresource.ts';
 
 /** Spec 03: every ServiceCIDR condition field is required; reason CamelCase, type qualified. */
-export const SERVICE_CIDR_CONDITION_RULES: ConditionRules = {
+const SERVICE_CIDR_CONDITION_RULES: ConditionRules = {
   camelCaseReason: true,
   reasonRequired: true,
   qualifiedType: true,
