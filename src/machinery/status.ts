@@ -115,7 +115,7 @@ export const errors = {
       kind,
       causes: causesOf(errs),
     }),
-  /** Invalid query options: 400 (spec-decisions #1), worded like kube-apiserver's Invalid. */
+  /** Invalid query options: 400 (docs/rulings.md#r1), worded like kube-apiserver's Invalid. */
   invalidOptions: (metaGroup: string, kind: string, errs: readonly FieldError[]) =>
     new StatusError(400, 'BadRequest', `${kind}.${metaGroup} "" is invalid: ${aggregate(errs.map((e) => e.message))}`, { group: metaGroup, kind, causes: causesOf(errs) }),
   forbidden: (r: QualifiedResource, name: string, why: string) =>

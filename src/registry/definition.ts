@@ -110,7 +110,7 @@ export interface KindDefinition {
   strategicMergePatch?: boolean;
   /**
    * Served unless `--runtime-config` says otherwise (default true). Beta APIs introduced after
-   * 1.22 are off by default, as spec 01 says.
+   * 1.22 are off by default (docs/rulings.md#r9).
    */
   enabledByDefault?: boolean;
   /**

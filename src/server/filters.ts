@@ -1,5 +1,5 @@
-// The filter chain, outermost first, in one place (DESIGN.md "Request flow"). Each filter has one
-// concern; request facts travel in the RequestContext.
+// The filter chain, outermost first, in one place (docs/architecture.md, "Request flow"). Each
+// filter has one concern; request facts travel in the RequestContext.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authenticator } from '../auth/authn/authenticator.ts';

@@ -12,7 +12,7 @@ import type { Schema } from '../../machinery/schema.ts';
 import { describe, int32, microTime, obj, objectSchema, str, time } from '../schemas.ts';
 import { eventDocs } from './docs/event.ts';
 
-/** Limits of the events API (spec 03 "Limits"; the note limit is 1024 bytes, spec decision 16). */
+/** Limits of the events API, in UTF-8 bytes as Kubernetes counts them (docs/rulings.md#r14). */
 const REPORTING_INSTANCE_LENGTH_LIMIT = 128;
 const ACTION_LENGTH_LIMIT = 128;
 const REASON_LENGTH_LIMIT = 128;
