@@ -4,7 +4,7 @@
 
 export type NamingProfileName = 'orch' | 'kubernetes';
 
-export interface WireNames {
+interface WireNames {
   /** `application/vnd.orch.protobuf`, `application/vnd.kubernetes.protobuf`. */
   readonly protobufMediaTypes: readonly string[];
   /** The group of `as=Table` / `as=PartialObjectMetadata(List)` media-type parameters: `meta.orch.io`, `meta.k8s.io`. */

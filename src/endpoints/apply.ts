@@ -10,7 +10,7 @@ import { pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-v
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
 import { normalizeDecoded, parseYaml, type FieldValidation } from './decode.ts';
 
-export interface ApplyConfig {
+interface ApplyConfig {
   config: KObject;
   warnings: string[];
 }

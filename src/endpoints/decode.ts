@@ -24,7 +24,7 @@ export function parseFieldValidation(v: string | null): FieldValidation {
 }
 
 /** Deeper documents are refused before any recursive code sees them. */
-export const MAX_JSON_DEPTH = 1000;
+const MAX_JSON_DEPTH = 1000;
 
 /** JSON.parse with the parse failure (and hostile nesting) as a 400. */
 export function parseJson(text: string, what = "couldn't get version/kind; json parse error"): unknown {
@@ -55,7 +55,7 @@ function depthExceeds(value: unknown, max: number): boolean {
   return false;
 }
 
-export interface Decoded {
+interface Decoded {
   obj: KObject;
   warnings: string[];
 }
@@ -213,7 +213,7 @@ export function decodeBody(body: Buffer, type: 'json' | 'yaml' | 'protobuf' | 'c
   return decoded;
 }
 
-export function decodeObject(text: string, def: KindDefinition, validation: FieldValidation): Decoded {
+function decodeObject(text: string, def: KindDefinition, validation: FieldValidation): Decoded {
   const value = parseJson(text);
   const duplicates = validation === 'Ignore' ? [] : findDuplicateKeys(text);
   return checkObject(value, def, validation, duplicates);

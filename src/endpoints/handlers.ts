@@ -39,7 +39,7 @@ const MAX_WATCH_UNSENT_BYTES = 16 * 1024 * 1024;
 const WATCH_END_FLUSH_MS = 5_000;
 
 /** Open watches, so shutdown can end them cleanly. */
-export interface WatchRegistry {
+interface WatchRegistry {
   add(end: () => void): () => void;
   /** Default watch timeout when the client gives none (kube-apiserver: 30–60 min). */
   defaultTimeoutMs(): number;
@@ -407,7 +407,7 @@ export async function handleDelete(ctx: RequestContext, env: HandlerEnv, t: Reso
   writeFormat(ctx, env, t);
   const opts = await deleteOptions(ctx, env);
   const outcome = await t.store.delete(t.namespace, t.name, opts);
-  // Accepted, not done: the garbage collector removes the dependents first (spec-decisions #6).
+  // Accepted, not done: the garbage collector removes the dependents first (docs/rulings.md#r5).
   const asynchronous = opts.propagationPolicy === 'Foreground' || opts.orphanDependents === false;
   if (outcome.kind === 'pending') writeJson(ctx, asynchronous ? 202 : 200, outcome.object);
   else writeStatus(ctx, outcome.status);

@@ -147,7 +147,7 @@ function pathItem(item: Json): Json {
 }
 
 /** The message object of a Swagger 2.0 document (field names as in openapi-v2.proto). */
-export function swaggerMessage(doc: Json): Json {
+function swaggerMessage(doc: Json): Json {
   unexpected(doc, ['swagger', 'info', 'host', 'basePath', 'schemes', 'consumes', 'produces', 'paths', 'definitions'], 'the document');
   const out = pick(doc, { swagger: 'swagger', host: 'host', basePath: 'base_path', schemes: 'schemes', consumes: 'consumes', produces: 'produces' });
   if (doc.info) {

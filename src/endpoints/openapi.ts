@@ -22,7 +22,7 @@ import { encodeSwaggerDocument } from './openapi-v2-proto.ts';
 type Json = Record<string, unknown>;
 
 /** `io.orch.coordination.v1.Lease`, `io.orch.core.v1.Namespace`: reversed group, as Kubernetes names them. */
-export function definitionName(naming: Naming, d: Pick<KindDefinition, 'group' | 'version' | 'kind'>): string {
+function definitionName(naming: Naming, d: Pick<KindDefinition, 'group' | 'version' | 'kind'>): string {
   return `${namePrefix(naming, d)}.${d.kind}`;
 }
 
@@ -473,7 +473,7 @@ function kindPaths(d: KindDefinition, names: { kind: string; list: string }): Js
 // v3 → v2
 
 /** A v3 schema in Swagger 2.0 terms: `#/definitions/` references, `$ref` with siblings instead of `allOf`, no v3-only keywords. */
-export function v2Schema(s: Json): Json {
+function v2Schema(s: Json): Json {
   const out: Json = {};
   const wrapped = Array.isArray(s.allOf) && s.allOf.length === 1 && typeof (s.allOf[0] as Json).$ref === 'string' && !s.properties;
   for (const [k, v] of Object.entries(s)) {
@@ -547,7 +547,7 @@ const hashOf = (body: string | Uint8Array) => createHash('sha512').update(body).
 const represent = (body: string | Uint8Array): Representation => ({ body, etag: hashOf(body) });
 
 /** What /openapi/… answers: a status, its headers and the body (none for 304 and 301). */
-export interface OpenApiResponse {
+interface OpenApiResponse {
   status: 200 | 301 | 304;
   headers: Record<string, string>;
   body?: string | Uint8Array;

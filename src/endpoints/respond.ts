@@ -10,7 +10,7 @@ import type { KObject } from '../machinery/meta.ts';
 import { encodeCbor } from '../wire/cbor.ts';
 import { negotiateResponse } from '../negotiation/negotiate.ts';
 
-export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
+const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 
 function wantsPretty(ctx: RequestContext): boolean {
   try {
@@ -23,7 +23,7 @@ function wantsPretty(ctx: RequestContext): boolean {
   return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('PostmanRuntime');
 }
 
-export function writeWarnings(ctx: RequestContext): void {
+function writeWarnings(ctx: RequestContext): void {
   const w = ctx.warnings.header();
   if (w.length && !ctx.res.headersSent) ctx.res.setHeader('Warning', w);
 }
@@ -32,7 +32,7 @@ export function writeWarnings(ctx: RequestContext): void {
  * YAML as Kubernetes writes it (JSON converted to YAML): map keys sorted, two-space indent, list
  * items at their key's indentation.
  */
-export function yamlText(value: unknown): string {
+function yamlText(value: unknown): string {
   return toYaml(value, { sortMapEntries: true, indentSeq: false, lineWidth: 0 });
 }
 
@@ -82,7 +82,7 @@ export function writeJsonBytes(ctx: RequestContext, code: number, json: Buffer, 
 }
 
 /** Smaller bodies are sent as they are: compressing them costs more than it saves (kube-apiserver: 128 KiB). */
-export const GZIP_THRESHOLD_BYTES = 128 * 1024;
+const GZIP_THRESHOLD_BYTES = 128 * 1024;
 
 /** Whether the client accepts gzip (`Accept-Encoding: gzip`, not with q=0). */
 function acceptsGzip(header: string | undefined): boolean {

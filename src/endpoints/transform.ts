@@ -9,7 +9,7 @@ import type { KindDefinition } from '../registry/definition.ts';
 import { nameColumn, type PrinterColumn } from '../registry/printers.ts';
 import type { Conversion } from '../negotiation/negotiate.ts';
 
-export type IncludeObject = 'None' | 'Metadata' | 'Object';
+type IncludeObject = 'None' | 'Metadata' | 'Object';
 
 const INCLUDE_OBJECT: readonly IncludeObject[] = ['Metadata', 'None', 'Object'];
 
@@ -30,15 +30,15 @@ const createdAtColumn: PrinterColumn = {
 };
 
 /** The kind's columns, or the default Name / Created At table. */
-export function columnsOf(def: KindDefinition): readonly PrinterColumn[] {
+function columnsOf(def: KindDefinition): readonly PrinterColumn[] {
   return def.printerColumns ?? [nameColumn, createdAtColumn];
 }
 
-export function partialObjectMetadata(obj: KObject, apiVersion: string): KObject {
+function partialObjectMetadata(obj: KObject, apiVersion: string): KObject {
   return { kind: 'PartialObjectMetadata', apiVersion, metadata: obj.metadata };
 }
 
-export interface ListMeta {
+interface ListMeta {
   resourceVersion?: string;
   continue?: string;
   remainingItemCount?: number;

@@ -4,7 +4,7 @@
 
 import { errors } from './status.ts';
 
-export interface ContinuePosition {
+interface ContinuePosition {
   /** The revision of the first chunk. */
   revision: number;
   /** The first key of the next chunk, relative to the list prefix. */

@@ -1,11 +1,11 @@
 // Feature gates: the known gates with their stage and default, and `--feature-gates` parsing.
 
-export interface GateSpec {
+interface GateSpec {
   default: boolean;
   stage: 'ALPHA' | 'BETA' | 'GA';
 }
 
-export const KNOWN_GATES: Record<string, GateSpec> = {
+const KNOWN_GATES: Record<string, GateSpec> = {
   APIResponseCompression: { default: true, stage: 'BETA' },
   CBORServingAndStorage: { default: false, stage: 'ALPHA' },
   WatchList: { default: true, stage: 'BETA' },

@@ -1,7 +1,7 @@
 // Field errors: the causes of an Invalid (422) Status, worded as Kubernetes' field.Error prints them
 // ("<field>: <Kind of error>: <value>: <detail>").
 
-export type FieldErrorType =
+type FieldErrorType =
   | 'FieldValueRequired'
   | 'FieldValueInvalid'
   | 'FieldValueNotSupported'
@@ -20,7 +20,7 @@ export interface FieldError {
 }
 
 /** Go-like rendering of a value inside an error text: strings quoted, others as JSON. */
-export function showValue(v: unknown): string {
+function showValue(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v);
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'object') return Array.isArray(v) ? `[]${typeof v[0] === 'string' ? 'string' : 'interface {}'}{${v.map(showValue).join(', ')}}` : JSON.stringify(v);

@@ -1,11 +1,11 @@
-// Query parameters of list, watch and deletecollection, parsed and checked against spec 01's
-// resourceVersion tables. Invalid combinations are 400 (spec-decisions #1).
+// Query parameters of list, watch and deletecollection, parsed and checked against the
+// resourceVersion rules of list and watch. Invalid combinations are 400 (docs/rulings.md#r1).
 
 import { fieldError, type FieldError } from './field-errors.ts';
 import { errors } from './status.ts';
 import { parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldSelector, type LabelSelector } from './selectors.ts';
 
-export type ResourceVersionMatch = 'Exact' | 'NotOlderThan';
+type ResourceVersionMatch = 'Exact' | 'NotOlderThan';
 
 export interface ListOptions {
   watch: boolean;

@@ -3,7 +3,7 @@
 
 import { child, fieldError, type FieldError } from './field-errors.ts';
 
-export interface ObjectMeta {
+interface ObjectMeta {
   name?: string;
   generateName?: string;
   namespace?: string;

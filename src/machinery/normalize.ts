@@ -12,7 +12,7 @@ export class QuantityDecodeError extends Error {}
 const RFC3339 = /^(\d{4}-\d\d-\d\d)[Tt](\d\d:\d\d:\d\d)(?:\.(\d+))?([Zz]|[+-]\d\d:\d\d)$/;
 
 /** The timestamp as Time (`fraction: false`) or MicroTime writes it; undefined when it is no RFC 3339 time. */
-export function normalizeTimestamp(text: string, fraction: boolean): string | undefined {
+function normalizeTimestamp(text: string, fraction: boolean): string | undefined {
   const m = RFC3339.exec(text);
   if (!m) return undefined;
   const [, date, clock, frac = '', zone] = m as unknown as [string, string, string, string | undefined, string];

@@ -15,9 +15,9 @@ export interface Quantity {
   text?: string;
 }
 
-export const QUANTITY_FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
-export const QUANTITY_NUMERIC_ERROR = 'unable to parse numeric part of quantity';
-export const QUANTITY_SUFFIX_ERROR = "unable to parse quantity's suffix";
+const QUANTITY_FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+const QUANTITY_NUMERIC_ERROR = 'unable to parse numeric part of quantity';
+const QUANTITY_SUFFIX_ERROR = "unable to parse quantity's suffix";
 
 const MAX_INT64 = (1n << 63n) - 1n;
 const NANO = -9;

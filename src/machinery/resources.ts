@@ -6,7 +6,7 @@ import { fieldError, type FieldError } from './field-errors.ts';
 import { qualifiedName } from './meta.ts';
 
 /** An exact decimal value: num / den, den > 0. */
-export interface Rational {
+interface Rational {
   num: bigint;
   den: bigint;
 }
@@ -56,12 +56,12 @@ const STANDARD_RESOURCES = new Set([
   'storage',
   ...INTEGER_RESOURCES,
 ]);
-export const CONTAINER_RESOURCES = new Set(['cpu', 'memory', 'ephemeral-storage']);
+const CONTAINER_RESOURCES = new Set(['cpu', 'memory', 'ephemeral-storage']);
 export const HUGEPAGES_PREFIX = 'hugepages-';
 
 export const isHugePages = (name: string) => name.startsWith(HUGEPAGES_PREFIX);
 
-export function isNativeResource(name: string, n: Naming): boolean {
+function isNativeResource(name: string, n: Naming): boolean {
   return !name.includes('/') || name.includes(`${n.labelDomain}/`);
 }
 

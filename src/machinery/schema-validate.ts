@@ -13,7 +13,7 @@ import type { Schema } from './schema.ts';
 /** Containers nested deeper than this inside known schema are rejected, not walked. */
 export const MAX_SCHEMA_DEPTH = 100;
 
-export interface SchemaValidationResult {
+interface SchemaValidationResult {
   errors: FieldError[];
   /** Paths of object keys the schema does not declare, e.g. `spec.foo`, in document order. */
   unknownFields: string[];

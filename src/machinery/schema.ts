@@ -2,7 +2,7 @@
 // source for decoding (unknown/duplicate fields), validation, defaulting, OpenAPI publication and,
 // later, structured merge (the x-kubernetes-* markers).
 
-export type SchemaType = 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
+type SchemaType = 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
 
 /**
  * The Go type behind a built-in kind's field whose JSON decoding rewrites the value (metav1.Time,

@@ -94,7 +94,7 @@ function keyError(key: string, path: string): string | undefined {
 /** selection.Operator spellings; `!` is DoesNotExist, `gt`/`lt` are `>`/`<`. */
 export type LabelOperator = '=' | '==' | '!=' | 'in' | 'notin' | 'exists' | '!' | 'gt' | 'lt';
 
-export interface LabelRequirement {
+interface LabelRequirement {
   readonly key: string;
   readonly operator: LabelOperator;
   readonly values: readonly string[];
@@ -211,7 +211,7 @@ export function newRequirement(key: string, operator: LabelOperator, values: str
 
 // Lexer. Tokens are the literal operator spellings, plus identifiers and end of input.
 export type TokenKind = 'ident' | 'end' | '(' | ')' | ',' | '!' | '=' | '==' | '!=' | '>' | '<' | 'in' | 'notin';
-export interface Token {
+interface Token {
   kind: TokenKind;
   lit: string;
 }
@@ -390,7 +390,7 @@ export function labelSelectorFromObject(sel: LabelSelectorObject | null | undefi
 // ---------------------------------------------------------------------------------------------
 // Field selectors.
 
-export interface FieldRequirement {
+interface FieldRequirement {
   readonly field: string;
   /** `==` is folded into `=`, as Kubernetes does. */
   readonly op: '=' | '!=';

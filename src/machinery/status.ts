@@ -3,7 +3,7 @@
 
 import type { FieldError } from './field-errors.ts';
 
-export type StatusReason =
+type StatusReason =
   | 'BadRequest'
   | 'Unauthorized'
   | 'Forbidden'
@@ -24,13 +24,13 @@ export type StatusReason =
   | 'Timeout'
   | 'InsufficientStorage';
 
-export interface StatusCause {
+interface StatusCause {
   reason?: string;
   message?: string;
   field?: string;
 }
 
-export interface StatusDetails {
+interface StatusDetails {
   name?: string;
   group?: string;
   kind?: string;
@@ -56,7 +56,7 @@ export interface QualifiedResource {
   resource: string;
 }
 
-export const qualified = (r: QualifiedResource): string => (r.group ? `${r.resource}.${r.group}` : r.resource);
+const qualified = (r: QualifiedResource): string => (r.group ? `${r.resource}.${r.group}` : r.resource);
 
 export class StatusError extends Error {
   readonly status: StatusBody;
@@ -85,13 +85,13 @@ const detailsFor = (r: QualifiedResource, name: string): StatusDetails => ({ nam
 /** The field error text without its leading `<field>: `, as Status causes carry it. */
 const causeBody = (e: FieldError): string => (e.field && e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : e.message);
 
-export function causesOf(errs: readonly FieldError[]): StatusCause[] {
+function causesOf(errs: readonly FieldError[]): StatusCause[] {
   return errs.map((e) => ({ reason: e.type, message: causeBody(e), field: e.field }));
 }
 
 /** `[a, b]` for several errors, the error itself for one: utilerrors.NewAggregate's format. */
 /** Go's utilerrors.NewAggregate text: one message as it is, several in brackets, repeats once. */
-export function aggregate(messages: readonly string[]): string {
+function aggregate(messages: readonly string[]): string {
   const unique = [...new Set(messages)];
   return unique.length === 1 ? unique[0]! : `[${unique.join(', ')}]`;
 }
@@ -115,7 +115,7 @@ export const errors = {
       kind,
       causes: causesOf(errs),
     }),
-  /** Invalid query options: 400 (spec-decisions #1), worded like kube-apiserver's Invalid. */
+  /** Invalid query options: 400 (docs/rulings.md#r1), worded like kube-apiserver's Invalid. */
   invalidOptions: (metaGroup: string, kind: string, errs: readonly FieldError[]) =>
     new StatusError(400, 'BadRequest', `${kind}.${metaGroup} "" is invalid: ${aggregate(errs.map((e) => e.message))}`, { group: metaGroup, kind, causes: causesOf(errs) }),
   forbidden: (r: QualifiedResource, name: string, why: string) =>

@@ -4,10 +4,10 @@
 import { child, fieldError, type FieldError } from './field-errors.ts';
 import { isPlainObject, qualifiedName } from './meta.ts';
 
-export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
+const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
 
 /** A single CamelCase word as Kubernetes checks condition reasons: `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`. */
-export const CAMEL_CASE_REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
+const CAMEL_CASE_REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
 
 export interface ConditionRules {
   /** `reason` must be a CamelCase word when set (or always, with reasonRequired). */

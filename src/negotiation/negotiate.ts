@@ -4,14 +4,14 @@
 import { errors } from '../machinery/status.ts';
 import type { ResponseMediaType } from '../request/context.ts';
 
-export interface MediaType {
+interface MediaType {
   type: string;
   subtype: string;
   params: Record<string, string>;
   q: number;
 }
 
-export function parseMediaType(text: string): MediaType | undefined {
+function parseMediaType(text: string): MediaType | undefined {
   const [full, ...rest] = text.split(';');
   const [type, subtype] = (full ?? '').trim().toLowerCase().split('/');
   if (!type || !subtype) return undefined;
@@ -47,9 +47,9 @@ export function parseAccept(header: string | undefined): MediaType[] {
     .map(({ m }) => m);
 }
 
-export const SUPPORTED_RESPONSE_TYPES = ['application/json', 'application/yaml'] as const;
+const SUPPORTED_RESPONSE_TYPES = ['application/json', 'application/yaml'] as const;
 /** Watch streams need a framing: YAML has none, as in kube-apiserver. */
-export const SUPPORTED_STREAM_TYPES = ['application/json'] as const;
+const SUPPORTED_STREAM_TYPES = ['application/json'] as const;
 
 
 /** A conversion the client asked for with `;as=<Kind>;g=<group>;v=<version>`. */
@@ -134,7 +134,7 @@ export function negotiateResponse(
   throw errors.notAcceptable(offered);
 }
 
-export type BodyType = 'json' | 'yaml' | 'protobuf' | 'cbor' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch' | 'apply-patch-cbor';
+type BodyType = 'json' | 'yaml' | 'protobuf' | 'cbor' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch' | 'apply-patch-cbor';
 
 const BODY_TYPES: Record<string, BodyType> = {
   'application/json': 'json',

@@ -6,7 +6,7 @@ import { errors } from '../machinery/status.ts';
 import type { Naming } from '../naming.ts';
 
 /** What admission plugins see of the store they guard. */
-export interface AdmittedStore {
+interface AdmittedStore {
   readonly def: { kind: string; resource: string; group: string; namespaced: boolean };
   readonly qualified: { group: string; resource: string };
 }

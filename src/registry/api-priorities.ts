@@ -42,7 +42,7 @@ const KUBE_VERSION = /^v(\d+)(?:(alpha|beta)(\d+))?$/;
  * before beta before alpha, higher major first, then higher minor; versions of that form before
  * any other string, which sort lexically.
  */
-export function compareKubeVersions(a: string, b: string): number {
+function compareKubeVersions(a: string, b: string): number {
   const ma = KUBE_VERSION.exec(a);
   const mb = KUBE_VERSION.exec(b);
   if (!ma && !mb) return a < b ? -1 : a > b ? 1 : 0;
@@ -54,7 +54,7 @@ export function compareKubeVersions(a: string, b: string): number {
   return Number(mb[3] ?? 0) - Number(ma[3] ?? 0);
 }
 
-export interface Prioritized {
+interface Prioritized {
   group: string;
   version: string;
   priority: ApiPriority;

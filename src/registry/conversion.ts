@@ -6,7 +6,7 @@ import type { KObject } from '../machinery/meta.ts';
 import type { Schema } from '../machinery/schema.ts';
 import { apiVersionOf, type StorageConversion } from './definition.ts';
 
-export interface RenamedForm {
+interface RenamedForm {
   group: string;
   version: string;
   kind: string;

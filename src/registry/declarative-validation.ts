@@ -23,7 +23,7 @@ import type { KObject } from '../machinery/meta.ts';
 import { validateAgainstSchema } from '../machinery/schema-validate.ts';
 import { errors } from '../machinery/status.ts';
 
-export type ValidationOperation = 'create' | 'update';
+type ValidationOperation = 'create' | 'update';
 
 /** Where mismatches and failures of declarative validation are counted. */
 export interface DeclarativeValidationMetrics {
@@ -44,7 +44,7 @@ export function markCoveredByDeclarative<T extends FieldError>(err: T): T {
   return err;
 }
 
-export function isCoveredByDeclarative(err: FieldError): boolean {
+function isCoveredByDeclarative(err: FieldError): boolean {
   return covered.has(err);
 }
 
@@ -115,7 +115,7 @@ export function validationIdentifier(kind: string, op: ValidationOperation, subr
   return `${kind.toLowerCase()}${subresource ? `_${subresource.replaceAll('/', '_')}` : ''}_${op}`;
 }
 
-export interface MigrationCheck {
+interface MigrationCheck {
   /** Gate DeclarativeValidation. */
   enabled: boolean;
   /** Gate DeclarativeValidationTakeover (no effect unless `enabled`). */

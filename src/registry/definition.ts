@@ -13,7 +13,7 @@ export const ALL_VERBS: readonly Verb[] = ['create', 'delete', 'deletecollection
 
 export type NameRule = 'dns-subdomain' | 'dns-label' | 'path-segment';
 
-export interface Strategy {
+interface Strategy {
   /**
    * Defaults that need code rather than the schema, applied where Kubernetes' decoding defaults
    * (so the writer's managed fields include them): on every create (with the final name, after
@@ -110,7 +110,7 @@ export interface KindDefinition {
   strategicMergePatch?: boolean;
   /**
    * Served unless `--runtime-config` says otherwise (default true). Beta APIs introduced after
-   * 1.22 are off by default, as spec 01 says.
+   * 1.22 are off by default (docs/rulings.md#r9).
    */
   enabledByDefault?: boolean;
   /**

@@ -166,7 +166,7 @@ export function lengthPrefixed(payload: Buffer): Buffer {
  * front, the field between them — two block copies and a short write, no slices. Returns the
  * offset after it.
  */
-export function spliceInto(out: Buffer, offset: number, stored: Uint8Array, head: Uint8Array, field: string): number {
+function spliceInto(out: Buffer, offset: number, stored: Uint8Array, head: Uint8Array, field: string): number {
   out.set(stored, offset + field.length);
   out.set(head, offset);
   out.write(field, offset + head.length, 'latin1');

@@ -13,7 +13,7 @@ export const quantity = (): Schema => ({ [GO_TYPE]: 'Quantity', 'x-kubernetes-in
 export const obj = (properties: Record<string, Schema>, extra: Partial<Schema> = {}): Schema => ({ type: 'object', properties, ...extra });
 export const arr = (items: Schema, extra: Partial<Schema> = {}): Schema => ({ type: 'array', items, ...extra });
 
-export const managedFieldsEntry = obj(
+const managedFieldsEntry = obj(
   {
     manager: str({ description: 'The name of the actor that wrote these fields: the fieldManager of the request, or a name derived from its user agent.' }),
     operation: str({ description: 'How the fields were written: Apply for server-side apply, Update for every other write (create, update, patch).' }),
@@ -30,7 +30,7 @@ export const managedFieldsEntry = obj(
   { description: 'One writer of an object: which fields it owns, in which version, and whether it applied them or updated them.' },
 );
 
-export const ownerReference = obj(
+const ownerReference = obj(
   {
     apiVersion: str({ description: 'The group and version of the owner.' }),
     kind: str({ description: 'The kind of the owner, such as Namespace.' }),

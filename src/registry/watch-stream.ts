@@ -7,7 +7,7 @@ import { eventBytes, type WatchEvent, type WatchHandler } from '../storage/inter
 import type { EncodedObject } from './encoded.ts';
 import type { StatusBody } from '../machinery/status.ts';
 
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
+type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
 
 /** Where a watch sends its stream; `send` returns false when the consumer is backed up. */
 export interface WatchSink {
@@ -46,7 +46,7 @@ const replayBudget = new (class {
   }
 })();
 
-export interface WatchStreamOptions {
+interface WatchStreamOptions {
   sink: WatchSink;
   /** The revision the stream starts after: events at or before it are not sent. */
   after: number;

@@ -48,7 +48,7 @@ const FLAGS: Record<string, FlagSpec> = {
   },
 };
 
-export function parseArgs(argv: readonly string[]): ServerOptions | 'help' {
+function parseArgs(argv: readonly string[]): ServerOptions | 'help' {
   // Loopback only by default: until authentication exists, whoever reaches the port is an administrator.
   const o: ServerOptions = { bindAddress: '127.0.0.1', port: 8080, dataDir: 'data' };
   for (let i = 0; i < argv.length; i++) {
@@ -68,12 +68,12 @@ export function parseArgs(argv: readonly string[]): ServerOptions | 'help' {
   return o;
 }
 
-export function usage(): string {
+function usage(): string {
   return ['Usage: orch-apiserver [flags]', '', ...Object.entries(FLAGS).map(([k, f]) => `  --${k.padEnd(32)} ${f.help}`)].join('\n');
 }
 
 /** Where the server listens, on what storage, and who it lets in. */
-export function banner(listening: string, opts: ServerOptions): string {
+function banner(listening: string, opts: ServerOptions): string {
   const storage = `${opts.storageBackend ?? 'lmdb'}${opts.storageBackend === 'etcd3' ? '' : ` in ${opts.dataDir}`}`;
   return [
     `orch-apiserver serving on ${listening} (storage: ${storage})`,

@@ -1,5 +1,5 @@
-// The filter chain, outermost first, in one place (DESIGN.md "Request flow"). Each filter has one
-// concern; request facts travel in the RequestContext.
+// The filter chain, outermost first, in one place (docs/architecture.md, "Request flow"). Each
+// filter has one concern; request facts travel in the RequestContext.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authenticator } from '../auth/authn/authenticator.ts';
@@ -9,8 +9,8 @@ import { toStatusError, writeError } from '../endpoints/respond.ts';
 import { WarningRecorder, type RequestContext } from '../request/context.ts';
 import { parseRequestInfo, splitRequestTarget } from '../request/request-info.ts';
 
-export type Handler = (ctx: RequestContext) => Promise<void>;
-export type Filter = (next: Handler) => Handler;
+type Handler = (ctx: RequestContext) => Promise<void>;
+type Filter = (next: Handler) => Handler;
 
 /** Audit: receives each request's stage events. The audit issue adds policy and backends. */
 export interface AuditSink {
@@ -20,7 +20,7 @@ export interface AuditSink {
 
 export const noAudit: AuditSink = { requestReceived() {}, responseComplete() {} };
 
-export interface ChainOptions {
+interface ChainOptions {
   authenticator: Authenticator;
   authorizer: Authorizer;
   audit: AuditSink;

@@ -7,7 +7,7 @@ export interface HealthCheck {
   check(): Promise<void> | void;
 }
 
-export interface HealthResult {
+interface HealthResult {
   code: number;
   body: string;
 }

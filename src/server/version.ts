@@ -1,4 +1,4 @@
-// /version: the release of the platform this server implements (spec 01 describes 1.36).
+// /version: the release of the platform this server implements (docs/rulings.md#r10).
 
 import { readFileSync } from 'node:fs';
 

@@ -338,9 +338,6 @@ export class FieldSet {
 
 const EMPTY = new FieldSet();
 
-/** The empty set (shared: never insert into it). */
-export const emptyFieldSet = (): FieldSet => EMPTY;
-
 // ---- FieldsV1 ----
 
 /** Encodes a set as FieldsV1: `{}` leaves, `"."` for an element that is also a parent, sorted keys. */

@@ -36,11 +36,9 @@ import { applyOwnership, updateOwnership, type ManagerSets, type UpdaterContext,
 import { compareTyped, defaultEmptyObject, toFieldSet, typeOf } from './typed.ts';
 import { cloneJson, goJson, isJsonMap, valuesEqual, type JsonMap, type JsonValue } from './value.ts';
 
-export { ApplyConflictError, ManagedFieldsError, type ApplyConflict, type ConflictCause, type ManagedFieldsEntry } from './managers.ts';
-export { FieldSet, FieldsV1Error, decodeFieldsV1, encodeFieldsV1, makePath, pathString, fieldElement, keyElement, valueElement, indexElement } from './fieldpath.ts';
-export type { Path, PathElement } from './fieldpath.ts';
-export { SsaTypeError, typeOf, toFieldSet, compareTyped, valueAt, defaultEmptyObject } from './typed.ts';
-export { mergeValues, removeItems } from './merge.ts';
+export { ApplyConflictError, ManagedFieldsError, type ManagedFieldsEntry } from './managers.ts';
+export { FieldSet, makePath } from './fieldpath.ts';
+export { SsaTypeError } from './typed.ts';
 
 /** A request the reference answers with 400 Bad Request. */
 export class SsaBadRequestError extends Error {
@@ -48,7 +46,7 @@ export class SsaBadRequestError extends Error {
 }
 
 /** The annotation kubectl's client-side apply keeps (spelled the same by every kubectl). */
-export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /** Fields that are never part of a field set (the reference's stripmeta, plus deletionTimestamp). */
 const STRIP_SET = FieldSet.of(
@@ -103,14 +101,14 @@ interface CommonArgs {
   maxUpdateManagers?: number;
 }
 
-export interface UpdateManagedFieldsArgs extends CommonArgs {
+interface UpdateManagedFieldsArgs extends CommonArgs {
   /** The stored object; undefined for a create. */
   live: KObject | undefined;
   /** The object about to be stored (after the patch or the PUT body). Receives its managedFields. */
   updated: KObject;
 }
 
-export interface ApplyConfigArgs extends CommonArgs {
+interface ApplyConfigArgs extends CommonArgs {
   /** The stored object; undefined when the apply creates it. */
   live: KObject | undefined;
   /** The decoded apply body (the intent). */
@@ -395,15 +393,3 @@ function lastAppliedUpdate(live: KObject, changed: JsonMap | undefined, config: 
   const next = buildLastApplied(config, key);
   return next === current ? undefined : next;
 }
-
-/** The set of fields a configuration would own (after stripping server-owned metadata). */
-export function appliedFieldSet(schema: Schema, config: KObject): FieldSet {
-  return toFieldSet(typeOf(schema), config as JsonMap).difference(STRIP_SET);
-}
-
-/** Decoded managers of an object: identifier → fields, version, operation, time. */
-export function managersOf(o: KObject): Managed {
-  return decodeManagedFields(o.metadata.managedFields);
-}
-
-export { decodeManagedFields, encodeManagedFields, managerIdentifier, capUpdateManagers, isResetManagedFields, type Managed };

@@ -6,7 +6,7 @@
 import { decodeFieldsV1, encodeFieldsV1, FieldSet, pathString, type Path } from './fieldpath.ts';
 import { compareStrings, goJsonString, goQuote, isJsonMap } from './value.ts';
 
-export type Operation = 'Apply' | 'Update';
+type Operation = 'Apply' | 'Update';
 
 /** One `metadata.managedFields` entry, keys in the order the reference writes them. */
 export interface ManagedFieldsEntry {
@@ -67,7 +67,7 @@ export function managerIdentifier(e: IdentityParts): string {
   return `{${parts.join(',')}}`;
 }
 
-export function parseIdentifier(id: string): IdentityParts {
+function parseIdentifier(id: string): IdentityParts {
   const v: unknown = JSON.parse(id);
   if (!isJsonMap(v)) return {};
   const s = (x: unknown) => (typeof x === 'string' ? x : undefined);
@@ -137,7 +137,7 @@ export function decodeManagedFields(list: unknown): Managed {
 }
 
 /** Unix seconds of a timestamp; absent or unreadable counts as 0, as a nil time does. */
-export function timeSeconds(t: string | undefined): number {
+function timeSeconds(t: string | undefined): number {
   if (!t) return 0;
   const ms = Date.parse(t);
   return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
@@ -180,7 +180,7 @@ export function sortManagedFieldsEntries(entries: ManagedFieldsEntry[]): Managed
 
 /** Update entries kept before the oldest are merged into `ancient-changes`. */
 export const DEFAULT_MAX_UPDATE_MANAGERS = 10;
-export const ANCIENT_CHANGES_MANAGER = 'ancient-changes';
+const ANCIENT_CHANGES_MANAGER = 'ancient-changes';
 
 /**
  * Keeps at most `max` Update managers: the oldest are merged, per apiVersion, into an
@@ -218,7 +218,7 @@ export function capUpdateManagers(m: Managed, max = DEFAULT_MAX_UPDATE_MANAGERS)
 
 // ---- conflicts ----
 
-export interface ApplyConflict {
+interface ApplyConflict {
   /** The other manager's name. */
   manager: string;
   operation: Operation;
@@ -232,14 +232,14 @@ export interface ApplyConflict {
 }
 
 /** A `FieldManagerConflict` status cause. */
-export interface ConflictCause {
+interface ConflictCause {
   type: 'FieldManagerConflict';
   message: string;
   field: string;
 }
 
 /** How the reference names a manager in conflict messages. */
-export function printManager(id: string): string {
+function printManager(id: string): string {
   let p: IdentityParts;
   try {
     p = parseIdentifier(id);

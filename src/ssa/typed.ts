@@ -9,7 +9,7 @@ import { FieldSet, fieldElement, keyElement, pathString, valueElement, type Path
 import { isJsonMap, valuesEqual, type JsonMap, type JsonValue } from './value.ts';
 
 /** A struct or map: declared fields, the type of other keys, and whether it is owned as a whole. */
-export interface MapAtom {
+interface MapAtom {
   readonly fields: ReadonlyMap<string, TypeNode>;
   /** Type of keys that are not declared fields (granular maps, preserved unknown fields). */
   readonly elem: TypeNode;
@@ -48,9 +48,6 @@ UNTYPED.map = { fields: new Map(), elem: UNTYPED, atomic: true, untypedDeduced: 
 UNTYPED.list = { elem: UNTYPED, atomic: true, keys: [], keyDefaults: new Map() };
 DEDUCED.map = { fields: new Map(), elem: DEDUCED, atomic: false, untypedDeduced: true };
 DEDUCED.list = { elem: UNTYPED, atomic: true, keys: [], keyDefaults: new Map() };
-
-export const DEDUCED_TYPE: TypeNode = DEDUCED;
-export const UNTYPED_ATOMIC_TYPE: TypeNode = UNTYPED;
 
 const SCALAR: TypeNode = { scalar: true, nullable: false };
 const SCALAR_NULLABLE: TypeNode = { scalar: true, nullable: true };
@@ -146,7 +143,7 @@ function deduceKey(t: TypeNode, v: JsonValue | undefined): Shape | 'orig' {
 /** The handler of an undeduced type: map first, then scalar, then list. */
 const resolveShape = (t: TypeNode, k: Shape | 'orig'): Shape => (k !== 'orig' ? k : t.map ? 'map' : t.scalar ? 'scalar' : 'list');
 
-export interface ShapeChoice {
+interface ShapeChoice {
   shape: Shape;
   /** When lhs and rhs need different handlers, the lhs one (visited first, for its effects). */
   lhsShape?: Shape;
@@ -308,8 +305,6 @@ export interface Comparison {
   /** Only in the old value. */
   removed: FieldSet;
 }
-
-export const isSameComparison = (c: Comparison): boolean => c.added.isEmpty() && c.modified.isEmpty() && c.removed.isEmpty();
 
 /** What changed from lhs to rhs, field by field (typed Compare). */
 export function compareTyped(t: TypeNode, lhs: JsonValue | undefined, rhs: JsonValue | undefined): Comparison {

@@ -73,7 +73,7 @@ const withoutStructs = (c: Comparison, structs: FieldSet | undefined): Compariso
  * Takes from every manager but `workflow` the fields the write changed (a conflict unless forced)
  * or removed. Mutates and returns `managers`; throws ApplyConflictError when not forced.
  */
-export function takeOwnership(
+function takeOwnership(
   ctx: UpdaterContext,
   oldObj: JsonValue,
   newObj: JsonValue,
@@ -134,7 +134,7 @@ export function updateOwnership(ctx: UpdaterContext, liveObj: JsonValue, newObj:
   return out;
 }
 
-export interface ApplyResult {
+interface ApplyResult {
   /** The merged object, or undefined when it equals the live one. */
   object: JsonValue | undefined;
   managers: ManagerSets;

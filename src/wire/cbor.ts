@@ -7,11 +7,11 @@
 // Kubernetes' decoder refuses them; byte strings and text strings both decode to strings, tags
 // to their content, and indefinite lengths are accepted.
 
-export const SELF_DESCRIBED = Buffer.from([0xd9, 0xd9, 0xf7]);
+const SELF_DESCRIBED = Buffer.from([0xd9, 0xd9, 0xf7]);
 const MAX_DEPTH = 64;
 const MAX_ITEMS = 1024;
 
-export class CborError extends Error {
+class CborError extends Error {
   override name = 'CborError';
 }
 

@@ -1,4 +1,4 @@
-// Every kind of spec 03 through the real clients: @kubernetes/client-node's discovery-driven
+// Every served kind through the real clients: @kubernetes/client-node's discovery-driven
 // KubernetesObjectApi and Watch, and kubectl, each against a fresh server (orch naming profile).
 // For each kind: create, get, list, watch, update, patch, delete, and the subresources of its
 // endpoint table; ComponentStatus is get and list only. Every result is checked over HTTP too.

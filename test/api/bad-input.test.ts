@@ -412,7 +412,7 @@ describe('wrong field types', () => {
     body.metadata.name = 'l1';
     cases([{ name: `PUT with ${t.name}`, method: 'PUT', path: L1, opts: { json: body }, code: 400, reason: 'BadRequest' }]);
   }
-  // Wrong field types are 400 whatever the verb (spec 01's error table), patches included.
+  // Wrong field types are 400 whatever the verb, patches included (docs/rulings.md#r3).
   cases([
     { name: 'merge PATCH making spec.leaseDurationSeconds a string', method: 'PATCH', path: L1, opts: { json: { spec: { leaseDurationSeconds: 'abc' } }, headers: MERGE }, code: 400, reason: 'BadRequest' },
     { name: 'merge PATCH making labels a list', method: 'PATCH', path: L1, opts: { json: { metadata: { labels: ['x'] } }, headers: MERGE }, code: 400, reason: 'BadRequest' },
@@ -521,7 +521,7 @@ describe('write options', () => {
       reason: 'BadRequest',
       check: messageMatches(/duplicate field "spec\.holderIdentity"/),
     },
-    // Strict on a patch is 400 listing every field, as for POST and PUT (spec-decisions #10).
+    // Strict on a patch is 400 listing every field, as for POST and PUT (docs/rulings.md#r3).
     {
       name: 'merge PATCH with an unknown field, fieldValidation=Strict',
       method: 'PATCH',

@@ -1,4 +1,4 @@
-// Declarative validation (spec 01, "Declarative validation"): for the migrated kinds (Lease,
+// Declarative validation (beta in Kubernetes 1.36): for the migrated kinds (Lease,
 // LeaseCandidate) the schema's value rules run beside the hand-written checks under the
 // DeclarativeValidation gate, differences count on the mismatch metric, and
 // DeclarativeValidationTakeover makes the declarative result authoritative. Over real HTTP for the

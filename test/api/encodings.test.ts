@@ -1,5 +1,5 @@
 // One scenario — create, get, list with paging, patch, delete, an error, and a watch over all of
-// it — run in each media type of spec 01: JSON, YAML, protobuf and CBOR (gate on). Every answer is
+// it — run in each media type the server speaks: JSON, YAML, protobuf and CBOR (gate on). Every answer is
 // decoded here, independently of the server's codecs: JSON.parse, the `yaml` package, protobufjs
 // reflection over the .proto files (its own decoder, not the server's), and cbor-x. Each decoded
 // object must equal the same object read as JSON.

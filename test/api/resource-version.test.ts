@@ -1,4 +1,4 @@
-// Every row of spec 01's resourceVersion tables (get, list, watch), over real HTTP.
+// Every row of the resourceVersion rules of get, list and watch (docs/rulings.md#r1), over real HTTP.
 
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

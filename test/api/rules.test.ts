@@ -1,4 +1,4 @@
-// Resource rules of spec 03 as kube-apiserver applies them, over HTTP, in both naming profiles:
+// Resource rules of the served kinds as kube-apiserver applies them, over HTTP, in both naming profiles:
 // JSON answers end with a newline, the namespace finalizer is the profile's, names held by
 // terminating objects, deprecation warnings, value normalization (times, quantities), Node
 // defaults and discovery order from APIService priorities. Every rejected request stores nothing.

@@ -12,7 +12,7 @@ import { apiServiceDocs } from './docs/api-service.ts';
 import { ageColumn, nameColumn } from '../printers.ts';
 import { keepStatus, statusOnlySubresource } from './status-subresource.ts';
 
-export interface ApiServiceSpec {
+interface ApiServiceSpec {
   group?: string;
   version?: string;
   groupPriorityMinimum?: number;
@@ -96,7 +96,7 @@ export function apiServiceDefinition(n: Naming): KindDefinition {
 }
 
 /** ValidateAPIService: the name, group, version, priorities, and the service or local form. */
-export function validateApiService(o: KObject): FieldError[] {
+function validateApiService(o: KObject): FieldError[] {
   const a = o as ApiServiceObject;
   const spec = a.spec ?? {};
   const errs: FieldError[] = [];

@@ -12,13 +12,13 @@ import type { Schema } from '../../machinery/schema.ts';
 import { describe, int32, microTime, obj, objectSchema, str, time } from '../schemas.ts';
 import { eventDocs } from './docs/event.ts';
 
-/** Limits of the events API (spec 03 "Limits"; the note limit is 1024 bytes, spec decision 16). */
-export const REPORTING_INSTANCE_LENGTH_LIMIT = 128;
-export const ACTION_LENGTH_LIMIT = 128;
-export const REASON_LENGTH_LIMIT = 128;
-export const NOTE_LENGTH_LIMIT = 1024;
+/** Limits of the events API, in UTF-8 bytes as Kubernetes counts them (docs/rulings.md#r14). */
+const REPORTING_INSTANCE_LENGTH_LIMIT = 128;
+const ACTION_LENGTH_LIMIT = 128;
+const REASON_LENGTH_LIMIT = 128;
+const NOTE_LENGTH_LIMIT = 1024;
 
-export const EVENT_TYPES = ['Normal', 'Warning'] as const;
+const EVENT_TYPES = ['Normal', 'Warning'] as const;
 
 interface ObjectReference {
   kind?: string | null;

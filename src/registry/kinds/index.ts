@@ -16,7 +16,7 @@ import { runtimeClassDefinition } from './runtime-class.ts';
 import { serviceCidrDefinition } from './service-cidr.ts';
 
 /** What definitions may ask of the running server. */
-export interface KindEnvironment {
+interface KindEnvironment {
   /** Live health of the components ComponentStatus reports. */
   componentHealth(): Promise<ComponentProbe[]>;
 }

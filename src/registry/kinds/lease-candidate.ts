@@ -14,7 +14,7 @@ import { ageColumn, nameColumn, type PrinterColumn } from '../printers.ts';
 import { describe, microTime, obj, objectSchema, str } from '../schemas.ts';
 import { leaseCandidateDocs } from './docs/lease-candidate.ts';
 
-export interface LeaseCandidateSpec {
+interface LeaseCandidateSpec {
   leaseName?: string;
   pingTime?: string;
   renewTime?: string;
@@ -28,7 +28,7 @@ interface LeaseCandidateObject extends KObject {
 }
 
 /** The strategies Kubernetes defines; others must be `<domain>/<name>`. */
-export const LEASE_STRATEGIES = ['OldestEmulationVersion'] as const;
+const LEASE_STRATEGIES = ['OldestEmulationVersion'] as const;
 
 const specOf = (o: KObject): LeaseCandidateSpec => {
   const spec = (o as LeaseCandidateObject).spec;
@@ -100,7 +100,7 @@ const CONFIG_KEY_MSG =
   "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
 
 /** IsConfigMapKey: at most 253 characters of `[-._a-zA-Z0-9]`, not `.`, `..` or starting with `..`. */
-export function configMapKey(v: string): string[] {
+function configMapKey(v: string): string[] {
   const out: string[] = [];
   if (v.length > 253) out.push('must be no more than 253 characters');
   if (!/^[-._a-zA-Z0-9]+$/.test(v)) out.push(CONFIG_KEY_MSG);
@@ -119,7 +119,7 @@ function validateCandidateName(o: KObject): FieldError[] {
 
 // ---- semantic versions ----
 
-export interface SemVer {
+interface SemVer {
   major: bigint;
   minor: bigint;
   patch: bigint;
@@ -178,7 +178,7 @@ function validateStrategy(strategy: string, path: string): FieldError[] {
  * emulationVersion. `specGiven`: the object has a spec, so the schema's `required` list reports
  * absent fields too (those errors are marked as covered by declarative validation).
  */
-export function validateLeaseCandidateSpec(spec: LeaseCandidateSpec, specGiven = false): FieldError[] {
+function validateLeaseCandidateSpec(spec: LeaseCandidateSpec, specGiven = false): FieldError[] {
   const errs: FieldError[] = [];
   // Required, and covered when the schema says so too: absent (or null) inside a given spec. An
   // empty string is only the hand-written rule's.

@@ -13,7 +13,7 @@ import { ageColumn, nameColumn, type PrinterColumn } from '../printers.ts';
 import { arr, describe, int64, obj, objectSchema, quantity, str } from '../schemas.ts';
 import { runtimeClassDocs } from './docs/runtime-class.ts';
 
-export interface Toleration {
+interface Toleration {
   key?: string;
   operator?: string;
   value?: string;
@@ -92,7 +92,7 @@ function validateRuntimeClass(rc: RuntimeClassObject, n: Naming, comparisonOpera
  * tolerations alike in key, operator, value and effect. Field paths are Kubernetes' own, including
  * its habit of reporting a bad `Equal` value and a value given with `Exists` on `operator`.
  */
-export function validateTolerations(list: readonly Toleration[], path: string, comparisonOperators: boolean): FieldError[] {
+function validateTolerations(list: readonly Toleration[], path: string, comparisonOperators: boolean): FieldError[] {
   const errs: FieldError[] = [];
   const seen = new Set<string>();
   list.forEach((t, i) => {

@@ -15,8 +15,8 @@ import { arr, condition, describe, int64, obj, objectSchema, str } from '../sche
 import { CIDRS_DESCRIPTION, serviceCidrDocs } from './docs/service-cidr.ts';
 import { keepStatus, statusOnlySubresource } from './status-subresource.ts';
 
-/** Spec 03: every ServiceCIDR condition field is required; reason CamelCase, type qualified. */
-export const SERVICE_CIDR_CONDITION_RULES: ConditionRules = {
+/** Every ServiceCIDR condition field is required; reason CamelCase, type qualified (docs/rulings.md#r12). */
+const SERVICE_CIDR_CONDITION_RULES: ConditionRules = {
   camelCaseReason: true,
   reasonRequired: true,
   qualifiedType: true,

@@ -14,9 +14,9 @@ import type { WireWriter } from './writer.ts';
 export type JsonObject = Record<string, unknown>;
 
 /** Writes a message's content (`o` undefined: every field absent). */
-export type MessageEncoder = (w: WireWriter, o: JsonObject | undefined) => void;
+type MessageEncoder = (w: WireWriter, o: JsonObject | undefined) => void;
 
-export class EncodeError extends Error {
+class EncodeError extends Error {
   constructor(plan: MessagePlan, field: FieldPlan, problem: string) {
     super(`protobuf: ${plan.name}.${field.name}: ${problem}`);
     this.name = 'EncodeError';
@@ -207,7 +207,7 @@ function zeroCode(f: FieldPlan, i: number, subIndex: number): string {
 }
 
 /** The compiled encoder of a message (compiled on first use, then cached). */
-export function encoderOf(plan: MessagePlan): MessageEncoder {
+function encoderOf(plan: MessagePlan): MessageEncoder {
   const known = compiled.get(plan);
   if (known) return known;
   const subs: MessageEncoder[] = [];

@@ -49,7 +49,6 @@ import { kindPlan, messagePlan, type MessagePlan } from './schema.ts';
 import { WireWriter } from './writer.ts';
 
 export { DecodeError } from './decode.ts';
-export { EncodeError } from './encode.ts';
 
 /** The four bytes every protobuf body starts with: `k8s\0`. */
 export const PROTOBUF_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);

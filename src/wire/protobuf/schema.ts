@@ -7,7 +7,7 @@ import protobuf from 'protobufjs';
 import { namingProfile, type NamingProfileName } from '../../naming.ts';
 
 /** How one value is written: a scalar, a message, or a type with its own JSON form. */
-export type ValueKind =
+type ValueKind =
   | 'string'
   | 'int32'
   | 'int64'

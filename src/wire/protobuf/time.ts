@@ -2,7 +2,7 @@
 // nanos 0 and ignores it when reading); MicroTime carries the fraction, shown with six digits.
 // Parsing is by hand: it runs for every timestamp of every object encoded.
 
-export interface Instant {
+interface Instant {
   seconds: number;
   nanos: number;
 }

@@ -3,7 +3,7 @@
 import type { ObjectDocs } from '../../schemas.ts';
 
 /** An ObjectReference: which object something is about. */
-export const objectReferenceDocs = (about: string): ObjectDocs => ({
+const objectReferenceDocs = (about: string): ObjectDocs => ({
   about,
   typeAbout: 'A reference to one object by kind, namespace, name and uid, or to a part of it.',
   fields: {
@@ -18,7 +18,7 @@ export const objectReferenceDocs = (about: string): ObjectDocs => ({
 });
 
 /** Where an older-style event came from. */
-export const eventSourceDocs = (about: string): ObjectDocs => ({
+const eventSourceDocs = (about: string): ObjectDocs => ({
   about,
   typeAbout: 'The component and host an older-style event came from.',
   fields: {
@@ -28,7 +28,7 @@ export const eventSourceDocs = (about: string): ObjectDocs => ({
 });
 
 /** The length limits the server applies, in characters (the note in bytes). */
-export interface EventLimits {
+interface EventLimits {
   reportingInstance: number;
   action: number;
   reason: number;
