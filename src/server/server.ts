@@ -24,11 +24,9 @@ import { ApiRouter } from '../endpoints/router.ts';
 import { writeRawJson } from '../endpoints/respond.ts';
 import { OpenApi } from '../endpoints/openapi.ts';
 import { groupVersions } from '../endpoints/discovery.ts';
-import { NamespaceController } from '../controllers/namespace.ts';
-import { GarbageCollector } from '../controllers/garbage-collector.ts';
 import { ensureSystemNamespaces } from '../controllers/system-namespaces.ts';
-import { builtinControllers } from '../controllers/index.ts';
-import { storeKey, type Controller } from '../controllers/controller.ts';
+import { buildControllers } from '../controllers/index.ts';
+import { storeKey, startControllers, stopControllers } from '../controllers/controller.ts';
 import { buildHandlerChain, noAudit, type AuditSink } from './filters.ts';
 import { runHealth, type HealthCheck } from './health.ts';
 import { parseFeatureGates, type FeatureGates } from '../machinery/feature-gates.ts';
@@ -333,31 +331,20 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
 
-  const nsController = namespaceStore
-    ? new NamespaceController(namespaceStore, stores.filter((s) => s.def.namespaced), naming, opts.namespaceSyncIntervalMs ?? 1000)
-    : undefined;
-  if (namespaceStore) await ensureSystemNamespaces(namespaceStore, naming);
-  nsController?.start();
-  cleanups.push(() => nsController?.stop());
-  const gc = new GarbageCollector(stores);
-  cleanups.push(() => gc.stop());
-  await gc.start();
   const controllerContext = {
     stores: new Map(stores.map((s) => [storeKey(s.def.group, s.def.resource), s])),
     naming,
     featureGates,
     serviceClusterIpRange: opts.serviceClusterIpRange,
     eventTtlMs: opts.eventTtlMs,
+    namespaceSyncIntervalMs: opts.namespaceSyncIntervalMs,
     log,
   };
-  const controllers: Controller[] = [];
-  for (const make of builtinControllers) {
-    const c = make(controllerContext);
-    if (!c) continue;
-    cleanups.push(() => c.stop());
-    await c.start();
-    controllers.push(c);
-  }
+  const controllers = buildControllers(controllerContext);
+  cleanups.push(() => stopControllers(controllers));
+  // System namespaces are made by every server, whichever one runs the controllers.
+  if (namespaceStore) await ensureSystemNamespaces(namespaceStore, naming);
+  await startControllers(controllers);
   started = true;
 
   let closing: Promise<void> | undefined;
@@ -365,9 +352,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     (closing ??= (async () => {
       shuttingDown = true;
       if (opts.shutdownDelayMs) await new Promise((r) => setTimeout(r, opts.shutdownDelayMs));
-      nsController?.stop();
-      gc.stop();
-      for (const c of controllers) c.stop();
+      stopControllers(controllers);
       draining = true;
       // net.Server's close, not http.Server's: the latter destroys every connection whose response
       // is written but not yet flushed (a large list to a slow reader), cutting it short. Here the
