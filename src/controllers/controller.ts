@@ -1,6 +1,8 @@
 // What a built-in controller gets and offers. Controllers run inside the API server, act only
 // through the registry stores (the normal write path, with admission and validation), and must
-// tolerate other API servers on the same storage running the same controller.
+// tolerate other API servers on the same storage running the same controller. Every controller
+// the server runs is one of these, so all of them can be started and stopped in one place
+// (leader election switches them on and off there).
 
 import type { Naming } from '../naming.ts';
 import type { FeatureGates } from '../machinery/feature-gates.ts';
@@ -15,6 +17,8 @@ export interface ControllerContext {
   serviceClusterIpRange?: string;
   /** `--event-ttl`: how long an event lives after its last write. */
   eventTtlMs?: number;
+  /** How often the namespace controller looks for terminating namespaces (default 1 s). */
+  namespaceSyncIntervalMs?: number;
   log(message: string): void;
 }
 
@@ -22,6 +26,7 @@ export interface Controller {
   readonly name: string;
   /** Called once at start, after the system namespaces exist; resolves when its first pass is done. */
   start(): Promise<void>;
+  /** Ends its work; safe to call whether or not it was started. */
   stop(): void;
 }
 
@@ -29,3 +34,12 @@ export type ControllerFactory = (ctx: ControllerContext) => Controller | undefin
 
 /** The key of a store in ControllerContext.stores. */
 export const storeKey = (group: string, resource: string): string => `${group}/${resource}`;
+
+/** Start each controller in turn, as listed: one waits for the previous one's first pass. */
+export async function startControllers(controllers: readonly Controller[]): Promise<void> {
+  for (const c of controllers) await c.start();
+}
+
+export function stopControllers(controllers: readonly Controller[]): void {
+  for (const c of controllers) c.stop();
+}

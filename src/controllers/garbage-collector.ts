@@ -15,6 +15,7 @@ import { isStatusError } from '../machinery/status.ts';
 import { matchEverything } from '../machinery/list-options.ts';
 import { apiVersionOf } from '../registry/definition.ts';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type RegistryStore } from '../registry/store.ts';
+import type { Controller, ControllerFactory } from './controller.ts';
 
 interface OwnerReference {
   apiVersion: string;
@@ -35,7 +36,10 @@ const DELETION_TIMESTAMP = Buffer.from('"deletionTimestamp"');
 const ownersOf = (o: KObject): OwnerReference[] =>
   Array.isArray(o.metadata.ownerReferences) ? (o.metadata.ownerReferences as OwnerReference[]).filter((r) => r && typeof r.uid === 'string') : [];
 
-export class GarbageCollector {
+export const garbageCollector: ControllerFactory = (ctx) => new GarbageCollector([...ctx.stores.values()], ctx.log);
+
+export class GarbageCollector implements Controller {
+  readonly name = 'garbage-collector';
   /** owner uid → dependents, by dependent key. */
   private readonly dependents = new Map<string, Map<string, Dependent>>();
   /** dependent key → the owner uids it refers to (to update the index on change). */
@@ -50,7 +54,10 @@ export class GarbageCollector {
   private stopped = false;
   private retry: NodeJS.Timeout | undefined;
 
-  constructor(private readonly stores: readonly RegistryStore[]) {
+  constructor(
+    private readonly stores: readonly RegistryStore[],
+    private readonly log: (message: string) => void,
+  ) {
     for (const s of stores) this.byKind.set(`${apiVersionOf(s.def)}/${s.def.kind}`, s);
   }
 
@@ -143,7 +150,8 @@ export class GarbageCollector {
       try {
         await this.process(uid);
       } catch (e) {
-        if (process.env.GC_DEBUG) console.error('gc', uid, e);
+        // Conflicts are routine here (retried below): reported only when asked for.
+        if (process.env.GC_DEBUG) this.log(`${this.name}: ${uid}: ${e instanceof Error ? e.stack : String(e)}`);
         failed = true;
       }
     }

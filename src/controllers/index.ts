@@ -1,10 +1,17 @@
-// The built-in controllers started by every API server (besides namespace deletion and garbage
-// collection, which the server wires itself).
+// The controllers every API server runs, in the order they start: namespace deletion and garbage
+// collection first, then the others.
 
-import type { ControllerFactory } from './controller.ts';
+import type { Controller, ControllerContext, ControllerFactory } from './controller.ts';
+import { namespaceController } from './namespace.ts';
+import { garbageCollector } from './garbage-collector.ts';
 import { apiServiceController } from './api-services.ts';
 import { eventTtl } from './event-ttl.ts';
 import { leaseCandidateGc } from './lease-candidate-gc.ts';
 import { serviceCidrController } from './service-cidr.ts';
 
-export const builtinControllers: readonly ControllerFactory[] = [apiServiceController, serviceCidrController, leaseCandidateGc, eventTtl];
+export const builtinControllers: readonly ControllerFactory[] = [namespaceController, garbageCollector, apiServiceController, serviceCidrController, leaseCandidateGc, eventTtl];
+
+/** The controllers that apply to what is served; throws when a flag they read is invalid. */
+export function buildControllers(ctx: ControllerContext, factories: readonly ControllerFactory[] = builtinControllers): Controller[] {
+  return factories.flatMap((make) => make(ctx) ?? []);
+}

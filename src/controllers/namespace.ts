@@ -8,6 +8,7 @@ import { nowTimestamp, type KObject } from '../machinery/meta.ts';
 import { isStatusError } from '../machinery/status.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import { matchEverything } from '../machinery/list-options.ts';
+import { storeKey, type Controller, type ControllerFactory } from './controller.ts';
 
 interface NamespaceCondition {
   type: string;
@@ -31,8 +32,15 @@ const CONDITIONS: Record<string, { okReason: string; okMessage: string }> = {
 /** `leases.coordination.orch.io`, `nodes` (core): how Kubernetes names a resource in messages. */
 const groupResource = (s: RegistryStore) => (s.def.group ? `${s.def.resource}.${s.def.group}` : s.def.resource);
 
+export const namespaceController: ControllerFactory = (ctx) => {
+  const namespaces = ctx.stores.get(storeKey('', 'namespaces'));
+  if (!namespaces) return undefined;
+  const namespaced = [...ctx.stores.values()].filter((s) => s.def.namespaced);
+  return new NamespaceController(namespaces, namespaced, ctx.naming, ctx.namespaceSyncIntervalMs);
+};
 
-export class NamespaceController {
+export class NamespaceController implements Controller {
+  readonly name = 'namespace-controller';
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private again = false;
@@ -45,7 +53,8 @@ export class NamespaceController {
     private readonly intervalMs = 1000,
   ) {}
 
-  start(): void {
+  /** The first pass runs right after start, not before it resolves. */
+  async start(): Promise<void> {
     const tick = () => {
       if (this.stopped) return;
       this.kick();

@@ -1,0 +1,109 @@
+// The listener: plain HTTP on one address and port, with the connection bookkeeping a graceful
+// shutdown needs. A TLS listener takes this part's place and keeps its contract.
+
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { errors } from '../machinery/status.ts';
+
+export interface ListenOptions {
+  /** Default 127.0.0.1. */
+  bindAddress?: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+}
+
+export interface Listener {
+  /** Where clients reach it (loopback when it listens on every interface). */
+  readonly url: string;
+  /** The bound address and port. */
+  readonly listening: string;
+  readonly port: number;
+  /**
+   * Graceful close: no new connections are accepted, then `whenClosedToNew` runs (open watches end
+   * there), idle connections end and busy ones end once their last response is out. Connections
+   * still open after `graceMs` are cut. Resolves when every connection is closed.
+   */
+  drain(graceMs: number, whenClosedToNew: () => void): Promise<void>;
+  /** Immediate close: every connection is cut (a start that failed half-way). */
+  destroy(): Promise<void>;
+}
+
+export async function listen(options: ListenOptions, handle: RequestListener): Promise<Listener> {
+  // kube-apiserver accepts headers up to 1 MiB (long selectors travel in the URL).
+  const server: Server = createServer({ keepAlive: true, maxHeaderSize: 1 << 20 }, handle);
+  server.keepAliveTimeout = 65_000;
+  const sockets = new Set<Socket>();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
+  // Requests per connection whose responses have not been flushed yet, so shutdown closes each
+  // connection only once its last response has gone out.
+  const inFlight = new Map<Socket, number>();
+  let draining = false;
+  // Everything written has been flushed by then, so a peer that never closes its side cannot
+  // hold the shutdown.
+  const endIfIdle = (s: Socket) => {
+    if (!inFlight.has(s)) s.end(() => s.destroy());
+  };
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const s = req.socket;
+    inFlight.set(s, (inFlight.get(s) ?? 0) + 1);
+    if (draining) res.setHeader('Connection', 'close');
+    res.once('close', () => {
+      const n = (inFlight.get(s) ?? 1) - 1;
+      if (n > 0) inFlight.set(s, n);
+      else inFlight.delete(s);
+      if (draining) endIfIdle(s);
+    });
+  });
+  // Requests Node cannot parse never reach the chain: answer them with a Status all the same.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable) return socket.destroy();
+    if (err.code === 'HPE_HEADER_OVERFLOW') endWithStatus(socket, 431, 'Request Header Fields Too Large', 'BadRequest', 'request header fields too large');
+    else endWithStatus(socket, 400, 'Bad Request', 'BadRequest', `malformed HTTP request: ${err.code ?? err.message}`);
+  });
+  // CONNECT is handed over as a bare socket and would be dropped: nothing here tunnels, so 405.
+  server.on('connect', (_req, socket: Duplex) => {
+    if (!socket.writable) return socket.destroy();
+    endWithStatus(socket, 405, 'Method Not Allowed', 'MethodNotAllowed', errors.methodNotAllowed().message);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.bindAddress ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
+  const bound = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    listening: `http://${bound}:${address.port}`,
+    port: address.port,
+    async drain(graceMs, whenClosedToNew) {
+      draining = true;
+      // net.Server's close, not http.Server's: the latter destroys every connection whose response
+      // is written but not yet flushed (a large list to a slow reader), cutting it short. Here the
+      // listener stops, idle connections end, and busy ones end once their response is out.
+      const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+      whenClosedToNew();
+      for (const s of sockets) endIfIdle(s);
+      const grace = setTimeout(() => {
+        for (const s of sockets) s.destroy();
+      }, graceMs);
+      grace.unref();
+      await closed;
+      clearTimeout(grace);
+    },
+    destroy() {
+      for (const s of sockets) s.destroy();
+      return new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** A Status written straight to a socket the chain never sees, and the connection closed. */
+function endWithStatus(socket: Duplex, code: number, phrase: string, reason: string, message: string): void {
+  const body = `${JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code })}\n`;
+  socket.end(`HTTP/1.1 ${code} ${phrase}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}

@@ -1,0 +1,58 @@
+// What an embedder (or the command line) configures, and what it gets back from startServer.
+
+import type { Naming, NamingProfileName } from '../naming.ts';
+import type { Authenticator } from '../auth/authn/authenticator.ts';
+import type { Authorizer } from '../auth/authz/authorizer.ts';
+import type { FeatureGates } from '../machinery/feature-gates.ts';
+import type { AuditSink } from './filters.ts';
+
+export interface ServerOptions {
+  /** Default 127.0.0.1, as on the command line: with no authentication, loopback only unless asked. */
+  bindAddress?: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Where the embedded store keeps its data; absent: a throw-away directory removed on close. */
+  dataDir?: string;
+  storageBackend?: 'lmdb' | 'etcd3';
+  etcdServers?: string[];
+  featureGates?: string | Record<string, boolean>;
+  /** `--runtime-config` pairs: `coordination.orch.io/v1=false`. */
+  runtimeConfig?: string;
+  watchCacheRetentionMs?: number;
+  /** How long the embedded store keeps history (resume, Exact reads, continue tokens); default 5 min. */
+  storageRetentionMs?: number;
+  maxRequestsInflight?: number;
+  maxMutatingRequestsInflight?: number;
+  requestTimeoutMs?: number;
+  /** While shutting down, /readyz fails for this long before the listener closes. */
+  shutdownDelayMs?: number;
+  /** Watches without timeoutSeconds end after a random time in [min, 2·min) (default 1800 s). */
+  minRequestTimeoutSeconds?: number;
+  naming?: NamingProfileName;
+  authenticator?: Authenticator;
+  authorizer?: Authorizer;
+  audit?: AuditSink;
+  /** How often the namespace controller looks for terminating namespaces. */
+  namespaceSyncIntervalMs?: number;
+  /**
+   * `--service-cluster-ip-range`: one CIDR or an IPv4,IPv6 pair; the default ServiceCIDR
+   * (`kubernetes`) is created from it at start (default 10.0.0.0/24).
+   */
+  serviceClusterIpRange?: string;
+  /** `--event-ttl`: how long an event lives after its last write (default 1 h). */
+  eventTtlMs?: number;
+  /** Where internal errors are reported (default: stderr). */
+  log?: (message: string) => void;
+}
+
+export interface RunningServer {
+  /** Where clients reach it (loopback when it listens on every interface). */
+  url: string;
+  /** Where it listens: the bound address and port (`http://0.0.0.0:8080`). */
+  listening: string;
+  port: number;
+  naming: Naming;
+  featureGates: FeatureGates;
+  /** Graceful stop: readyz fails, watches end, in-flight requests finish, storage closes. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,86 @@
+// One registry store per served kind, each reading through a watch cache of its storage prefix;
+// namespaces are admitted by looking them up in the namespace store.
+
+import type { Naming } from '../naming.ts';
+import type { Storage } from '../storage/interface.ts';
+import { openWatchCache, type WatchCache } from '../storage/cache/watch-cache.ts';
+import { StatusError } from '../machinery/status.ts';
+import type { FeatureGates } from '../machinery/feature-gates.ts';
+import { RegistryStore } from '../registry/store.ts';
+import { namespaceLifecycle } from '../registry/admission.ts';
+import { storagePrefix, type KindDefinition } from '../registry/definition.ts';
+import type { DeclarativeValidation } from '../registry/declarative-validation.ts';
+
+export interface StoresOptions {
+  naming: Naming;
+  featureGates: FeatureGates;
+  declarative: DeclarativeValidation;
+  watchCacheRetentionMs?: number;
+}
+
+export interface ServedStores {
+  /** In the order of the definitions. */
+  readonly stores: readonly RegistryStore[];
+  /** Closes the watch caches. */
+  close(): Promise<void>;
+}
+
+export async function buildStores(defs: readonly KindDefinition[], backend: Storage, o: StoresOptions): Promise<ServedStores> {
+  const stores: RegistryStore[] = [];
+  const caches: WatchCache[] = [];
+  // Every cache is closed even when one fails; the first failure is reported.
+  const close = async () => {
+    let failure: { error: unknown } | undefined;
+    for (const c of caches) {
+      try {
+        await c.close();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
+  };
+  let namespaceStore: RegistryStore | undefined;
+  const admission = namespaceLifecycle(o.naming, async (name) => {
+    if (!namespaceStore) return undefined;
+    // From the cache first, as kube-apiserver's admission uses its informer; a namespace the
+    // cache has not seen yet (just created) is looked up with a consistent read.
+    const cached = namespaceStore.cachedView(undefined, name);
+    if (cached) return cached;
+    try {
+      return (await namespaceStore.getEncoded(undefined, name)).view();
+    } catch (e) {
+      if (e instanceof StatusError && e.code === 404) return undefined;
+      throw e;
+    }
+  });
+  // Kinds kept in another kind's storage (core Event) share that prefix's cache.
+  const cacheByPrefix = new Map<string, WatchCache>();
+  try {
+    for (const def of defs) {
+      const prefix = storagePrefix(def);
+      let cache = cacheByPrefix.get(prefix);
+      if (!cache) {
+        cache = await openWatchCache(backend, {
+          prefix,
+          retentionMs: o.watchCacheRetentionMs,
+          // With the gate off, consistent reads always go to storage.
+          ...(o.featureGates.ConsistentListFromCache ? {} : { consistentReadsFromCache: false }),
+        });
+        cacheByPrefix.set(prefix, cache);
+        caches.push(cache);
+      }
+      const store = new RegistryStore(def, cache, o.naming, admission, o.declarative);
+      for (const sibling of stores.filter((st) => st.prefix === store.prefix)) {
+        sibling.sharesStorageWith(store);
+        store.sharesStorageWith(sibling);
+      }
+      stores.push(store);
+      if (def.group === '' && def.resource === 'namespaces') namespaceStore = store;
+    }
+  } catch (e) {
+    await close().catch(() => {});
+    throw e;
+  }
+  return { stores, close };
+}
