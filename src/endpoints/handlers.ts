@@ -39,7 +39,7 @@ const MAX_WATCH_UNSENT_BYTES = 16 * 1024 * 1024;
 const WATCH_END_FLUSH_MS = 5_000;
 
 /** Open watches, so shutdown can end them cleanly. */
-interface WatchRegistry {
+export interface WatchRegistry {
   add(end: () => void): () => void;
   /** Default watch timeout when the client gives none (kube-apiserver: 30–60 min). */
   defaultTimeoutMs(): number;

@@ -9,7 +9,7 @@ import { toStatusError, writeError } from '../endpoints/respond.ts';
 import { WarningRecorder, type RequestContext } from '../request/context.ts';
 import { parseRequestInfo, splitRequestTarget } from '../request/request-info.ts';
 
-type Handler = (ctx: RequestContext) => Promise<void>;
+export type Handler = (ctx: RequestContext) => Promise<void>;
 type Filter = (next: Handler) => Handler;
 
 /** Audit: receives each request's stage events. The audit issue adds policy and backends. */
@@ -20,7 +20,7 @@ export interface AuditSink {
 
 export const noAudit: AuditSink = { requestReceived() {}, responseComplete() {} };
 
-interface ChainOptions {
+export interface ChainOptions {
   authenticator: Authenticator;
   authorizer: Authorizer;
   audit: AuditSink;

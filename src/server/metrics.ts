@@ -18,7 +18,7 @@ export const VALIDATION_METRICS = {
   panicByIdentifier: 'apiserver_validation_declarative_validation_panics_total',
 } as const;
 
-interface ServerMetrics {
+export interface ServerMetrics {
   /** Where every metric of this server is registered. */
   readonly registry: Registry;
   /** Declarative validation's counters (mismatches, panics). */
