@@ -7,7 +7,7 @@ import type { KObject } from '../machinery/meta.ts';
 import { storeKey, type ControllerFactory } from './controller.ts';
 import { ExpiryCollector, latestTime } from './expiry.ts';
 
-export const DEFAULT_EVENT_TTL_MS = 60 * 60_000;
+const DEFAULT_EVENT_TTL_MS = 60 * 60_000;
 
 interface EventTimes {
   eventTime?: unknown;
@@ -16,7 +16,7 @@ interface EventTimes {
 }
 
 /** When the event was last written, as far as its own fields tell. */
-export function lastEventWrite(e: KObject): number | undefined {
+function lastEventWrite(e: KObject): number | undefined {
   const ev = e as KObject & EventTimes;
   return latestTime(e.metadata.creationTimestamp, ev.eventTime, ev.series?.lastObservedTime, ev.deprecatedLastTimestamp);
 }

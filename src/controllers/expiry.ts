@@ -12,7 +12,7 @@ import { isStatusError } from '../machinery/status.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import type { Controller } from './controller.ts';
 
-export interface ExpiryOptions {
+interface ExpiryOptions {
   maxAgeMs: number;
   intervalMs: number;
   /** The clock (ms since the epoch); tests may move it. */

@@ -38,7 +38,7 @@ const ownersOf = (o: KObject): OwnerReference[] =>
 
 export const garbageCollector: ControllerFactory = (ctx) => new GarbageCollector([...ctx.stores.values()], ctx.log);
 
-export class GarbageCollector implements Controller {
+class GarbageCollector implements Controller {
   readonly name = 'garbage-collector';
   /** owner uid → dependents, by dependent key. */
   private readonly dependents = new Map<string, Map<string, Dependent>>();

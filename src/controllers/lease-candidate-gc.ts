@@ -13,7 +13,7 @@ export const LEASE_CANDIDATE_MAX_AGE_MS = 30 * 60_000;
 /** How often the collector looks (Kubernetes: every 30 minutes, first at start). */
 export const LEASE_CANDIDATE_GC_INTERVAL_MS = 30 * 60_000;
 
-export interface LeaseCandidateGcOptions {
+interface LeaseCandidateGcOptions {
   maxAgeMs?: number;
   intervalMs?: number;
   /** The clock (ms since the epoch); tests may move it. */

@@ -39,7 +39,7 @@ export const namespaceController: ControllerFactory = (ctx) => {
   return new NamespaceController(namespaces, namespaced, ctx.naming, ctx.namespaceSyncIntervalMs);
 };
 
-export class NamespaceController implements Controller {
+class NamespaceController implements Controller {
   readonly name = 'namespace-controller';
   private timer: NodeJS.Timeout | undefined;
   private running = false;

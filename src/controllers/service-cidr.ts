@@ -20,11 +20,11 @@ import type { SubresourceDefinition } from '../registry/definition.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import { storeKey, type Controller, type ControllerFactory } from './controller.ts';
 
-export const DEFAULT_SERVICE_CIDR_NAME = 'kubernetes';
-export const DEFAULT_SERVICE_CLUSTER_IP_RANGE = '10.0.0.0/24';
-export const SERVICE_CIDR_READY_MESSAGE = 'Kubernetes default Service CIDR is ready';
-/** Spec 03 requires a CamelCase reason on every ServiceCIDR condition. */
-export const SERVICE_CIDR_READY_REASON = 'Ready';
+const DEFAULT_SERVICE_CIDR_NAME = 'kubernetes';
+const DEFAULT_SERVICE_CLUSTER_IP_RANGE = '10.0.0.0/24';
+const SERVICE_CIDR_READY_MESSAGE = 'Kubernetes default Service CIDR is ready';
+/** Every ServiceCIDR condition carries a CamelCase reason (docs/rulings.md#r12). */
+const SERVICE_CIDR_READY_REASON = 'Ready';
 
 /** Kubernetes resyncs every 10 s (its endpoint reconciler interval); the watch reacts sooner. */
 const RESYNC_MS = 10_000;

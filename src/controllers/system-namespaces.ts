@@ -5,7 +5,7 @@ import type { Naming } from '../naming.ts';
 import { isStatusError } from '../machinery/status.ts';
 import type { RegistryStore } from '../registry/store.ts';
 
-export function systemNamespaceNames(naming: Naming): string[] {
+function systemNamespaceNames(naming: Naming): string[] {
   return ['default', naming.systemNamespace, naming.publicNamespace, naming.nodeLeaseNamespace];
 }
 

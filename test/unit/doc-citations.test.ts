@@ -53,9 +53,6 @@ test('every cited docs/ file exists and offers the anchor cited', () => {
 /** Spellings of documents that are not part of this repository. */
 const OUTSIDE = /\bspec[- ]0[1-3]\b|\bspec[- ]decisions?\b|\bDESIGN\.md\b|\breference\/[\w-]+\.md\b/i;
 
-/** Known citations still to be rewritten (file → count); the list only shrinks. */
-const PENDING: Record<string, number> = { 'src/controllers/service-cidr.ts': 1 };
-
 test('no comment cites a design or spec document outside the repository', () => {
   const found: Record<string, number> = {};
   for (const file of scanned()) {
@@ -64,7 +61,7 @@ test('no comment cites a design or spec document outside the repository', () => 
     const n = lines.filter((l) => OUTSIDE.test(l)).length;
     if (n) found[relative(ROOT, file)] = n;
   }
-  assert.deepEqual(found, PENDING);
+  assert.deepEqual(found, {});
 });
 
 test('the outside-document pattern recognises the spellings it is meant to catch', () => {
