@@ -6,6 +6,7 @@ import type { Naming } from '../naming.ts';
 import { CompactedError, ConflictError, FutureRevisionError, InsufficientStorageError, KeyExistsError, KeyNotFoundError, UnavailableError, WatcherTooSlowError } from '../storage/errors.ts';
 import type { KeyValue, Watch, WatchEvent } from '../storage/interface.ts';
 import type { WatchCache } from '../storage/cache/watch-cache.ts';
+import { DryRunnableStorage } from '../storage/dry-run.ts';
 import { decodeContinue, encodeContinue } from '../machinery/continue-token.ts';
 import { generateName, nowTimestamp, type KObject } from '../machinery/meta.ts';
 import { errors, StatusError, successStatus, type QualifiedResource, type StatusBody } from '../machinery/status.ts';
@@ -87,7 +88,11 @@ export class RegistryStore {
     this.prefix = storagePrefix(def);
     this.json = def.storedAs ? new ConvertedJson(this.apiVersion, def.kind, def.storedAs) : new StoredJson(this.apiVersion, def.kind);
     this.fields = new FieldManager(def);
+    this.writes = new DryRunnableStorage(storage);
   }
+
+  /** Writes go through the cache to storage; a dry run makes the same reads and checks, and stops there. */
+  private readonly writes: DryRunnableStorage;
 
   /** Field ownership (managedFields) of writes to this kind. */
   readonly fields: FieldManager;
@@ -461,27 +466,30 @@ export class RegistryStore {
       this.prepareCreate(obj, opts.warn);
       await this.admission.admitCreate(this, obj);
       const key = this.keyFor(meta.namespace, meta.name!);
-      if (opts.dryRun) {
-        const held = await this.storageCall(() => this.storage.get(key));
-        if (held) throw this.nameTaken(held, meta.name!);
-        return this.served(obj);
-      }
       try {
         const bytes = this.encode(obj);
-        const kv = await this.storageCall(() => this.storage.create(key, bytes));
-        obj.metadata.resourceVersion = String(kv.modRevision);
-        const out = this.served(obj);
-        this.written.set(out, bytes);
-        return out;
+        const kv = await this.storageCall(() => this.writes.create(key, bytes, opts.dryRun));
+        return this.wrote(obj, bytes, kv.modRevision);
       } catch (e) {
         if (!(e instanceof KeyExistsError)) throw e;
         if (!generated || attempt + 1 >= MAX_GENERATE_NAME_TRIES) {
           if (generated) throw errors.serverTimeout(this.qualified, 'POST');
-          const held = await this.storageCall(() => this.storage.get(key));
+          const held = await this.storageCall(() => this.writes.get(key));
           throw held ? this.nameTaken(held, meta.name!) : errors.alreadyExists(this.qualified, meta.name!);
         }
       }
     }
+  }
+
+  /**
+   * The answer to a write of `bytes` committed at `revision`; 0 when nothing was committed (a dry
+   * run's create): the object has no version yet.
+   */
+  private wrote(obj: KObject, bytes: Uint8Array, revision: number): KObject {
+    if (revision > 0) obj.metadata.resourceVersion = String(revision);
+    const out = this.served(obj);
+    this.written.set(out, bytes);
+    return out;
   }
 
   /** AlreadyExists for a name held by `held`, saying when that object is being deleted. */
@@ -528,7 +536,7 @@ export class RegistryStore {
   ): Promise<{ object: KObject; created: boolean }> {
     const key = this.keyFor(namespace, name);
     for (;;) {
-      const kv = await this.storageCall(() => this.storage.get(key));
+      const kv = await this.storageCall(() => this.writes.get(key));
       if (!kv) {
         if (!opts.allowCreate || opts.subresource) throw errors.notFound(this.qualified, name);
         const obj = await mutate(undefined);
@@ -559,31 +567,22 @@ export class RegistryStore {
       await this.admission.admitUpdate(this, obj, old);
       // The last finalizer of a deleting object is gone: the object goes with it.
       if (obj.metadata.deletionTimestamp && !obj.metadata.finalizers?.length && !this.def.strategy.pendingFinalization?.(obj)) {
-        if (!opts.dryRun) {
-          try {
-            await this.storageCall(() => this.storage.delete(key, kv.modRevision));
-          } catch (e) {
-            if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
-              if (requestedRv) throw errors.staleUpdate(this.qualified, name);
-              continue;
-            }
-            throw e;
+        try {
+          await this.storageCall(() => this.writes.delete(key, kv.modRevision, opts.dryRun));
+        } catch (e) {
+          if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
+            if (requestedRv) throw errors.staleUpdate(this.qualified, name);
+            continue;
           }
+          throw e;
         }
         return { object: obj, created: false };
       }
       const bytes = this.encode(obj);
       if (Buffer.compare(bytes, kv.value) === 0) return { object: old, created: false };
-      if (opts.dryRun) {
-        obj.metadata.resourceVersion = old.metadata.resourceVersion;
-        return { object: this.served(obj), created: false };
-      }
       try {
-        const written = await this.storageCall(() => this.storage.update(key, kv.modRevision, bytes));
-        obj.metadata.resourceVersion = String(written.modRevision);
-        const out = this.served(obj);
-        this.written.set(out, bytes);
-        return { object: out, created: false };
+        const written = await this.storageCall(() => this.writes.update(key, kv.modRevision, bytes, opts.dryRun));
+        return { object: this.wrote(obj, bytes, written.modRevision), created: false };
       } catch (e) {
         if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
           if (requestedRv) throw errors.staleUpdate(this.qualified, name);
@@ -626,7 +625,7 @@ export class RegistryStore {
   async delete(namespace: string | undefined, name: string, opts: DeleteOptions): Promise<DeleteOutcome> {
     const key = this.keyFor(namespace, name);
     for (;;) {
-      const kv = await this.storageCall(() => this.storage.get(key));
+      const kv = await this.storageCall(() => this.writes.get(key));
       if (!kv) throw errors.notFound(this.qualified, name);
       const obj = this.decode(kv);
       checkPreconditions(this.qualified, obj, opts.preconditions);
@@ -644,9 +643,8 @@ export class RegistryStore {
         obj.metadata.deletionTimestamp ??= nowTimestamp();
         obj.metadata.deletionGracePeriodSeconds ??= 0;
         this.def.strategy.prepareForDelete?.(obj);
-        if (opts.dryRun) return { kind: 'pending', object: obj };
         try {
-          const written = await this.storageCall(() => this.storage.update(key, kv.modRevision, this.encode(obj)));
+          const written = await this.storageCall(() => this.writes.update(key, kv.modRevision, this.encode(obj), opts.dryRun));
           obj.metadata.resourceVersion = String(written.modRevision);
           return { kind: 'pending', object: obj };
         } catch (e) {
@@ -655,9 +653,8 @@ export class RegistryStore {
         }
       }
       const status = successStatus({ name, group: this.def.group || undefined, kind: this.def.resource, uid: obj.metadata.uid });
-      if (opts.dryRun) return { kind: 'deleted', status, object: obj };
       try {
-        const res = await this.storageCall(() => this.storage.delete(key, kv.modRevision));
+        const res = await this.storageCall(() => this.writes.delete(key, kv.modRevision, opts.dryRun));
         obj.metadata.resourceVersion = String(res.revision);
         return { kind: 'deleted', status, object: obj };
       } catch (e) {
