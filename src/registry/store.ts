@@ -6,6 +6,7 @@ import type { Naming } from '../naming.ts';
 import { CompactedError, ConflictError, FutureRevisionError, InsufficientStorageError, KeyExistsError, KeyNotFoundError, UnavailableError, WatcherTooSlowError } from '../storage/errors.ts';
 import type { KeyValue, Watch, WatchEvent } from '../storage/interface.ts';
 import type { WatchCache } from '../storage/cache/watch-cache.ts';
+import { CacheDelegator } from '../storage/cache/delegator.ts';
 import { DryRunnableStorage } from '../storage/dry-run.ts';
 import { decodeContinue, encodeContinue } from '../machinery/continue-token.ts';
 import { generateName, nowTimestamp, type KObject } from '../machinery/meta.ts';
@@ -20,6 +21,7 @@ import { FieldManager } from './field-manager.ts';
 import { StoredJson } from './stored-json.ts';
 import { ConvertedJson, type ObjectCodec } from './converted-json.ts';
 import type { DeclarativeValidation } from './declarative-validation.ts';
+import { selectorMatcher } from './selection.ts';
 import { encodeObject } from '../wire/protobuf/index.ts';
 
 export interface WriteOptions {
@@ -64,8 +66,6 @@ export type DeleteOutcome = { kind: 'deleted'; status: StatusBody; object: KObje
 export type { WatchSink } from './watch-stream.ts';
 
 const MAX_GENERATE_NAME_TRIES = 8;
-/** Items fetched per storage read while filling a page through selectors. */
-const SELECTOR_PAGE = 500;
 
 export class RegistryStore {
   readonly def: KindDefinition;
@@ -76,7 +76,7 @@ export class RegistryStore {
 
   constructor(
     def: KindDefinition,
-    private readonly storage: WatchCache,
+    cache: WatchCache,
     private readonly naming: Naming,
     private readonly admission: Admission,
     /** The server's declarative validation (gates, metrics); absent: hand-written checks only. */
@@ -88,9 +88,12 @@ export class RegistryStore {
     this.prefix = storagePrefix(def);
     this.json = def.storedAs ? new ConvertedJson(this.apiVersion, def.kind, def.storedAs) : new StoredJson(this.apiVersion, def.kind);
     this.fields = new FieldManager(def);
-    this.writes = new DryRunnableStorage(storage);
+    this.reads = new CacheDelegator(cache);
+    this.writes = new DryRunnableStorage(cache);
   }
 
+  /** Where reads and watches are served: the watch cache, or storage when it cannot answer. */
+  private readonly reads: CacheDelegator;
   /** Writes go through the cache to storage; a dry run makes the same reads and checks, and stops there. */
   private readonly writes: DryRunnableStorage;
 
@@ -171,12 +174,8 @@ export class RegistryStore {
 
   private async getKeyValue(namespace: string | undefined, name: string, resourceVersion?: string): Promise<KeyValue> {
     const key = this.keyFor(namespace, name);
-    const kv = await this.storageCall(async () => {
-      if (!resourceVersion) return this.storage.get(key);
-      const rv = parseResourceVersion(resourceVersion);
-      if (rv > 0) await this.waitNotOlderThan(rv);
-      return this.storage.getCached(key) ?? (rv === 0 ? undefined : this.storage.get(key));
-    });
+    const rv = resourceVersion ? parseResourceVersion(resourceVersion) : undefined;
+    const kv = await this.storageCall(() => this.reads.get(key, rv));
     if (!kv) throw errors.notFound(this.qualified, name);
     return kv;
   }
@@ -188,7 +187,7 @@ export class RegistryStore {
    * lookups on every request, like admission's namespace check. Undefined when not cached.
    */
   cachedView(namespace: string | undefined, name: string): KObject | undefined {
-    const kv = this.storage.getCached(this.keyFor(namespace, name));
+    const kv = this.reads.getCached(this.keyFor(namespace, name));
     if (!kv) return undefined;
     let view = this.views.get(kv.value);
     if (!view) {
@@ -200,23 +199,6 @@ export class RegistryStore {
 
   async get(namespace: string | undefined, name: string, resourceVersion?: string): Promise<KObject> {
     return (await this.getEncoded(namespace, name, resourceVersion)).copy();
-  }
-
-  private async waitNotOlderThan(rv: number): Promise<void> {
-    if (!(await this.storage.waitForRevision(rv))) throw errors.tooLargeResourceVersion(rv, this.storage.revision);
-  }
-
-  /** The values `fieldSelector` can test, from the definition. */
-  fieldsOf(obj: KObject): Record<string, string> {
-    const fields: Record<string, string> = { 'metadata.name': obj.metadata.name ?? '' };
-    if (this.def.namespaced) fields['metadata.namespace'] = obj.metadata.namespace ?? '';
-    for (const [f, get] of Object.entries(this.def.selectableFields ?? {})) fields[f] = get(obj) ?? '';
-    return fields;
-  }
-
-  matcher(opts: Pick<ListOptions, 'labelSelector' | 'fieldSelector'>): ((obj: KObject) => boolean) | undefined {
-    if (opts.labelSelector.empty && opts.fieldSelector.empty) return undefined;
-    return (obj) => opts.labelSelector.matches(obj.metadata.labels) && opts.fieldSelector.matches(this.fieldsOf(obj));
   }
 
   async list(namespace: string | undefined, opts: ListOptions): Promise<ListResponse> {
@@ -245,7 +227,7 @@ export class RegistryStore {
 
   /** A computed kind's list: every object the selectors match, in name order, without paging. */
   private async computedList(namespace: string | undefined, opts: ListOptions): Promise<ListResponse> {
-    const match = this.matcher(opts);
+    const match = selectorMatcher(this.def, opts);
     const items = (await this.def.computed!())
       .filter((o) => namespace === undefined || o.metadata.namespace === namespace)
       .filter((o) => !match || match(o))
@@ -256,93 +238,37 @@ export class RegistryStore {
   /** The list's stored values (the chunk a list request returns), before any encoding. */
   async listKeyValues(namespace: string | undefined, opts: ListOptions): Promise<Omit<ListResponse, 'items'> & { items: KeyValue[] }> {
     const prefix = this.prefixFor(namespace);
-    const match = this.matcher(opts);
-    const limit = opts.limit ?? 0;
-    let startKey = prefix;
-    let mode: { kind: 'recent' } | { kind: 'any' } | { kind: 'notOlder'; rv: number } | { kind: 'exact'; rv: number; continued: boolean };
-    if (opts.continue) {
-      const pos = decodeContinue(this.naming.metaGroup, opts.continue);
-      startKey = prefix + pos.start;
-      mode = { kind: 'exact', rv: pos.revision, continued: true };
-    } else {
-      const rvText = opts.resourceVersion;
-      const rv = rvText ? parseResourceVersion(rvText) : undefined;
-      if (rv === undefined) mode = { kind: 'recent' };
-      else if (rv === 0) mode = { kind: 'any' };
-      else if (opts.resourceVersionMatch === 'Exact' || (!opts.resourceVersionMatch && limit > 0)) mode = { kind: 'exact', rv, continued: false };
-      else mode = { kind: 'notOlder', rv };
-    }
+    const match = selectorMatcher(this.def, opts);
+    const pos = opts.continue ? decodeContinue(this.naming.metaGroup, opts.continue) : undefined;
+    const resourceVersion = !pos && opts.resourceVersion ? parseResourceVersion(opts.resourceVersion) : undefined;
     // A field selector on the name (and namespace) reads one key instead of the range.
-    const onlyName = opts.continue ? undefined : opts.fieldSelector.requiresExactMatch('metadata.name');
+    const onlyName = pos ? undefined : opts.fieldSelector.requiresExactMatch('metadata.name');
     const onlyNamespace = namespace ?? opts.fieldSelector.requiresExactMatch('metadata.namespace');
-    const singleKey = onlyName !== undefined && (!this.def.namespaced || onlyNamespace !== undefined) ? this.keyFor(onlyNamespace, onlyName) : undefined;
-    if (singleKey) startKey = singleKey;
-
-    const read = async (start: string, pageLimit: number, atRevision?: number) => {
-      if (atRevision !== undefined) return this.storage.list(prefix, { atRevision, limit: pageLimit, startKey: start });
-      switch (mode.kind) {
-        case 'recent':
-          return this.storage.list(prefix, { limit: pageLimit, startKey: start });
-        case 'any':
-          return this.storage.listCached(prefix, { limit: pageLimit, startKey: start });
-        case 'notOlder':
-          await this.waitNotOlderThan(mode.rv);
-          return this.storage.listCached(prefix, { limit: pageLimit, startKey: start });
-        case 'exact':
-          return this.storage.list(prefix, { atRevision: mode.rv, limit: pageLimit, startKey: start });
-      }
-    };
-
-    return this.storageCall(
-      async () => {
-        const items: KeyValue[] = [];
-        const pageLimit = match ? Math.max(limit, SELECTOR_PAGE) : limit;
-        let page = await read(startKey, singleKey ? 1 : pageLimit);
-        const revision = mode.kind === 'exact' ? mode.rv : page.revision;
-        let lastKey: string | undefined;
-        let more = false;
-        let remaining = 0;
-        for (;;) {
-          let stoppedEarly = false;
-          for (const kv of page.items) {
-            if (singleKey && kv.key !== singleKey) break;
-            // Only a selector makes the value worth parsing.
-            if (!match || match(this.encoded(kv).view())) {
-              if (limit > 0 && items.length === limit) {
-                stoppedEarly = true;
-                break;
-              }
-              items.push(kv);
-            }
-            lastKey = kv.key;
-          }
-          if (singleKey) break;
-          if (stoppedEarly) {
-            more = true;
-            break;
-          }
-          if (!page.more) break;
-          if (limit > 0 && items.length === limit) {
-            more = true;
-            remaining = page.remaining;
-            break;
-          }
-          page = await read(`${lastKey}\0`, pageLimit, revision);
-        }
-        const list: Omit<ListResponse, 'items'> & { items: KeyValue[] } = {
-          apiVersion: this.apiVersion,
-          kind: `${this.def.kind}List`,
-          metadata: { resourceVersion: String(revision) },
-          items,
-        };
-        if (more && lastKey !== undefined) {
-          list.metadata.continue = encodeContinue(this.naming.metaGroup, { revision, start: `${lastKey.slice(prefix.length)}\0` });
-          if (!match) list.metadata.remainingItemCount = remaining;
-        }
-        return list;
-      },
-      mode.kind === 'exact' && mode.continued,
+    const onlyKey = onlyName !== undefined && (!this.def.namespaced || onlyNamespace !== undefined) ? this.keyFor(onlyNamespace, onlyName) : undefined;
+    const page = await this.storageCall(
+      () =>
+        this.reads.list(prefix, {
+          resourceVersion,
+          resourceVersionMatch: opts.resourceVersionMatch,
+          limit: opts.limit ?? 0,
+          continueFrom: pos && { revision: pos.revision, key: prefix + pos.start },
+          onlyKey,
+          // Only a selector makes the value worth parsing.
+          filter: match && ((kv) => match(this.encoded(kv).view())),
+        }),
+      pos !== undefined,
     );
+    const list: Omit<ListResponse, 'items'> & { items: KeyValue[] } = {
+      apiVersion: this.apiVersion,
+      kind: `${this.def.kind}List`,
+      metadata: { resourceVersion: String(page.revision) },
+      items: page.items,
+    };
+    if (page.continueAfter !== undefined) {
+      list.metadata.continue = encodeContinue(this.naming.metaGroup, { revision: page.revision, start: `${page.continueAfter.slice(prefix.length)}\0` });
+      if (!match) list.metadata.remainingItemCount = page.remaining;
+    }
+    return list;
   }
 
   /** Translate storage errors into Status errors. */
@@ -390,7 +316,7 @@ export class RegistryStore {
    */
   async watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink): Promise<Watch & { bookmark(): void }> {
     const prefix = this.prefixFor(namespace);
-    const match = this.matcher(opts);
+    const match = selectorMatcher(this.def, opts);
     const bookmark = (rv: number, annotations?: Record<string, string>) =>
       EncodedObject.of({ kind: this.def.kind, apiVersion: this.apiVersion, metadata: { resourceVersion: String(rv), ...(annotations ? { annotations } : {}) } });
     const rvText = opts.resourceVersion ?? '';
@@ -403,10 +329,10 @@ export class RegistryStore {
       const list = await this.listKeyValues(namespace, listOpts);
       after = Number(list.metadata.resourceVersion);
       items = list.items;
-    } else if (rv > this.storage.revision) {
+    } else if (rv > this.reads.revision) {
       // A version from the future: wait for it, and answer as a list at it does when it never
       // comes (504 ResourceVersionTooLarge) rather than watch for events that may never exist.
-      await this.waitNotOlderThan(rv);
+      await this.storageCall(() => this.reads.waitNotOlderThan(rv));
     }
     const stream = new WatchStream({
       sink,
@@ -421,7 +347,7 @@ export class RegistryStore {
     });
     const endOfInitial = opts.sendInitialEvents && opts.allowWatchBookmarks ? { type: 'BOOKMARK' as const, object: bookmark(after, { [this.naming.annotation('initial-events-end')]: 'true' }) } : undefined;
     if (initial) stream.owe(items, (kv) => this.encoded(kv), endOfInitial);
-    const watch = this.storage.watch(prefix, after, stream);
+    const watch = this.reads.watch(prefix, after, stream);
     stream.resumeSource = () => watch.resume?.();
     stream.start();
     return {
@@ -430,7 +356,7 @@ export class RegistryStore {
         watch.stop();
       },
       resume: () => watch.resume?.(),
-      bookmark: () => this.storage.requestProgress(),
+      bookmark: () => this.reads.requestProgress(),
     };
   }
 
