@@ -22,7 +22,6 @@ import { StoredJson } from './stored-json.ts';
 import { ConvertedJson, type ObjectCodec } from './converted-json.ts';
 import type { DeclarativeValidation } from './declarative-validation.ts';
 import { selectorMatcher } from './selection.ts';
-import { encodeObject } from '../wire/protobuf/index.ts';
 
 export interface WriteOptions {
   dryRun: boolean;
@@ -61,13 +60,29 @@ export interface ListResponse {
   items: KObject[];
 }
 
+/**
+ * What the get and list handlers need of a store: RegistryStore for stored kinds, ComputedStore
+ * for kinds computed on every read.
+ */
+export interface ReadableStore {
+  readonly def: KindDefinition;
+  readonly qualified: QualifiedResource;
+  readonly apiVersion: string;
+  getEncoded(namespace: string | undefined, name: string, resourceVersion?: string): Promise<EncodedObject>;
+  getProtobuf(namespace: string | undefined, name: string, resourceVersion?: string): Promise<Buffer>;
+  list(namespace: string | undefined, opts: ListOptions): Promise<ListResponse>;
+  listJson(namespace: string | undefined, opts: ListOptions): Promise<Buffer>;
+  /** Absent when the list has no protobuf items of its own: its protobuf is encoded from its JSON. */
+  listProtobufItems?(namespace: string | undefined, opts: ListOptions): Promise<Omit<ListResponse, 'items'> & { items: Buffer[] }>;
+}
+
 export type DeleteOutcome = { kind: 'deleted'; status: StatusBody; object: KObject } | { kind: 'pending'; object: KObject };
 
 export type { WatchSink } from './watch-stream.ts';
 
 const MAX_GENERATE_NAME_TRIES = 8;
 
-export class RegistryStore {
+export class RegistryStore implements ReadableStore {
   readonly def: KindDefinition;
   readonly qualified: QualifiedResource;
   readonly apiVersion: string;
@@ -156,20 +171,12 @@ export class RegistryStore {
   // ---- reads ----
 
   async getEncoded(namespace: string | undefined, name: string, resourceVersion?: string): Promise<EncodedObject> {
-    if (this.def.computed) return EncodedObject.of(await this.computedObject(namespace, name));
     return this.encoded(await this.getKeyValue(namespace, name, resourceVersion));
   }
 
   /** The protobuf body of a get, made once per stored version. */
   async getProtobuf(namespace: string | undefined, name: string, resourceVersion?: string): Promise<Buffer> {
-    if (this.def.computed) return encodeObject(await this.computedObject(namespace, name));
     return this.json.protobufBody(await this.getKeyValue(namespace, name, resourceVersion));
-  }
-
-  private async computedObject(namespace: string | undefined, name: string): Promise<KObject> {
-    const found = (await this.def.computed!()).find((o) => o.metadata.name === name && o.metadata.namespace === namespace);
-    if (!found) throw errors.notFound(this.qualified, name);
-    return found;
   }
 
   private async getKeyValue(namespace: string | undefined, name: string, resourceVersion?: string): Promise<KeyValue> {
@@ -202,7 +209,6 @@ export class RegistryStore {
   }
 
   async list(namespace: string | undefined, opts: ListOptions): Promise<ListResponse> {
-    if (this.def.computed) return this.computedList(namespace, opts);
     const { items, ...rest } = await this.listKeyValues(namespace, opts);
     return { ...rest, items: items.map((kv) => this.decode(kv)) };
   }
@@ -220,19 +226,8 @@ export class RegistryStore {
 
   /** The list as JSON bytes, built from the stored bytes without parsing or copying them twice. */
   async listJson(namespace: string | undefined, opts: ListOptions): Promise<Buffer> {
-    if (this.def.computed) return Buffer.from(JSON.stringify(await this.computedList(namespace, opts)));
     const { items, ...envelope } = await this.listKeyValues(namespace, opts);
     return this.json.listBody(envelope, items);
-  }
-
-  /** A computed kind's list: every object the selectors match, in name order, without paging. */
-  private async computedList(namespace: string | undefined, opts: ListOptions): Promise<ListResponse> {
-    const match = selectorMatcher(this.def, opts);
-    const items = (await this.def.computed!())
-      .filter((o) => namespace === undefined || o.metadata.namespace === namespace)
-      .filter((o) => !match || match(o))
-      .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : a.metadata.name! > b.metadata.name! ? 1 : 0));
-    return { apiVersion: apiVersionOf(this.def), kind: `${this.def.kind}List`, metadata: {}, items };
   }
 
   /** The list's stored values (the chunk a list request returns), before any encoding. */

@@ -16,7 +16,8 @@ import { openWatchCache, type WatchCache } from '../storage/cache/watch-cache.ts
 import { alwaysAdmin, type Authenticator } from '../auth/authn/authenticator.ts';
 import { alwaysAllow, type Authorizer } from '../auth/authz/authorizer.ts';
 import { errors, StatusError } from '../machinery/status.ts';
-import { RegistryStore } from '../registry/store.ts';
+import { RegistryStore, type ReadableStore } from '../registry/store.ts';
+import { ComputedStore } from '../registry/computed-store.ts';
 import { namespaceLifecycle } from '../registry/admission.ts';
 import { apiVersionOf, storagePrefix, type KindDefinition } from '../registry/definition.ts';
 import { builtinKinds } from '../registry/kinds/index.ts';
@@ -153,6 +154,8 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
 
   // Every store reads through a watch cache of its own prefix; namespaces are admitted by lookup.
   const stores: RegistryStore[] = [];
+  /** Every kind's store, stored or computed, in definition order (the order of discovery). */
+  const served: ReadableStore[] = [];
   const caches: WatchCache[] = [];
   let namespaceStore: RegistryStore | undefined;
   const admission = namespaceLifecycle(naming, async (name) => {
@@ -171,6 +174,11 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   // Kinds kept in another kind's storage (core Event) share that prefix's cache.
   const cacheByPrefix = new Map<string, WatchCache>();
   for (const def of defs) {
+    // Computed kinds store nothing: no cache, nothing to watch or collect.
+    if (def.computed) {
+      served.push(new ComputedStore(def, def.computed));
+      continue;
+    }
     const prefix = storagePrefix(def);
     let cache = cacheByPrefix.get(prefix);
     if (!cache) {
@@ -191,12 +199,13 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
       store.sharesStorageWith(sibling);
     }
     stores.push(store);
+    served.push(store);
     if (def.group === '' && def.resource === 'namespaces') namespaceStore = store;
   }
 
   const watchEnders = new Set<() => void>();
   const minTimeout = (opts.minRequestTimeoutSeconds ?? 1800) * 1000;
-  const router = new ApiRouter(stores, naming, {
+  const router = new ApiRouter(served, naming, {
     naming,
     featureGates,
     watches: {
@@ -262,7 +271,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
       return;
     }
     if (path === '/') {
-      const paths = ['/api', '/api/v1', '/apis', ...new Set(stores.filter((s) => s.def.group).flatMap((s) => [`/apis/${s.def.group}`, `/apis/${apiVersionOf(s.def)}`])), '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'];
+      const paths = ['/api', '/api/v1', '/apis', ...new Set(served.filter((s) => s.def.group).flatMap((s) => [`/apis/${s.def.group}`, `/apis/${apiVersionOf(s.def)}`])), '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'];
       return writeRawJson(ctx, 200, { paths: paths.sort() });
     }
     throw errors.noRoute();
