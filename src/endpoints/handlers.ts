@@ -10,7 +10,7 @@ import { errors, StatusError, type StatusBody } from '../machinery/status.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import type { Naming } from '../naming.ts';
 import type { FeatureGates } from '../machinery/feature-gates.ts';
-import type { DeleteOptions, RegistryStore, WatchSink } from '../registry/store.ts';
+import type { DeleteOptions, ReadableStore, RegistryStore, WatchSink } from '../registry/store.ts';
 import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
 import { negotiateBody, negotiateResponse, type Conversion, type ResponseFormat } from '../negotiation/negotiate.ts';
 import { convertList, convertObject, includeObjectOption, type TableRequest } from './transform.ts';
@@ -25,8 +25,9 @@ import { lengthPrefixed } from '../registry/encoded.ts';
 import { encodeListFromItems, encodeWatchEvent, supportsProtobuf } from '../wire/protobuf/index.ts';
 import { apiVersionOf } from '../registry/definition.ts';
 
-export interface ResourceTarget {
-  store: RegistryStore;
+/** What a request addresses; a read-only store (a computed kind's) takes get and list only. */
+export interface ResourceTarget<S extends ReadableStore = RegistryStore> {
+  store: S;
   namespace: string | undefined;
   name: string;
   subresource?: SubresourceDefinition;
@@ -81,13 +82,13 @@ function writeOptions(
   };
 }
 
-function allowed(t: ResourceTarget, verb: Verb): void {
+function allowed(t: ResourceTarget<ReadableStore>, verb: Verb): void {
   const verbs = t.subresource ? t.subresource.verbs : t.store.def.verbs;
   if (!verbs.includes(verb)) throw errors.methodNotAllowed();
 }
 
 /** The accepted spellings of the protobuf media type when the kind has a protobuf form (custom resources will not). */
-function protobufFor(env: HandlerEnv, t: ResourceTarget): readonly string[] | undefined {
+function protobufFor(env: HandlerEnv, t: ResourceTarget<ReadableStore>): readonly string[] | undefined {
   return supportsProtobuf(apiVersionOf(t.store.def), t.store.def.kind) ? env.naming.wire.protobufMediaTypes : undefined;
 }
 
@@ -103,7 +104,7 @@ function writeFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): v
 }
 
 /** Response format of a read: JSON, YAML, protobuf, or a Table / PartialObjectMetadata conversion. */
-function readFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): { convert?: Conversion; table?: TableRequest } {
+function readFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget<ReadableStore>): { convert?: Conversion; table?: TableRequest } {
   const { wire } = env.naming;
   // PartialObjectMetadata is protobuf for any kind, with or without a protobuf form of its own.
   const format = negotiateResponse(
@@ -119,7 +120,7 @@ function readFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): { 
   return { convert, table: { def: t.store.def, apiVersion: convert.apiVersion, includeObject: includeObjectOption(ctx.url.searchParams) } };
 }
 
-export async function handleGet(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
+export async function handleGet(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget<ReadableStore>): Promise<void> {
   allowed(t, 'get');
   const { convert, table } = readFormat(ctx, env, t);
   const rv = ctx.url.searchParams.get('resourceVersion') ?? undefined;
@@ -130,7 +131,7 @@ export async function handleGet(ctx: RequestContext, env: HandlerEnv, t: Resourc
   writeJsonBytes(ctx, 200, obj.bytes());
 }
 
-export async function handleList(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
+export async function handleList(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget<ReadableStore>): Promise<void> {
   allowed(t, 'list');
   const { convert, table } = readFormat(ctx, env, t);
   const opts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'list');
@@ -140,14 +141,14 @@ export async function handleList(ctx: RequestContext, env: HandlerEnv, t: Resour
     const list = await t.store.list(t.namespace, opts);
     return writeJson(ctx, 200, convertList(convert, list.items, list.metadata, table));
   }
-  if (ctx.responseType === 'protobuf' && !t.store.def.computed) {
+  if (ctx.responseType === 'protobuf' && t.store.listProtobufItems) {
     const { items, ...envelope } = await t.store.listProtobufItems(t.namespace, opts);
     return writeBytes(ctx, 200, encodeListFromItems(envelope, items), ctx.protobufType!);
   }
   writeJsonBytes(ctx, 200, await t.store.listJson(t.namespace, opts));
 }
 
-function validateSelectorFields(t: ResourceTarget, sel: { requirements: readonly { field: string }[] }): void {
+function validateSelectorFields(t: ResourceTarget<ReadableStore>, sel: { requirements: readonly { field: string }[] }): void {
   const known = new Set(['metadata.name', ...(t.store.def.namespaced ? ['metadata.namespace'] : []), ...Object.keys(t.store.def.selectableFields ?? {})]);
   for (const r of sel.requirements) {
     if (!known.has(r.field)) throw errors.badRequest(`field label not supported: ${r.field}`);

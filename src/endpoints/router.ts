@@ -4,7 +4,7 @@
 import type { RequestContext } from '../request/context.ts';
 import type { Naming } from '../naming.ts';
 import { errors } from '../machinery/status.ts';
-import type { RegistryStore } from '../registry/store.ts';
+import { RegistryStore, type ReadableStore } from '../registry/store.ts';
 import { apiVersionOf, deprecationWarning, type KindDefinition } from '../registry/definition.ts';
 import { apiServiceName, apiServicePriority } from '../registry/api-priorities.ts';
 import {
@@ -34,20 +34,20 @@ import { createHash } from 'node:crypto';
 import { negotiateResponse } from '../negotiation/negotiate.ts';
 
 export class ApiRouter {
-  private readonly byPath = new Map<string, RegistryStore>();
+  private readonly byPath = new Map<string, ReadableStore>();
   /** Aggregated discovery documents and their ETags, per discovery order (APIService priorities can change it). */
   private readonly aggregated = new Map<string, { body: string; etag: string }>();
   private readonly defs: KindDefinition[];
   private readonly apiServices: RegistryStore | undefined;
 
   constructor(
-    stores: readonly RegistryStore[],
+    stores: readonly ReadableStore[],
     private readonly naming: Naming,
     private readonly env: HandlerEnv,
   ) {
     for (const s of stores) this.byPath.set(`${apiVersionOf(s.def)}/${s.def.resource}`, s);
     this.defs = stores.map((s) => s.def);
-    this.apiServices = stores.find((s) => s.def.group === naming.group('apiregistration') && s.def.resource === 'apiservices');
+    this.apiServices = stores.find((s): s is RegistryStore => s instanceof RegistryStore && s.def.group === naming.group('apiregistration') && s.def.resource === 'apiservices');
   }
 
   /** Served group versions in discovery order, by the priorities the APIService objects have now. */
@@ -83,16 +83,20 @@ export class ApiRouter {
     // As kube-apiserver, on every route of a deprecated kind version.
     const deprecated = deprecationWarning(def);
     if (deprecated) ctx.warnings.add(deprecated);
-    const target: ResourceTarget = { store, namespace: namespaced ? i.namespace || undefined : undefined, name: i.name, subresource };
+    const target: ResourceTarget<ReadableStore> = { store, namespace: namespaced ? i.namespace || undefined : undefined, name: i.name, subresource };
     const m = ctx.req.method;
     if (i.name) {
       if (m === 'GET' || m === 'HEAD') return this.run(handleGet(ctx, this.env, target));
+      // A read-only store's kind has no other verbs: the handler would refuse them the same way.
+      if (!writable(target)) throw errors.methodNotAllowed();
       if (m === 'PUT') return this.run(handleUpdate(ctx, this.env, target));
       if (m === 'PATCH') return this.run(handlePatch(ctx, this.env, target));
       if (m === 'DELETE' && !subresource) return this.run(handleDelete(ctx, this.env, target));
       throw errors.methodNotAllowed();
     }
-    if (m === 'GET' || m === 'HEAD') return this.run(i.verb === 'watch' ? handleWatch(ctx, this.env, target) : handleList(ctx, this.env, target));
+    if ((m === 'GET' || m === 'HEAD') && i.verb !== 'watch') return this.run(handleList(ctx, this.env, target));
+    if (!writable(target)) throw errors.methodNotAllowed();
+    if (m === 'GET' || m === 'HEAD') return this.run(handleWatch(ctx, this.env, target));
     if (namespaced && !i.namespace) throw errors.methodNotAllowed();
     if (m === 'POST') return this.run(handleCreate(ctx, this.env, target));
     if (m === 'DELETE') return this.run(handleDeleteCollection(ctx, this.env, target));
@@ -146,4 +150,9 @@ export class ApiRouter {
     if (!gv || (i.apiPrefix === 'api' && i.apiGroup)) throw errors.noRoute();
     writeJson(ctx, 200, apiResourceList(gv));
   }
+}
+
+/** Whether the target's store takes watches and writes (a stored kind's). */
+function writable(t: ResourceTarget<ReadableStore>): t is ResourceTarget {
+  return t.store instanceof RegistryStore;
 }

@@ -6,6 +6,8 @@ import type { Naming } from '../naming.ts';
 import { CompactedError, ConflictError, FutureRevisionError, InsufficientStorageError, KeyExistsError, KeyNotFoundError, UnavailableError, WatcherTooSlowError } from '../storage/errors.ts';
 import type { KeyValue, Watch, WatchEvent } from '../storage/interface.ts';
 import type { WatchCache } from '../storage/cache/watch-cache.ts';
+import { CacheDelegator } from '../storage/cache/delegator.ts';
+import { DryRunnableStorage } from '../storage/dry-run.ts';
 import { decodeContinue, encodeContinue } from '../machinery/continue-token.ts';
 import { generateName, nowTimestamp, type KObject } from '../machinery/meta.ts';
 import { errors, StatusError, successStatus, type QualifiedResource, type StatusBody } from '../machinery/status.ts';
@@ -19,7 +21,7 @@ import { FieldManager } from './field-manager.ts';
 import { StoredJson } from './stored-json.ts';
 import { ConvertedJson, type ObjectCodec } from './converted-json.ts';
 import type { DeclarativeValidation } from './declarative-validation.ts';
-import { encodeObject } from '../wire/protobuf/index.ts';
+import { selectorMatcher } from './selection.ts';
 
 export interface WriteOptions {
   dryRun: boolean;
@@ -58,15 +60,29 @@ export interface ListResponse {
   items: KObject[];
 }
 
+/**
+ * What the get and list handlers need of a store: RegistryStore for stored kinds, ComputedStore
+ * for kinds computed on every read.
+ */
+export interface ReadableStore {
+  readonly def: KindDefinition;
+  readonly qualified: QualifiedResource;
+  readonly apiVersion: string;
+  getEncoded(namespace: string | undefined, name: string, resourceVersion?: string): Promise<EncodedObject>;
+  getProtobuf(namespace: string | undefined, name: string, resourceVersion?: string): Promise<Buffer>;
+  list(namespace: string | undefined, opts: ListOptions): Promise<ListResponse>;
+  listJson(namespace: string | undefined, opts: ListOptions): Promise<Buffer>;
+  /** Absent when the list has no protobuf items of its own: its protobuf is encoded from its JSON. */
+  listProtobufItems?(namespace: string | undefined, opts: ListOptions): Promise<Omit<ListResponse, 'items'> & { items: Buffer[] }>;
+}
+
 export type DeleteOutcome = { kind: 'deleted'; status: StatusBody; object: KObject } | { kind: 'pending'; object: KObject };
 
 export type { WatchSink } from './watch-stream.ts';
 
 const MAX_GENERATE_NAME_TRIES = 8;
-/** Items fetched per storage read while filling a page through selectors. */
-const SELECTOR_PAGE = 500;
 
-export class RegistryStore {
+export class RegistryStore implements ReadableStore {
   readonly def: KindDefinition;
   readonly qualified: QualifiedResource;
   readonly apiVersion: string;
@@ -75,7 +91,7 @@ export class RegistryStore {
 
   constructor(
     def: KindDefinition,
-    private readonly storage: WatchCache,
+    cache: WatchCache,
     private readonly naming: Naming,
     private readonly admission: Admission,
     /** The server's declarative validation (gates, metrics); absent: hand-written checks only. */
@@ -87,7 +103,14 @@ export class RegistryStore {
     this.prefix = storagePrefix(def);
     this.json = def.storedAs ? new ConvertedJson(this.apiVersion, def.kind, def.storedAs) : new StoredJson(this.apiVersion, def.kind);
     this.fields = new FieldManager(def);
+    this.reads = new CacheDelegator(cache);
+    this.writes = new DryRunnableStorage(cache);
   }
+
+  /** Where reads and watches are served: the watch cache, or storage when it cannot answer. */
+  private readonly reads: CacheDelegator;
+  /** Writes go through the cache to storage; a dry run makes the same reads and checks, and stops there. */
+  private readonly writes: DryRunnableStorage;
 
   /** Field ownership (managedFields) of writes to this kind. */
   readonly fields: FieldManager;
@@ -148,30 +171,18 @@ export class RegistryStore {
   // ---- reads ----
 
   async getEncoded(namespace: string | undefined, name: string, resourceVersion?: string): Promise<EncodedObject> {
-    if (this.def.computed) return EncodedObject.of(await this.computedObject(namespace, name));
     return this.encoded(await this.getKeyValue(namespace, name, resourceVersion));
   }
 
   /** The protobuf body of a get, made once per stored version. */
   async getProtobuf(namespace: string | undefined, name: string, resourceVersion?: string): Promise<Buffer> {
-    if (this.def.computed) return encodeObject(await this.computedObject(namespace, name));
     return this.json.protobufBody(await this.getKeyValue(namespace, name, resourceVersion));
-  }
-
-  private async computedObject(namespace: string | undefined, name: string): Promise<KObject> {
-    const found = (await this.def.computed!()).find((o) => o.metadata.name === name && o.metadata.namespace === namespace);
-    if (!found) throw errors.notFound(this.qualified, name);
-    return found;
   }
 
   private async getKeyValue(namespace: string | undefined, name: string, resourceVersion?: string): Promise<KeyValue> {
     const key = this.keyFor(namespace, name);
-    const kv = await this.storageCall(async () => {
-      if (!resourceVersion) return this.storage.get(key);
-      const rv = parseResourceVersion(resourceVersion);
-      if (rv > 0) await this.waitNotOlderThan(rv);
-      return this.storage.getCached(key) ?? (rv === 0 ? undefined : this.storage.get(key));
-    });
+    const rv = resourceVersion ? parseResourceVersion(resourceVersion) : undefined;
+    const kv = await this.storageCall(() => this.reads.get(key, rv));
     if (!kv) throw errors.notFound(this.qualified, name);
     return kv;
   }
@@ -183,7 +194,7 @@ export class RegistryStore {
    * lookups on every request, like admission's namespace check. Undefined when not cached.
    */
   cachedView(namespace: string | undefined, name: string): KObject | undefined {
-    const kv = this.storage.getCached(this.keyFor(namespace, name));
+    const kv = this.reads.getCached(this.keyFor(namespace, name));
     if (!kv) return undefined;
     let view = this.views.get(kv.value);
     if (!view) {
@@ -197,25 +208,7 @@ export class RegistryStore {
     return (await this.getEncoded(namespace, name, resourceVersion)).copy();
   }
 
-  private async waitNotOlderThan(rv: number): Promise<void> {
-    if (!(await this.storage.waitForRevision(rv))) throw errors.tooLargeResourceVersion(rv, this.storage.revision);
-  }
-
-  /** The values `fieldSelector` can test, from the definition. */
-  fieldsOf(obj: KObject): Record<string, string> {
-    const fields: Record<string, string> = { 'metadata.name': obj.metadata.name ?? '' };
-    if (this.def.namespaced) fields['metadata.namespace'] = obj.metadata.namespace ?? '';
-    for (const [f, get] of Object.entries(this.def.selectableFields ?? {})) fields[f] = get(obj) ?? '';
-    return fields;
-  }
-
-  matcher(opts: Pick<ListOptions, 'labelSelector' | 'fieldSelector'>): ((obj: KObject) => boolean) | undefined {
-    if (opts.labelSelector.empty && opts.fieldSelector.empty) return undefined;
-    return (obj) => opts.labelSelector.matches(obj.metadata.labels) && opts.fieldSelector.matches(this.fieldsOf(obj));
-  }
-
   async list(namespace: string | undefined, opts: ListOptions): Promise<ListResponse> {
-    if (this.def.computed) return this.computedList(namespace, opts);
     const { items, ...rest } = await this.listKeyValues(namespace, opts);
     return { ...rest, items: items.map((kv) => this.decode(kv)) };
   }
@@ -233,111 +226,44 @@ export class RegistryStore {
 
   /** The list as JSON bytes, built from the stored bytes without parsing or copying them twice. */
   async listJson(namespace: string | undefined, opts: ListOptions): Promise<Buffer> {
-    if (this.def.computed) return Buffer.from(JSON.stringify(await this.computedList(namespace, opts)));
     const { items, ...envelope } = await this.listKeyValues(namespace, opts);
     return this.json.listBody(envelope, items);
-  }
-
-  /** A computed kind's list: every object the selectors match, in name order, without paging. */
-  private async computedList(namespace: string | undefined, opts: ListOptions): Promise<ListResponse> {
-    const match = this.matcher(opts);
-    const items = (await this.def.computed!())
-      .filter((o) => namespace === undefined || o.metadata.namespace === namespace)
-      .filter((o) => !match || match(o))
-      .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : a.metadata.name! > b.metadata.name! ? 1 : 0));
-    return { apiVersion: apiVersionOf(this.def), kind: `${this.def.kind}List`, metadata: {}, items };
   }
 
   /** The list's stored values (the chunk a list request returns), before any encoding. */
   async listKeyValues(namespace: string | undefined, opts: ListOptions): Promise<Omit<ListResponse, 'items'> & { items: KeyValue[] }> {
     const prefix = this.prefixFor(namespace);
-    const match = this.matcher(opts);
-    const limit = opts.limit ?? 0;
-    let startKey = prefix;
-    let mode: { kind: 'recent' } | { kind: 'any' } | { kind: 'notOlder'; rv: number } | { kind: 'exact'; rv: number; continued: boolean };
-    if (opts.continue) {
-      const pos = decodeContinue(this.naming.metaGroup, opts.continue);
-      startKey = prefix + pos.start;
-      mode = { kind: 'exact', rv: pos.revision, continued: true };
-    } else {
-      const rvText = opts.resourceVersion;
-      const rv = rvText ? parseResourceVersion(rvText) : undefined;
-      if (rv === undefined) mode = { kind: 'recent' };
-      else if (rv === 0) mode = { kind: 'any' };
-      else if (opts.resourceVersionMatch === 'Exact' || (!opts.resourceVersionMatch && limit > 0)) mode = { kind: 'exact', rv, continued: false };
-      else mode = { kind: 'notOlder', rv };
-    }
+    const match = selectorMatcher(this.def, opts);
+    const pos = opts.continue ? decodeContinue(this.naming.metaGroup, opts.continue) : undefined;
+    const resourceVersion = !pos && opts.resourceVersion ? parseResourceVersion(opts.resourceVersion) : undefined;
     // A field selector on the name (and namespace) reads one key instead of the range.
-    const onlyName = opts.continue ? undefined : opts.fieldSelector.requiresExactMatch('metadata.name');
+    const onlyName = pos ? undefined : opts.fieldSelector.requiresExactMatch('metadata.name');
     const onlyNamespace = namespace ?? opts.fieldSelector.requiresExactMatch('metadata.namespace');
-    const singleKey = onlyName !== undefined && (!this.def.namespaced || onlyNamespace !== undefined) ? this.keyFor(onlyNamespace, onlyName) : undefined;
-    if (singleKey) startKey = singleKey;
-
-    const read = async (start: string, pageLimit: number, atRevision?: number) => {
-      if (atRevision !== undefined) return this.storage.list(prefix, { atRevision, limit: pageLimit, startKey: start });
-      switch (mode.kind) {
-        case 'recent':
-          return this.storage.list(prefix, { limit: pageLimit, startKey: start });
-        case 'any':
-          return this.storage.listCached(prefix, { limit: pageLimit, startKey: start });
-        case 'notOlder':
-          await this.waitNotOlderThan(mode.rv);
-          return this.storage.listCached(prefix, { limit: pageLimit, startKey: start });
-        case 'exact':
-          return this.storage.list(prefix, { atRevision: mode.rv, limit: pageLimit, startKey: start });
-      }
-    };
-
-    return this.storageCall(
-      async () => {
-        const items: KeyValue[] = [];
-        const pageLimit = match ? Math.max(limit, SELECTOR_PAGE) : limit;
-        let page = await read(startKey, singleKey ? 1 : pageLimit);
-        const revision = mode.kind === 'exact' ? mode.rv : page.revision;
-        let lastKey: string | undefined;
-        let more = false;
-        let remaining = 0;
-        for (;;) {
-          let stoppedEarly = false;
-          for (const kv of page.items) {
-            if (singleKey && kv.key !== singleKey) break;
-            // Only a selector makes the value worth parsing.
-            if (!match || match(this.encoded(kv).view())) {
-              if (limit > 0 && items.length === limit) {
-                stoppedEarly = true;
-                break;
-              }
-              items.push(kv);
-            }
-            lastKey = kv.key;
-          }
-          if (singleKey) break;
-          if (stoppedEarly) {
-            more = true;
-            break;
-          }
-          if (!page.more) break;
-          if (limit > 0 && items.length === limit) {
-            more = true;
-            remaining = page.remaining;
-            break;
-          }
-          page = await read(`${lastKey}\0`, pageLimit, revision);
-        }
-        const list: Omit<ListResponse, 'items'> & { items: KeyValue[] } = {
-          apiVersion: this.apiVersion,
-          kind: `${this.def.kind}List`,
-          metadata: { resourceVersion: String(revision) },
-          items,
-        };
-        if (more && lastKey !== undefined) {
-          list.metadata.continue = encodeContinue(this.naming.metaGroup, { revision, start: `${lastKey.slice(prefix.length)}\0` });
-          if (!match) list.metadata.remainingItemCount = remaining;
-        }
-        return list;
-      },
-      mode.kind === 'exact' && mode.continued,
+    const onlyKey = onlyName !== undefined && (!this.def.namespaced || onlyNamespace !== undefined) ? this.keyFor(onlyNamespace, onlyName) : undefined;
+    const page = await this.storageCall(
+      () =>
+        this.reads.list(prefix, {
+          resourceVersion,
+          resourceVersionMatch: opts.resourceVersionMatch,
+          limit: opts.limit ?? 0,
+          continueFrom: pos && { revision: pos.revision, key: prefix + pos.start },
+          onlyKey,
+          // Only a selector makes the value worth parsing.
+          filter: match && ((kv) => match(this.encoded(kv).view())),
+        }),
+      pos !== undefined,
     );
+    const list: Omit<ListResponse, 'items'> & { items: KeyValue[] } = {
+      apiVersion: this.apiVersion,
+      kind: `${this.def.kind}List`,
+      metadata: { resourceVersion: String(page.revision) },
+      items: page.items,
+    };
+    if (page.continueAfter !== undefined) {
+      list.metadata.continue = encodeContinue(this.naming.metaGroup, { revision: page.revision, start: `${page.continueAfter.slice(prefix.length)}\0` });
+      if (!match) list.metadata.remainingItemCount = page.remaining;
+    }
+    return list;
   }
 
   /** Translate storage errors into Status errors. */
@@ -385,7 +311,7 @@ export class RegistryStore {
    */
   async watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink): Promise<Watch & { bookmark(): void }> {
     const prefix = this.prefixFor(namespace);
-    const match = this.matcher(opts);
+    const match = selectorMatcher(this.def, opts);
     const bookmark = (rv: number, annotations?: Record<string, string>) =>
       EncodedObject.of({ kind: this.def.kind, apiVersion: this.apiVersion, metadata: { resourceVersion: String(rv), ...(annotations ? { annotations } : {}) } });
     const rvText = opts.resourceVersion ?? '';
@@ -398,10 +324,10 @@ export class RegistryStore {
       const list = await this.listKeyValues(namespace, listOpts);
       after = Number(list.metadata.resourceVersion);
       items = list.items;
-    } else if (rv > this.storage.revision) {
+    } else if (rv > this.reads.revision) {
       // A version from the future: wait for it, and answer as a list at it does when it never
       // comes (504 ResourceVersionTooLarge) rather than watch for events that may never exist.
-      await this.waitNotOlderThan(rv);
+      await this.storageCall(() => this.reads.waitNotOlderThan(rv));
     }
     const stream = new WatchStream({
       sink,
@@ -416,7 +342,7 @@ export class RegistryStore {
     });
     const endOfInitial = opts.sendInitialEvents && opts.allowWatchBookmarks ? { type: 'BOOKMARK' as const, object: bookmark(after, { [this.naming.annotation('initial-events-end')]: 'true' }) } : undefined;
     if (initial) stream.owe(items, (kv) => this.encoded(kv), endOfInitial);
-    const watch = this.storage.watch(prefix, after, stream);
+    const watch = this.reads.watch(prefix, after, stream);
     stream.resumeSource = () => watch.resume?.();
     stream.start();
     return {
@@ -425,7 +351,7 @@ export class RegistryStore {
         watch.stop();
       },
       resume: () => watch.resume?.(),
-      bookmark: () => this.storage.requestProgress(),
+      bookmark: () => this.reads.requestProgress(),
     };
   }
 
@@ -461,27 +387,30 @@ export class RegistryStore {
       this.prepareCreate(obj, opts.warn);
       await this.admission.admitCreate(this, obj);
       const key = this.keyFor(meta.namespace, meta.name!);
-      if (opts.dryRun) {
-        const held = await this.storageCall(() => this.storage.get(key));
-        if (held) throw this.nameTaken(held, meta.name!);
-        return this.served(obj);
-      }
       try {
         const bytes = this.encode(obj);
-        const kv = await this.storageCall(() => this.storage.create(key, bytes));
-        obj.metadata.resourceVersion = String(kv.modRevision);
-        const out = this.served(obj);
-        this.written.set(out, bytes);
-        return out;
+        const kv = await this.storageCall(() => this.writes.create(key, bytes, opts.dryRun));
+        return this.wrote(obj, bytes, kv.modRevision);
       } catch (e) {
         if (!(e instanceof KeyExistsError)) throw e;
         if (!generated || attempt + 1 >= MAX_GENERATE_NAME_TRIES) {
           if (generated) throw errors.serverTimeout(this.qualified, 'POST');
-          const held = await this.storageCall(() => this.storage.get(key));
+          const held = await this.storageCall(() => this.writes.get(key));
           throw held ? this.nameTaken(held, meta.name!) : errors.alreadyExists(this.qualified, meta.name!);
         }
       }
     }
+  }
+
+  /**
+   * The answer to a write of `bytes` committed at `revision`; 0 when nothing was committed (a dry
+   * run's create): the object has no version yet.
+   */
+  private wrote(obj: KObject, bytes: Uint8Array, revision: number): KObject {
+    if (revision > 0) obj.metadata.resourceVersion = String(revision);
+    const out = this.served(obj);
+    this.written.set(out, bytes);
+    return out;
   }
 
   /** AlreadyExists for a name held by `held`, saying when that object is being deleted. */
@@ -528,7 +457,7 @@ export class RegistryStore {
   ): Promise<{ object: KObject; created: boolean }> {
     const key = this.keyFor(namespace, name);
     for (;;) {
-      const kv = await this.storageCall(() => this.storage.get(key));
+      const kv = await this.storageCall(() => this.writes.get(key));
       if (!kv) {
         if (!opts.allowCreate || opts.subresource) throw errors.notFound(this.qualified, name);
         const obj = await mutate(undefined);
@@ -559,31 +488,22 @@ export class RegistryStore {
       await this.admission.admitUpdate(this, obj, old);
       // The last finalizer of a deleting object is gone: the object goes with it.
       if (obj.metadata.deletionTimestamp && !obj.metadata.finalizers?.length && !this.def.strategy.pendingFinalization?.(obj)) {
-        if (!opts.dryRun) {
-          try {
-            await this.storageCall(() => this.storage.delete(key, kv.modRevision));
-          } catch (e) {
-            if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
-              if (requestedRv) throw errors.staleUpdate(this.qualified, name);
-              continue;
-            }
-            throw e;
+        try {
+          await this.storageCall(() => this.writes.delete(key, kv.modRevision, opts.dryRun));
+        } catch (e) {
+          if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
+            if (requestedRv) throw errors.staleUpdate(this.qualified, name);
+            continue;
           }
+          throw e;
         }
         return { object: obj, created: false };
       }
       const bytes = this.encode(obj);
       if (Buffer.compare(bytes, kv.value) === 0) return { object: old, created: false };
-      if (opts.dryRun) {
-        obj.metadata.resourceVersion = old.metadata.resourceVersion;
-        return { object: this.served(obj), created: false };
-      }
       try {
-        const written = await this.storageCall(() => this.storage.update(key, kv.modRevision, bytes));
-        obj.metadata.resourceVersion = String(written.modRevision);
-        const out = this.served(obj);
-        this.written.set(out, bytes);
-        return { object: out, created: false };
+        const written = await this.storageCall(() => this.writes.update(key, kv.modRevision, bytes, opts.dryRun));
+        return { object: this.wrote(obj, bytes, written.modRevision), created: false };
       } catch (e) {
         if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
           if (requestedRv) throw errors.staleUpdate(this.qualified, name);
@@ -626,7 +546,7 @@ export class RegistryStore {
   async delete(namespace: string | undefined, name: string, opts: DeleteOptions): Promise<DeleteOutcome> {
     const key = this.keyFor(namespace, name);
     for (;;) {
-      const kv = await this.storageCall(() => this.storage.get(key));
+      const kv = await this.storageCall(() => this.writes.get(key));
       if (!kv) throw errors.notFound(this.qualified, name);
       const obj = this.decode(kv);
       checkPreconditions(this.qualified, obj, opts.preconditions);
@@ -644,9 +564,8 @@ export class RegistryStore {
         obj.metadata.deletionTimestamp ??= nowTimestamp();
         obj.metadata.deletionGracePeriodSeconds ??= 0;
         this.def.strategy.prepareForDelete?.(obj);
-        if (opts.dryRun) return { kind: 'pending', object: obj };
         try {
-          const written = await this.storageCall(() => this.storage.update(key, kv.modRevision, this.encode(obj)));
+          const written = await this.storageCall(() => this.writes.update(key, kv.modRevision, this.encode(obj), opts.dryRun));
           obj.metadata.resourceVersion = String(written.modRevision);
           return { kind: 'pending', object: obj };
         } catch (e) {
@@ -655,9 +574,8 @@ export class RegistryStore {
         }
       }
       const status = successStatus({ name, group: this.def.group || undefined, kind: this.def.resource, uid: obj.metadata.uid });
-      if (opts.dryRun) return { kind: 'deleted', status, object: obj };
       try {
-        const res = await this.storageCall(() => this.storage.delete(key, kv.modRevision));
+        const res = await this.storageCall(() => this.writes.delete(key, kv.modRevision, opts.dryRun));
         obj.metadata.resourceVersion = String(res.revision);
         return { kind: 'deleted', status, object: obj };
       } catch (e) {

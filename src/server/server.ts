@@ -58,7 +58,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   cleanups.push(() => served.close());
 
   const watches = openWatches(opts.minRequestTimeoutSeconds);
-  const router = new ApiRouter(served.stores, naming, { naming, featureGates, watches });
+  const router = new ApiRouter(served.served, naming, { naming, featureGates, watches });
   const phase: ServerPhase = { started: false, shuttingDown: false };
   const nonApi = nonApiRoutes({ health: healthEndpoints(opened.check, phase), metrics, defs, naming });
   const handler = buildHandlerChain(routeRequests(router, nonApi), chainOptions(opts, naming, featureGates, log));

@@ -6,7 +6,8 @@ import type { Storage } from '../storage/interface.ts';
 import { openWatchCache, type WatchCache } from '../storage/cache/watch-cache.ts';
 import { StatusError } from '../machinery/status.ts';
 import type { FeatureGates } from '../machinery/feature-gates.ts';
-import { RegistryStore } from '../registry/store.ts';
+import { RegistryStore, type ReadableStore } from '../registry/store.ts';
+import { ComputedStore } from '../registry/computed-store.ts';
 import { namespaceLifecycle } from '../registry/admission.ts';
 import { storagePrefix, type KindDefinition } from '../registry/definition.ts';
 import type { DeclarativeValidation } from '../registry/declarative-validation.ts';
@@ -19,14 +20,17 @@ export interface StoresOptions {
 }
 
 export interface ServedStores {
-  /** In the order of the definitions. */
+  /** The kinds that store objects, in the order of the definitions. */
   readonly stores: readonly RegistryStore[];
+  /** Every served kind's store, stored or computed, in the order of the definitions (discovery's). */
+  readonly served: readonly ReadableStore[];
   /** Closes the watch caches. */
   close(): Promise<void>;
 }
 
 export async function buildStores(defs: readonly KindDefinition[], backend: Storage, o: StoresOptions): Promise<ServedStores> {
   const stores: RegistryStore[] = [];
+  const served: ReadableStore[] = [];
   const caches: WatchCache[] = [];
   // Every cache is closed even when one fails; the first failure is reported.
   const close = async () => {
@@ -58,6 +62,11 @@ export async function buildStores(defs: readonly KindDefinition[], backend: Stor
   const cacheByPrefix = new Map<string, WatchCache>();
   try {
     for (const def of defs) {
+      // Computed kinds store nothing: no cache, nothing to watch or collect.
+      if (def.computed) {
+        served.push(new ComputedStore(def, def.computed));
+        continue;
+      }
       const prefix = storagePrefix(def);
       let cache = cacheByPrefix.get(prefix);
       if (!cache) {
@@ -76,11 +85,12 @@ export async function buildStores(defs: readonly KindDefinition[], backend: Stor
         store.sharesStorageWith(sibling);
       }
       stores.push(store);
+      served.push(store);
       if (def.group === '' && def.resource === 'namespaces') namespaceStore = store;
     }
   } catch (e) {
     await close().catch(() => {});
     throw e;
   }
-  return { stores, close };
+  return { stores, served, close };
 }
