@@ -1,7 +1,8 @@
 // Values a built-in kind's Go types rewrite while decoding: metav1.Time is written back in UTC at
 // whole seconds, metav1.MicroTime in UTC with six fraction digits, resource.Quantity in its
 // canonical form. Done once, where a request object is decoded (create, update, every patch type,
-// apply, in every encoding), so what is stored and returned is what Kubernetes would store and return.
+// apply, in every encoding), so what is stored and returned is what Kubernetes would store and return;
+// a MicroTime with fewer or more fraction digits is accepted and rewritten (docs/rulings.md#r19).
 
 import { GO_TYPE, type GoType, type Schema } from './schema.ts';
 import { canonicalQuantity } from './quantity.ts';

@@ -309,7 +309,7 @@ class LabelParser {
     return newRequirement(key, op, [...values].sort());
   }
 
-  /** `(a,b,c)`; empty members (`()`, `(,a)`, `(a,,b)`) stand for the empty value. */
+  /** `(a,b,c)`; empty members (`()`, `(,a)`, `(a,,b)`) stand for the empty value (docs/rulings.md#r18). */
   private valueSet(): Set<string> {
     const open = this.next();
     if (open.kind !== '(') throw new SelectorParseError(`found '${open.lit}' expected: '('`);

@@ -148,7 +148,7 @@ export const errors = {
    * The store is full. kube-apiserver passes etcd's "database space exceeded" on as a 500; 507 says
    * what happened instead, and unlike 503 it does not tell clients that the same request will
    * succeed if retried (it will not until space is freed) nor that the server is down (reads and
-   * watches go on being served).
+   * watches go on being served). docs/rulings.md#r20
    */
   insufficientStorage: (why: string) => new StatusError(507, 'InsufficientStorage', why),
 };
