@@ -15,7 +15,7 @@ const KEY = Buffer.from(COMPACT_KEY);
 /** Physical compaction of a large store can take a while; it is not an interactive request. */
 const COMPACT_TIMEOUT_MS = 60_000;
 
-export interface CompactKeyState {
+interface CompactKeyState {
   /** How many times the key was written (0: never). */
   version: number;
   /** The revision recorded by the last compaction (0: none). */

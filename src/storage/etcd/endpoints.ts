@@ -109,7 +109,7 @@ function isTransient(err: grpc.ServiceError): boolean {
   return err.code === grpc.status.UNAVAILABLE || err.code === grpc.status.DEADLINE_EXCEEDED;
 }
 
-export type UnaryInvoker<Res> = (ep: Endpoint, deadline: Date, callback: (err: grpc.ServiceError | null, res?: Res) => void) => void;
+type UnaryInvoker<Res> = (ep: Endpoint, deadline: Date, callback: (err: grpc.ServiceError | null, res?: Res) => void) => void;
 
 export class EndpointPool {
   readonly endpoints: Endpoint[];

@@ -28,7 +28,7 @@ import { EndpointPool, isServiceError, progressRequestIsOrdered } from './endpoi
 import { CompareResult, CompareTarget, type Compare, type PbKeyValue, type RangeResponse } from './proto.ts';
 import { WatchMux } from './watch-mux.ts';
 
-export interface EtcdStorageOptions {
+interface EtcdStorageOptions {
   /** kube-apiserver style URLs, e.g. `http://127.0.0.1:2379`. */
   endpoints: string[];
   /** Deadline of every request, failover retries included. Default 10 s. */

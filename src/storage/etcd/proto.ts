@@ -55,25 +55,25 @@ export interface PutResponse {
   prev_kv: PbKeyValue | null;
 }
 
-export interface DeleteRangeRequest {
+interface DeleteRangeRequest {
   key: Buffer;
   range_end?: Buffer;
   prev_kv?: boolean;
 }
 
-export interface DeleteRangeResponse {
+interface DeleteRangeResponse {
   header: ResponseHeader;
   deleted: number;
   prev_kvs: PbKeyValue[];
 }
 
-export type RequestOp =
+type RequestOp =
   | { request_range: RangeRequest }
   | { request_put: PutRequest }
   | { request_delete_range: DeleteRangeRequest };
 
 /** With `oneofs: true` the loader names the populated member in `response`. */
-export interface ResponseOp {
+interface ResponseOp {
   response?: 'response_range' | 'response_put' | 'response_delete_range' | 'response_txn';
   response_range?: RangeResponse | null;
   response_put?: PutResponse | null;
@@ -127,7 +127,7 @@ export interface PbEvent {
   prev_kv: PbKeyValue | null;
 }
 
-export interface WatchCreateRequest {
+interface WatchCreateRequest {
   key: Buffer;
   range_end: Buffer;
   start_revision?: number;

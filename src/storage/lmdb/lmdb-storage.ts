@@ -64,7 +64,7 @@ interface LogEntry {
 
 type IndexKey = [string, number];
 
-export interface LmdbStorageOptions {
+interface LmdbStorageOptions {
   /** Directory of the LMDB environment (created if missing). */
   path: string;
   /** History younger than this is kept for reads at old revisions and watch resumes. Default 5 min. */

@@ -4,7 +4,7 @@
 import type { Watch, WatchEvent, WatchHandler } from '../interface.ts';
 import { prefixEnd } from '../interface.ts';
 
-export type Replay = (
+type Replay = (
   after: number,
   upTo: number,
   prefix: string,
