@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authenticator } from '../auth/authn/authenticator.ts';
 import type { Authorizer } from '../auth/authz/authorizer.ts';
 import { errors, StatusError } from '../machinery/status.ts';
-import { toStatusError, writeError } from '../endpoints/respond.ts';
+import { NegotiatedFailure, toStatusError, writeError } from '../endpoints/respond.ts';
 import { WarningRecorder, type RequestContext } from '../request/context.ts';
 import { parseRequestInfo, splitRequestTarget } from '../request/request-info.ts';
 
@@ -45,10 +45,13 @@ const MUTATING_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deleteco
 const recoverPanics = (opts: ChainOptions): Filter => (next) => async (ctx) => {
   try {
     await next(ctx);
-  } catch (e) {
+  } catch (thrown) {
+    // A handler that negotiated its answer's encoding hands it over with the error.
+    const negotiated = thrown instanceof NegotiatedFailure ? thrown : undefined;
+    const e = negotiated ? negotiated.cause : thrown;
     const err = toStatusError(e);
     if (err.code >= 500 && !(e instanceof StatusError)) opts.onInternalError(e, ctx);
-    if (!ctx.res.headersSent) writeError(ctx, err);
+    if (!ctx.res.headersSent) writeError(ctx, err, negotiated?.encoder);
     else ctx.res.destroy();
   }
 };
