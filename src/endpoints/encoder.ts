@@ -7,7 +7,7 @@ import type { StatusBody } from '../machinery/status.ts';
 import { negotiateResponse, type Conversion, type ResponseFormat, type ResponseMediaType } from '../negotiation/negotiate.ts';
 import { encodeCbor } from '../wire/cbor.ts';
 import { encodeList, encodeObject, encodeStatus, encodeWatchEvent, supportsProtobuf } from '../wire/protobuf/index.ts';
-import { lengthPrefixed } from '../registry/encoded.ts';
+import { lengthPrefixed, type BodyEncoding } from '../registry/encoded.ts';
 
 /**
  * YAML as Kubernetes writes it (JSON converted to YAML): map keys sorted, two-space indent, list
@@ -27,8 +27,9 @@ function protobufBody(value: unknown): Buffer | undefined {
   return encodeObject(o as KObject);
 }
 
-export class Encoder {
+export class Encoder implements BodyEncoding {
   readonly mediaType: ResponseMediaType;
+  readonly stored: BodyEncoding['stored'];
   /** The Content-Type of a body in this encoding: protobuf as the client spelled it. */
   readonly contentType: string;
   /** The Content-Type of a watch stream in this encoding. */
@@ -38,6 +39,7 @@ export class Encoder {
   constructor(format: ResponseFormat) {
     this.mediaType = format.mediaType;
     this.convert = format.convert;
+    this.stored = format.mediaType === 'application/json' ? 'json' : format.mediaType === 'protobuf' ? 'protobuf' : 'value';
     this.contentType = format.mediaType === 'protobuf' ? format.protobufType! : format.mediaType;
     this.streamContentType = format.mediaType === 'protobuf' ? `${format.protobufType};stream=watch` : format.mediaType === 'application/cbor' ? 'application/cbor-seq' : 'application/json';
   }

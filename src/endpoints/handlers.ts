@@ -13,15 +13,15 @@ import type { FeatureGates } from '../machinery/feature-gates.ts';
 import type { DeleteOptions, ReadableStore, RegistryStore, WatchSink } from '../registry/store.ts';
 import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
 import { negotiateBody, negotiateResponse, type Conversion } from '../negotiation/negotiate.ts';
-import { encoderFor, type Encoder } from './encoder.ts';
+import { encoderFor, JSON_ENCODER, type Encoder } from './encoder.ts';
 import { convertList, convertObject, includeObjectOption, type TableRequest } from './transform.ts';
 import { decodeApplyConfig, decodeApplyConfigValue } from './apply.ts';
 import { managerFromUserAgent } from '../registry/field-manager.ts';
 import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
 import { checkObject, decodeBody, decodeCborBody, type FieldValidation, given, parseFieldValidation, parseJson } from './decode.ts';
 import { parseBool, parseInteger, parseListOptions } from '../machinery/list-options.ts';
-import { NegotiatedFailure, readBody, readBodyBytes, writeBytes, writeObject, writeStatus, writeStoredJson } from './respond.ts';
-import { encodeListFromItems, supportsProtobuf } from '../wire/protobuf/index.ts';
+import { NegotiatedFailure, readBody, readBodyBytes, writeBody, writeObject, writeStatus, writeStoredJson } from './respond.ts';
+import { supportsProtobuf } from '../wire/protobuf/index.ts';
 import { apiVersionOf } from '../registry/definition.ts';
 
 /** What a request addresses; a read-only store (a computed kind's) takes get and list only. */
@@ -118,11 +118,11 @@ export async function handleGet(ctx: RequestContext, env: HandlerEnv, t: Resourc
   const { enc, convert, table } = readEncoder(ctx, env, t);
   try {
     const rv = ctx.url.searchParams.get('resourceVersion') ?? undefined;
-    // Protobuf: the body kept for this stored version.
-    if (enc.mediaType === 'protobuf' && !convert) return writeBytes(ctx, 200, await t.store.getProtobuf(t.namespace, t.name, rv), enc.contentType);
-    const obj = await t.store.getEncoded(t.namespace, t.name, rv);
-    if (convert) return writeObject(ctx, enc, 200, convertObject(convert, obj.view(), table));
-    writeStoredJson(ctx, enc, 200, obj.bytes());
+    if (convert) return writeObject(ctx, enc, 200, convertObject(convert, (await t.store.getEncoded(t.namespace, t.name, rv)).view(), table));
+    const body = await t.store.getBody(t.namespace, t.name, rv, enc);
+    if (body) return writeBody(ctx, enc, 200, body);
+    // No form in the negotiated encoding: the answer is JSON.
+    writeBody(ctx, JSON_ENCODER, 200, (await t.store.getBody(t.namespace, t.name, rv, JSON_ENCODER))!);
   } catch (e) {
     throw new NegotiatedFailure(e, enc);
   }
@@ -139,11 +139,10 @@ export async function handleList(ctx: RequestContext, env: HandlerEnv, t: Resour
       const list = await t.store.list(t.namespace, opts);
       return writeObject(ctx, enc, 200, convertList(convert, list.items, list.metadata, table));
     }
-    if (enc.mediaType === 'protobuf' && t.store.listProtobufItems) {
-      const { items, ...envelope } = await t.store.listProtobufItems(t.namespace, opts);
-      return writeBytes(ctx, 200, encodeListFromItems(envelope, items), enc.contentType);
-    }
-    writeStoredJson(ctx, enc, 200, await t.store.listJson(t.namespace, opts));
+    const body = await t.store.listBody(t.namespace, opts, enc);
+    if (body) return writeBody(ctx, enc, 200, body);
+    // No form in the negotiated encoding: the answer is JSON.
+    writeBody(ctx, JSON_ENCODER, 200, (await t.store.listBody(t.namespace, opts, JSON_ENCODER))!);
   } catch (e) {
     throw new NegotiatedFailure(e, enc);
   }
@@ -173,8 +172,6 @@ async function streamWatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarg
   const { res, req } = ctx;
   let started = false;
   let ended = false;
-  const protobuf = enc.mediaType === 'protobuf';
-  const cbor = enc.mediaType === 'application/cbor';
   const start = () => {
     if (started) return;
     started = true;
@@ -201,11 +198,7 @@ async function streamWatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarg
   };
   const sink: WatchSink = {
     send: (type, object) => {
-      if (!convert) {
-        if (protobuf) return write(object.watchFrame(type));
-        if (cbor) return write(object.cborEvent(type));
-        return write(object.watchLine(type));
-      }
+      if (!convert) return write(object.event(type, enc));
       // Only the first Table of a watch carries the column definitions, as in kube-apiserver.
       const body = convertObject(convert, object.view(), table);
       if (table) table.noHeaders = true;

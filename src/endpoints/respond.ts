@@ -126,9 +126,10 @@ function sendPlain(ctx: RequestContext, code: number, body: Buffer, contentType:
   res.end(NEWLINE);
 }
 
-/** A body already in its final encoding (protobuf). */
-export function writeBytes(ctx: RequestContext, code: number, body: Buffer, contentType: string): void {
-  send(ctx, code, body, contentType, {});
+/** A body the store produced in the negotiated encoding (JSON bytes get their newline and pretty printing). */
+export function writeBody(ctx: RequestContext, enc: Encoder, code: number, body: Buffer): void {
+  if (enc.json) return writeJsonBytes(ctx, code, body);
+  send(ctx, code, body, enc.contentType, {});
 }
 
 export function writeStatus(ctx: RequestContext, enc: Encoder, status: StatusBody, headers: Record<string, string> = {}): void {

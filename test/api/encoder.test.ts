@@ -44,3 +44,17 @@ test('an error before negotiation answers in what the Accept header asks for err
   assert.equal((JSON.parse(none.bytes.toString('utf8')) as { reason: string }).reason, 'NotFound');
   assert.ok(none.bytes.toString('utf8').endsWith('}\n'), 'a JSON answer ends with a newline');
 });
+
+test('an answer kept per stored version and encoder follows the object: a YAML get after an update shows the update', async () => {
+  const path = `${LEASES}/kept`;
+  const created = await raw('POST', LEASES, { 'Content-Type': 'application/json' }, JSON.stringify({ metadata: { name: 'kept' }, spec: { holderIdentity: 'a' } }));
+  assert.equal(created.status, 201);
+  const first = parseYaml((await raw('GET', path, { Accept: 'application/yaml' })).bytes.toString('utf8')) as { metadata: { resourceVersion: string }; spec: { holderIdentity: string } };
+  const again = await raw('GET', path, { Accept: 'application/yaml' });
+  assert.deepEqual(parseYaml(again.bytes.toString('utf8')), first, 'the same stored version reads the same');
+  const updated = await raw('PATCH', path, { 'Content-Type': 'application/merge-patch+json' }, JSON.stringify({ spec: { holderIdentity: 'b' } }));
+  assert.equal(updated.status, 200);
+  const second = parseYaml((await raw('GET', path, { Accept: 'application/yaml' })).bytes.toString('utf8')) as typeof first;
+  assert.equal(second.spec.holderIdentity, 'b');
+  assert.notEqual(second.metadata.resourceVersion, first.metadata.resourceVersion);
+});
