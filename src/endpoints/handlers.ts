@@ -20,7 +20,7 @@ import { managerFromUserAgent } from '../registry/field-manager.ts';
 import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
 import { checkObject, decodeBody, decodeCborBody, type FieldValidation, given, parseFieldValidation, parseJson } from './decode.ts';
 import { parseBool, parseInteger, parseListOptions } from '../machinery/list-options.ts';
-import { NegotiatedFailure, readBody, readBodyBytes, writeBody, writeObject, writeStatus, writeStoredJson } from './respond.ts';
+import { failedAfterNegotiating, readBody, readBodyBytes, writeBody, writeObject, writeStatus, writeStoredJson } from './respond.ts';
 import { supportsProtobuf } from '../wire/protobuf/index.ts';
 import { apiVersionOf } from '../registry/definition.ts';
 
@@ -124,7 +124,7 @@ export async function handleGet(ctx: RequestContext, env: HandlerEnv, t: Resourc
     // No form in the negotiated encoding: the answer is JSON.
     writeBody(ctx, JSON_ENCODER, 200, (await t.store.getBody(t.namespace, t.name, rv, JSON_ENCODER))!);
   } catch (e) {
-    throw new NegotiatedFailure(e, enc);
+    throw failedAfterNegotiating(e, enc);
   }
 }
 
@@ -144,7 +144,7 @@ export async function handleList(ctx: RequestContext, env: HandlerEnv, t: Resour
     // No form in the negotiated encoding: the answer is JSON.
     writeBody(ctx, JSON_ENCODER, 200, (await t.store.listBody(t.namespace, opts, JSON_ENCODER))!);
   } catch (e) {
-    throw new NegotiatedFailure(e, enc);
+    throw failedAfterNegotiating(e, enc);
   }
 }
 
@@ -161,7 +161,7 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   try {
     await streamWatch(ctx, env, t, negotiated);
   } catch (e) {
-    throw new NegotiatedFailure(e, negotiated.enc);
+    throw failedAfterNegotiating(e, negotiated.enc);
   }
 }
 
@@ -252,7 +252,7 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
     const created = await t.store.create(t.namespace, decoded.obj, { dryRun, manager, warn: (m) => ctx.warnings.add(m) });
     writeStoredJson(ctx, enc, 201, t.store.responseBytes(created));
   } catch (e) {
-    throw new NegotiatedFailure(e, enc);
+    throw failedAfterNegotiating(e, enc);
   }
 }
 
@@ -273,7 +273,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
     );
     writeStoredJson(ctx, enc, created ? 201 : 200, t.store.responseBytes(object));
   } catch (e) {
-    throw new NegotiatedFailure(e, enc);
+    throw failedAfterNegotiating(e, enc);
   }
 }
 
@@ -316,7 +316,7 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
     for (const w of warnings) ctx.warnings.add(w);
     writeStoredJson(ctx, enc, 200, t.store.responseBytes(object));
   } catch (e) {
-    throw new NegotiatedFailure(e, enc);
+    throw failedAfterNegotiating(e, enc);
   }
 }
 
@@ -425,7 +425,7 @@ export async function handleDelete(ctx: RequestContext, env: HandlerEnv, t: Reso
     if (outcome.kind === 'pending') writeObject(ctx, enc, asynchronous ? 202 : 200, outcome.object);
     else writeStatus(ctx, enc, outcome.status);
   } catch (e) {
-    throw new NegotiatedFailure(e, enc);
+    throw failedAfterNegotiating(e, enc);
   }
 }
 
@@ -439,7 +439,7 @@ export async function handleDeleteCollection(ctx: RequestContext, env: HandlerEn
     await t.store.deleteCollection(t.namespace, listOpts, opts);
     writeStatus(ctx, enc, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 200 });
   } catch (e) {
-    throw new NegotiatedFailure(e, enc);
+    throw failedAfterNegotiating(e, enc);
   }
 }
 

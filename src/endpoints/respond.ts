@@ -144,15 +144,21 @@ export function writeError(ctx: RequestContext, err: StatusError, enc?: Encoder)
   writeStatus(ctx, enc ?? errorEncoder(ctx.req.headers.accept, { cbor: ctx.cbor, protobuf: ctx.statusProtobufTypes }), err.status, err.headers);
 }
 
+/** The encoders handlers negotiated before they failed, by what they threw. */
+const negotiatedBy = new WeakMap<object, Encoder>();
+
 /**
- * A failure of a handler after it negotiated its answer's encoding: the error writer answers in
- * that encoding rather than negotiating again.
+ * Remember the encoding a handler negotiated before it failed with `e`, so the error writer
+ * answers in it rather than negotiating again; `e` itself is rethrown unchanged.
  */
-export class NegotiatedFailure {
-  constructor(
-    readonly cause: unknown,
-    readonly encoder: Encoder,
-  ) {}
+export function failedAfterNegotiating(e: unknown, enc: Encoder): unknown {
+  if (typeof e === 'object' && e !== null && !negotiatedBy.has(e)) negotiatedBy.set(e, enc);
+  return e;
+}
+
+/** The encoding negotiated before `e` was thrown, if any. */
+export function negotiatedBefore(e: unknown): Encoder | undefined {
+  return typeof e === 'object' && e !== null ? negotiatedBy.get(e) : undefined;
 }
 
 /** Any thrown value as a Status: StatusErrors as they are, anything else is a bug (500). */

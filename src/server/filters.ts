@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authenticator } from '../auth/authn/authenticator.ts';
 import type { Authorizer } from '../auth/authz/authorizer.ts';
 import { errors, StatusError } from '../machinery/status.ts';
-import { NegotiatedFailure, toStatusError, writeError } from '../endpoints/respond.ts';
+import { negotiatedBefore, toStatusError, writeError } from '../endpoints/respond.ts';
 import { WarningRecorder, type RequestContext } from '../request/context.ts';
 import { parseRequestInfo, splitRequestTarget } from '../request/request-info.ts';
 
@@ -45,13 +45,11 @@ const MUTATING_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deleteco
 const recoverPanics = (opts: ChainOptions): Filter => (next) => async (ctx) => {
   try {
     await next(ctx);
-  } catch (thrown) {
-    // A handler that negotiated its answer's encoding hands it over with the error.
-    const negotiated = thrown instanceof NegotiatedFailure ? thrown : undefined;
-    const e = negotiated ? negotiated.cause : thrown;
+  } catch (e) {
     const err = toStatusError(e);
     if (err.code >= 500 && !(e instanceof StatusError)) opts.onInternalError(e, ctx);
-    if (!ctx.res.headersSent) writeError(ctx, err, negotiated?.encoder);
+    // A handler that negotiated its answer's encoding before failing is answered in it.
+    if (!ctx.res.headersSent) writeError(ctx, err, negotiatedBefore(e));
     else ctx.res.destroy();
   }
 };
