@@ -12,17 +12,16 @@ import type { Naming } from '../naming.ts';
 import type { FeatureGates } from '../machinery/feature-gates.ts';
 import type { DeleteOptions, ReadableStore, RegistryStore, WatchSink } from '../registry/store.ts';
 import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
-import { negotiateBody, negotiateResponse, type Conversion, type ResponseFormat } from '../negotiation/negotiate.ts';
+import { negotiateBody, negotiateResponse, type Conversion } from '../negotiation/negotiate.ts';
+import { encoderFor, JSON_ENCODER, type Encoder } from './encoder.ts';
 import { convertList, convertObject, includeObjectOption, type TableRequest } from './transform.ts';
 import { decodeApplyConfig, decodeApplyConfigValue } from './apply.ts';
-import { encodeCbor } from '../wire/cbor.ts';
 import { managerFromUserAgent } from '../registry/field-manager.ts';
 import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
 import { checkObject, decodeBody, decodeCborBody, type FieldValidation, given, parseFieldValidation, parseJson } from './decode.ts';
 import { parseBool, parseInteger, parseListOptions } from '../machinery/list-options.ts';
-import { readBody, readBodyBytes, writeBytes, writeJson, writeJsonBytes, writeStatus } from './respond.ts';
-import { lengthPrefixed } from '../registry/encoded.ts';
-import { encodeListFromItems, encodeWatchEvent, supportsProtobuf } from '../wire/protobuf/index.ts';
+import { failedAfterNegotiating, readBody, readBodyBytes, writeBody, writeObject, writeStatus, writeStoredJson } from './respond.ts';
+import { supportsProtobuf } from '../wire/protobuf/index.ts';
 import { apiVersionOf } from '../registry/definition.ts';
 
 /** What a request addresses; a read-only store (a computed kind's) takes get and list only. */
@@ -92,19 +91,13 @@ function protobufFor(env: HandlerEnv, t: ResourceTarget<ReadableStore>): readonl
   return supportsProtobuf(apiVersionOf(t.store.def), t.store.def.kind) ? env.naming.wire.protobufMediaTypes : undefined;
 }
 
-/** Record the negotiated format: protobuf answers carry the media type as the client spelled it. */
-function useFormat(ctx: RequestContext, f: ResponseFormat): void {
-  ctx.responseType = f.mediaType;
-  if (f.protobufType) ctx.protobufType = f.protobufType;
+/** The encoder of a write's answer (JSON, YAML, protobuf or CBOR). */
+function writeEncoder(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Encoder {
+  return encoderFor(negotiateResponse(ctx.req.headers.accept, undefined, { cbor: ctx.cbor }, protobufFor(env, t)));
 }
 
-/** Response format of a write (JSON, YAML or protobuf). */
-function writeFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): void {
-  useFormat(ctx, negotiateResponse(ctx.req.headers.accept, undefined, { cbor: ctx.cbor }, protobufFor(env, t)));
-}
-
-/** Response format of a read: JSON, YAML, protobuf, or a Table / PartialObjectMetadata conversion. */
-function readFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget<ReadableStore>): { convert?: Conversion; table?: TableRequest } {
+/** The encoder of a read's answer: JSON, YAML, protobuf, CBOR, or a Table / PartialObjectMetadata conversion. */
+function readEncoder(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget<ReadableStore>): { enc: Encoder; convert?: Conversion; table?: TableRequest } {
   const { wire } = env.naming;
   // PartialObjectMetadata is protobuf for any kind, with or without a protobuf form of its own.
   const format = negotiateResponse(
@@ -113,39 +106,46 @@ function readFormat(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget<Read
     { stream: ctx.info.verb === 'watch', cbor: ctx.cbor },
     protobufFor(env, t),
   );
-  useFormat(ctx, format);
+  const enc = encoderFor(format);
   const { convert } = format;
-  if (!convert) return {};
-  if (convert.kind !== 'Table') return { convert };
-  return { convert, table: { def: t.store.def, apiVersion: convert.apiVersion, includeObject: includeObjectOption(ctx.url.searchParams) } };
+  if (!convert) return { enc };
+  if (convert.kind !== 'Table') return { enc, convert };
+  return { enc, convert, table: { def: t.store.def, apiVersion: convert.apiVersion, includeObject: includeObjectOption(ctx.url.searchParams) } };
 }
 
 export async function handleGet(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget<ReadableStore>): Promise<void> {
   allowed(t, 'get');
-  const { convert, table } = readFormat(ctx, env, t);
-  const rv = ctx.url.searchParams.get('resourceVersion') ?? undefined;
-  // Protobuf: the body kept for this stored version.
-  if (ctx.responseType === 'protobuf' && !convert) return writeBytes(ctx, 200, await t.store.getProtobuf(t.namespace, t.name, rv), ctx.protobufType!);
-  const obj = await t.store.getEncoded(t.namespace, t.name, rv);
-  if (convert) return writeJson(ctx, 200, convertObject(convert, obj.view(), table));
-  writeJsonBytes(ctx, 200, obj.bytes());
+  const { enc, convert, table } = readEncoder(ctx, env, t);
+  try {
+    const rv = ctx.url.searchParams.get('resourceVersion') ?? undefined;
+    if (convert) return writeObject(ctx, enc, 200, convertObject(convert, (await t.store.getEncoded(t.namespace, t.name, rv)).view(), table));
+    const body = await t.store.getBody(t.namespace, t.name, rv, enc);
+    if (body) return writeBody(ctx, enc, 200, body);
+    // No form in the negotiated encoding: the answer is JSON.
+    writeBody(ctx, JSON_ENCODER, 200, (await t.store.getBody(t.namespace, t.name, rv, JSON_ENCODER))!);
+  } catch (e) {
+    throw failedAfterNegotiating(e, enc);
+  }
 }
 
 export async function handleList(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget<ReadableStore>): Promise<void> {
   allowed(t, 'list');
-  const { convert, table } = readFormat(ctx, env, t);
-  const opts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'list');
-  validateSelectorFields(t, opts.fieldSelector);
-  if (convert) {
-    if (convert.kind === 'PartialObjectMetadata') convertList(convert, [], {}, table); // 406 before any read
-    const list = await t.store.list(t.namespace, opts);
-    return writeJson(ctx, 200, convertList(convert, list.items, list.metadata, table));
+  const { enc, convert, table } = readEncoder(ctx, env, t);
+  try {
+    const opts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'list');
+    validateSelectorFields(t, opts.fieldSelector);
+    if (convert) {
+      if (convert.kind === 'PartialObjectMetadata') convertList(convert, [], {}, table); // 406 before any read
+      const list = await t.store.list(t.namespace, opts);
+      return writeObject(ctx, enc, 200, convertList(convert, list.items, list.metadata, table));
+    }
+    const body = await t.store.listBody(t.namespace, opts, enc);
+    if (body) return writeBody(ctx, enc, 200, body);
+    // No form in the negotiated encoding: the answer is JSON.
+    writeBody(ctx, JSON_ENCODER, 200, (await t.store.listBody(t.namespace, opts, JSON_ENCODER))!);
+  } catch (e) {
+    throw failedAfterNegotiating(e, enc);
   }
-  if (ctx.responseType === 'protobuf' && t.store.listProtobufItems) {
-    const { items, ...envelope } = await t.store.listProtobufItems(t.namespace, opts);
-    return writeBytes(ctx, 200, encodeListFromItems(envelope, items), ctx.protobufType!);
-  }
-  writeJsonBytes(ctx, 200, await t.store.listJson(t.namespace, opts));
 }
 
 function validateSelectorFields(t: ResourceTarget<ReadableStore>, sel: { requirements: readonly { field: string }[] }): void {
@@ -157,20 +157,25 @@ function validateSelectorFields(t: ResourceTarget<ReadableStore>, sel: { require
 
 export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'watch');
-  const { convert, table } = readFormat(ctx, env, t);
+  const negotiated = readEncoder(ctx, env, t);
+  try {
+    await streamWatch(ctx, env, t, negotiated);
+  } catch (e) {
+    throw failedAfterNegotiating(e, negotiated.enc);
+  }
+}
+
+async function streamWatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget, { enc, convert, table }: ReturnType<typeof readEncoder>): Promise<void> {
   if (convert?.kind === 'PartialObjectMetadataList') throw errors.notAcceptableMessage('you requested PartialObjectMetadataList, but a watch streams single objects');
   const opts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'watch', { watchList: env.featureGates.WatchList ?? true });
   validateSelectorFields(t, opts.fieldSelector);
   const { res, req } = ctx;
   let started = false;
   let ended = false;
-  const protobuf = ctx.responseType === 'protobuf';
-  const cbor = ctx.responseType === 'application/cbor';
   const start = () => {
     if (started) return;
     started = true;
-    const type = protobuf ? `${ctx.protobufType};stream=watch` : cbor ? 'application/cbor-seq' : 'application/json';
-    res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    res.writeHead(200, { 'Content-Type': enc.streamContentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
   };
   const write = (text: string | Buffer): boolean => {
@@ -193,19 +198,13 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   };
   const sink: WatchSink = {
     send: (type, object) => {
-      if (!convert) {
-        if (protobuf) return write(object.watchFrame(type));
-        if (cbor) return write(object.cborEvent(type));
-        return write(object.watchLine(type));
-      }
+      if (!convert) return write(object.event(type, enc));
       // Only the first Table of a watch carries the column definitions, as in kube-apiserver.
       const body = convertObject(convert, object.view(), table);
       if (table) table.noHeaders = true;
-      if (protobuf) return write(lengthPrefixed(encodeWatchEvent(type, body as object)));
-      return write(`${JSON.stringify({ type, object: body })}\n`);
+      return write(enc.event(type, body as object));
     },
-    error: (status: StatusBody) =>
-      write(protobuf ? lengthPrefixed(encodeWatchEvent('ERROR', status)) : cbor ? encodeCbor({ type: 'ERROR', object: status }) : `${JSON.stringify({ type: 'ERROR', object: status })}\n`),
+    error: (status: StatusBody) => write(enc.event('ERROR', status)),
     end: () => finish(),
     onDrain: (resume) => res.once('drain', resume),
   };
@@ -244,76 +243,88 @@ export async function handleWatch(ctx: RequestContext, env: HandlerEnv, t: Resou
 
 export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'create');
-  writeFormat(ctx, env, t);
-  const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'CreateOptions');
-  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
-  const decoded = decodeBody(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation);
-  for (const w of decoded.warnings) ctx.warnings.add(w);
-  const created = await t.store.create(t.namespace, decoded.obj, { dryRun, manager, warn: (m) => ctx.warnings.add(m) });
-  writeJsonBytes(ctx, 201, t.store.responseBytes(created));
+  const enc = writeEncoder(ctx, env, t);
+  try {
+    const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'CreateOptions');
+    const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
+    const decoded = decodeBody(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation);
+    for (const w of decoded.warnings) ctx.warnings.add(w);
+    const created = await t.store.create(t.namespace, decoded.obj, { dryRun, manager, warn: (m) => ctx.warnings.add(m) });
+    writeStoredJson(ctx, enc, 201, t.store.responseBytes(created));
+  } catch (e) {
+    throw failedAfterNegotiating(e, enc);
+  }
 }
 
 export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'update');
-  writeFormat(ctx, env, t);
-  const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'UpdateOptions');
-  const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
-  const decoded = decodeBody(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation);
-  for (const w of decoded.warnings) ctx.warnings.add(w);
-  const body = decoded.obj;
-  const { object, created } = await t.store.guaranteedUpdate(
-    t.namespace,
-    t.name,
-    () => structuredClone(body),
-    { dryRun, manager, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: t.store.def.allowCreateOnUpdate, uid: typeof body.metadata.uid === 'string' ? body.metadata.uid : undefined },
-  );
-  writeJsonBytes(ctx, created ? 201 : 200, t.store.responseBytes(object));
+  const enc = writeEncoder(ctx, env, t);
+  try {
+    const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'UpdateOptions');
+    const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
+    const decoded = decodeBody(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation);
+    for (const w of decoded.warnings) ctx.warnings.add(w);
+    const body = decoded.obj;
+    const { object, created } = await t.store.guaranteedUpdate(
+      t.namespace,
+      t.name,
+      () => structuredClone(body),
+      { dryRun, manager, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: t.store.def.allowCreateOnUpdate, uid: typeof body.metadata.uid === 'string' ? body.metadata.uid : undefined },
+    );
+    writeStoredJson(ctx, enc, created ? 201 : 200, t.store.responseBytes(object));
+  } catch (e) {
+    throw failedAfterNegotiating(e, enc);
+  }
 }
 
 export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'patch');
-  writeFormat(ctx, env, t);
-  // Strategic merge needs the kind's merge markers: a kind without them (custom resources) refuses
-  // it with 415, listing the patch types it takes, as kube-apiserver does.
-  const patchTypes =
-    t.store.def.strategicMergePatch === false
-      ? (['json-patch', 'merge-patch', 'apply-patch', 'apply-patch-cbor'] as const)
-      : (['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch', 'apply-patch-cbor'] as const);
-  const type = negotiateBody(ctx.req.headers['content-type'], patchTypes, undefined, ctx.cbor);
-  if (type === 'apply-patch' || type === 'apply-patch-cbor') return handleApply(ctx, env, t, type === 'apply-patch-cbor');
-  const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'PatchOptions');
-  const text = await readBody(ctx);
-  const patch = parseJson(text, 'error decoding patch');
-  // A strategic patch is decoded against the stored object, so its shape is checked there.
-  if (type === 'merge-patch' && !isPlainObject(patch)) throw errors.badRequest('error decoding patch: the patch must be a JSON object');
-  const duplicates = fieldValidation === 'Ignore' || type === 'json-patch' ? [] : findDuplicateKeys(text);
-  let warnings: string[] = [];
-  const { object } = await t.store.guaranteedUpdate(
-    t.namespace,
-    t.name,
-    (current) => {
-      if (!current) throw errors.notFound(t.store.qualified, t.name);
-      const patched =
-        type === 'json-patch'
-          ? applyJsonPatch(current, patch)
-          : type === 'merge-patch'
-            ? applyMergePatch(current, patch)
-            : applyStrategicMergePatch(current, patch, t.store.def.schema);
-      const decoded = checkObject(patched, t.store.def, fieldValidation, duplicates);
-      warnings = decoded.warnings;
-      return decoded.obj;
-    },
-    { dryRun, manager, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: false },
-  );
-  for (const w of warnings) ctx.warnings.add(w);
-  writeJsonBytes(ctx, 200, t.store.responseBytes(object));
+  const enc = writeEncoder(ctx, env, t);
+  try {
+    // Strategic merge needs the kind's merge markers: a kind without them (custom resources) refuses
+    // it with 415, listing the patch types it takes, as kube-apiserver does.
+    const patchTypes =
+      t.store.def.strategicMergePatch === false
+        ? (['json-patch', 'merge-patch', 'apply-patch', 'apply-patch-cbor'] as const)
+        : (['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch', 'apply-patch-cbor'] as const);
+    const type = negotiateBody(ctx.req.headers['content-type'], patchTypes, undefined, ctx.cbor);
+    if (type === 'apply-patch' || type === 'apply-patch-cbor') return await handleApply(ctx, env, t, enc, type === 'apply-patch-cbor');
+    const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'PatchOptions');
+    const text = await readBody(ctx);
+    const patch = parseJson(text, 'error decoding patch');
+    // A strategic patch is decoded against the stored object, so its shape is checked there.
+    if (type === 'merge-patch' && !isPlainObject(patch)) throw errors.badRequest('error decoding patch: the patch must be a JSON object');
+    const duplicates = fieldValidation === 'Ignore' || type === 'json-patch' ? [] : findDuplicateKeys(text);
+    let warnings: string[] = [];
+    const { object } = await t.store.guaranteedUpdate(
+      t.namespace,
+      t.name,
+      (current) => {
+        if (!current) throw errors.notFound(t.store.qualified, t.name);
+        const patched =
+          type === 'json-patch'
+            ? applyJsonPatch(current, patch)
+            : type === 'merge-patch'
+              ? applyMergePatch(current, patch)
+              : applyStrategicMergePatch(current, patch, t.store.def.schema);
+        const decoded = checkObject(patched, t.store.def, fieldValidation, duplicates);
+        warnings = decoded.warnings;
+        return decoded.obj;
+      },
+      { dryRun, manager, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: false },
+    );
+    for (const w of warnings) ctx.warnings.add(w);
+    writeStoredJson(ctx, enc, 200, t.store.responseBytes(object));
+  } catch (e) {
+    throw failedAfterNegotiating(e, enc);
+  }
 }
 
 /**
  * Server-side apply: the intent merged into the live object (or creating it), owned by its
  * manager; a conflict with another manager's field is 409 unless forced.
  */
-async function handleApply(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget, asCbor = false): Promise<void> {
+async function handleApply(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget, enc: Encoder, asCbor = false): Promise<void> {
   const { dryRun, fieldValidation, manager, force } = writeOptions(ctx, env, 'PatchOptions', true);
   const body = await readBodyBytes(ctx);
   const { config, warnings } = asCbor ? decodeApplyConfigValue(decodeCborBody(body, 'error decoding CBOR'), t.store.def, fieldValidation) : decodeApplyConfig(body.toString('utf8'), t.store.def, fieldValidation);
@@ -340,7 +351,7 @@ async function handleApply(ctx: RequestContext, env: HandlerEnv, t: ResourceTarg
     },
     { dryRun, manager, applied: true, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: !t.subresource },
   );
-  writeJsonBytes(ctx, created ? 201 : 200, t.store.responseBytes(object));
+  writeStoredJson(ctx, enc, created ? 201 : 200, t.store.responseBytes(object));
 }
 
 /** Apply's errors as Status: conflicts are 409 with one cause per field, bad input 400. */
@@ -405,22 +416,30 @@ async function deleteOptions(ctx: RequestContext, env: HandlerEnv): Promise<Dele
 
 export async function handleDelete(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'delete');
-  writeFormat(ctx, env, t);
-  const opts = await deleteOptions(ctx, env);
-  const outcome = await t.store.delete(t.namespace, t.name, opts);
-  // Accepted, not done: the garbage collector removes the dependents first (docs/rulings.md#r5).
-  const asynchronous = opts.propagationPolicy === 'Foreground' || opts.orphanDependents === false;
-  if (outcome.kind === 'pending') writeJson(ctx, asynchronous ? 202 : 200, outcome.object);
-  else writeStatus(ctx, outcome.status);
+  const enc = writeEncoder(ctx, env, t);
+  try {
+    const opts = await deleteOptions(ctx, env);
+    const outcome = await t.store.delete(t.namespace, t.name, opts);
+    // Accepted, not done: the garbage collector removes the dependents first (docs/rulings.md#r5).
+    const asynchronous = opts.propagationPolicy === 'Foreground' || opts.orphanDependents === false;
+    if (outcome.kind === 'pending') writeObject(ctx, enc, asynchronous ? 202 : 200, outcome.object);
+    else writeStatus(ctx, enc, outcome.status);
+  } catch (e) {
+    throw failedAfterNegotiating(e, enc);
+  }
 }
 
 export async function handleDeleteCollection(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'deletecollection');
-  writeFormat(ctx, env, t);
-  const listOpts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'deletecollection');
-  validateSelectorFields(t, listOpts.fieldSelector);
-  const opts = await deleteOptions(ctx, env);
-  await t.store.deleteCollection(t.namespace, listOpts, opts);
-  writeStatus(ctx, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 200 });
+  const enc = writeEncoder(ctx, env, t);
+  try {
+    const listOpts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'deletecollection');
+    validateSelectorFields(t, listOpts.fieldSelector);
+    const opts = await deleteOptions(ctx, env);
+    await t.store.deleteCollection(t.namespace, listOpts, opts);
+    writeStatus(ctx, enc, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 200 });
+  } catch (e) {
+    throw failedAfterNegotiating(e, enc);
+  }
 }
 

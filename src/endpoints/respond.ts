@@ -3,12 +3,8 @@
 import type { RequestContext } from '../request/context.ts';
 import { errors, isStatusError, type StatusBody, type StatusError } from '../machinery/status.ts';
 import { parseBool } from '../machinery/list-options.ts';
-import { stringify as toYaml } from 'yaml';
 import { createGzip } from 'node:zlib';
-import { encodeList, encodeObject, encodeStatus, supportsProtobuf } from '../wire/protobuf/index.ts';
-import type { KObject } from '../machinery/meta.ts';
-import { encodeCbor } from '../wire/cbor.ts';
-import { negotiateResponse } from '../negotiation/negotiate.ts';
+import { errorEncoder, type Encoder } from './encoder.ts';
 
 const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -29,35 +25,19 @@ function writeWarnings(ctx: RequestContext): void {
 }
 
 /**
- * YAML as Kubernetes writes it (JSON converted to YAML): map keys sorted, two-space indent, list
- * items at their key's indentation.
+ * A value (object, list, Status) in the negotiated encoding; JSON, and a value that has no form in
+ * the encoding (protobuf), goes out as JSON.
  */
-function yamlText(value: unknown): string {
-  return toYaml(value, { sortMapEntries: true, indentSeq: false, lineWidth: 0 });
-}
-
-const asYaml = (ctx: RequestContext, contentType: string) => ctx.responseType === 'application/yaml' && contentType === 'application/json';
-const asProtobuf = (ctx: RequestContext, contentType: string) => ctx.responseType === 'protobuf' && contentType === 'application/json' && !!ctx.protobufType;
-
-/** An object, list or Status in the protobuf envelope; undefined when it has no protobuf form. */
-function protobufBody(value: unknown): Buffer | undefined {
-  const o = value as { apiVersion?: string; kind?: string; items?: unknown; metadata?: object };
-  if (typeof o?.kind !== 'string') return undefined;
-  if (o.kind === 'Status') return encodeStatus(o);
-  if (typeof o.apiVersion !== 'string' || !supportsProtobuf(o.apiVersion, o.kind)) return undefined;
-  if (o.kind.endsWith('List') && Array.isArray(o.items)) return encodeList(o as Parameters<typeof encodeList>[0]);
-  return encodeObject(o as KObject);
-}
-
-const asCbor = (ctx: RequestContext, contentType: string) => ctx.responseType === 'application/cbor' && contentType === 'application/json';
-
-export function writeJson(ctx: RequestContext, code: number, body: unknown, contentType = 'application/json', headers: Record<string, string> = {}): void {
-  if (asYaml(ctx, contentType)) return send(ctx, code, yamlText(body), 'application/yaml', headers);
-  if (asCbor(ctx, contentType)) return send(ctx, code, encodeCbor(body), 'application/cbor', headers);
-  if (asProtobuf(ctx, contentType)) {
-    const pb = protobufBody(body);
-    if (pb) return send(ctx, code, pb, ctx.protobufType!, headers);
+export function writeObject(ctx: RequestContext, enc: Encoder, code: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (!enc.json) {
+    const encoded = enc.encode(body);
+    if (encoded !== undefined) return send(ctx, code, encoded, enc.contentType, headers);
   }
+  writeJson(ctx, code, body, 'application/json', headers);
+}
+
+/** A value as JSON, whatever was negotiated (discovery documents). */
+export function writeJson(ctx: RequestContext, code: number, body: unknown, contentType = 'application/json', headers: Record<string, string> = {}): void {
   // Every JSON answer ends with a newline, as kube-apiserver's encoder writes one (clients split on it).
   send(ctx, code, `${wantsPretty(ctx) ? JSON.stringify(body, null, 2) : JSON.stringify(body)}\n`, contentType, headers);
 }
@@ -70,11 +50,15 @@ export function writeRawJson(ctx: RequestContext, code: number, body: unknown): 
   send(ctx, code, JSON.stringify(body, null, 2), 'application/json', {});
 }
 
-/** A body that is already JSON (stored objects, lists built from stored bytes). */
+/** A stored object already encoded as JSON, in the negotiated encoding. */
+export function writeStoredJson(ctx: RequestContext, enc: Encoder, code: number, json: Buffer): void {
+  // Another negotiated encoding encodes the value; JSON goes out as it is.
+  if (!enc.json) return writeObject(ctx, enc, code, JSON.parse(json.toString('utf8')));
+  writeJsonBytes(ctx, code, json);
+}
+
+/** A body that is already JSON (stored objects, lists built from stored bytes, discovery documents). */
 export function writeJsonBytes(ctx: RequestContext, code: number, json: Buffer, contentType = 'application/json'): void {
-  // Another negotiated encoding re-encodes the value; JSON goes out as it is.
-  if (contentType === 'application/json' && ctx.responseType !== undefined && ctx.responseType !== 'application/json')
-    return writeJson(ctx, code, JSON.parse(json.toString('utf8')), contentType);
   if (wantsPretty(ctx)) return send(ctx, code, `${JSON.stringify(JSON.parse(json.toString('utf8')), null, 2)}\n`, contentType, {});
   // The bytes may be shared by every read of a stored version: the newline goes out after them
   // rather than into a copy.
@@ -142,28 +126,39 @@ function sendPlain(ctx: RequestContext, code: number, body: Buffer, contentType:
   res.end(NEWLINE);
 }
 
-/** A body already in its final encoding (protobuf). */
-export function writeBytes(ctx: RequestContext, code: number, body: Buffer, contentType: string): void {
-  send(ctx, code, body, contentType, {});
+/** A body the store produced in the negotiated encoding (JSON bytes get their newline and pretty printing). */
+export function writeBody(ctx: RequestContext, enc: Encoder, code: number, body: Buffer): void {
+  if (enc.json) return writeJsonBytes(ctx, code, body);
+  send(ctx, code, body, enc.contentType, {});
 }
 
-export function writeStatus(ctx: RequestContext, status: StatusBody, headers: Record<string, string> = {}): void {
-  writeJson(ctx, status.code, status, 'application/json', headers);
+export function writeStatus(ctx: RequestContext, enc: Encoder, status: StatusBody, headers: Record<string, string> = {}): void {
+  writeObject(ctx, enc, status.code, status, headers);
 }
 
-export function writeError(ctx: RequestContext, err: StatusError): void {
-  // An error before negotiation still answers in a type the client accepts, when it can (as
-  // kube-apiserver does for a path it has no resource for).
-  if (ctx.responseType === undefined) {
-    try {
-      const f = negotiateResponse(ctx.req.headers.accept, undefined, { cbor: ctx.cbor }, ctx.statusProtobufTypes);
-      ctx.responseType = f.mediaType;
-      if (f.protobufType) ctx.protobufType = f.protobufType;
-    } catch {
-      ctx.responseType = 'application/json';
-    }
-  }
-  writeStatus(ctx, err.status, err.headers);
+/**
+ * An error, in the encoding its handler negotiated; one written before (or without) negotiation
+ * negotiates the Accept header for errors, once.
+ */
+export function writeError(ctx: RequestContext, err: StatusError, enc?: Encoder): void {
+  writeStatus(ctx, enc ?? errorEncoder(ctx.req.headers.accept, { cbor: ctx.cbor, protobuf: ctx.statusProtobufTypes }), err.status, err.headers);
+}
+
+/** The encoders handlers negotiated before they failed, by what they threw. */
+const negotiatedBy = new WeakMap<object, Encoder>();
+
+/**
+ * Remember the encoding a handler negotiated before it failed with `e`, so the error writer
+ * answers in it rather than negotiating again; `e` itself is rethrown unchanged.
+ */
+export function failedAfterNegotiating(e: unknown, enc: Encoder): unknown {
+  if (typeof e === 'object' && e !== null && !negotiatedBy.has(e)) negotiatedBy.set(e, enc);
+  return e;
+}
+
+/** The encoding negotiated before `e` was thrown, if any. */
+export function negotiatedBefore(e: unknown): Encoder | undefined {
+  return typeof e === 'object' && e !== null ? negotiatedBy.get(e) : undefined;
 }
 
 /** Any thrown value as a Status: StatusErrors as they are, anything else is a bug (500). */

@@ -2,7 +2,9 @@
 // encoded (Content-Type), including conversions to Table and PartialObjectMetadata.
 
 import { errors } from '../machinery/status.ts';
-import type { ResponseMediaType } from '../request/context.ts';
+
+/** The encodings a response body can have: protobuf in whichever spelling the client used. */
+export type ResponseMediaType = 'application/json' | 'application/yaml' | 'protobuf' | 'application/cbor';
 
 interface MediaType {
   type: string;

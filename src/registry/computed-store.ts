@@ -7,9 +7,9 @@ import type { ListOptions } from '../machinery/list-options.ts';
 import { errors, type QualifiedResource } from '../machinery/status.ts';
 import { encodeObject } from '../wire/protobuf/index.ts';
 import { apiVersionOf, type KindDefinition } from './definition.ts';
-import { EncodedObject } from './encoded.ts';
+import { EncodedObject, type BodyEncoding } from './encoded.ts';
 import { selectorMatcher } from './selection.ts';
-import type { ListResponse, ReadableStore } from './store.ts';
+import { asBytes, type ListResponse, type ReadableStore } from './store.ts';
 
 export class ComputedStore implements ReadableStore {
   readonly qualified: QualifiedResource;
@@ -28,8 +28,15 @@ export class ComputedStore implements ReadableStore {
     return EncodedObject.of(await this.object(namespace, name));
   }
 
-  async getProtobuf(namespace: string | undefined, name: string): Promise<Buffer> {
-    return encodeObject(await this.object(namespace, name));
+  async getBody(namespace: string | undefined, name: string, _resourceVersion: string | undefined, enc: BodyEncoding): Promise<Buffer | undefined> {
+    const obj = await this.object(namespace, name);
+    if (enc.stored === 'protobuf') return encodeObject(obj);
+    return this.encodedAs(Buffer.from(JSON.stringify(obj)), enc);
+  }
+
+  /** Other encodings encode the value the JSON reads as, as for stored kinds. */
+  private encodedAs(json: Buffer, enc: BodyEncoding): Buffer | undefined {
+    return enc.stored === 'json' ? json : asBytes(enc.encode(JSON.parse(json.toString('utf8'))));
   }
 
   private async object(namespace: string | undefined, name: string): Promise<KObject> {
@@ -48,7 +55,8 @@ export class ComputedStore implements ReadableStore {
     return { apiVersion: this.apiVersion, kind: `${this.def.kind}List`, metadata: {}, items };
   }
 
-  async listJson(namespace: string | undefined, opts: ListOptions): Promise<Buffer> {
-    return Buffer.from(JSON.stringify(await this.list(namespace, opts)));
+  /** Built whole on every read: nothing is kept for a computed kind. */
+  async listBody(namespace: string | undefined, opts: ListOptions, enc: BodyEncoding): Promise<Buffer | undefined> {
+    return this.encodedAs(Buffer.from(JSON.stringify(await this.list(namespace, opts))), enc);
   }
 }

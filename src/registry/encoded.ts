@@ -5,7 +5,22 @@
 
 import type { KObject } from '../machinery/meta.ts';
 import { encodeItem, encodeWatchEventFromItem } from '../wire/protobuf/index.ts';
-import { encodeCbor } from '../wire/cbor.ts';
+
+/**
+ * What the store needs of a response's encoder to answer stored versions in it. The encoder is
+ * negotiated above the registry and handed down; the store asks it rather than knowing formats.
+ */
+export interface BodyEncoding {
+  /**
+   * `json`: the stored JSON bytes as they are; `protobuf`: the protobuf forms kept per stored
+   * version; `value`: the encoder encodes the parsed object (YAML, CBOR).
+   */
+  readonly stored: 'json' | 'protobuf' | 'value';
+  /** An object or list in this encoding; undefined when it has none (the answer is then JSON). */
+  encode(value: unknown): string | Buffer | undefined;
+  /** One watch event as a frame of the stream. */
+  event(type: string, object: object): string | Buffer;
+}
 
 /**
  * A stored value in the store's layout and the resourceVersion to splice in after its head
@@ -30,7 +45,8 @@ export class EncodedObject {
   private parsed: KObject | undefined;
   private lines: Map<string, Buffer> | undefined;
   private frames: Map<string, Buffer> | undefined;
-  private cborEvents: Map<string, Buffer> | undefined;
+  /** Frames in encodings of the parsed object, per encoder and event type. */
+  private valueEvents: Map<BodyEncoding, Map<string, string | Buffer>> | undefined;
   private item: Buffer | undefined;
 
   constructor(
@@ -50,19 +66,29 @@ export class EncodedObject {
     return (this.item ??= this.protobufSource ? this.protobufSource() : encodeItem(this.view()));
   }
 
-  /** One CBOR watch event (an item of an `application/cbor-seq` stream), made once per event type. */
-  cborEvent(type: string): Buffer {
-    this.cborEvents ??= new Map();
-    let item = this.cborEvents.get(type);
-    if (item === undefined) {
-      item = encodeCbor({ type, object: this.view() });
-      this.cborEvents.set(type, item);
+  /**
+   * This event's frame in `enc`, made once per (event type, encoder) and shared by every watcher
+   * that wants it: JSON lines from the stored bytes, protobuf frames from the kept message.
+   */
+  event(type: string, enc: BodyEncoding): string | Buffer {
+    if (enc.stored === 'json') return this.watchLine(type);
+    if (enc.stored === 'protobuf') return this.watchFrame(type);
+    this.valueEvents ??= new Map();
+    let frames = this.valueEvents.get(enc);
+    if (frames === undefined) {
+      frames = new Map();
+      this.valueEvents.set(enc, frames);
     }
-    return item;
+    let frame = frames.get(type);
+    if (frame === undefined) {
+      frame = enc.event(type, this.view());
+      frames.set(type, frame);
+    }
+    return frame;
   }
 
   /** One protobuf watch frame (length prefix and WatchEvent), made once per event type. */
-  watchFrame(type: string): Buffer {
+  private watchFrame(type: string): Buffer {
     this.frames ??= new Map();
     let frame = this.frames.get(type);
     if (frame === undefined) {
@@ -136,7 +162,7 @@ export class EncodedObject {
   }
 
   /** `{"type":…,"object":…}\n` as bytes, made once per event type. */
-  watchLine(type: string): Buffer {
+  private watchLine(type: string): Buffer {
     this.lines ??= new Map();
     let line = this.lines.get(type);
     if (line === undefined) {

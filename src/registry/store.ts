@@ -15,7 +15,8 @@ import { parseResourceVersion, type ListOptions } from '../machinery/list-option
 import { apiVersionOf, storagePrefix, type KindDefinition, type SubresourceDefinition } from './definition.ts';
 import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
 import type { Admission } from './admission.ts';
-import { EncodedObject } from './encoded.ts';
+import { EncodedObject, type BodyEncoding } from './encoded.ts';
+import { encodeListFromItems } from '../wire/protobuf/index.ts';
 import { WatchStream, type WatchSink } from './watch-stream.ts';
 import { FieldManager } from './field-manager.ts';
 import { StoredJson } from './stored-json.ts';
@@ -69,11 +70,16 @@ export interface ReadableStore {
   readonly qualified: QualifiedResource;
   readonly apiVersion: string;
   getEncoded(namespace: string | undefined, name: string, resourceVersion?: string): Promise<EncodedObject>;
-  getProtobuf(namespace: string | undefined, name: string, resourceVersion?: string): Promise<Buffer>;
+  /** A get's answer in `enc`; undefined when the object has no form in it (the answer is JSON). */
+  getBody(namespace: string | undefined, name: string, resourceVersion: string | undefined, enc: BodyEncoding): Promise<Buffer | undefined>;
   list(namespace: string | undefined, opts: ListOptions): Promise<ListResponse>;
-  listJson(namespace: string | undefined, opts: ListOptions): Promise<Buffer>;
-  /** Absent when the list has no protobuf items of its own: its protobuf is encoded from its JSON. */
-  listProtobufItems?(namespace: string | undefined, opts: ListOptions): Promise<Omit<ListResponse, 'items'> & { items: Buffer[] }>;
+  /** A list's answer in `enc`; undefined when the list has no form in it (the answer is JSON). */
+  listBody(namespace: string | undefined, opts: ListOptions, enc: BodyEncoding): Promise<Buffer | undefined>;
+}
+
+/** A body an encoder produced, as bytes. */
+export function asBytes(body: string | Buffer | undefined): Buffer | undefined {
+  return typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
 }
 
 export type DeleteOutcome = { kind: 'deleted'; status: StatusBody; object: KObject } | { kind: 'pending'; object: KObject };
@@ -174,9 +180,30 @@ export class RegistryStore implements ReadableStore {
     return this.encoded(await this.getKeyValue(namespace, name, resourceVersion));
   }
 
-  /** The protobuf body of a get, made once per stored version. */
-  async getProtobuf(namespace: string | undefined, name: string, resourceVersion?: string): Promise<Buffer> {
-    return this.json.protobufBody(await this.getKeyValue(namespace, name, resourceVersion));
+  /**
+   * A get's answer in `enc`: the stored JSON bytes, the protobuf body kept per stored version, or
+   * the encoder's encoding of the object, made once per (stored version, encoder).
+   */
+  async getBody(namespace: string | undefined, name: string, resourceVersion: string | undefined, enc: BodyEncoding): Promise<Buffer | undefined> {
+    const kv = await this.getKeyValue(namespace, name, resourceVersion);
+    if (enc.stored === 'json') return this.encoded(kv).bytes();
+    if (enc.stored === 'protobuf') return this.json.protobufBody(kv);
+    return this.valueBody(kv, enc);
+  }
+
+  /** Bodies of stored versions in value encodings (YAML, CBOR), per encoder. */
+  private readonly valueBodies = new WeakMap<Uint8Array, { revision: number; bodies: Map<BodyEncoding, Buffer | undefined> }>();
+
+  private valueBody(kv: KeyValue, enc: BodyEncoding): Buffer | undefined {
+    let kept = this.valueBodies.get(kv.value);
+    if (!kept || kept.revision !== kv.modRevision) {
+      kept = { revision: kv.modRevision, bodies: new Map() };
+      this.valueBodies.set(kv.value, kept);
+    }
+    if (kept.bodies.has(enc)) return kept.bodies.get(enc);
+    const body = asBytes(enc.encode(this.encoded(kv).view()));
+    kept.bodies.set(enc, body);
+    return body;
   }
 
   private async getKeyValue(namespace: string | undefined, name: string, resourceVersion?: string): Promise<KeyValue> {
@@ -218,16 +245,17 @@ export class RegistryStore implements ReadableStore {
     return { ...rest, items: items.map((kv) => this.encoded(kv)) };
   }
 
-  /** The list's items as protobuf messages, each made once per stored version; no JSON is built. */
-  async listProtobufItems(namespace: string | undefined, opts: ListOptions): Promise<Omit<ListResponse, 'items'> & { items: Buffer[] }> {
-    const { items, ...rest } = await this.listKeyValues(namespace, opts);
-    return { ...rest, items: items.map((kv) => this.json.protobufItem(kv)) };
-  }
-
-  /** The list as JSON bytes, built from the stored bytes without parsing or copying them twice. */
-  async listJson(namespace: string | undefined, opts: ListOptions): Promise<Buffer> {
+  /**
+   * A list's answer in `enc`. JSON is built from the stored bytes without parsing or copying them
+   * twice; protobuf from the items' messages kept per stored version, copied once into a body of
+   * exactly their size; other encodings encode the list value.
+   */
+  async listBody(namespace: string | undefined, opts: ListOptions, enc: BodyEncoding): Promise<Buffer | undefined> {
     const { items, ...envelope } = await this.listKeyValues(namespace, opts);
-    return this.json.listBody(envelope, items);
+    if (enc.stored === 'protobuf') return encodeListFromItems(envelope, items.map((kv) => this.json.protobufItem(kv)));
+    const json = this.json.listBody(envelope, items);
+    if (enc.stored === 'json') return json;
+    return asBytes(enc.encode(JSON.parse(json.toString('utf8'))));
   }
 
   /** The list's stored values (the chunk a list request returns), before any encoding. */

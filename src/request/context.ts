@@ -4,9 +4,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from './user.ts';
 import type { RequestInfo } from './request-info.ts';
 
-/** The encodings a response body can have: protobuf in whichever spelling the client used. */
-export type ResponseMediaType = 'application/json' | 'application/yaml' | 'protobuf' | 'application/cbor';
-
 export interface RequestContext {
   req: IncomingMessage;
   res: ServerResponse;
@@ -22,12 +19,8 @@ export interface RequestContext {
   auditAnnotations: Record<string, string>;
   /** Whether get/list responses may be gzip-compressed (gate APIResponseCompression). */
   compression?: boolean;
-  /** The negotiated encoding of the response body (errors included); JSON until negotiated. */
-  responseType?: ResponseMediaType;
   /** Gate CBORServingAndStorage: CBOR is offered and accepted. */
   cbor?: boolean;
-  /** The protobuf media type as the client spelled it, once the answer is protobuf. */
-  protobufType?: string;
   /** The accepted spellings of the protobuf media type, for errors: a Status always has a protobuf form. */
   statusProtobufTypes?: readonly string[];
 }

@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authenticator } from '../auth/authn/authenticator.ts';
 import type { Authorizer } from '../auth/authz/authorizer.ts';
 import { errors, StatusError } from '../machinery/status.ts';
-import { toStatusError, writeError } from '../endpoints/respond.ts';
+import { negotiatedBefore, toStatusError, writeError } from '../endpoints/respond.ts';
 import { WarningRecorder, type RequestContext } from '../request/context.ts';
 import { parseRequestInfo, splitRequestTarget } from '../request/request-info.ts';
 
@@ -48,7 +48,8 @@ const recoverPanics = (opts: ChainOptions): Filter => (next) => async (ctx) => {
   } catch (e) {
     const err = toStatusError(e);
     if (err.code >= 500 && !(e instanceof StatusError)) opts.onInternalError(e, ctx);
-    if (!ctx.res.headersSent) writeError(ctx, err);
+    // A handler that negotiated its answer's encoding before failing is answered in it.
+    if (!ctx.res.headersSent) writeError(ctx, err, negotiatedBefore(e));
     else ctx.res.destroy();
   }
 };
