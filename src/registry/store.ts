@@ -416,8 +416,8 @@ export class RegistryStore implements ReadableStore {
       await this.admission.admitCreate(this, obj);
       const key = this.keyFor(meta.namespace, meta.name!);
       try {
-        const bytes = this.encode(obj);
-        const kv = await this.storageCall(() => this.writes.create(key, bytes, opts.dryRun));
+        let bytes: Uint8Array | undefined;
+        const kv = await this.storageCall(() => this.writes.create(key, () => (bytes = this.encode(obj)), opts.dryRun));
         return this.wrote(obj, bytes, kv.modRevision);
       } catch (e) {
         if (!(e instanceof KeyExistsError)) throw e;
@@ -432,12 +432,12 @@ export class RegistryStore implements ReadableStore {
 
   /**
    * The answer to a write of `bytes` committed at `revision`; 0 when nothing was committed (a dry
-   * run's create): the object has no version yet.
+   * run's create, which encodes no bytes): the object has no version yet.
    */
-  private wrote(obj: KObject, bytes: Uint8Array, revision: number): KObject {
+  private wrote(obj: KObject, bytes: Uint8Array | undefined, revision: number): KObject {
     if (revision > 0) obj.metadata.resourceVersion = String(revision);
     const out = this.served(obj);
-    this.written.set(out, bytes);
+    if (bytes) this.written.set(out, bytes);
     return out;
   }
 

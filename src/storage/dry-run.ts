@@ -7,6 +7,8 @@
 import type { DeleteResult, KeyValue, Storage } from './interface.ts';
 import { ConflictError, KeyExistsError, KeyNotFoundError } from './errors.ts';
 
+const NOTHING = new Uint8Array(0);
+
 export class DryRunnableStorage {
   constructor(private readonly storage: Pick<Storage, 'get' | 'create' | 'update' | 'delete'>) {}
 
@@ -15,9 +17,13 @@ export class DryRunnableStorage {
     return this.storage.get(key);
   }
 
-  /** Throws KeyExistsError when `key` is present, dry run or not. */
-  create(key: string, value: Uint8Array, dryRun: boolean): Promise<KeyValue> {
-    return dryRun ? this.createDry(key, value) : this.storage.create(key, value);
+  /**
+   * Throws KeyExistsError when `key` is present, dry run or not. The value is encoded only for a
+   * real write: a dry-run create answers the object, not stored bytes, so encoding it would be
+   * wasted work.
+   */
+  create(key: string, encode: () => Uint8Array, dryRun: boolean): Promise<KeyValue> {
+    return dryRun ? this.createDry(key) : this.storage.create(key, encode());
   }
 
   /** Compare-and-swap; throws ConflictError or KeyNotFoundError, dry run or not. */
@@ -30,9 +36,10 @@ export class DryRunnableStorage {
     return dryRun ? this.deleteDry(key, expectedModRevision) : this.storage.delete(key, expectedModRevision);
   }
 
-  private async createDry(key: string, value: Uint8Array): Promise<KeyValue> {
+  /** Nothing is stored and nothing was encoded: revision 0 and an empty value. */
+  private async createDry(key: string): Promise<KeyValue> {
     if (await this.storage.get(key)) throw new KeyExistsError(key);
-    return { key, value, createRevision: 0, modRevision: 0 };
+    return { key, value: NOTHING, createRevision: 0, modRevision: 0 };
   }
 
   private async updateDry(key: string, expectedModRevision: number, value: Uint8Array): Promise<KeyValue> {
