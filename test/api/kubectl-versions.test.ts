@@ -11,8 +11,8 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
-import { api, testServer } from '../support/server.ts';
-import { kubectl120, kubectlFor, newestKubectl, tableRows, waitFor } from '../support/kubectl.ts';
+import { api, testServer, waitFor } from '../support/server.ts';
+import { kubectl120, kubectlFor, newestKubectl, tableRows } from '../support/kubectl.ts';
 import { recordingProxy } from '../support/recording-proxy.ts';
 
 const server = await testServer({ naming: 'kubernetes' });

@@ -13,8 +13,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { testServer } from '../support/server.ts';
-import { kubectlFor, waitFor } from '../support/kubectl.ts';
+import { testServer, waitFor } from '../support/server.ts';
+import { kubectlFor } from '../support/kubectl.ts';
 
 // ---------------------------------------------------------------------------------------------
 // kubectl and a server

@@ -5,7 +5,7 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, testServer } from '../support/server.ts';
+import { api, testServer, waitFor } from '../support/server.ts';
 import type { RunningServer } from '../../src/server/server.ts';
 import { decodeObject, encodeObject } from '../../src/wire/protobuf/index.ts';
 import { decodeCbor, encodeCbor } from '../../src/wire/cbor.ts';
@@ -29,14 +29,6 @@ async function raw(server: RunningServer, method: string, path: string, headers:
   return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
 }
 
-async function eventually(check: () => Promise<boolean>, what: string, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
 
 const group = (s: RunningServer, name: string) => `${name}.${s.naming.groupSuffix}`;
 
@@ -127,7 +119,7 @@ describe('the namespace finalizer is the naming profile\'s', () => {
       const d = await api(server, 'DELETE', '/api/v1/namespaces/fin');
       assert.equal(d.status, 200, d.text);
       assert.deepEqual(d.body.spec.finalizers, [want]);
-      await eventually(async () => (await api(server, 'GET', '/api/v1/namespaces/fin')).status === 404, 'the controller to remove its finalizer');
+      await waitFor('the controller to remove its finalizer', async () => (await api(server, 'GET', '/api/v1/namespaces/fin')).status === 404, 8000);
 
       // /finalize takes it off as well.
       const f = await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'fin-put' } });
@@ -201,7 +193,7 @@ describe('names held by objects being deleted', () => {
       assert.equal(after.metadata.deletionTimestamp, before.metadata.deletionTimestamp, 'nothing changed by the refused delete');
       // Once the content is gone, the namespace goes.
       await api(server, 'PATCH', `${leases}/stays`, { metadata: { finalizers: null } }, MERGE);
-      await eventually(async () => (await api(server, 'GET', `/api/v1/namespaces/${ns}`)).status === 404, 'the namespace to go');
+      await waitFor('the namespace to go', async () => (await api(server, 'GET', `/api/v1/namespaces/${ns}`)).status === 404, 8000);
     });
   }
 });
@@ -354,11 +346,11 @@ describe('discovery follows the APIService priorities', () => {
 
       const p = await api(server, 'PATCH', `${apiservices}/v1.${node}`, { spec: { groupPriorityMinimum: 20000 } }, MERGE);
       assert.equal(p.status, 200, p.text);
-      await eventually(async () => (await groups())[0]!.name === node, 'the node group to sort first');
+      await waitFor('the node group to sort first', async () => (await groups())[0]!.name === node, 8000);
       assert.equal((await aggregatedGroups())[0]!.metadata.name, node);
       const v = await api(server, 'PATCH', `${apiservices}/v1beta1.${coordination}`, { spec: { versionPriority: 20 } }, MERGE);
       assert.equal(v.status, 200, v.text);
-      await eventually(async () => (await groups()).find((g) => g.name === coordination)!.preferredVersion.version === 'v1beta1', 'v1beta1 to be preferred');
+      await waitFor('v1beta1 to be preferred', async () => (await groups()).find((g) => g.name === coordination)!.preferredVersion.version === 'v1beta1', 8000);
       assert.deepEqual((await groups()).find((g) => g.name === coordination)!.versions.map((x) => x.version), ['v1beta1', 'v1']);
       assert.deepEqual((await aggregatedGroups()).find((g) => g.metadata.name === coordination)!.versions.map((x) => x.version), ['v1beta1', 'v1']);
       assert.deepEqual((await api(server, 'GET', `/apis/${coordination}`)).body.preferredVersion.version, 'v1beta1');
@@ -366,7 +358,7 @@ describe('discovery follows the APIService priorities', () => {
       // Back to Kubernetes' priorities: back to Kubernetes' order.
       await api(server, 'PATCH', `${apiservices}/v1.${node}`, { spec: { groupPriorityMinimum: 16300 } }, MERGE);
       await api(server, 'PATCH', `${apiservices}/v1beta1.${coordination}`, { spec: { versionPriority: 13 } }, MERGE);
-      await eventually(async () => JSON.stringify(await groups()) === JSON.stringify(before), 'the original order');
+      await waitFor('the original order', async () => JSON.stringify(await groups()) === JSON.stringify(before), 8000);
     });
   }
 });

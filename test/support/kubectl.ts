@@ -161,12 +161,3 @@ export function kubectlFor(server: { url: string }, opts: KubectlOptions = {}): 
 
 /** kubectl's table output as rows of cells (columns are separated by two or more spaces). */
 export const tableRows = (out: string): string[][] => out.trim().split('\n').map((l) => l.trim().split(/\s{2,}/));
-
-/** Polls `cond` (a kubectl watch's output, a server state) until it holds; throws after `timeoutMs`. */
-export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

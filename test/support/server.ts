@@ -33,3 +33,12 @@ export async function api(server: { url: string }, method: string, path: string,
   }
   return { status: res.status, body: parsed, headers: res.headers, text };
 }
+
+/** Polls `cond` (a server state, a client's output) until it holds; throws after `timeoutMs`. */
+export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
