@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { api, testServer } from '../support/server.ts';
 
 const server = await testServer();
+const k8s = await testServer({ naming: 'kubernetes' });
 
 type Server = { url: string };
 
@@ -101,4 +102,66 @@ test('deletecollection answers every malformed list option exactly as a list doe
   assert.deepEqual(selected.body.items.map((i: { metadata: { name: string } }) => i.metadata.name), ['a', 'b', 'c']);
   assert.equal((await api(server, 'DELETE', `${leasesIn(ns)}?labelSelector=${encodeURIComponent('app notin ()')}`)).status, 200);
   assert.deepEqual(Object.keys(await stored(server, ns)), ['empty-app']);
+});
+
+// ---- 2. DeleteOptions bodies ----
+
+const badDeleteBodies: { what: string; body: string; headers?: Record<string, string>; code: number; message?: string | RegExp }[] = [
+  { what: 'orphanDependents of the wrong type', body: '{"orphanDependents":"yes"}', code: 400, message: /orphanDependents: Invalid value: "yes": orphanDependents in body must be of type boolean/ },
+  { what: 'a Lease as the body', body: '{"apiVersion":"coordination.orch.io/v1","kind":"Lease","metadata":{"name":"x"}}', code: 400, message: 'error decoding DeleteOptions: no kind "Lease" is registered for version "coordination.orch.io/v1"' },
+  { what: 'an unknown apiVersion', body: '{"apiVersion":"foo/v9","kind":"DeleteOptions","dryRun":["All"]}', code: 400, message: 'error decoding DeleteOptions: no kind "DeleteOptions" is registered for version "foo/v9"' },
+  { what: 'another group', body: '{"apiVersion":"networking.orch.io/v1","kind":"DeleteOptions"}', code: 400, message: /no kind "DeleteOptions" is registered for version "networking.orch.io\/v1"/ },
+  { what: 'a kind that is not a string', body: '{"kind":5}', code: 400, message: /cannot unmarshal number into Go struct field .kind of type string/ },
+  { what: 'gracePeriodSeconds as a string', body: '{"gracePeriodSeconds":"5"}', code: 400, message: /gracePeriodSeconds in body must be of type integer/ },
+  { what: 'preconditions not an object', body: '{"preconditions":"x"}', code: 400, message: /preconditions in body must be of type object/ },
+  { what: 'a precondition uid of the wrong type', body: '{"preconditions":{"uid":5}}', code: 400, message: /preconditions.uid in body must be of type string/ },
+  {
+    what: 'an unknown propagationPolicy',
+    body: '{"propagationPolicy":"Sideways"}',
+    code: 400,
+    message: 'DeleteOptions.meta.orch.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"',
+  },
+  { what: 'a propagationPolicy that is not a string', body: '{"propagationPolicy":5}', code: 400, message: /propagationPolicy in body must be of type string/ },
+  { what: 'dryRun not a list', body: '{"dryRun":"All"}', code: 400, message: /dryRun in body must be of type array of strings/ },
+  { what: 'a body that is a list', body: '[]', code: 400 },
+  { what: 'a body in a type the server does not read', body: '{"dryRun":["All"]}', headers: { 'Content-Type': 'text/plain' }, code: 415 },
+  { what: 'a Content-Type that is no media type', body: '{"dryRun":["All"]}', headers: { 'Content-Type': 'application/json/extra' }, code: 415 },
+];
+
+test('a DELETE whose body is not a valid DeleteOptions is refused and deletes nothing, for delete and deletecollection', async () => {
+  const ns = 'del-options';
+  await namespace(server, ns);
+  await lease(server, ns, 'victim');
+  for (const b of badDeleteBodies) {
+    const headers = b.headers ?? { 'Content-Type': 'application/json' };
+    await refusedChangingNothing(server, ns, `delete: ${b.what}`, () => api(server, 'DELETE', `${leasesIn(ns)}/victim`, b.body, headers), b.code, b.message);
+    await refusedChangingNothing(server, ns, `deletecollection: ${b.what}`, () => api(server, 'DELETE', leasesIn(ns), b.body, headers), b.code, b.message);
+  }
+});
+
+test('DeleteOptions is read in the meta group (both spellings), core v1 and the resource group, as JSON or YAML, in both naming profiles', async () => {
+  const cases: { s: Server; group: string; versions: string[] }[] = [
+    { s: server, group: 'coordination.orch.io', versions: ['meta.orch.io/v1', 'meta.k8s.io/v1', 'v1', 'coordination.orch.io/v1', ''] },
+    { s: k8s, group: 'coordination.k8s.io', versions: ['meta.k8s.io/v1', 'meta.orch.io/v1', 'v1', 'coordination.k8s.io/v1', ''] },
+  ];
+  for (const { s, group, versions } of cases) {
+    const ns = 'del-versions';
+    await namespace(s, ns);
+    await lease(s, ns, 'kept', {}, group);
+    const before = await stored(s, ns, group);
+    for (const v of versions) {
+      const body = JSON.stringify({ ...(v ? { apiVersion: v } : {}), kind: 'DeleteOptions', dryRun: ['All'] });
+      const one = await api(s, 'DELETE', `${leasesIn(ns, group)}/kept`, body);
+      assert.equal(one.status, 200, `${v}: ${one.text}`);
+      const all = await api(s, 'DELETE', leasesIn(ns, group), body);
+      assert.equal(all.status, 200, `${v}: ${all.text}`);
+    }
+    // The dry run was read from a YAML body too: nothing deleted.
+    const yaml = await api(s, 'DELETE', `${leasesIn(ns, group)}/kept`, 'kind: DeleteOptions\ndryRun: [All]\n', { 'Content-Type': 'application/yaml' });
+    assert.equal(yaml.status, 200, yaml.text);
+    assert.deepEqual(await stored(s, ns, group), before);
+    const wrongGroup = await api(s, 'DELETE', `${leasesIn(ns, group)}/kept`, JSON.stringify({ apiVersion: 'meta.example.com/v1', kind: 'DeleteOptions' }));
+    assert.equal(wrongGroup.status, 400, wrongGroup.text);
+    assert.deepEqual(await stored(s, ns, group), before);
+  }
 });
