@@ -12,6 +12,7 @@ const server = await testServer();
 const k8s = await testServer({ naming: 'kubernetes' });
 
 type Server = { url: string };
+const SMP = { 'Content-Type': 'application/strategic-merge-patch+json' };
 
 const leasesIn = (ns: string, group = 'coordination.orch.io') => `/apis/${group}/v1/namespaces/${ns}/leases`;
 
@@ -164,4 +165,38 @@ test('DeleteOptions is read in the meta group (both spellings), core v1 and the 
     assert.equal(wrongGroup.status, 400, wrongGroup.text);
     assert.deepEqual(await stored(s, ns, group), before);
   }
+});
+
+// ---- 3. strategic-merge directives of the wrong type ----
+
+test('strategic-merge directives of the wrong type are 400 with Kubernetes messages and change nothing', async () => {
+  const ns = 'smp-directives';
+  await namespace(server, ns);
+  await lease(server, ns, 'held', {
+    finalizers: ['example.com/a', 'example.com/b'],
+    labels: { keep: 'me' },
+    ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'o', uid: 'u-1' }],
+  });
+  const path = `${leasesIn(ns)}/held`;
+  const LIST = 'expected a []interface {}, but received a map[string]interface {}';
+  const cases: [string, unknown, string][] = [
+    ['$patch: replace given for finalizers', { metadata: { finalizers: { $patch: 'replace' } } }, LIST],
+    ['$patch: delete given for finalizers', { metadata: { finalizers: { $patch: 'delete' } } }, LIST],
+    ['$patch: merge given for finalizers', { metadata: { finalizers: { $patch: 'merge' } } }, 'unknown patch type: merge in map: map[$patch:merge]'],
+    ['$patch: replace given for ownerReferences', { metadata: { ownerReferences: { $patch: 'replace' } } }, LIST],
+    ['$retainKeys of numbers', { metadata: { $retainKeys: [1] } }, 'invalid patch format of retainKeys'],
+    ['$retainKeys of maps', { spec: { $retainKeys: [{ holderIdentity: 1 }] } }, 'invalid patch format of retainKeys'],
+    ['$retainKeys not a list', { spec: { $retainKeys: 'holderIdentity' } }, 'invalid patch format of retainKeys'],
+    ['$deleteFromPrimitiveList not a list', { metadata: { '$deleteFromPrimitiveList/finalizers': 'example.com/a' } }, 'invalid patch format of primitive list'],
+    ['$deleteFromPrimitiveList null', { metadata: { '$deleteFromPrimitiveList/finalizers': null } }, 'invalid patch format of primitive list'],
+    ['$deleteFromPrimitiveList a map', { metadata: { '$deleteFromPrimitiveList/finalizers': { a: 1 } } }, 'invalid patch format of primitive list'],
+    ['$setElementOrder not a list', { metadata: { '$setElementOrder/finalizers': 'example.com/a' } }, 'expected a []interface {}, but received a string'],
+    ['an unknown $patch', { spec: { $patch: 'bogus' } }, 'unknown patch type: bogus in map: map[$patch:bogus]'],
+  ];
+  for (const [what, patch, message] of cases) await refusedChangingNothing(server, ns, what, () => api(server, 'PATCH', path, patch, SMP), 400, message);
+  // The directives themselves still work where they are valid.
+  const removed = await api(server, 'PATCH', path, { metadata: { '$deleteFromPrimitiveList/finalizers': ['example.com/a'] } }, SMP);
+  assert.equal(removed.status, 200, removed.text);
+  assert.deepEqual(removed.body.metadata.finalizers, ['example.com/b']);
+  assert.equal((await api(server, 'PATCH', path, { metadata: { finalizers: null } }, SMP)).status, 200);
 });
