@@ -33,13 +33,15 @@ export function validateObjectMetaCreate(obj: KObject, def: KindDefinition): Fie
 
 export function validateObjectMetaUpdate(obj: KObject, old: KObject, def: KindDefinition): FieldError[] {
   const errs = validateObjectMetaCreate(obj, def);
-  const immutable = (field: 'name' | 'namespace' | 'uid' | 'creationTimestamp') => {
+  const immutable = (field: 'name' | 'namespace' | 'uid' | 'creationTimestamp' | 'deletionTimestamp' | 'deletionGracePeriodSeconds') => {
     if ((obj.metadata[field] ?? '') !== (old.metadata[field] ?? '')) errs.push(fieldError.invalid(child('metadata', field), obj.metadata[field] ?? '', 'field is immutable'));
   };
   immutable('name');
   immutable('namespace');
   immutable('uid');
   immutable('creationTimestamp');
+  immutable('deletionTimestamp');
+  immutable('deletionGracePeriodSeconds');
   return errs;
 }
 

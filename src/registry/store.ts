@@ -549,13 +549,11 @@ export class RegistryStore implements ReadableStore {
     const oldMeta = old.metadata;
     meta.uid ||= oldMeta.uid;
     meta.creationTimestamp = oldMeta.creationTimestamp;
-    if (oldMeta.deletionTimestamp) {
-      meta.deletionTimestamp = oldMeta.deletionTimestamp;
+    // An update never removes or moves a deletion under way; setting one (or another grace period)
+    // is refused by validation as a change to an immutable field, as in kube-apiserver.
+    if (oldMeta.deletionTimestamp) meta.deletionTimestamp = oldMeta.deletionTimestamp;
+    if (oldMeta.deletionGracePeriodSeconds !== undefined && (meta.deletionGracePeriodSeconds === undefined || meta.deletionGracePeriodSeconds === null))
       meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
-    } else {
-      delete meta.deletionTimestamp;
-      delete meta.deletionGracePeriodSeconds;
-    }
     if (this.def.tracksGeneration) meta.generation = oldMeta.generation ?? 1;
     else delete meta.generation;
     if (meta.namespace === undefined && this.def.namespaced) meta.namespace = oldMeta.namespace;

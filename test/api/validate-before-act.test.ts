@@ -12,6 +12,8 @@ const server = await testServer();
 const k8s = await testServer({ naming: 'kubernetes' });
 
 type Server = { url: string };
+const MERGE = { 'Content-Type': 'application/merge-patch+json' };
+const JSONPATCH = { 'Content-Type': 'application/json-patch+json' };
 const SMP = { 'Content-Type': 'application/strategic-merge-patch+json' };
 
 const leasesIn = (ns: string, group = 'coordination.orch.io') => `/apis/${group}/v1/namespaces/${ns}/leases`;
@@ -199,4 +201,67 @@ test('strategic-merge directives of the wrong type are 400 with Kubernetes messa
   assert.equal(removed.status, 200, removed.text);
   assert.deepEqual(removed.body.metadata.finalizers, ['example.com/b']);
   assert.equal((await api(server, 'PATCH', path, { metadata: { finalizers: null } }, SMP)).status, 200);
+});
+
+// ---- 4. deletionTimestamp, deletionGracePeriodSeconds and uid through updates ----
+
+test('patches and updates never set or move a deletion, and a removed uid is filled in again without a write', async () => {
+  const ns = 'deletion-fields';
+  await namespace(server, ns);
+  const live = await lease(server, ns, 'live');
+  const path = `${leasesIn(ns)}/live`;
+  const rv = live.metadata.resourceVersion;
+  await refusedChangingNothing(
+    server,
+    ns,
+    'merge patch setting deletionTimestamp',
+    () => api(server, 'PATCH', path, { metadata: { deletionTimestamp: '2020-01-01T00:00:00Z' } }, MERGE),
+    422,
+    'Lease.coordination.orch.io "live" is invalid: metadata.deletionTimestamp: Invalid value: "2020-01-01T00:00:00Z": field is immutable',
+  );
+  await refusedChangingNothing(
+    server,
+    ns,
+    'JSON patch setting deletionGracePeriodSeconds',
+    () => api(server, 'PATCH', path, [{ op: 'add', path: '/metadata/deletionGracePeriodSeconds', value: 30 }], JSONPATCH),
+    422,
+    'Lease.coordination.orch.io "live" is invalid: metadata.deletionGracePeriodSeconds: Invalid value: 30: field is immutable',
+  );
+  const current = (await api(server, 'GET', path)).body;
+  await refusedChangingNothing(
+    server,
+    ns,
+    'PUT setting deletionTimestamp',
+    () => api(server, 'PUT', path, { ...current, metadata: { ...current.metadata, deletionTimestamp: '2020-01-01T00:00:00Z' } }),
+    422,
+    /metadata.deletionTimestamp: Invalid value: "2020-01-01T00:00:00Z": field is immutable/,
+  );
+  const noUid = await api(server, 'PATCH', path, [{ op: 'remove', path: '/metadata/uid' }], JSONPATCH);
+  assert.equal(noUid.status, 200, noUid.text);
+  assert.equal(noUid.body.metadata.uid, live.metadata.uid);
+  assert.equal(noUid.body.metadata.resourceVersion, rv);
+
+  // Being deleted (held by a finalizer): the deletion stays as it is.
+  await lease(server, ns, 'going', { finalizers: ['example.com/hold'] });
+  const gPath = `${leasesIn(ns)}/going`;
+  const deleting = await api(server, 'DELETE', gPath);
+  assert.equal(deleting.status, 200, deleting.text);
+  const { deletionTimestamp, deletionGracePeriodSeconds, resourceVersion } = deleting.body.metadata;
+  assert.ok(deletionTimestamp);
+  for (const patch of [{ metadata: { deletionTimestamp: '2020-01-01T00:00:00Z' } }, { metadata: { deletionTimestamp: null, deletionGracePeriodSeconds: null } }]) {
+    const r = await api(server, 'PATCH', gPath, patch, MERGE);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.metadata.deletionTimestamp, deletionTimestamp);
+    assert.equal(r.body.metadata.deletionGracePeriodSeconds, deletionGracePeriodSeconds);
+    assert.equal(r.body.metadata.resourceVersion, resourceVersion, `${JSON.stringify(patch)} wrote`);
+  }
+  await refusedChangingNothing(
+    server,
+    ns,
+    'another grace period for an object being deleted',
+    () => api(server, 'PATCH', gPath, { metadata: { deletionGracePeriodSeconds: 30 } }, MERGE),
+    422,
+    /metadata.deletionGracePeriodSeconds: Invalid value: 30: field is immutable/,
+  );
+  assert.equal((await api(server, 'PATCH', gPath, { metadata: { finalizers: null } }, MERGE)).status, 200);
 });
