@@ -1,7 +1,7 @@
 // Validation of the metadata every object shares (ValidateObjectMeta and its update form).
 
 import { child, fieldError, type FieldError } from '../machinery/field-errors.ts';
-import { dns1123Label, dns1123Subdomain, pathSegmentName, validateAnnotations, validateFinalizers, validateLabels, type KObject } from '../machinery/meta.ts';
+import { dns1123Label, dns1123Subdomain, isPlainObject, pathSegmentName, validateAnnotations, validateFinalizers, validateLabels, type KObject } from '../machinery/meta.ts';
 import { errors } from '../machinery/status.ts';
 import type { KindDefinition, NameRule } from './definition.ts';
 
@@ -19,6 +19,8 @@ export function validateObjectMetaCreate(obj: KObject, def: KindDefinition): Fie
   } else {
     for (const m of nameCheck[def.nameRule](meta.name)) errs.push(fieldError.invalid('metadata.name', meta.name, m));
   }
+  if (typeof meta.generateName === 'string' && meta.generateName !== '')
+    for (const m of namePrefixCheck(def.nameRule, meta.generateName)) errs.push(fieldError.invalid('metadata.generateName', meta.generateName, m));
   if (def.namespaced) {
     if (!meta.namespace) errs.push(fieldError.required('metadata.namespace'));
     else for (const m of dns1123Label(meta.namespace)) errs.push(fieldError.invalid('metadata.namespace', meta.namespace, m));
@@ -28,6 +30,32 @@ export function validateObjectMetaCreate(obj: KObject, def: KindDefinition): Fie
   errs.push(...validateLabels(meta.labels, 'metadata.labels'));
   errs.push(...validateAnnotations(meta.annotations, 'metadata.annotations'));
   errs.push(...validateFinalizers(meta.finalizers, 'metadata.finalizers'));
+  errs.push(...validateControllerReferences(meta.ownerReferences, 'metadata.ownerReferences'));
+  return errs;
+}
+
+/**
+ * generateName is checked as a prefix of the kind's names (NameIsDNSSubdomain and the others with
+ * prefix=true): a trailing '-' is allowed by masking it as Kubernetes does (its last two characters
+ * become one 'a'), and a path-segment prefix has no length limit (any suffix may follow it).
+ */
+function namePrefixCheck(rule: NameRule, prefix: string): string[] {
+  if (rule === 'path-segment') return ['/', '%'].filter((bad) => prefix.includes(bad)).map((bad) => `may not contain '${bad}'`);
+  const masked = prefix.length > 1 && prefix.endsWith('-') ? `${prefix.slice(0, -2)}a` : prefix;
+  return nameCheck[rule](masked);
+}
+
+/** At most one owner is the controller (ValidateOwnerReferences). */
+function validateControllerReferences(refs: unknown, path: string): FieldError[] {
+  if (!Array.isArray(refs)) return [];
+  const errs: FieldError[] = [];
+  let first: string | undefined;
+  for (const ref of refs) {
+    if (!isPlainObject(ref) || ref.controller !== true) continue;
+    const name = `${String(ref.kind ?? '')}/${String(ref.name ?? '')}`;
+    if (first === undefined) first = name;
+    else errs.push(fieldError.invalid(path, refs, `Only one reference can have Controller set to true. Found "true" in references for ${first} and ${name}`));
+  }
   return errs;
 }
 

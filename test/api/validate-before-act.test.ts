@@ -265,3 +265,36 @@ test('patches and updates never set or move a deletion, and a removed uid is fil
   );
   assert.equal((await api(server, 'PATCH', gPath, { metadata: { finalizers: null } }, MERGE)).status, 200);
 });
+
+// ---- 5. generateName and controller references ----
+
+test('generateName is validated as a name prefix of the kind, and at most one owner is the controller', async () => {
+  const ns = 'meta-rules';
+  await namespace(server, ns);
+  await lease(server, ns, 'existing');
+  const create = (metadata: Record<string, unknown>) => () => api(server, 'POST', leasesIn(ns), { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata, spec: {} });
+  const long = 'a'.repeat(254);
+  await refusedChangingNothing(server, ns, '254-character generateName', create({ generateName: long }), 422, /metadata.generateName: Invalid value: "a{254}": must be no more than 253 characters/);
+  await refusedChangingNothing(server, ns, '1 MiB generateName', create({ generateName: 'a'.repeat(1024 * 1024) }), 422, /must be no more than 253 characters/);
+  await refusedChangingNothing(server, ns, 'generateName with capitals', create({ generateName: 'Gen-' }), 422, /metadata.generateName: Invalid value: "Gen-": a lowercase RFC 1123 subdomain/);
+  // A trailing '-' is allowed (Kubernetes masks it), even at the length limit.
+  const atLimit = await api(server, 'POST', leasesIn(ns), { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { generateName: `${'a'.repeat(253)}-` }, spec: {} });
+  assert.equal(atLimit.status, 201, atLimit.text);
+  assert.match(atLimit.body.metadata.name, /^a{58}[a-z0-9]{5}$/);
+  // The rule is the kind's: a namespace's prefix is a DNS label.
+  const before = (await api(server, 'GET', '/api/v1/namespaces')).body.items.length;
+  const nsPrefix = await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { generateName: 'n'.repeat(64) } });
+  assert.equal(nsPrefix.status, 422, nsPrefix.text);
+  assert.match(nsPrefix.body.message, /metadata.generateName: Invalid value: "n{64}": must be no more than 63 characters/);
+  assert.equal((await api(server, 'GET', '/api/v1/namespaces')).body.items.length, before);
+
+  const owners = [
+    { apiVersion: 'v1', kind: 'ConfigMap', name: 'first', uid: 'u-1', controller: true },
+    { apiVersion: 'v1', kind: 'Secret', name: 'second', uid: 'u-2', controller: true },
+  ];
+  const message = /metadata.ownerReferences: Invalid value: .*: Only one reference can have Controller set to true. Found "true" in references for ConfigMap\/first and Secret\/second/;
+  await refusedChangingNothing(server, ns, 'two controllers on create', create({ name: 'owned', ownerReferences: owners }), 422, message);
+  await refusedChangingNothing(server, ns, 'two controllers by patch', () => api(server, 'PATCH', `${leasesIn(ns)}/existing`, { metadata: { ownerReferences: owners } }, MERGE), 422, message);
+  const one = await api(server, 'POST', leasesIn(ns), { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'owned', ownerReferences: [owners[0], { ...owners[1], controller: false }] }, spec: {} });
+  assert.equal(one.status, 201, one.text);
+});
