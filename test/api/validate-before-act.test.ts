@@ -298,3 +298,25 @@ test('generateName is validated as a name prefix of the kind, and at most one ow
   const one = await api(server, 'POST', leasesIn(ns), { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'owned', ownerReferences: [owners[0], { ...owners[1], controller: false }] }, spec: {} });
   assert.equal(one.status, 201, one.text);
 });
+
+// ---- 6. Content-Type that is no media type ----
+
+test('a Content-Type that does not parse as a media type is 415, never read as JSON', async () => {
+  const ns = 'content-types';
+  await namespace(server, ns);
+  await lease(server, ns, 'there');
+  const body = { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'new' }, spec: {} };
+  const accepted = /^the body of the request was in an unknown format - accepted media types include: application\/json, application\/yaml/;
+  for (const type of ['application/json/extra', 'json', 'application/', '/json', 'application/json; charset', 'application/json;;', 'application/json; a=1; a=2', 'application /json', 'application/json; =x']) {
+    await refusedChangingNothing(server, ns, `POST as ${type}`, () => api(server, 'POST', leasesIn(ns), body, { 'Content-Type': type }), 415, accepted);
+    await refusedChangingNothing(server, ns, `PUT as ${type}`, () => api(server, 'PUT', `${leasesIn(ns)}/there`, { ...body, metadata: { name: 'there' } }, { 'Content-Type': type }), 415, accepted);
+  }
+  for (const type of ['application/merge-patch+json/x', 'application/merge-patch+json; a', 'application/strategic-merge-patch+json;;']) {
+    await refusedChangingNothing(server, ns, `PATCH as ${type}`, () => api(server, 'PATCH', `${leasesIn(ns)}/there`, { metadata: { labels: { a: 'b' } } }, { 'Content-Type': type }), 415, /unknown format/);
+  }
+  // Well-formed parameters are fine.
+  for (const type of ['application/json; charset=utf-8', 'application/json;charset="utf-8";', ' application/json ']) {
+    const r = await api(server, 'POST', `${leasesIn(ns)}?dryRun=All`, body, { 'Content-Type': type });
+    assert.equal(r.status, 201, `${type}: ${r.text}`);
+  }
+});
