@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, testServer } from '../support/server.ts';
+import { readWatch } from '../support/watch.ts';
 
 const server = await testServer();
 const k8s = await testServer({ naming: 'kubernetes' });
@@ -15,6 +16,7 @@ type Server = { url: string };
 const MERGE = { 'Content-Type': 'application/merge-patch+json' };
 const JSONPATCH = { 'Content-Type': 'application/json-patch+json' };
 const SMP = { 'Content-Type': 'application/strategic-merge-patch+json' };
+const APPLY = { 'Content-Type': 'application/apply-patch+yaml' };
 
 const leasesIn = (ns: string, group = 'coordination.orch.io') => `/apis/${group}/v1/namespaces/${ns}/leases`;
 
@@ -319,4 +321,67 @@ test('a Content-Type that does not parse as a media type is 415, never read as J
     const r = await api(server, 'POST', `${leasesIn(ns)}?dryRun=All`, body, { 'Content-Type': type });
     assert.equal(r.status, 201, `${type}: ${r.text}`);
   }
+});
+
+// ---- 7. no write without a change ----
+
+test('an update or patch that changes nothing writes nothing: same resourceVersion, no watch event', async () => {
+  const ns = 'no-op';
+  await namespace(server, ns);
+  const path = `${leasesIn(ns)}/still`;
+  await lease(server, ns, 'still', { labels: { a: 'b' }, finalizers: ['example.com/x'] });
+  const applied = await api(server, 'PATCH', `${path}?fieldManager=tool`, { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'still', annotations: { owner: 'tool' } } }, APPLY);
+  assert.equal(applied.status, 200, applied.text);
+  const node = await api(server, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'no-op-node' }, status: { capacity: { cpu: '1' } } });
+  assert.equal(node.status, 201, node.text);
+  const nodeStatus = await api(server, 'PUT', '/api/v1/nodes/no-op-node/status', { ...node.body, status: { capacity: { cpu: '2' } } });
+  assert.equal(nodeStatus.status, 200, nodeStatus.text);
+  const rv = applied.body.metadata.resourceVersion;
+  const nodeRv = nodeStatus.body.metadata.resourceVersion;
+  const watch = readWatch(`${server.url}${leasesIn(ns)}?watch=1&resourceVersion=${rv}`);
+  const nodeWatch = readWatch(`${server.url}/api/v1/nodes?watch=1&resourceVersion=${nodeRv}&fieldSelector=metadata.name%3Dno-op-node`);
+  // A second later a manager's timestamp would differ: it must not count as a change.
+  await new Promise((r) => setTimeout(r, 1100));
+  const current = (await api(server, 'GET', path)).body;
+  const { resourceVersion: _rv, ...withoutRv } = current.metadata;
+  const noOps: [string, () => Promise<{ status: number; body: any; text: string }>][] = [
+    ['merge patch nulling the namespace', () => api(server, 'PATCH', path, { metadata: { namespace: null } }, MERGE)],
+    ['merge patch {}', () => api(server, 'PATCH', path, {}, MERGE)],
+    ['merge patch setting what is set', () => api(server, 'PATCH', path, { metadata: { labels: { a: 'b' } } }, MERGE)],
+    ['merge patch from another manager', () => api(server, 'PATCH', `${path}?fieldManager=other`, { metadata: { labels: { a: 'b' } } }, MERGE)],
+    ['JSON patch removing the uid', () => api(server, 'PATCH', path, [{ op: 'remove', path: '/metadata/uid' }], JSONPATCH)],
+    ['JSON patch removing the namespace', () => api(server, 'PATCH', path, [{ op: 'remove', path: '/metadata/namespace' }], JSONPATCH)],
+    ['strategic merge patch {}', () => api(server, 'PATCH', path, {}, SMP)],
+    ['strategic merge patch adding a present finalizer', () => api(server, 'PATCH', path, { metadata: { finalizers: ['example.com/x'] } }, SMP)],
+    ['apply of the same configuration', () => api(server, 'PATCH', `${path}?fieldManager=tool`, { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'still', annotations: { owner: 'tool' } } }, APPLY)],
+    ['PUT of the stored object', () => api(server, 'PUT', path, current)],
+    ['PUT without resourceVersion, uid and namespace', () => api(server, 'PUT', path, { ...current, metadata: { ...withoutRv, uid: undefined, namespace: undefined } })],
+    ['PUT with the keys in another order', () => api(server, 'PUT', path, { spec: current.spec, metadata: Object.fromEntries(Object.entries(current.metadata).reverse()), kind: 'Lease', apiVersion: current.apiVersion })],
+  ];
+  for (const [what, run] of noOps) {
+    const r = await run();
+    assert.equal(r.status, 200, `${what}: ${r.text}`);
+    assert.equal(r.body.metadata.resourceVersion, rv, `${what} wrote a new revision`);
+  }
+  const statusNoOp = await api(server, 'PUT', '/api/v1/nodes/no-op-node/status', nodeStatus.body);
+  assert.equal(statusNoOp.status, 200, statusNoOp.text);
+  assert.equal(statusNoOp.body.metadata.resourceVersion, nodeRv);
+  const statusPatch = await api(server, 'PATCH', '/api/v1/nodes/no-op-node/status', { status: { capacity: { cpu: '2' } } }, MERGE);
+  assert.equal(statusPatch.status, 200, statusPatch.text);
+  assert.equal(statusPatch.body.metadata.resourceVersion, nodeRv);
+  assert.equal((await api(server, 'GET', path)).text, (await api(server, 'GET', path)).text);
+
+  // The first event either watch sees is the first real change.
+  const changed = await api(server, 'PATCH', path, { metadata: { labels: { a: 'c' } } }, MERGE);
+  assert.equal(changed.status, 200);
+  const [event] = await watch.next(1);
+  assert.equal(event!.type, 'MODIFIED');
+  assert.equal(event!.object.metadata.resourceVersion, changed.body.metadata.resourceVersion);
+  const nodeChanged = await api(server, 'PATCH', '/api/v1/nodes/no-op-node/status', { status: { capacity: { cpu: '3' } } }, MERGE);
+  assert.equal(nodeChanged.status, 200);
+  const [nodeEvent] = await nodeWatch.next(1);
+  assert.equal(nodeEvent!.object.metadata.resourceVersion, nodeChanged.body.metadata.resourceVersion);
+  watch.close();
+  nodeWatch.close();
+  await api(server, 'PATCH', path, { metadata: { finalizers: null } }, MERGE);
 });
