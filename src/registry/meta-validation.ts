@@ -30,7 +30,7 @@ export function validateObjectMetaCreate(obj: KObject, def: KindDefinition): Fie
   errs.push(...validateLabels(meta.labels, 'metadata.labels'));
   errs.push(...validateAnnotations(meta.annotations, 'metadata.annotations'));
   errs.push(...validateFinalizers(meta.finalizers, 'metadata.finalizers'));
-  errs.push(...validateControllerReferences(meta.ownerReferences, 'metadata.ownerReferences'));
+  errs.push(...validateOwnerReferences(meta.ownerReferences, 'metadata.ownerReferences'));
   return errs;
 }
 
@@ -45,13 +45,26 @@ function namePrefixCheck(rule: NameRule, prefix: string): string[] {
   return nameCheck[rule](masked);
 }
 
-/** At most one owner is the controller (ValidateOwnerReferences). */
-function validateControllerReferences(refs: unknown, path: string): FieldError[] {
+/**
+ * Each owner reference names an owner (ValidateOwnerReferences: the field paths are the list's, not
+ * the item's, as there), core Events own nothing, and at most one owner is the controller.
+ */
+function validateOwnerReferences(refs: unknown, path: string): FieldError[] {
   if (!Array.isArray(refs)) return [];
   const errs: FieldError[] = [];
   let first: string | undefined;
   for (const ref of refs) {
-    if (!isPlainObject(ref) || ref.controller !== true) continue;
+    if (!isPlainObject(ref)) continue;
+    // A value of another type than string is the schema's to report.
+    const missing = (v: unknown) => v === '' || v === undefined || v === null;
+    if (missing(ref.apiVersion) || typeof ref.apiVersion === 'string') {
+      const parts = ((ref.apiVersion as string | undefined) ?? '').split('/');
+      const version = parts.length === 1 ? parts[0] : parts.length === 2 ? parts[1] : '';
+      if (!version) errs.push(fieldError.invalid(child(path, 'apiVersion'), ref.apiVersion ?? '', 'version must not be empty'));
+    }
+    for (const f of ['kind', 'name', 'uid'] as const) if (missing(ref[f])) errs.push(fieldError.invalid(child(path, f), '', 'must not be empty'));
+    if (ref.apiVersion === 'v1' && ref.kind === 'Event') errs.push(fieldError.invalid(path, ref, '/v1, Kind=Event is disallowed from being an owner'));
+    if (ref.controller !== true) continue;
     const name = `${String(ref.kind ?? '')}/${String(ref.name ?? '')}`;
     if (first === undefined) first = name;
     else errs.push(fieldError.invalid(path, refs, `Only one reference can have Controller set to true. Found "true" in references for ${first} and ${name}`));
@@ -70,6 +83,13 @@ export function validateObjectMetaUpdate(obj: KObject, old: KObject, def: KindDe
   immutable('creationTimestamp');
   immutable('deletionTimestamp');
   immutable('deletionGracePeriodSeconds');
+  // A deletion waits for its finalizers: none may join once it has begun (ValidateNoNewFinalizers).
+  if (old.metadata.deletionTimestamp && Array.isArray(obj.metadata.finalizers)) {
+    const had = new Set(old.metadata.finalizers ?? []);
+    const added = [...new Set(obj.metadata.finalizers.filter((f) => !had.has(f)))].sort();
+    if (added.length)
+      errs.push(fieldError.forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`));
+  }
   return errs;
 }
 

@@ -207,7 +207,7 @@ test('strategic-merge directives of the wrong type are 400 with Kubernetes messa
 
 // ---- 4. deletionTimestamp, deletionGracePeriodSeconds and uid through updates ----
 
-test('patches and updates never set or move a deletion, and a removed uid is filled in again without a write', async () => {
+test('patches and updates never set or move a deletion nor add a finalizer to it, and a removed uid is filled in again without a write', async () => {
   const ns = 'deletion-fields';
   await namespace(server, ns);
   const live = await lease(server, ns, 'live');
@@ -260,6 +260,14 @@ test('patches and updates never set or move a deletion, and a removed uid is fil
   await refusedChangingNothing(
     server,
     ns,
+    'a new finalizer on an object being deleted',
+    () => api(server, 'PATCH', gPath, { metadata: { finalizers: ['example.com/hold', 'example.com/late', 'example.com/also'] } }, MERGE),
+    422,
+    'Lease.coordination.orch.io "going" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/also", "example.com/late"}',
+  );
+  await refusedChangingNothing(
+    server,
+    ns,
     'another grace period for an object being deleted',
     () => api(server, 'PATCH', gPath, { metadata: { deletionGracePeriodSeconds: 30 } }, MERGE),
     422,
@@ -270,7 +278,7 @@ test('patches and updates never set or move a deletion, and a removed uid is fil
 
 // ---- 5. generateName and controller references ----
 
-test('generateName is validated as a name prefix of the kind, and at most one owner is the controller', async () => {
+test('generateName is validated as a name prefix of the kind, and owner references name an owner, at most one of them the controller', async () => {
   const ns = 'meta-rules';
   await namespace(server, ns);
   await lease(server, ns, 'existing');
@@ -297,6 +305,22 @@ test('generateName is validated as a name prefix of the kind, and at most one ow
   const message = /metadata.ownerReferences: Invalid value: .*: Only one reference can have Controller set to true. Found "true" in references for ConfigMap\/first and Secret\/second/;
   await refusedChangingNothing(server, ns, 'two controllers on create', create({ name: 'owned', ownerReferences: owners }), 422, message);
   await refusedChangingNothing(server, ns, 'two controllers by patch', () => api(server, 'PATCH', `${leasesIn(ns)}/existing`, { metadata: { ownerReferences: owners } }, MERGE), 422, message);
+  await refusedChangingNothing(
+    server,
+    ns,
+    'an owner reference naming no owner',
+    create({ name: 'owned', ownerReferences: [{ apiVersion: 'apps', kind: '', name: '', uid: '' }, { apiVersion: 'a/b/c', kind: 'K', name: 'n', uid: 'u' }] }),
+    422,
+    'Lease.coordination.orch.io "owned" is invalid: [metadata.ownerReferences.kind: Invalid value: "": must not be empty, metadata.ownerReferences.name: Invalid value: "": must not be empty, metadata.ownerReferences.uid: Invalid value: "": must not be empty, metadata.ownerReferences.apiVersion: Invalid value: "a/b/c": version must not be empty]',
+  );
+  await refusedChangingNothing(
+    server,
+    ns,
+    'an Event as owner',
+    create({ name: 'owned', ownerReferences: [{ apiVersion: 'v1', kind: 'Event', name: 'e', uid: 'u-e' }] }),
+    422,
+    /metadata.ownerReferences: Invalid value: .*: \/v1, Kind=Event is disallowed from being an owner/,
+  );
   const one = await api(server, 'POST', leasesIn(ns), { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'owned', ownerReferences: [owners[0], { ...owners[1], controller: false }] }, spec: {} });
   assert.equal(one.status, 201, one.text);
 });
