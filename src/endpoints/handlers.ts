@@ -10,7 +10,8 @@ import { errors, StatusError, type StatusBody } from '../machinery/status.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import type { Naming } from '../naming.ts';
 import type { FeatureGates } from '../machinery/feature-gates.ts';
-import type { DeleteOptions, ReadableStore, RegistryStore, WatchSink } from '../registry/store.ts';
+import type { ReadableStore, RegistryStore, WatchSink } from '../registry/store.ts';
+import { readDeleteOptions } from './delete-options.ts';
 import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
 import { negotiateBody, negotiateResponse, type Conversion } from '../negotiation/negotiate.ts';
 import { encoderFor, JSON_ENCODER, type Encoder } from './encoder.ts';
@@ -18,8 +19,8 @@ import { convertList, convertObject, includeObjectOption, type TableRequest } fr
 import { decodeApplyConfig, decodeApplyConfigValue } from './apply.ts';
 import { managerFromUserAgent } from '../registry/field-manager.ts';
 import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
-import { checkObject, decodeBody, decodeCborBody, type FieldValidation, given, parseFieldValidation, parseJson } from './decode.ts';
-import { parseBool, parseInteger, parseListOptions } from '../machinery/list-options.ts';
+import { checkObject, decodeBody, decodeCborBody, type FieldValidation, parseFieldValidation, parseJson } from './decode.ts';
+import { parseBool, parseListOptions } from '../machinery/list-options.ts';
 import { failedAfterNegotiating, readBody, readBodyBytes, writeBody, writeObject, writeStatus, writeStoredJson } from './respond.ts';
 import { supportsProtobuf } from '../wire/protobuf/index.ts';
 import { apiVersionOf } from '../registry/definition.ts';
@@ -366,59 +367,11 @@ function applyOrConflict(run: () => KObject): KObject {
   }
 }
 
-async function deleteOptions(ctx: RequestContext, env: HandlerEnv): Promise<DeleteOptions> {
-  const q = ctx.url.searchParams;
-  const text = (await readBody(ctx)).trim();
-  const body = text ? parseJson(text, 'error decoding DeleteOptions') : {};
-  if (!isPlainObject(body)) throw errors.badRequest('error decoding DeleteOptions: the body must be a JSON object');
-  // Another object in the body (or a value of the wrong type) is not read as no option at all: a
-  // mistyped `dryRun` must never turn into a real deletion.
-  if (given(body.kind) && body.kind !== 'DeleteOptions') throw errors.badRequest(`error decoding DeleteOptions: the body is a ${JSON.stringify(body.kind)}, not DeleteOptions`);
-  const errs: FieldError[] = [];
-  if (body.dryRun !== undefined && body.dryRun !== null && (!Array.isArray(body.dryRun) || body.dryRun.some((d) => typeof d !== 'string')))
-    errs.push(fieldError.typeInvalid('dryRun', body.dryRun, 'dryRun in body must be of type array of strings'));
-  for (const flag of ['orphanDependents', 'ignoreStoreReadErrorWithClusterBreakingPotential'] as const) {
-    if (body[flag] !== undefined && body[flag] !== null && typeof body[flag] !== 'boolean') errs.push(fieldError.typeInvalid(flag, body[flag], `${flag} in body must be of type boolean`));
-  }
-  const dry = [...(Array.isArray(body.dryRun) ? (body.dryRun as unknown[]) : []), ...q.getAll('dryRun')];
-  for (const d of dry) if (d !== 'All' && d !== '') errs.push(fieldError.notSupported('dryRun', d, ['All']));
-  const grace = parseInteger('gracePeriodSeconds', q.get('gracePeriodSeconds')) ?? body.gracePeriodSeconds;
-  if (grace !== undefined && grace !== null && (typeof grace !== 'number' || !Number.isInteger(grace)))
-    errs.push(fieldError.typeInvalid('gracePeriodSeconds', grace, 'gracePeriodSeconds in body must be of type integer'));
-  const policy = q.get('propagationPolicy') ?? body.propagationPolicy;
-  if (policy !== undefined && policy !== null && !['Orphan', 'Background', 'Foreground'].includes(policy as string))
-    errs.push(fieldError.notSupported('propagationPolicy', policy, ['Foreground', 'Background', 'Orphan']));
-  const orphan = parseBool('orphanDependents', q.get('orphanDependents')) ?? body.orphanDependents;
-  if (orphan !== undefined && orphan !== null && policy) errs.push(fieldError.invalid('propagationPolicy', policy, 'orphanDependents and deletionPropagation cannot be both set'));
-  const unsafe = parseBool('ignoreStoreReadErrorWithClusterBreakingPotential', q.get('ignoreStoreReadErrorWithClusterBreakingPotential')) ?? body.ignoreStoreReadErrorWithClusterBreakingPotential;
-  if (unsafe === true)
-    errs.push(fieldError.forbidden('ignoreStoreReadErrorWithClusterBreakingPotential', 'unsafe deletion of unreadable objects is not enabled (feature gate AllowUnsafeMalformedObjectDeletion)'));
-  let preconditions: DeleteOptions['preconditions'];
-  if (body.preconditions !== undefined && body.preconditions !== null) {
-    if (!isPlainObject(body.preconditions)) errs.push(fieldError.typeInvalid('preconditions', body.preconditions, 'preconditions in body must be of type object'));
-    else {
-      const { uid, resourceVersion } = body.preconditions;
-      if (uid !== undefined && uid !== null && typeof uid !== 'string') errs.push(fieldError.typeInvalid('preconditions.uid', uid, 'preconditions.uid in body must be of type string'));
-      if (resourceVersion !== undefined && resourceVersion !== null && typeof resourceVersion !== 'string')
-        errs.push(fieldError.typeInvalid('preconditions.resourceVersion', resourceVersion, 'preconditions.resourceVersion in body must be of type string'));
-      preconditions = { uid: (uid as string | undefined) ?? undefined, resourceVersion: (resourceVersion as string | undefined) ?? undefined };
-    }
-  }
-  if (errs.length) throw errors.invalidOptions(env.naming.metaGroup, 'DeleteOptions', errs);
-  return {
-    dryRun: dry.includes('All'),
-    gracePeriodSeconds: (grace as number | undefined) ?? undefined,
-    propagationPolicy: (policy as DeleteOptions['propagationPolicy']) ?? undefined,
-    orphanDependents: typeof orphan === 'boolean' ? orphan : undefined,
-    preconditions,
-  };
-}
-
 export async function handleDelete(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
   allowed(t, 'delete');
   const enc = writeEncoder(ctx, env, t);
   try {
-    const opts = await deleteOptions(ctx, env);
+    const opts = await readDeleteOptions(ctx, env.naming);
     const outcome = await t.store.delete(t.namespace, t.name, opts);
     // Accepted, not done: the garbage collector removes the dependents first (docs/rulings.md#r5).
     const asynchronous = opts.propagationPolicy === 'Foreground' || opts.orphanDependents === false;
@@ -435,7 +388,7 @@ export async function handleDeleteCollection(ctx: RequestContext, env: HandlerEn
   try {
     const listOpts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'deletecollection');
     validateSelectorFields(t, listOpts.fieldSelector);
-    const opts = await deleteOptions(ctx, env);
+    const opts = await readDeleteOptions(ctx, env.naming);
     await t.store.deleteCollection(t.namespace, listOpts, opts);
     writeStatus(ctx, enc, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 200 });
   } catch (e) {

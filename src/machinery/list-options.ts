@@ -1,6 +1,9 @@
 // Query parameters of list, watch and deletecollection, parsed and checked against the
 // resourceVersion rules of list and watch. Invalid combinations are 400 (docs/rulings.md#r1).
+// A deletecollection is checked exactly as a list (the same function, the same answers), all of it
+// before anything is read or deleted.
 
+import { decodeContinue } from './continue-token.ts';
 import { fieldError, type FieldError } from './field-errors.ts';
 import { errors } from './status.ts';
 import { parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldSelector, type LabelSelector } from './selectors.ts';
@@ -85,6 +88,9 @@ export function parseListOptions(q: URLSearchParams, metaGroup: string, verb: 'l
   const errs = watch ? watchErrors(opts, gates.watchList) : listErrors(opts);
   if (errs.length) throw errors.invalidOptions(metaGroup, 'ListOptions', errs);
   if (opts.resourceVersion) parseResourceVersion(opts.resourceVersion);
+  // The token is read again where the list starts; checked here, a deletecollection refuses a bad
+  // one before it deletes anything, with the answer a list gives.
+  if (opts.continue) decodeContinue(metaGroup, opts.continue);
   return opts;
 }
 

@@ -147,6 +147,57 @@ export function validateFinalizers(finalizers: unknown, path: string): FieldErro
   return errs;
 }
 
+/**
+ * Whether an update leaves the object as it was: equal values (object keys in any order, as a typed
+ * object serializes them in one order), not counting `metadata.resourceVersion` (a precondition,
+ * not content) nor the `time` of managedFields entries that are otherwise equal. Kubernetes bumps a
+ * manager's time only when its operation changed the object, so an update that changes nothing
+ * writes nothing.
+ */
+export function unchangedByUpdate(updated: KObject, old: KObject): boolean {
+  const { resourceVersion: _a, managedFields: mfA, ...metaA } = updated.metadata;
+  const { resourceVersion: _b, managedFields: mfB, ...metaB } = old.metadata;
+  const { metadata: _ma, ...restA } = updated;
+  const { metadata: _mb, ...restB } = old;
+  if (!sameJson(metaA, metaB) || !sameJson(restA, restB)) return false;
+  const a = Array.isArray(mfA) ? mfA : [];
+  const b = Array.isArray(mfB) ? mfB : [];
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const ea = a[i];
+    const eb = b[i];
+    if (!isPlainObject(ea) || !isPlainObject(eb)) {
+      if (!sameJson(ea, eb)) return false;
+      continue;
+    }
+    const { time: _ta, ...restEa } = ea;
+    const { time: _tb, ...restEb } = eb;
+    if (!sameJson(restEa, restEb)) return false;
+  }
+  return true;
+}
+
+/** JSON value equality: object keys in any order, undefined members as absent (JSON drops them). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (!isPlainObject(a) || !isPlainObject(b)) return false;
+  let defined = 0;
+  for (const k of Object.keys(a)) {
+    const v = a[k];
+    if (v === undefined) continue;
+    defined++;
+    if (!Object.hasOwn(b, k) || !sameJson(v, b[k])) return false;
+  }
+  let definedB = 0;
+  for (const k of Object.keys(b)) if (b[k] !== undefined) definedB++;
+  return defined === definedB;
+}
+
 /** The generated suffix alphabet and length of kube-apiserver's name generator. */
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const MAX_GENERATED_PREFIX = 58;

@@ -25,6 +25,10 @@
 // patch that makes the merge code itself fail is the plain-text 500 of a recovered panic. Bad input
 // is never a 500 here: those are 400 with the same text. An unknown `$patch` is refused also where
 // Kubernetes drops the map unread (a value of another type than the stored one, or a new field).
+// Directives of the wrong type, which Kubernetes reads as something else, are refused with its
+// messages for them (docs/rulings.md#r21): a `$retainKeys` item that is not a field name (it would
+// clear the object), a `$deleteFromPrimitiveList` that is not a list (ignored, or for null the
+// whole list dropped), a `$patch` map given for a list (the list dropped).
 
 import type { Schema } from './schema.ts';
 import { isPlainObject } from './meta.ts';
@@ -256,6 +260,14 @@ function mergeMap(original: Obj, patch: Obj, schema: Schema | undefined): Obj {
     let k = key;
     const deleteList = key.startsWith(DELETE_FROM_PRIMITIVE_LIST);
     if (deleteList) k = extractKey(key, DELETE_FROM_PRIMITIVE_LIST);
+    // A deletion list must be a list: anything else would be ignored, or (null) drop the whole field.
+    if (deleteList && !Array.isArray(patchValue)) throw badPrimitiveList();
+    // A `$patch` map given for a list would drop the list (Kubernetes removes directive maps from
+    // values of another type): refused with the message of a list of the wrong type.
+    if (isPlainObject(patchValue) && hasOwn(patchValue, DIRECTIVE) && (Array.isArray(own(original, k)) || fieldMeta(schema, k).schema?.type === 'array')) {
+      const directive = own(patchValue, DIRECTIVE);
+      throw directive === REPLACE || directive === DELETE ? badArgType(SLICE_TYPE, patchValue) : badPatchType(directive, patchValue);
+    }
     // null deletes the key; a null for a key the object does not have is dropped.
     if (patchValue === null) {
       delete original[k];
@@ -337,8 +349,8 @@ function applyRetainKeys(original: Obj, patch: Obj): void {
   if (!hasOwn(patch, RETAIN_KEYS)) return;
   const list = own(patch, RETAIN_KEYS);
   delete patch[RETAIN_KEYS];
-  if (!Array.isArray(list)) throw badRetainKeys();
-  for (const x of list) hashable(x);
+  // Only field names can be retained: another value would retain nothing and clear the object.
+  if (!Array.isArray(list) || list.some((x) => typeof x !== 'string')) throw badRetainKeys();
   const retained = (k: string) => list.some((x) => x === k);
   for (const k of Object.keys(patch)) {
     if (own(patch, k) === null || k.startsWith(DELETE_FROM_PRIMITIVE_LIST) || k.startsWith(SET_ELEMENT_ORDER)) continue;

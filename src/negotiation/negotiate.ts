@@ -153,10 +153,39 @@ const parsedTypes = new Map<string, MediaType | undefined>();
 function parseContentType(header: string): MediaType | undefined {
   let m = parsedTypes.get(header);
   if (m === undefined && !parsedTypes.has(header)) {
-    m = parseMediaType(header);
+    m = isMediaType(header) ? parseMediaType(header) : undefined;
     if (parsedTypes.size < 256) parsedTypes.set(header, m);
   }
   return m;
+}
+
+// RFC 2045 tokens: printable ASCII but space and the specials ()<>@,;:\"/[]?=
+const TOKEN = "[!#$%&'*+\\-.^_`{|}~0-9A-Za-z]+";
+const TYPE_RE = new RegExp(`^${TOKEN}(/${TOKEN})?$`);
+const PARAM_RE = new RegExp(`^;[ \\t]*(${TOKEN})[ \\t]*=[ \\t]*(?:${TOKEN}|"(?:[^"\\\\]|\\\\.)*")`);
+
+/**
+ * Whether a Content-Type parses as a media type as Go's mime.ParseMediaType reads it (what
+ * kube-apiserver's body negotiation calls): a type, a subtype, then `;key=value` parameters
+ * (token or quoted string, each key once, a trailing `;` allowed). Anything else is no media type
+ * at all (415), never read as one it resembles (`application/json/extra`, `application/`).
+ */
+function isMediaType(header: string): boolean {
+  const semi = header.indexOf(';');
+  const base = (semi < 0 ? header : header.slice(0, semi)).trim();
+  if (!TYPE_RE.test(base)) return false;
+  let rest = semi < 0 ? '' : header.slice(semi);
+  const seen = new Set<string>();
+  for (;;) {
+    rest = rest.replace(/^[ \t]+/, '');
+    if (rest === '') return true;
+    const m = PARAM_RE.exec(rest);
+    if (!m) return rest.trim() === ';';
+    const key = m[1]!.toLowerCase();
+    if (seen.has(key)) return false;
+    seen.add(key);
+    rest = rest.slice(m[0].length);
+  }
 }
 
 /**

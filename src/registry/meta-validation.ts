@@ -1,7 +1,7 @@
 // Validation of the metadata every object shares (ValidateObjectMeta and its update form).
 
 import { child, fieldError, type FieldError } from '../machinery/field-errors.ts';
-import { dns1123Label, dns1123Subdomain, pathSegmentName, validateAnnotations, validateFinalizers, validateLabels, type KObject } from '../machinery/meta.ts';
+import { dns1123Label, dns1123Subdomain, isPlainObject, pathSegmentName, validateAnnotations, validateFinalizers, validateLabels, type KObject } from '../machinery/meta.ts';
 import { errors } from '../machinery/status.ts';
 import type { KindDefinition, NameRule } from './definition.ts';
 
@@ -19,6 +19,8 @@ export function validateObjectMetaCreate(obj: KObject, def: KindDefinition): Fie
   } else {
     for (const m of nameCheck[def.nameRule](meta.name)) errs.push(fieldError.invalid('metadata.name', meta.name, m));
   }
+  if (typeof meta.generateName === 'string' && meta.generateName !== '')
+    for (const m of namePrefixCheck(def.nameRule, meta.generateName)) errs.push(fieldError.invalid('metadata.generateName', meta.generateName, m));
   if (def.namespaced) {
     if (!meta.namespace) errs.push(fieldError.required('metadata.namespace'));
     else for (const m of dns1123Label(meta.namespace)) errs.push(fieldError.invalid('metadata.namespace', meta.namespace, m));
@@ -28,18 +30,66 @@ export function validateObjectMetaCreate(obj: KObject, def: KindDefinition): Fie
   errs.push(...validateLabels(meta.labels, 'metadata.labels'));
   errs.push(...validateAnnotations(meta.annotations, 'metadata.annotations'));
   errs.push(...validateFinalizers(meta.finalizers, 'metadata.finalizers'));
+  errs.push(...validateOwnerReferences(meta.ownerReferences, 'metadata.ownerReferences'));
+  return errs;
+}
+
+/**
+ * generateName is checked as a prefix of the kind's names (NameIsDNSSubdomain and the others with
+ * prefix=true): a trailing '-' is allowed by masking it as Kubernetes does (its last two characters
+ * become one 'a'), and a path-segment prefix has no length limit (any suffix may follow it).
+ */
+function namePrefixCheck(rule: NameRule, prefix: string): string[] {
+  if (rule === 'path-segment') return ['/', '%'].filter((bad) => prefix.includes(bad)).map((bad) => `may not contain '${bad}'`);
+  const masked = prefix.length > 1 && prefix.endsWith('-') ? `${prefix.slice(0, -2)}a` : prefix;
+  return nameCheck[rule](masked);
+}
+
+/**
+ * Each owner reference names an owner (ValidateOwnerReferences: the field paths are the list's, not
+ * the item's, as there), core Events own nothing, and at most one owner is the controller.
+ */
+function validateOwnerReferences(refs: unknown, path: string): FieldError[] {
+  if (!Array.isArray(refs)) return [];
+  const errs: FieldError[] = [];
+  let first: string | undefined;
+  for (const ref of refs) {
+    if (!isPlainObject(ref)) continue;
+    // A value of another type than string is the schema's to report.
+    const missing = (v: unknown) => v === '' || v === undefined || v === null;
+    if (missing(ref.apiVersion) || typeof ref.apiVersion === 'string') {
+      const parts = ((ref.apiVersion as string | undefined) ?? '').split('/');
+      const version = parts.length === 1 ? parts[0] : parts.length === 2 ? parts[1] : '';
+      if (!version) errs.push(fieldError.invalid(child(path, 'apiVersion'), ref.apiVersion ?? '', 'version must not be empty'));
+    }
+    for (const f of ['kind', 'name', 'uid'] as const) if (missing(ref[f])) errs.push(fieldError.invalid(child(path, f), '', 'must not be empty'));
+    if (ref.apiVersion === 'v1' && ref.kind === 'Event') errs.push(fieldError.invalid(path, ref, '/v1, Kind=Event is disallowed from being an owner'));
+    if (ref.controller !== true) continue;
+    const name = `${String(ref.kind ?? '')}/${String(ref.name ?? '')}`;
+    if (first === undefined) first = name;
+    else errs.push(fieldError.invalid(path, refs, `Only one reference can have Controller set to true. Found "true" in references for ${first} and ${name}`));
+  }
   return errs;
 }
 
 export function validateObjectMetaUpdate(obj: KObject, old: KObject, def: KindDefinition): FieldError[] {
   const errs = validateObjectMetaCreate(obj, def);
-  const immutable = (field: 'name' | 'namespace' | 'uid' | 'creationTimestamp') => {
+  const immutable = (field: 'name' | 'namespace' | 'uid' | 'creationTimestamp' | 'deletionTimestamp' | 'deletionGracePeriodSeconds') => {
     if ((obj.metadata[field] ?? '') !== (old.metadata[field] ?? '')) errs.push(fieldError.invalid(child('metadata', field), obj.metadata[field] ?? '', 'field is immutable'));
   };
   immutable('name');
   immutable('namespace');
   immutable('uid');
   immutable('creationTimestamp');
+  immutable('deletionTimestamp');
+  immutable('deletionGracePeriodSeconds');
+  // A deletion waits for its finalizers: none may join once it has begun (ValidateNoNewFinalizers).
+  if (old.metadata.deletionTimestamp && Array.isArray(obj.metadata.finalizers)) {
+    const had = new Set(old.metadata.finalizers ?? []);
+    const added = [...new Set(obj.metadata.finalizers.filter((f) => !had.has(f)))].sort();
+    if (added.length)
+      errs.push(fieldError.forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`));
+  }
   return errs;
 }
 

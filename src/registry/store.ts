@@ -9,7 +9,7 @@ import type { WatchCache } from '../storage/cache/watch-cache.ts';
 import { CacheDelegator } from '../storage/cache/delegator.ts';
 import { DryRunnableStorage } from '../storage/dry-run.ts';
 import { decodeContinue, encodeContinue } from '../machinery/continue-token.ts';
-import { generateName, nowTimestamp, type KObject } from '../machinery/meta.ts';
+import { generateName, nowTimestamp, unchangedByUpdate, type KObject } from '../machinery/meta.ts';
 import { errors, StatusError, successStatus, type QualifiedResource, type StatusBody } from '../machinery/status.ts';
 import { parseResourceVersion, type ListOptions } from '../machinery/list-options.ts';
 import { apiVersionOf, storagePrefix, type KindDefinition, type SubresourceDefinition } from './definition.ts';
@@ -527,6 +527,9 @@ export class RegistryStore implements ReadableStore {
         }
         return { object: obj, created: false };
       }
+      // Nothing changed (the uid or namespace a patch dropped was filled in again, keys came back
+      // in another order, only a manager's timestamp moved): no write, no event, the same version.
+      if (unchangedByUpdate(obj, old)) return { object: old, created: false };
       const bytes = this.encode(obj);
       if (Buffer.compare(bytes, kv.value) === 0) return { object: old, created: false };
       try {
@@ -549,13 +552,11 @@ export class RegistryStore implements ReadableStore {
     const oldMeta = old.metadata;
     meta.uid ||= oldMeta.uid;
     meta.creationTimestamp = oldMeta.creationTimestamp;
-    if (oldMeta.deletionTimestamp) {
-      meta.deletionTimestamp = oldMeta.deletionTimestamp;
+    // An update never removes or moves a deletion under way; setting one (or another grace period)
+    // is refused by validation as a change to an immutable field, as in kube-apiserver.
+    if (oldMeta.deletionTimestamp) meta.deletionTimestamp = oldMeta.deletionTimestamp;
+    if (oldMeta.deletionGracePeriodSeconds !== undefined && (meta.deletionGracePeriodSeconds === undefined || meta.deletionGracePeriodSeconds === null))
       meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
-    } else {
-      delete meta.deletionTimestamp;
-      delete meta.deletionGracePeriodSeconds;
-    }
     if (this.def.tracksGeneration) meta.generation = oldMeta.generation ?? 1;
     else delete meta.generation;
     if (meta.namespace === undefined && this.def.namespaced) meta.namespace = oldMeta.namespace;

@@ -253,10 +253,12 @@ describe('metadata.finalizers: a set of scalars, patch strategy merge', () => {
     assert.deepEqual(out.metadata.finalizers, ['example.com/b', 'example.com/d', 'example.com/c']);
   });
 
-  test('a $deleteFromPrimitiveList value that is not a list is ignored, as Kubernetes ignores it', async () => {
+  test('a $deleteFromPrimitiveList value that is not a list is refused (Kubernetes ignores it) and changes nothing', async () => {
     const before = await get(path);
-    const out = patched(await smp(path, { metadata: { '$deleteFromPrimitiveList/finalizers': 'example.com/b' } }));
-    assert.deepEqual(out, before);
+    const r = await smp(path, { metadata: { '$deleteFromPrimitiveList/finalizers': 'example.com/b' } });
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.body.message, 'invalid patch format of primitive list');
+    assert.deepEqual(await get(path), before);
   });
 
   test('null removes the list', async () => {
