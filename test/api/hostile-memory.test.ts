@@ -127,6 +127,20 @@ describe('JSON patch bounds, as kube-apiserver', () => {
     assert.equal(ok.status, 200, ok.text.slice(0, 300));
   });
 
+  test('operations that shift array elements past a bound are 413, before they hold the server for seconds', async () => {
+    const finalizers = Array.from({ length: 30_000 }, (_, i) => `example.com/f${i}`);
+    const before = await lease('shifts', { holderIdentity: 'h' }, { finalizers });
+    const ops = JSON.stringify(Array.from({ length: 10_000 }, (_, i) => ({ op: 'add', path: '/metadata/finalizers/0', value: `example.com/new${i}` })));
+    const t0 = performance.now();
+    assertStatus(await send('PATCH', `${LEASES}/shifts`, ops, JSONPATCH), 413, 'RequestEntityTooLarge', 'Request entity too large: the JSON patch shifts more than 134217728 array elements in all');
+    const ms = performance.now() - t0;
+    assert.ok(ms < 3000, `the patch took ${Math.round(ms)} ms`);
+    assert.equal(await stored('shifts'), before);
+    // A thousand of them are fine.
+    const ok = await send('PATCH', `${LEASES}/shifts?dryRun=All`, JSON.stringify(Array.from({ length: 1000 }, () => ({ op: 'remove', path: '/metadata/finalizers/0' }))), JSONPATCH);
+    assert.equal(ok.status, 200, ok.text.slice(0, 300));
+  });
+
   test('RFC 6902 errors are 422 and change nothing: an index past the end for add, move and copy; a missing from', async () => {
     const before = await lease('rfc');
     const prefix = 'the server rejected our request due to an error in our request: ';
