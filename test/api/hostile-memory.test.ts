@@ -141,6 +141,17 @@ describe('JSON patch bounds, as kube-apiserver', () => {
     assert.equal(ok.status, 200, ok.text.slice(0, 300));
   });
 
+  test('a result nested deeper than a request body may be is 422, and changes nothing', async () => {
+    const before = await lease('deep');
+    const deep = JSON.parse(`${'{"a":'.repeat(600)}1${'}'.repeat(600)}`) as unknown;
+    const ops = [
+      { op: 'add', path: '/spec/d', value: deep },
+      { op: 'copy', from: '/spec/d', path: `/spec/d${'/a'.repeat(599)}` },
+    ];
+    assertStatus(await send('PATCH', `${LEASES}/deep`, JSON.stringify(ops), JSONPATCH), 422, 'Invalid', 'the server rejected our request due to an error in our request: the patched object exceeds the maximum depth of 1000');
+    assert.equal(await stored('deep'), before);
+  });
+
   test('RFC 6902 errors are 422 and change nothing: an index past the end for add, move and copy; a missing from', async () => {
     const before = await lease('rfc');
     const prefix = 'the server rejected our request due to an error in our request: ';
