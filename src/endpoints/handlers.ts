@@ -307,7 +307,7 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
             : type === 'merge-patch'
               ? applyMergePatch(current, patch)
               : applyStrategicMergePatch(current, patch, t.store.def.schema);
-        // Bounded before it is decoded further, as kube-apiserver (the request-body limit).
+        // What a patch built is bounded (the request-body limit) before it is decoded further.
         checkPatchResult(patched, MAX_REQUEST_BODY_BYTES);
         const decoded = checkObject(patched, t.store.def, fieldValidation, duplicates);
         warnings = decoded.warnings;

@@ -38,13 +38,20 @@ const MAX_WARNING_HEADER_BYTES = 8 * 1024;
 /** Bytes a header line takes besides its value (`Warning: ` and CRLF). */
 const HEADER_LINE_OVERHEAD = 11;
 
+/** Whether a surrogate pair (one character of two code units) starts at `i`. */
+function pairAt(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  if (c < 0xd800 || c > 0xdbff || i + 1 >= text.length) return false;
+  const d = text.charCodeAt(i + 1);
+  return d >= 0xdc00 && d <= 0xdfff;
+}
+
 /** The first `max` characters (code points) of `text`, and how many there are, without reading past them. */
 function headChars(text: string, max: number): { text: string; chars: number } {
   let chars = 0;
   let i = 0;
   while (i < text.length && chars < max) {
-    const c = text.charCodeAt(i);
-    i += c >= 0xd800 && c <= 0xdbff && i + 1 < text.length ? 2 : 1;
+    i += pairAt(text, i) ? 2 : 1;
     chars++;
   }
   return { text: i >= text.length ? text : text.slice(0, i), chars };
@@ -52,18 +59,14 @@ function headChars(text: string, max: number): { text: string; chars: number } {
 
 /** The number of characters (code points) of `text`. */
 function charCount(text: string): number {
-  let surrogatePairs = 0;
+  let pairs = 0;
   for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        surrogatePairs++;
-        i++;
-      }
+    if (pairAt(text, i)) {
+      pairs++;
+      i++;
     }
   }
-  return text.length - surrogatePairs;
+  return text.length - pairs;
 }
 
 /** `299 - "text"`: a header value must be printable ASCII, so anything else is escaped as \uXXXX inside the quotes. */
