@@ -4,7 +4,7 @@
 import type { RequestContext } from '../request/context.ts';
 import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
 import { isPlainObject, type KObject } from '../machinery/meta.ts';
-import { applyJsonPatch, applyMergePatch } from '../machinery/patch.ts';
+import { applyJsonPatch, applyMergePatch, checkPatchResult } from '../machinery/patch.ts';
 import { applyStrategicMergePatch } from '../machinery/strategic-merge.ts';
 import { errors, StatusError, type StatusBody } from '../machinery/status.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
@@ -21,7 +21,7 @@ import { managerFromUserAgent } from '../registry/field-manager.ts';
 import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
 import { checkObject, decodeBody, decodeCborBody, type FieldValidation, parseFieldValidation, parseJson } from './decode.ts';
 import { parseBool, parseListOptions } from '../machinery/list-options.ts';
-import { failedAfterNegotiating, readBody, readBodyBytes, writeBody, writeObject, writeStatus, writeStoredJson } from './respond.ts';
+import { failedAfterNegotiating, MAX_REQUEST_BODY_BYTES, readBody, readBodyBytes, writeBody, writeObject, writeStatus, writeStoredJson } from './respond.ts';
 import { supportsProtobuf } from '../wire/protobuf/index.ts';
 import { apiVersionOf } from '../registry/definition.ts';
 
@@ -304,10 +304,12 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
         if (!current) throw errors.notFound(t.store.qualified, t.name);
         const patched =
           type === 'json-patch'
-            ? applyJsonPatch(current, patch)
+            ? applyJsonPatch(current, patch, { maxCopyBytes: MAX_REQUEST_BODY_BYTES })
             : type === 'merge-patch'
               ? applyMergePatch(current, patch)
               : applyStrategicMergePatch(current, patch, t.store.def.schema);
+        // What a patch built is bounded (the request-body limit) before it is decoded further.
+        checkPatchResult(patched, MAX_REQUEST_BODY_BYTES);
         const decoded = checkObject(patched, t.store.def, fieldValidation, duplicates);
         warnings = decoded.warnings;
         return decoded.obj;
@@ -346,6 +348,7 @@ async function handleApply(ctx: RequestContext, env: HandlerEnv, t: ResourceTarg
         merged.metadata.name = t.name;
         if (t.store.def.namespaced) merged.metadata.namespace = t.namespace;
       }
+      checkPatchResult(merged, MAX_REQUEST_BODY_BYTES);
       // The merged object is checked whole: required fields and value rules (unknown and duplicate
       // fields were the intent's to report).
       return checkObject(merged, t.store.def, 'Ignore', []).obj;

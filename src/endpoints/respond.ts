@@ -6,7 +6,8 @@ import { parseBool } from '../machinery/list-options.ts';
 import { createGzip } from 'node:zlib';
 import { errorEncoder, type Encoder } from './encoder.ts';
 
-const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
+/** kube-apiserver's MaxRequestBodyBytes; also what a patch may copy and what its result may weigh. */
+export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 
 function wantsPretty(ctx: RequestContext): boolean {
   try {
