@@ -19,7 +19,8 @@ interface Readiness {
 /** /readyz on fresh connections, one after another, until `done` settles. */
 function pollReadyz(url: string, done: Promise<unknown>): Promise<Readiness> {
   let finished = false;
-  void done.finally(() => (finished = true));
+  const end = () => void (finished = true);
+  done.then(end, end);
   const out: Readiness = { worst: 0, failures: [] };
   return (async () => {
     do {
