@@ -22,7 +22,8 @@ test('a body over the limit, sent whole with its Content-Length: the 413 reaches
   const lost: string[] = [];
   for (const size of [4 * MiB, 8 * MiB]) {
     const body = bigLease(size);
-    for (const headers of [{ 'Content-Type': 'application/json' }, { 'Content-Type': 'application/yaml' }, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }]) {
+    const variants: Record<string, string>[] = [{ 'Content-Type': 'application/json' }, { 'Content-Type': 'application/yaml' }, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }];
+    for (const headers of variants) {
       for (let i = 0; i < 4; i++) {
         try {
           const a = await exchange(server.url, { method: 'POST', target: LEASES, headers, body }, { timeoutMs: 10_000 });
