@@ -63,7 +63,8 @@ function sentinelSet(gen: number): SentinelSet {
       `${leases(names.NS_B)}/s1`,
       `${leases(names.NS_B)}/s2`,
       `/api/v1/namespaces/${names.NS_A}/events/ev1`,
-      `/apis/${EVENTS_API}/namespaces/${names.NS_A}/events/ev2`,
+      // The events group's Event, as the core list shows it (one storage for both).
+      `/api/v1/namespaces/${names.NS_A}/events/ev2`,
       `/api/v1/nodes/${names.NODE}`,
       `/apis/${RC_API}/runtimeclasses/${names.RC}`,
     ],
@@ -193,24 +194,33 @@ export class Harness {
     this.baseline = await this.snapshot();
   }
 
-  /** Every sentinel's bytes as GET answers them in JSON, and the names in their collections. */
+  /**
+   * Every sentinel as its collection lists it in JSON (resourceVersion, managed fields and all), and
+   * the names in those collections: six lists rather than a GET per object, as this runs after
+   * every request.
+   */
   async snapshot(): Promise<Snapshot> {
     const out: Snapshot = new Map();
-    const objects = await Promise.all(this.set.objects.map((p) => get(this.url, p)));
-    this.set.objects.forEach((p, i) => out.set(p, `${objects[i]!.status} ${objects[i]!.text}`));
+    const current = new Set(Object.values(this.set.names));
     const lists = await Promise.all(this.set.collections.map((p) => get(this.url, p)));
     this.set.collections.forEach((p, i) => {
       const { status, text } = lists[i]!;
-      let names: string[] = [];
+      let items: { metadata: { name: string } }[];
       try {
-        names = (JSON.parse(text) as { items: { metadata: { name: string } }[] }).items
-          .map((o) => o.metadata.name)
-          .filter((n) => !THROWAWAY.test(n) && (!OLD_GENERATION.test(n) || Object.values(this.set.names).includes(n)));
+        items = (JSON.parse(text) as { items: { metadata: { name: string } }[] }).items;
       } catch {
-        names = [text.slice(0, 200)];
+        out.set(`${p} (list)`, `${status} ${text.slice(0, 200)}`);
+        return;
+      }
+      const names: string[] = [];
+      for (const item of items) {
+        const name = item.metadata.name;
+        if (this.set.objects.includes(`${p}/${name}`)) out.set(`${p}/${name}`, JSON.stringify(item));
+        if (!THROWAWAY.test(name) && (!OLD_GENERATION.test(name) || current.has(name))) names.push(name);
       }
       out.set(`${p} (names)`, `${status} ${names.sort().join(',')}`);
     });
+    for (const p of this.set.objects) if (!out.has(p)) out.set(p, '(missing)');
     return out;
   }
 

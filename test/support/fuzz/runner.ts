@@ -66,7 +66,18 @@ async function settle(h: Harness): Promise<void> {
   }
 }
 
+/**
+ * One case; a case whose only failure is a slow /readyz runs once more, and fails only if it is
+ * slow again: the machine is shared, and one late answer may be someone else's load.
+ */
 export async function runCase(h: Harness, c: FuzzCase): Promise<Outcome> {
+  const first = await runOnce(h, c);
+  if (first.failures.length === 0 || !first.failures.every((f) => /^\/readyz (right after )?took/.test(f))) return first;
+  const again = await runOnce(h, c);
+  return again.failures.length === 0 ? again : { ...again, failures: [...again.failures, `(the first run too: ${first.failures.join('; ')})`] };
+}
+
+async function runOnce(h: Harness, c: FuzzCase): Promise<Outcome> {
   const failures: string[] = [];
   const names = h.names();
   for (const s of c.setup ?? []) {
