@@ -39,7 +39,7 @@ const survey = process.env.FUZZ_SURVEY === '1';
 // Sizes of the oversized shapes, kept clear of the 256 KiB annotation limit.
 const scale = LONG ? { sizes: [96 * KiB, 300 * KiB, 1 * MiB, 2.5 * MiB] } : { sizes: [24 * KiB, 300 * KiB] };
 /** Cases per category in `npm test` (about 45 s in all on two cores); `npm run fuzz` runs 10 times as many. */
-const RUNS: Record<string, number> = { path: 60, method: 30, header: 60, body: 80, patch: 80, query: 60, selector: 60, delete: 50, deletecollection: 50, watch: 25, size: 25 };
+const RUNS: Record<string, number> = { path: 60, method: 30, header: 60, body: 80, patch: 80, query: 50, selector: 50, delete: 40, deletecollection: 40, watch: 20, size: 15 };
 const runsFor = (name: string) => (process.env.FUZZ_RUNS ? Number(process.env.FUZZ_RUNS) : (RUNS[name] ?? 40) * (LONG ? 10 : 1));
 /** Shrinking replays requests against the server: bounded so a failing run still ends. */
 const timeLimitMs = LONG ? 30 * 60_000 : 40_000;
