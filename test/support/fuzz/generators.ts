@@ -460,10 +460,10 @@ const badListQueries = [
   'resourceVersion=abc', 'resourceVersion=-1', 'resourceVersion=1.5', 'resourceVersion=0x10', 'resourceVersion=%2B5', `resourceVersion=${'9'.repeat(40)}`,
   'resourceVersionMatch=Exact', 'resourceVersionMatch=NotOlderThan', 'resourceVersion=1&resourceVersionMatch=exact', 'resourceVersion=1&resourceVersionMatch=Bogus', 'resourceVersion=0&resourceVersionMatch=Exact',
   'continue=x', 'continue=garbage', 'continue=%21%21', 'continue=eyJ2IjoxfQ', 'resourceVersion=5&continue=eyJ2IjoibWV0YS5vcmNoLmlvL3YxIiwicnYiOjEsInN0YXJ0IjoieCJ9',
-  'sendInitialEvents=maybe', 'allowWatchBookmarks=2', 'watch=maybe', 'shardSelector=x', 'labelSelector=a%20notin%20()', 'labelSelector=a%20in%20(', 'fieldSelector=spec.x%3Dy', 'fieldSelector=metadata.name%3D%3Da%3D%3Db',
+  'sendInitialEvents=maybe', 'allowWatchBookmarks=2', 'watch=maybe', 'shardSelector=x', 'labelSelector=a%20in%20(', 'labelSelector=a%20notin%20(b%2C', 'labelSelector=a%3D%3Db%3D%3Dc', 'fieldSelector=spec.x%3Dy', 'fieldSelector=metadata.name%3D%3Da%3D%3Db',
 ];
 const badWriteQueries = ['fieldValidation=Bogus', 'fieldValidation=strict', 'dryRun=Bogus', 'dryRun=all', 'dryRun=All&dryRun=x', `fieldManager=${'m'.repeat(129)}`, 'fieldManager=a%0Ab', 'force=true', 'force=maybe'];
-const goodListQueries = ['limit=1', 'limit=500', 'resourceVersion=0', 'resourceVersion=0&resourceVersionMatch=NotOlderThan', 'labelSelector=app%3Dfuzz', 'labelSelector=app%20in%20(fuzz%2Cx)%2C!nope', 'fieldSelector=metadata.name%3Ds1', 'timeoutSeconds=5', 'limit=1&labelSelector=app', 'watch=false'];
+const goodListQueries = ['labelSelector=a%20notin%20()', 'labelSelector=tier%20in%20()', 'limit=1', 'limit=500', 'resourceVersion=0', 'resourceVersion=0&resourceVersionMatch=NotOlderThan', 'labelSelector=app%3Dfuzz', 'labelSelector=app%20in%20(fuzz%2Cx)%2C!nope', 'fieldSelector=metadata.name%3Ds1', 'timeoutSeconds=5', 'limit=1&labelSelector=app', 'watch=false'];
 
 const queryCases: fc.Arbitrary<FuzzCase> = fc.oneof(
   fc.record({ qs: fc.constantFrom(...badListQueries), across: fc.boolean() }).map(({ qs, across }) => mk({ category: 'query', what: `list ${qs}`, method: 'GET', target: `${across ? '/apis/coordination.orch.io/v1/leases' : LEASES_A}?${qs}`, expect: 'error' })),
@@ -498,7 +498,8 @@ const validClause = fc.oneof(
   labelKey.map((k) => `!${k}`),
 );
 const invalidClause = fc.oneof(
-  fc.constantFrom('a notin ()', 'a in ()', 'a in (', 'a in (b', '(', ')', '!', '!!a', 'a in', 'a=(b)', 'a!==b', 'bad key=v', 'a/b/c', '-a', 'a.', '/a', 'x==a==b', '!x=a', 'x<a', 'x>1.5', 'a=b@c', 'ключ', '=', '==', '!=b', 'a b', 'x,,y'),
+  // (`a in ()` and `a notin ()` are valid: the set of the empty value, docs/rulings.md R18.)
+  fc.constantFrom('a in (', 'a in (b', '(', ')', '!', '!!a', 'a in', 'a=(b)', 'a!==b', 'bad key=v', 'a/b/c', '-a', 'a.', '/a', 'x==a==b', '!x=a', 'x<a', 'x>1.5', 'a=b@c', 'ключ', '=', '==', '!=b', 'a b', 'x,,y'),
   fc.stringMatching(/^[a-z]{64,70}$/),
   labelKey.map((k) => `${k}=${'v'.repeat(64)}`),
 );
