@@ -640,7 +640,8 @@ const sizeCases = (scale: Scale): fc.Arbitrary<FuzzCase> =>
         target: `${LEASES_SCRATCH}${v ? `?fieldValidation=${v}` : ''}`,
         headers: { 'Content-Type': CT[f] },
         body: encode(f, { ...lease(T.NAME), ...manyKeys(size, 'u') }),
-        expect: v === 'Strict' ? 'error' : 'ok',
+        // CBOR maps are limited in their number of pairs (1024, as Kubernetes' decoder is).
+        expect: v === 'Strict' ? 'error' : f === 'cbor' && size / 12 > 1000 ? 'either' : 'ok',
         timeoutMs: 30_000,
       }),
     ),
