@@ -16,7 +16,8 @@ const RULES: [tag: string, applies: (c: FuzzCase) => boolean][] = [
   ['deletecollection', (c) => c.method === 'DELETE' && c.expect !== 'ok' && /\/leases(\?|$)|\/events(\?|$)/.test(c.target)],
   ['content-type', (c) => c.category === 'header' && /Content-Type/.test(c.what) && c.expect === 'error'],
   ['warnings', (c) => /unknown top-level keys/.test(c.what) && !/Strict/.test(c.what)],
-  // Section 1: shapes whose handling is not yet linear in their size (/readyz waits over 1 s at 300 KiB).
+  // Section 1: work done on the event loop in proportion to the body; /readyz waited 1.0–2.5 s behind
+  // one such request of 200–300 KiB in runs on a loaded machine (0.1–0.3 s once warm and idle).
   ['linear-cost', (c) => c.category === 'size' && /labels by|managed-field entries|owner references by/.test(c.what)],
   ['yaml-unknown-fields', (c) => /unknown top-level keys as yaml/.test(c.what)],
 ];
