@@ -175,14 +175,14 @@ export async function readBody(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYT
 
 /** The request body as bytes (binary encodings), with the same limit. */
 export function readBodyBytes(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYTES): Promise<Buffer> {
-  const { req, res } = ctx;
+  const { req } = ctx;
   // A compressed (or otherwise encoded) body is never decoded, so it must not be parsed as it is.
   const encoding = req.headers['content-encoding']?.trim();
   if (encoding && encoding.toLowerCase() !== 'identity') {
-    res.setHeader('Connection', 'close');
+    closeAfterAnswer(ctx);
     return Promise.reject(errors.unsupportedContentEncoding(encoding));
   }
-  if (Number(req.headers['content-length'] ?? NaN) > limit) return Promise.reject(tooLarge(res, limit));
+  if (Number(req.headers['content-length'] ?? NaN) > limit) return Promise.reject(tooLarge(ctx, limit));
   // Listeners are inline (unnamed) functions: this runs on every write request, and the TypeScript
   // loader wraps every named function it creates.
   return new Promise((resolve, reject) => {
@@ -198,7 +198,7 @@ export function readBodyBytes(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYTE
       }
       settled = true;
       req.pause();
-      reject(tooLarge(res, limit));
+      reject(tooLarge(ctx, limit));
     });
     req.once('end', () => {
       if (settled) return;
@@ -220,7 +220,31 @@ export function readBodyBytes(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYTE
 }
 
 /** The rest of an oversized body is not read: the connection ends after the 413. */
-function tooLarge(res: RequestContext['res'], limit: number) {
-  res.setHeader('Connection', 'close');
+function tooLarge(ctx: RequestContext, limit: number) {
+  closeAfterAnswer(ctx);
   return errors.entityTooLarge(limit);
+}
+
+/** How long a connection ending with an unread body stays open after the answer (Go's server waits 500 ms too). */
+const LINGER_MS = 500;
+
+/**
+ * The connection ends after this answer, with the request body unread. Closing a socket whose input
+ * still holds the client's bytes makes the kernel reset the connection, and a client that receives
+ * the reset while still sending loses the answer it has not read yet. So, as Go's server does, the
+ * write side is closed once the answer is out, what still arrives is read and dropped, and the
+ * socket is destroyed when the client closes its side or after a short delay.
+ */
+function closeAfterAnswer(ctx: RequestContext): void {
+  ctx.res.setHeader('Connection', 'close');
+  const socket = ctx.req.socket;
+  // Node's server calls destroySoon once the last answer on a closing connection is written.
+  socket.destroySoon = () => {
+    socket.end();
+    socket.resume();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('end', () => socket.destroy());
+    socket.once('close', () => clearTimeout(timer));
+  };
 }
