@@ -1,0 +1,134 @@
+// What the compiler does to a parsed expression between cel-js' parser and its checker, and after
+// the checker. cel-js cannot replace a built-in overload, so:
+//  - calls of the built-in methods our libraries redefine (code-point string indices, ASCII-only
+//    case mapping, RE2 `matches`, list indexOf) are renamed to the libraries' internal names;
+//  - a literal regular expression is compiled now, so a pattern RE2 refuses is a compile error;
+//  - `==`, `!=` and `+` on lists learn the list types of spec 03: a list with
+//    x-kubernetes-list-type=set or =map compares without regard to order and concatenates as a
+//    union or a keyed merge (its runtime value carries its list type, see schema-values.ts).
+// cel-js' AST nodes are plain objects with public `op`, `args` and `meta`; the interface below is
+// the part of them this file relies on.
+
+import { OVERRIDE_SUFFIX, position, type CelIssue } from './errors.ts';
+import { OVERRIDDEN_STRING_METHODS } from './library/strings.ts';
+import { compileRegex } from './library/regex.ts';
+import { listTypeOf, setListType, type ListType } from './list-types.ts';
+import { celEquals, items } from './library/values.ts';
+
+type EvaluateFn = (ev: unknown, ast: AstNode, ctx: unknown) => unknown;
+
+export interface AstNode {
+  op: string;
+  args: unknown;
+  start: number;
+  end: number;
+  checkedType?: { kind: string; name: string };
+  left?: AstNode;
+  right?: AstNode;
+  handle?: (left: unknown, right: unknown, ast: AstNode, ev: unknown) => unknown;
+  readonly meta: { evaluate: EvaluateFn };
+  setMeta(key: string, value: unknown): AstNode;
+}
+
+interface Evaluator {
+  run(ast: AstNode, ctx: unknown): unknown;
+}
+
+const RENAMED = new Set([...OVERRIDDEN_STRING_METHODS, 'matches']);
+const REGEX_METHODS = new Set(['matches', 'find', 'findAll']);
+
+function isNode(v: unknown): v is AstNode {
+  return typeof v === 'object' && v !== null && 'op' in v && 'meta' in v;
+}
+
+/** The sub-expressions written in a node (not the nodes a macro expands to). */
+function children(node: AstNode): AstNode[] {
+  const out: AstNode[] = [];
+  const visit = (v: unknown, depth: number) => {
+    if (isNode(v)) out.push(v);
+    else if (Array.isArray(v) && depth < 2) for (const x of v) visit(x, depth + 1);
+  };
+  visit(node.args, 0);
+  return out;
+}
+
+function walk(root: AstNode, fn: (node: AstNode) => void): void {
+  const stack = [root];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    fn(node);
+    stack.push(...children(node));
+  }
+}
+
+/**
+ * Before type-checking: renames redefined built-ins and compiles literal patterns. Returns the
+ * issues found (a pattern RE2 refuses), each at its place in the expression.
+ */
+export function rewriteBeforeCheck(expression: string, root: AstNode): CelIssue[] {
+  const issues: CelIssue[] = [];
+  walk(root, (node) => {
+    if (node.op !== 'rcall' && node.op !== 'call') return;
+    const args = node.args as [string, ...unknown[]];
+    const name = args[0];
+    const isMethod = node.op === 'rcall';
+    const callArgs = (isMethod ? args[2] : args[1]) as unknown[];
+    if (REGEX_METHODS.has(name) && (isMethod || name === 'matches')) {
+      const pattern = callArgs[isMethod ? 0 : 1];
+      if (isNode(pattern) && pattern.op === 'value' && typeof pattern.args === 'string') {
+        const re = compileRegex(pattern.args);
+        if (typeof re === 'string') issues.push({ message: `invalid regex: ${re}`, ...position(expression, pattern.start) });
+      }
+    }
+    if (isMethod && RENAMED.has(name)) args[0] = `${name}${OVERRIDE_SUFFIX}`;
+  });
+  return issues;
+}
+
+function mayBeList(node: AstNode | undefined): boolean {
+  const kind = node?.checkedType?.kind;
+  return kind === 'list' || kind === 'dyn';
+}
+
+/** After type-checking: gives `==`, `!=` and `+` on lists the list-type semantics. */
+export function rewriteAfterCheck(root: AstNode): void {
+  walk(root, (node) => {
+    if (node.op !== '==' && node.op !== '!=' && node.op !== '+') return;
+    if (!mayBeList(node.left) && !mayBeList(node.right)) return;
+    const op = node.op;
+    node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
+      const l = ev.run(ast.left!, ctx);
+      const r = ev.run(ast.right!, ctx);
+      const type = listTypeOf(l);
+      if (type === undefined || !(Array.isArray(r) || r instanceof Set)) return ast.handle!(l, r, ast, ev);
+      if (op === '+') return concat(type, items(l), items(r));
+      const equal = listsEqual(type, items(l), items(r));
+      return op === '==' ? equal : !equal;
+    });
+  });
+}
+
+function sameKeys(keys: string[], a: unknown, b: unknown): boolean {
+  const field = (v: unknown, k: string) => (v instanceof Map ? v.get(k) : (v as Record<string, unknown>)?.[k]);
+  return keys.every((k) => celEquals(field(a, k), field(b, k)));
+}
+
+function listsEqual(type: ListType, a: unknown[], b: unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  if (type.type === 'set') return a.every((x) => b.some((y) => celEquals(x, y)));
+  return a.every((x) => {
+    const y = b.find((v) => sameKeys(type.keys, x, v));
+    return y !== undefined && celEquals(x, y);
+  });
+}
+
+/** Set: X, then what of Y is not in X. Map: X with Y's entry for each shared key, then Y's new keys. */
+function concat(type: ListType, a: unknown[], b: unknown[]): unknown[] {
+  let out: unknown[];
+  if (type.type === 'set') out = [...a, ...b.filter((y) => !a.some((x) => celEquals(x, y)))];
+  else {
+    out = a.map((x) => b.find((y) => sameKeys(type.keys, x, y)) ?? x);
+    out.push(...b.filter((y) => !a.some((x) => sameKeys(type.keys, x, y))));
+  }
+  return setListType(out, type);
+}
