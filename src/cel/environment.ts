@@ -16,6 +16,8 @@ import { registerLists } from './library/lists.ts';
 import { registerRegex } from './library/regex.ts';
 import { registerURLs } from './library/urls.ts';
 import { registerQuantity } from './library/quantity.ts';
+import { registerOptionals } from './library/optionals.ts';
+import { registerTime } from './library/time.ts';
 import { rewriteAfterCheck, rewriteBeforeCheck, type AstNode } from './rewrite.ts';
 
 /** A message type: named fields with their CEL types (cel-js type strings). */
@@ -45,6 +47,11 @@ export interface EnvironmentSpec {
   types?: CelObjectType[];
   variables: CelVariable[];
   extensions?: CelExtension[];
+  /**
+   * Kubernetes requires list and map literals to hold one type (`[1, 'a']` does not compile);
+   * false relaxes that (only the conformance suite, written for cel-go's default, needs it).
+   */
+  homogeneousAggregateLiterals?: boolean;
 }
 
 /** Structural limits of the parser (Kubernetes caps nesting; these bound the AST). */
@@ -65,6 +72,8 @@ function baseEnvironment(): Environment {
   registerRegex(r);
   registerURLs(r);
   registerQuantity(r);
+  registerOptionals(r);
+  registerTime(r);
   base = env;
   return env;
 }
@@ -158,7 +167,7 @@ export class CelEnvironment {
   readonly variables: readonly CelVariable[];
 
   constructor(spec: EnvironmentSpec) {
-    const env = baseEnvironment().clone();
+    const env = spec.homogeneousAggregateLiterals === false ? baseEnvironment().clone({ homogeneousAggregateLiterals: false }) : baseEnvironment().clone();
     for (const t of spec.types ?? []) env.registerType(t.name, { fields: t.fields });
     const variables = [...spec.variables];
     for (const ext of spec.extensions ?? []) {

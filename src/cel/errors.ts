@@ -124,6 +124,10 @@ export function toCompileError(expression: string, error: unknown): CelCompileEr
     const at = position(expression, error.range?.start ?? 0);
     return new CelCompileError(expression, [{ message: evaluationMessage(error.summary, error.code), ...at }]);
   }
+  // cel-js' checker throws a plain Error when two operator overloads fit an operand whose type is
+  // still an unbound parameter (`{}.a > 1`): an ambiguous call, which the writer must make precise.
+  const m = error instanceof Error ? /^Operator overload '(.*?)' overlaps with '(.*?)'/.exec(error.message) : null;
+  if (m) return new CelCompileError(expression, [{ message: `ambiguous overloads: '${m[1]}' and '${m[2]}' both apply (make the operand types known)`, line: 1, column: 1 }]);
   throw error;
 }
 

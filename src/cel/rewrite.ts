@@ -1,7 +1,8 @@
 // What the compiler does to a parsed expression between cel-js' parser and its checker, and after
 // the checker. cel-js cannot replace a built-in overload, so:
 //  - calls of the built-in methods our libraries redefine (code-point string indices, ASCII-only
-//    case mapping, RE2 `matches`, list indexOf) are renamed to the libraries' internal names;
+//    case mapping, RE2 `matches`, list indexOf, timestamp accessors with a fixed-offset time
+//    zone) are renamed to the libraries' internal names;
 //  - a literal regular expression is compiled now, so a pattern RE2 refuses is a compile error;
 //  - `==`, `!=` and `+` on lists learn the list types of spec 03: a list with
 //    x-kubernetes-list-type=set or =map compares without regard to order and concatenates as a
@@ -9,9 +10,11 @@
 // cel-js' AST nodes are plain objects with public `op`, `args` and `meta`; the interface below is
 // the part of them this file relies on.
 
+import { EvaluationError } from '@marcbachmann/cel-js';
 import { OVERRIDE_SUFFIX, position, type CelIssue } from './errors.ts';
 import { OVERRIDDEN_STRING_METHODS } from './library/strings.ts';
 import { compileRegex } from './library/regex.ts';
+import { ZONED_GETTERS } from './library/time.ts';
 import { listTypeOf, setListType, type ListType } from './list-types.ts';
 import { celEquals, items } from './library/values.ts';
 
@@ -36,6 +39,7 @@ interface Evaluator {
 
 const RENAMED = new Set([...OVERRIDDEN_STRING_METHODS, 'matches']);
 const REGEX_METHODS = new Set(['matches', 'find', 'findAll']);
+const ZONED = new Set(ZONED_GETTERS);
 
 function isNode(v: unknown): v is AstNode {
   return typeof v === 'object' && v !== null && 'op' in v && 'meta' in v;
@@ -80,33 +84,100 @@ export function rewriteBeforeCheck(expression: string, root: AstNode): CelIssue[
         if (typeof re === 'string') issues.push({ message: `invalid regex: ${re}`, ...position(expression, pattern.start) });
       }
     }
-    if (isMethod && RENAMED.has(name)) args[0] = `${name}${OVERRIDE_SUFFIX}`;
+    if (isMethod && (RENAMED.has(name) || (ZONED.has(name) && callArgs.length === 1))) args[0] = `${name}${OVERRIDE_SUFFIX}`;
   });
   return issues;
 }
 
-function mayBeList(node: AstNode | undefined): boolean {
+function mayBeAggregate(node: AstNode | undefined): boolean {
   const kind = node?.checkedType?.kind;
-  return kind === 'list' || kind === 'dyn';
+  return kind === 'list' || kind === 'map' || kind === 'dyn';
 }
 
-/** After type-checking: gives `==`, `!=` and `+` on lists the list-type semantics. */
+const MAX_INT = (1n << 63n) - 1n;
+const MIN_INT = -(1n << 63n);
+
+/**
+ * After type-checking: gives `==`, `!=` and `+` on lists the list-type semantics, makes `in` and
+ * `==` on lists and maps compare numbers across types (`1u in [1]`), and keeps results in CEL's
+ * ranges (int64 negation and conversion, timestamps in years 1–9999, durations within int64
+ * nanoseconds), which cel-js' own operators do not.
+ */
 export function rewriteAfterCheck(root: AstNode): void {
   walk(root, (node) => {
+    if (node.op === '-_' && node.checkedType?.kind === 'dyn') {
+      const negate = node.meta.evaluate;
+      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => RANGES.int!(negate(ev, ast, ctx)));
+      return;
+    }
+    if (node.op === 'in' && (node.right?.checkedType?.kind === 'list' || node.right?.checkedType?.kind === 'dyn')) {
+      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
+        const l = ev.run(ast.left!, ctx);
+        const r = ev.run(ast.right!, ctx);
+        if (!(Array.isArray(r) || r instanceof Set)) return ast.handle!(l, r, ast, ev);
+        for (const x of r) if (celEquals(l, x)) return true;
+        return false;
+      });
+      return;
+    }
+    const range = RANGES[node.checkedType?.name ?? ''];
+    if (range && CHECKED_OPS.has(node.op)) {
+      const compute = node.meta.evaluate;
+      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => range(compute(ev, ast, ctx)));
+      return;
+    }
     if (node.op !== '==' && node.op !== '!=' && node.op !== '+') return;
-    if (!mayBeList(node.left) && !mayBeList(node.right)) return;
+    if (!mayBeAggregate(node.left) && !mayBeAggregate(node.right)) return;
     const op = node.op;
     node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
       const l = ev.run(ast.left!, ctx);
       const r = ev.run(ast.right!, ctx);
       const type = listTypeOf(l);
-      if (type === undefined || !(Array.isArray(r) || r instanceof Set)) return ast.handle!(l, r, ast, ev);
-      if (op === '+') return concat(type, items(l), items(r));
-      const equal = listsEqual(type, items(l), items(r));
+      const lists = (Array.isArray(l) || l instanceof Set) && (Array.isArray(r) || r instanceof Set);
+      if (op === '+') return type !== undefined && lists ? concat(type, items(l), items(r)) : ast.handle!(l, r, ast, ev);
+      if (!lists && !(isMap(l) && isMap(r))) return ast.handle!(l, r, ast, ev);
+      // cel-js compares uint elements by identity; CEL compares numbers by value, at any depth.
+      const equal = type !== undefined && lists ? listsEqual(type, items(l), items(r)) : celEquals(l, r);
       return op === '==' ? equal : !equal;
     });
   });
 }
+
+function isMap(v: unknown): boolean {
+  return v instanceof Map || (typeof v === 'object' && v !== null && (v.constructor === Object || v.constructor === undefined));
+}
+
+const MAX_UINT = (1n << 64n) - 1n;
+const MIN_SECONDS = -62135596800; // 0001-01-01T00:00:00Z
+const MAX_SECONDS = 253402300799; // 9999-12-31T23:59:59Z
+const MAX_DURATION_NANOS = (1n << 63n) - 1n; // cel-go's durations are Go's: int64 nanoseconds
+
+/** Operators and calls whose results cel-js does not keep in CEL's ranges. */
+const CHECKED_OPS = new Set(['call', '-_', '+', '-', '/', '*']);
+
+const RANGES: Record<string, (v: unknown) => unknown> = {
+  int: (v) => {
+    if (typeof v === 'bigint' && (v > MAX_INT || v < MIN_INT)) throw new EvaluationError('integer overflow');
+    return v;
+  },
+  uint: (v) => {
+    const n = (v as { valueOf(): unknown } | null)?.valueOf();
+    if (typeof n === 'bigint' && (n > MAX_UINT || n < 0n)) throw new EvaluationError('unsigned integer overflow');
+    return v;
+  },
+  'google.protobuf.Timestamp': (v) => {
+    if (v instanceof Date && !(v.getTime() >= MIN_SECONDS * 1000 && v.getTime() < (MAX_SECONDS + 1) * 1000)) throw new EvaluationError('timestamp out of range');
+    return v;
+  },
+  'google.protobuf.Duration': (v) => {
+    const d = v as { seconds?: unknown; nanos?: unknown } | null;
+    if (typeof d?.seconds === 'bigint' && typeof d.nanos === 'number') {
+      const nanos = d.seconds * 1_000_000_000n + BigInt(d.nanos);
+      if (nanos > MAX_DURATION_NANOS || nanos < -MAX_DURATION_NANOS) throw new EvaluationError('duration out of range');
+    }
+    return v;
+  },
+};
 
 function sameKeys(keys: string[], a: unknown, b: unknown): boolean {
   const field = (v: unknown, k: string) => (v instanceof Map ? v.get(k) : (v as Record<string, unknown>)?.[k]);

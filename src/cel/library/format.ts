@@ -30,31 +30,32 @@ export function timestampString(d: Date): string {
 
 function doubleString(v: number): string {
   if (Number.isNaN(v)) return 'NaN';
-  if (v === Infinity) return '+Inf';
-  if (v === -Infinity) return '-Inf';
+  if (v === Infinity) return 'Infinity';
+  if (v === -Infinity) return '-Infinity';
   return String(v);
 }
 
-/** The %s rendering of a value. */
-function asString(v: unknown, nested = false): string {
+/** The %s rendering of a value (strings inside lists and maps are not quoted either). */
+function asString(v: unknown): string {
+  if (typeof v === 'object' && v !== null && v.constructor?.name === 'Type') return (v as { name: string }).name;
   switch (typeName(v)) {
     case 'null_type':
       return 'null';
     case 'string':
-      return nested ? JSON.stringify(v) : (v as string);
+      return v as string;
     case 'double':
       return doubleString(v as number);
     case 'bytes':
-      return nested ? JSON.stringify(Buffer.from(v as Uint8Array).toString('utf8')) : Buffer.from(v as Uint8Array).toString('utf8');
+      return Buffer.from(v as Uint8Array).toString('utf8');
     case 'google.protobuf.Timestamp':
       return timestampString(v as Date);
     case 'list': {
       const items = [...(v as Iterable<unknown>)];
-      return `[${items.map((i) => asString(i, true)).join(', ')}]`;
+      return `[${items.map((i) => asString(i)).join(', ')}]`;
     }
     case 'map': {
       const entries = v instanceof Map ? [...v.entries()] : Object.entries(v as object);
-      const rendered = entries.map(([k, val]) => [asString(k, true), asString(val, true)] as const);
+      const rendered = entries.map(([k, val]) => [asString(k), asString(val)] as const);
       rendered.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
       return `{${rendered.map(([k, val]) => `${k}: ${val}`).join(', ')}}`;
     }
@@ -81,6 +82,17 @@ function special(v: number): string | undefined {
   if (v === Infinity) return 'Infinity';
   if (v === -Infinity) return '-Infinity';
   return undefined;
+}
+
+/** toFixed, with Go's rounding of an exact tie to the even digit (2.5 → "2"). */
+function fixed(v: number, precision: number): string {
+  const scaled = v * 10 ** precision;
+  if (Number.isFinite(scaled) && Math.abs(scaled % 1) === 0.5) {
+    const down = Math.trunc(scaled);
+    const even = down % 2 === 0 ? down : down + Math.sign(scaled);
+    return (even / 10 ** precision).toFixed(precision);
+  }
+  return v.toFixed(precision);
 }
 
 function exponent(v: number, precision: number): string {
@@ -143,7 +155,7 @@ export function formatString(format: string, args: unknown[]): string {
         break;
       case 'f': {
         const v = float(arg, 'fixed-point');
-        out += special(v) ?? v.toFixed(precision ?? 6);
+        out += special(v) ?? fixed(v, precision ?? 6);
         break;
       }
       case 'e': {

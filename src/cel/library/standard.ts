@@ -1,18 +1,17 @@
-// What the standard library needs beyond cel-js' own: cross-type numeric equality (`1 == 1.0`,
-// `1u == 1`; the orderings cel-js has), and the timestamp and duration conversions it lacks
-// (string and int of a timestamp, string of a duration). Timestamps default to UTC.
+// What the standard library needs beyond cel-js' own: the timestamp and duration conversions it
+// lacks (string and int of a timestamp, string of a duration, int of a uint, ordering of bytes). Timestamps default to UTC.
+// Cross-type numeric comparisons are cel-js' own: orderings (`1 < 1.5`, `1u < 2`) type-check, and
+// equality across numeric types holds at run time (`dyn(1) == 1.0`); as in cel-go, `1 == 1.0`
+// written with both types known is a compile error, since `_==_` takes two values of one type.
 
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import { timestampString } from './format.ts';
-import type { Registrar } from './register.ts';
+import { celError, type Registrar } from './register.ts';
+
+const MAX_INT = (1n << 63n) - 1n;
 
 const TS = 'google.protobuf.Timestamp';
 const DUR = 'google.protobuf.Duration';
-
-/** Exact equality of an int and a double (2^53 + 1 is not 2^53). */
-function intEqualsDouble(i: bigint, d: number): boolean {
-  return Number.isInteger(d) && BigInt(d) === i;
-}
 
 function durationString(d: Duration): string {
   const nanos = d.seconds * 1_000_000_000n + BigInt(d.nanos);
@@ -25,9 +24,16 @@ function durationString(d: Duration): string {
 }
 
 export function registerStandard(r: Registrar): void {
-  r.op('int == double', (a: bigint, b: number) => intEqualsDouble(a, b));
-  r.op('int == uint', (a: bigint, b: UnsignedInt) => a === b.valueOf());
-  r.op('uint == double', (a: UnsignedInt, b: number) => intEqualsDouble(a.valueOf(), b));
+  for (const op of ['<', '<=', '>', '>=']) {
+    r.op(`bytes ${op} bytes`, (a: Uint8Array, b: Uint8Array) => {
+      const c = Buffer.compare(a, b);
+      return op === '<' ? c < 0 : op === '<=' ? c <= 0 : op === '>' ? c > 0 : c >= 0;
+    });
+  }
+  r.fn('int(uint): int', (u: UnsignedInt) => {
+    if (u.valueOf() > MAX_INT) throw celError('integer overflow');
+    return u.valueOf();
+  });
   r.fn(`string(${TS}): string`, (d: Date) => timestampString(d));
   r.fn(`int(${TS}): int`, (d: Date) => BigInt(Math.floor(d.getTime() / 1000)));
   r.fn(`timestamp(${TS}): ${TS}`, (d: Date) => d);

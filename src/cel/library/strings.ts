@@ -15,12 +15,12 @@ export const OVERRIDDEN_STRING_METHODS = ['indexOf', 'lastIndexOf', 'lowerAscii'
 
 const runes = (s: string): string[] => Array.from(s);
 
+// Kubernetes pins a cel-go whose offset forms refuse an offset outside the string.
 function indexOf(str: string, sub: string, offset: bigint): bigint {
-  const off = toIndex(offset);
-  if (off < 0) throw celError(`index out of range: ${off}`);
+  if (sub === '') return offset;
   const r = runes(str);
-  if (sub === '') return off > r.length ? BigInt(r.length) : offset;
-  if (off >= r.length) return -1n;
+  const off = toIndex(offset);
+  if (off < 0 || off >= r.length) throw celError(`index out of range: ${off}`);
   const s = runes(sub);
   for (let i = off; i <= r.length - s.length; i++) {
     let j = 0;
@@ -34,12 +34,12 @@ function lastIndexOf(str: string, sub: string, offset: bigint | undefined): bigi
   const r = runes(str);
   if (offset === undefined) {
     if (sub === '') return BigInt(r.length);
+    if (str.length < sub.length) return -1n;
     offset = BigInt(r.length - 1);
   }
+  if (sub === '') return offset;
   let off = toIndex(offset);
-  if (off < 0) throw celError(`index out of range: ${off}`);
-  if (sub === '') return off > r.length ? BigInt(r.length) : offset;
-  if (off >= r.length) return -1n;
+  if (off < 0 || off >= r.length) throw celError(`index out of range: ${off}`);
   const s = runes(sub);
   if (off > r.length - s.length) off = r.length - s.length;
   for (let i = off; i >= 0; i--) {
@@ -132,7 +132,7 @@ export function registerStrings(r: Registrar): void {
     if (i < 0n || i > BigInt(chars.length)) throw celError(`index out of range: ${i}`);
     return chars[Number(i)] ?? '';
   });
-  r.fn(`string.${o('indexOf')}(string): int`, (s: string, sub: string) => (cost(s), indexOf(s, sub, 0n)));
+  r.fn(`string.${o('indexOf')}(string): int`, (s: string, sub: string) => (cost(s), sub === '' ? 0n : s === '' ? -1n : indexOf(s, sub, 0n)));
   r.fn(`string.${o('indexOf')}(string, int): int`, (s: string, sub: string, at: bigint) => (cost(s), indexOf(s, sub, at)));
   r.fn(`string.${o('lastIndexOf')}(string): int`, (s: string, sub: string) => (cost(s), lastIndexOf(s, sub, undefined)));
   r.fn(`string.${o('lastIndexOf')}(string, int): int`, (s: string, sub: string, at: bigint) => (cost(s), lastIndexOf(s, sub, at)));
