@@ -16,7 +16,7 @@ import { OVERRIDDEN_STRING_METHODS } from './library/strings.ts';
 import { compileRegex } from './library/regex.ts';
 import { ZONED_GETTERS } from './library/time.ts';
 import { listTypeOf, setListType, type ListType } from './list-types.ts';
-import { celEquals, items } from './library/values.ts';
+import { celEquals, items, listsEqual, sameKeys } from './library/values.ts';
 
 type EvaluateFn = (ev: unknown, ast: AstNode, ctx: unknown) => unknown;
 
@@ -178,20 +178,6 @@ const RANGES: Record<string, (v: unknown) => unknown> = {
     return v;
   },
 };
-
-function sameKeys(keys: string[], a: unknown, b: unknown): boolean {
-  const field = (v: unknown, k: string) => (v instanceof Map ? v.get(k) : (v as Record<string, unknown>)?.[k]);
-  return keys.every((k) => celEquals(field(a, k), field(b, k)));
-}
-
-function listsEqual(type: ListType, a: unknown[], b: unknown[]): boolean {
-  if (a.length !== b.length) return false;
-  if (type.type === 'set') return a.every((x) => b.some((y) => celEquals(x, y)));
-  return a.every((x) => {
-    const y = b.find((v) => sameKeys(type.keys, x, v));
-    return y !== undefined && celEquals(x, y);
-  });
-}
 
 /** Set: X, then what of Y is not in X. Map: X with Y's entry for each shared key, then Y's new keys. */
 function concat(type: ListType, a: unknown[], b: unknown[]): unknown[] {

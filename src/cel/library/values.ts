@@ -5,6 +5,7 @@
 
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import { celError } from './register.ts';
+import { listTypeOf, type ListType } from '../list-types.ts';
 
 type Num = bigint | number;
 
@@ -38,10 +39,12 @@ export function celEquals(a: unknown, b: unknown): boolean {
     if (!(listA && listB)) return false;
     const x = [...(a as Iterable<unknown>)];
     const y = [...(b as Iterable<unknown>)];
+    const type = listTypeOf(a);
+    if (type !== undefined) return listsEqual(type, x, y);
     return x.length === y.length && x.every((v, i) => celEquals(v, y[i]));
   }
-  if (a.constructor !== b.constructor && !(isMap(a) && isMap(b))) return false;
-  if (!isMap(a)) return false;
+  // Maps, and objects of one schema type (instances of one class, fields as own properties).
+  if (!(isMap(a) && isMap(b)) && a.constructor !== b.constructor) return false;
   const ea = entries(a);
   const mb = new Map(entries(b));
   return ea.length === mb.size && ea.every(([k, v]) => mb.has(k) && celEquals(v, mb.get(k)));
@@ -70,4 +73,23 @@ export function celCompare(a: unknown, b: unknown): number {
 /** A list value's items, whatever its representation. */
 export function items(list: unknown): unknown[] {
   return Array.isArray(list) ? list : [...(list as Iterable<unknown>)];
+}
+
+function field(v: unknown, k: string): unknown {
+  return v instanceof Map ? v.get(k) : (v as Record<string, unknown> | null)?.[k];
+}
+
+/** Whether two entries of a map list have the same key fields. */
+export function sameKeys(keys: string[], a: unknown, b: unknown): boolean {
+  return keys.every((k) => celEquals(field(a, k), field(b, k)));
+}
+
+/** Equality of a set list (order ignored) or a map list (entries matched by key). */
+export function listsEqual(type: ListType, a: unknown[], b: unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  if (type.type === 'set') return a.every((x) => b.some((y) => celEquals(x, y)));
+  return a.every((x) => {
+    const y = b.find((v) => sameKeys(type.keys, x, v));
+    return y !== undefined && celEquals(x, y);
+  });
 }
