@@ -3,7 +3,8 @@
 //  - calls of the built-in methods our libraries redefine (code-point string indices, ASCII-only
 //    case mapping, RE2 `matches`, list indexOf, timestamp accessors with a fixed-offset time
 //    zone) are renamed to the libraries' internal names;
-//  - a literal regular expression is compiled now, so a pattern RE2 refuses is a compile error;
+//  - a literal regular expression is compiled now, so a pattern RE2 refuses is a compile error,
+//    and duration and timestamp literals are validated (Kubernetes' literal validators);
 //  - `==`, `!=` and `+` on lists learn the list types of spec 03: a list with
 //    x-kubernetes-list-type=set or =map compares without regard to order and concatenates as a
 //    union or a keyed merge (its runtime value carries its list type, see schema-values.ts).
@@ -84,9 +85,31 @@ export function rewriteBeforeCheck(expression: string, root: AstNode): CelIssue[
         if (typeof re === 'string') issues.push({ message: `invalid regex: ${re}`, ...position(expression, pattern.start) });
       }
     }
+    if (!isMethod && (name === 'duration' || name === 'timestamp') && callArgs.length === 1) {
+      const lit = callArgs[0];
+      if (isNode(lit) && lit.op === 'value' && typeof lit.args === 'string') {
+        const problem = name === 'duration' ? durationProblem(lit.args) : timestampProblem(lit.args);
+        if (problem) issues.push({ message: `${name} validation failed. reason: ${problem}`, ...position(expression, lit.start) });
+      }
+    }
     if (isMethod && (RENAMED.has(name) || (ZONED.has(name) && callArgs.length === 1))) args[0] = `${name}${OVERRIDE_SUFFIX}`;
   });
   return issues;
+}
+
+const GO_DURATION = /^[-+]?(?:0|(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h))+)$/;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Why a duration literal is invalid (Go's time.ParseDuration), if it is. */
+function durationProblem(text: string): string | undefined {
+  return GO_DURATION.test(text) ? undefined : `time: invalid duration ${JSON.stringify(text)}`;
+}
+
+/** Why a timestamp literal is invalid (RFC 3339, years 1–9999), if it is. */
+function timestampProblem(text: string): string | undefined {
+  const t = Date.parse(text);
+  if (!RFC3339.test(text) || Number.isNaN(t)) return `parsing time ${JSON.stringify(text)} as RFC 3339: cannot parse`;
+  return undefined;
 }
 
 function mayBeAggregate(node: AstNode | undefined): boolean {

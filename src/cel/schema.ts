@@ -51,6 +51,8 @@ function withTypeAndObjectMeta(s: Schema): Schema {
 class TypeBuilder {
   readonly objectTypes: CelObjectType[] = [];
   readonly classes = new Map<string, new () => object>();
+  /** Property names as Kubernetes escapes them for schemas; the built-in request types keep theirs. */
+  constructor(private readonly escape: (name: string) => string | undefined = escapeName) {}
 
   build(s: Schema, name: string, resourceRoot: boolean): SchemaType | undefined {
     if (s['x-kubernetes-int-or-string']) return { type: 'dyn', convert: intOrString };
@@ -100,7 +102,7 @@ class TypeBuilder {
     const fields: Record<string, string> = {};
     const converters: [string, string, (v: unknown) => unknown][] = [];
     for (const [prop, ps] of Object.entries(s.properties ?? {})) {
-      const escaped = escapeName(prop);
+      const escaped = this.escape(prop);
       if (escaped === undefined) continue;
       const t = this.build(ps, `${name}.${escaped}`, ps['x-kubernetes-embedded-resource'] === true);
       if (!t) continue;
@@ -179,10 +181,67 @@ export function parseDuration(text: string): Duration | undefined {
 }
 
 /** The expression type of `schema` (undefined where Kubernetes declares nothing), with its object types. */
-export function schemaType(schema: Schema, options: { name?: string; resourceRoot?: boolean } = {}): { root: SchemaType | undefined; objectTypes: CelObjectType[]; classes: Map<string, new () => object> } {
+export function schemaType(schema: Schema, options: { name?: string; resourceRoot?: boolean } = {}): { root: SchemaType | undefined; objectTypes: CelObjectType[] } {
   const b = new TypeBuilder();
   const root = b.build(schema, options.name ?? 'object', options.resourceRoot ?? false);
-  return { root, objectTypes: b.objectTypes, classes: b.classes };
+  return { root, objectTypes: b.objectTypes };
+}
+
+/** A variable whose type is a schema's. */
+export interface SchemaVariable {
+  name: string;
+  schema: Schema;
+  /** The schema is a resource's root (or an embedded resource): metadata.name is declared. */
+  resourceRoot?: boolean;
+  /** The variable is optional<T> (absent values are optional.none()). */
+  optional?: boolean;
+  /** Another variable of the same schema: the two share one type. */
+  sameTypeAs?: string;
+}
+
+/**
+ * An environment whose variables are typed by schemas: each object schema becomes an object
+ * type, and `activation` turns JSON values into the variables' values.
+ */
+export class SchemaEnvironment {
+  readonly env: CelEnvironment;
+  private readonly types = new Map<string, SchemaType>();
+
+  constructor(
+    private readonly vars: SchemaVariable[],
+    extensions: CelExtension[] = [],
+    options: { escapeNames?: boolean } = {},
+  ) {
+    const b = new TypeBuilder(options.escapeNames === false ? (n) => n : escapeName);
+    const variables: CelVariable[] = [];
+    for (const v of vars) {
+      const t = (v.sameTypeAs !== undefined ? this.types.get(v.sameTypeAs) : undefined) ?? b.build(v.schema, `${v.name}Type`, v.resourceRoot ?? false) ?? { type: 'dyn', convert: identity };
+      this.types.set(v.name, t);
+      variables.push({ name: v.name, type: v.optional ? `optional<${t.type}>` : t.type });
+    }
+    const objects: CelExtension = {
+      name: 'schema object types',
+      register: (r) => {
+        for (const o of b.objectTypes) {
+          r.env.registerType(o.name, { ctor: b.classes.get(o.name)!, fields: o.fields });
+          r.op(`${o.name} == ${o.name}`, (x: unknown, y: unknown) => celEquals(x, y));
+        }
+      },
+    };
+    this.env = new CelEnvironment({ variables, extensions: [objects, ...extensions] });
+  }
+
+  /** The variables' values from JSON values; an optional variable left out is optional.none(). */
+  activation(json: Record<string, unknown>): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const v of this.vars) {
+      const x = json[v.name];
+      const converted = x === undefined ? undefined : this.types.get(v.name)!.convert(x);
+      if (v.optional) out[v.name] = converted === undefined || converted === null ? Optional.none() : Optional.of(converted);
+      else if (converted !== undefined) out[v.name] = converted;
+    }
+    return out;
+  }
 }
 
 export interface RuleEnvironmentOptions {
@@ -194,33 +253,15 @@ export interface RuleEnvironmentOptions {
 }
 
 /** The environment of validation rules at one schema node: `self` and `oldSelf` of its type. */
-export class RuleEnvironment {
-  readonly env: CelEnvironment;
-  private readonly type: SchemaType;
-
+export class RuleEnvironment extends SchemaEnvironment {
   constructor(schema: Schema, options: RuleEnvironmentOptions = {}) {
-    const { root, objectTypes, classes } = schemaType(schema, { resourceRoot: options.resourceRoot });
-    this.type = root ?? { type: 'dyn', convert: identity };
-    const t = this.type.type;
-    const variables: CelVariable[] = [
-      { name: 'self', type: t },
-      { name: 'oldSelf', type: options.optionalOldSelf ? `optional<${t}>` : t },
-    ];
-    const objectEquality: CelExtension = {
-      name: 'schema objects',
-      register: (r) => {
-        for (const [name, ctor] of classes) {
-          r.env.registerType(name, { ctor, fields: objectTypes.find((o) => o.name === name)!.fields });
-          r.op(`${name} == ${name}`, (a: unknown, b: unknown) => celEquals(a, b));
-        }
-      },
-    };
-    this.env = new CelEnvironment({ variables, extensions: [objectEquality, ...(options.extensions ?? [])] });
-  }
-
-  /** A JSON value under the schema, as the value of `self` or `oldSelf`. */
-  toValue(json: unknown): unknown {
-    return this.type.convert(json);
+    super(
+      [
+        { name: 'self', schema, resourceRoot: options.resourceRoot },
+        { name: 'oldSelf', schema, resourceRoot: options.resourceRoot, optional: options.optionalOldSelf, sameTypeAs: 'self' },
+      ],
+      options.extensions,
+    );
   }
 }
 
