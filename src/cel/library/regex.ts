@@ -27,7 +27,8 @@ export function compileRegex(pattern: string): RE2JS | string {
 }
 
 function regex(pattern: string, str: string, illegal: boolean): RE2JS {
-  charge(traversalCost(str.length) * traversalCost(pattern.length));
+  // cel-go's price of matches: ⌈(1 + |input|) × 0.1⌉ × ⌈|pattern| × 0.25⌉.
+  charge(traversalCost(1 + str.length) * Math.ceil(pattern.length * 0.25));
   const re = compileRegex(pattern);
   if (typeof re === 'string') throw celError(illegal ? `Illegal regex: ${re}` : re);
   return re;
