@@ -1,4 +1,4 @@
-// The one environment builder. A base cel-js environment holds every library of spec 03 with its
+// The one environment builder. A base cel-js environment holds every library the API contract lists, with its
 // options (homogeneous aggregate literals, optional types, UTC time zone); each use (schema
 // validation rules, claim mappings, user validation, authorization match conditions, …) is a
 // clone of it that declares its variables and their types. An environment compiles an expression

@@ -1,6 +1,6 @@
 // The x-kubernetes-list-type a list value was converted under, carried by the array itself (a
 // non-enumerable symbol property, so it is still a plain CEL list to cel-js): `set` lists compare
-// as sets, `map` lists by their keys, and both concatenate as spec 03 says (rewrite.ts).
+// as sets, `map` lists by their keys, and both concatenate as the API contract says (rewrite.ts).
 
 export type ListType = { type: 'set' } | { type: 'map'; keys: string[] };
 

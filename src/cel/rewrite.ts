@@ -5,7 +5,7 @@
 //    zone) are renamed to the libraries' internal names;
 //  - a literal regular expression is compiled now, so a pattern RE2 refuses is a compile error,
 //    and duration and timestamp literals are validated (Kubernetes' literal validators);
-//  - `==`, `!=` and `+` on lists learn the list types of spec 03: a list with
+//  - `==`, `!=` and `+` on lists learn the contract's list types: a list with
 //    x-kubernetes-list-type=set or =map compares without regard to order and concatenates as a
 //    union or a keyed merge (its runtime value carries its list type, see schema-values.ts).
 // cel-js' AST nodes are plain objects with public `op`, `args` and `meta`; the interface below is

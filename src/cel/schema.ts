@@ -1,5 +1,5 @@
 // OpenAPI v3 schemas as expression types, and JSON values under a schema as expression values,
-// exactly as spec 03's table (and Kubernetes' SchemaDeclType / UnstructuredToVal) has them:
+// exactly as the API contract's type table (and Kubernetes' SchemaDeclType / UnstructuredToVal) has them:
 //
 //   object with properties         → an object type, one field per property (names escaped)
 //   object with additionalProperties → map<string, T>

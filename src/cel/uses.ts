@@ -1,4 +1,4 @@
-// The environments of each use of expressions outside schemas (spec 02): the variables Kubernetes
+// The environments of each use of expressions outside schemas (authentication and authorization): the variables Kubernetes
 // declares there and their types. Each is built once and shared; an `authorizer` extension (the
 // authorizer library, which arrives with authorization) adds its types, functions and variable.
 //

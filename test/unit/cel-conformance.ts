@@ -8,7 +8,7 @@ import { CelEnvironment, type CelVariable } from '../../src/cel/environment.ts';
 import { CelError } from '../../src/cel/errors.ts';
 import { celEquals } from '../../src/cel/library/values.ts';
 
-/** Sections that need protocol-buffer messages, or libraries spec 03 does not list. */
+/** Sections that need protocol-buffer messages, or libraries the API contract does not list. */
 export const EXCLUDED_SECTIONS: Record<string, string> = {
   dynamic: 'protobuf message and wrapper types (TestAllTypes fields, google.protobuf.Value/Struct/Any)',
   enums: 'protobuf enums of TestAllTypes',
@@ -18,10 +18,10 @@ export const EXCLUDED_SECTIONS: Record<string, string> = {
   wrappers: 'protobuf wrapper types (google.protobuf.Int32Value …)',
   namespace: 'containers (qualified name resolution against a protobuf package); Kubernetes declares none',
   type_deductions: "compares the checker's deduced type names (cel-go's checker output), mostly over TestAllTypes",
-  math_ext: 'the math extension (math.greatest, math.ceil …): not in spec 03',
-  encoders_ext: 'the encoders extension (base64.encode/decode): not in spec 03',
-  block_ext: 'cel.block, an internal optimiser form: not in spec 03',
-  macros2: 'two-variable comprehensions (ext.TwoVarComprehensions): not in spec 03',
+  math_ext: 'the math extension (math.greatest, math.ceil …): not in the API contract',
+  encoders_ext: 'the encoders extension (base64.encode/decode): not in the API contract',
+  block_ext: 'cel.block, an internal optimiser form: not in the API contract',
+  macros2: 'two-variable comprehensions (ext.TwoVarComprehensions): not in the API contract',
   unknowns: 'no cases (partial evaluation)',
 };
 

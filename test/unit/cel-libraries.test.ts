@@ -1,4 +1,4 @@
-// Every library function of spec 03 with the results Kubernetes gives, errors included: the
+// Every library function the API contract lists, with the results Kubernetes gives, errors included: the
 // extended strings, lists, regex (RE2), URLs, quantities, optionals, cross-type numbers,
 // timestamps with time zones. Cases follow Kubernetes' library tests and cel-go's ext tests.
 

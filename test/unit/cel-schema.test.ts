@@ -1,4 +1,4 @@
-// OpenAPI schemas as expression types and JSON values as expression values, as spec 03's table
+// OpenAPI schemas as expression types and JSON values as expression values, as the API contract's type table
 // says (and Kubernetes' SchemaDeclType / UnstructuredToVal and escaping_test.go have them).
 
 import { test } from 'node:test';
