@@ -12,6 +12,7 @@
 // the part of them this file relies on.
 
 import { EvaluationError } from '@marcbachmann/cel-js';
+import { UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import { OVERRIDE_SUFFIX, position, type CelIssue } from './errors.ts';
 import { OVERRIDDEN_STRING_METHODS } from './library/strings.ts';
 import { compileRegex } from './library/regex.ts';
@@ -124,7 +125,8 @@ const MIN_INT = -(1n << 63n);
  * After type-checking: gives `==`, `!=` and `+` on lists the list-type semantics, makes `in` and
  * `==` on lists and maps compare numbers across types (`1u in [1]`), and keeps results in CEL's
  * ranges (int64 negation and conversion, timestamps in years 1–9999, durations within int64
- * nanoseconds), which cel-js' own operators do not.
+ * nanoseconds), which cel-js' own operators do not; and orders an int against a double as cel-go
+ * does (both as doubles).
  */
 export function rewriteAfterCheck(root: AstNode): void {
   walk(root, (node) => {
@@ -140,6 +142,31 @@ export function rewriteAfterCheck(root: AstNode): void {
         if (!(Array.isArray(r) || r instanceof Set)) return ast.handle!(l, r, ast, ev);
         for (const x of r) if (celEquals(l, x)) return true;
         return false;
+      });
+      return;
+    }
+    if (ORDERINGS.has(node.op) && (mixedNumbers(node.left, node.right) || node.left?.checkedType?.kind === 'dyn' || node.right?.checkedType?.kind === 'dyn')) {
+      const op = node.op;
+      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
+        const l = ev.run(ast.left!, ctx);
+        const r = ev.run(ast.right!, ctx);
+        // cel-go orders an int or uint against a double as two doubles.
+        if (typeof l === 'number' || typeof r === 'number') {
+          const x = asDouble(l);
+          const y = asDouble(r);
+          if (x !== undefined && y !== undefined) return op === '<' ? x < y : op === '<=' ? x <= y : op === '>' ? x > y : x >= y;
+        }
+        return ast.handle!(l, r, ast, ev);
+      });
+      return;
+    }
+    if (node.op === 'call' && (node.args as [string])[0] === 'int') {
+      // int(double) refuses the bounds themselves: -2^63 and 2^63 as doubles are out of range.
+      const convert = node.meta.evaluate;
+      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
+        const v = RANGES.int!(convert(ev, ast, ctx));
+        if ((v === MIN_INT || v === MAX_INT + 1n) && typeof ev.run(((ast.args as [string, AstNode[]])[1])[0]!, ctx) === 'number') throw new EvaluationError('integer overflow');
+        return v;
       });
       return;
     }
@@ -166,6 +193,21 @@ export function rewriteAfterCheck(root: AstNode): void {
   });
 }
 
+const ORDERINGS = new Set(['<', '<=', '>', '>=']);
+const NUMERIC = new Set(['int', 'uint', 'double']);
+
+function mixedNumbers(l: AstNode | undefined, r: AstNode | undefined): boolean {
+  const a = l?.checkedType?.name;
+  const b = r?.checkedType?.name;
+  return a !== b && NUMERIC.has(a ?? '') && NUMERIC.has(b ?? '') && (a === 'double' || b === 'double');
+}
+
+function asDouble(v: unknown): number | undefined {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  return v instanceof UnsignedInt ? Number(v.valueOf()) : undefined;
+}
+
 function isMap(v: unknown): boolean {
   return v instanceof Map || (typeof v === 'object' && v !== null && (v.constructor === Object || v.constructor === undefined));
 }
@@ -184,8 +226,7 @@ const RANGES: Record<string, (v: unknown) => unknown> = {
     return v;
   },
   uint: (v) => {
-    const n = (v as { valueOf(): unknown } | null)?.valueOf();
-    if (typeof n === 'bigint' && (n > MAX_UINT || n < 0n)) throw new EvaluationError('unsigned integer overflow');
+    if (v instanceof UnsignedInt && (v.valueOf() > MAX_UINT || v.valueOf() < 0n)) throw new EvaluationError('unsigned integer overflow');
     return v;
   },
   'google.protobuf.Timestamp': (v) => {
