@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CelEnvironment, cachedPrograms, type CelExtension } from '../../src/cel/environment.ts';
-import { CelCompileError, CelCostError, CelEvaluationError } from '../../src/cel/errors.ts';
+import { CelCompileError, CelCostError, CelError, CelEvaluationError } from '../../src/cel/errors.ts';
 import { authorizationRequestEnvironment, claimsEnvironment, jsonToValue, objectEnvironment, userEnvironment } from '../../src/cel/uses.ts';
 
 function compileError(env: CelEnvironment, expr: string): string {
@@ -131,4 +131,46 @@ test('an extension brings its types, functions and variables (how the authorizer
   const p = env.compile("authorizer.allowedFor('get') && !authorizer.allowedFor('delete')");
   assert.equal(p.evaluate({ object: null, oldObject: null, authorizer: new Authorizer(true) }).value, true);
   assert.ok(env.variables.some((v) => v.name === 'authorizer'));
+});
+
+test('whatever the expression and the data, only typed errors come out', () => {
+  const env = new CelEnvironment({
+    variables: [
+      { name: 'x', type: 'dyn' },
+      { name: 's', type: 'string' },
+      { name: 'l', type: 'list<int>' },
+    ],
+  });
+  const expressions = [
+    '('.repeat(300) + '1' + ')'.repeat(300),
+    '['.repeat(200) + ']'.repeat(200),
+    'a'.repeat(10_000),
+    'x.foo.bar', 'x[0]', 'x + 1', "x.startsWith('a')", 's.charAt(x)', "'%s %d'.format([x, x])", 'size(x)', "x.matches('a')",
+    'url(s).getHost()', 'quantity(s).add(x)', 'x.min()', 'x.sum()', 'x.isSorted()', 'x.indexOf(1)', "x.split(',')", "x.join(',')",
+    "x.getHours('UTC')", 'int(x)', 'string(x)', 'double(x)', 'x.optMap(y, y)', 'x == x', 'x in x', 'x.all(y, y)', 'dyn(l) + x',
+    's.findAll(x)', 'matches(s, x)', 'strings.quote(x)', "x.replace('a', 'b', x)", 's.substring(x)', 's.indexOf(s, x)', '-x', '!x',
+    'x ? 1 : 2', 'x / 0', 'x % 0', 'has(x.a)', 'x.?a.orValue(1)', 'x[?0]', 'cel.bind(v, x, v + v)', 'l.map(a, l.map(b, l.map(c, a + b + c)))',
+  ];
+  const values = [null, 0n, -1n, 1.5, NaN, 'abc', '', true, [1n, 2n], [], new Map([['a', 1n]]), {}, new Uint8Array([1]), new Date(0), [new Map()], 9223372036854775807n];
+  let evaluations = 0;
+  for (const expr of expressions) {
+    let program;
+    try {
+      program = env.compile(expr);
+    } catch (e) {
+      assert.ok(e instanceof CelError, `${expr.slice(0, 40)}: ${String(e)}`);
+      continue;
+    }
+    for (const x of values) {
+      for (const s of ['', 'a,b', '1Gi', 'http://a', '(']) {
+        evaluations++;
+        try {
+          program.evaluate({ x, s, l: [1n, 2n, 3n] }, { costLimit: 10_000 });
+        } catch (e) {
+          assert.ok(e instanceof CelError, `${expr} with ${String(x)}, '${s}': ${String(e)}`);
+        }
+      }
+    }
+  }
+  assert.ok(evaluations > 1000);
 });

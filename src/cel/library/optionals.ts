@@ -40,6 +40,8 @@ interface Evaluator {
   run(node: AstNode, ctx: Context): unknown;
 }
 interface OptMacro {
+  /** Never a promise: cel-js skips its asynchronous paths. */
+  async: false;
   receiver: AstNode;
   args: AstNode[];
   bodyCtx?: Context;
@@ -52,6 +54,7 @@ function optionalMacro(flat: boolean) {
   return ({ args, receiver }: { args: AstNode[]; receiver: AstNode }): OptMacro => ({
     receiver,
     args,
+    async: false,
     typeCheck(checker, macro, ctx) {
       const varNode = macro.args[0]!;
       if (varNode.op !== 'id') throw checker.createError('invalid_macro_argument', `${name}() variable name must be a simple identifier`, varNode);
@@ -78,6 +81,6 @@ function optionalMacro(flat: boolean) {
 export function registerOptionals(r: Registrar): void {
   r.fn('OptionalNamespace.ofNonZeroValue(A): optional<A>', (_ns: unknown, v: unknown) => (isZero(v) ? Optional.none() : Optional.of(v)));
   r.op('optional<A> == optional<A>', (a: Optional, b: Optional) => (a.hasValue() && b.hasValue() ? celEquals(a.value(), b.value()) : a.hasValue() === b.hasValue()));
-  r.env.registerFunction('optional.optMap(ast, ast): optional<dyn>', optionalMacro(false));
-  r.env.registerFunction('optional.optFlatMap(ast, ast): optional<dyn>', optionalMacro(true));
+  r.env.registerFunction('optional.optMap(ast, ast): optional<dyn>', optionalMacro(false), { async: false });
+  r.env.registerFunction('optional.optFlatMap(ast, ast): optional<dyn>', optionalMacro(true), { async: false });
 }
