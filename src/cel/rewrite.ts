@@ -1,8 +1,8 @@
 // What the compiler does to a parsed expression between cel-js' parser and its checker, and after
 // the checker. cel-js cannot replace a built-in overload, so:
 //  - calls of the built-in methods our libraries redefine (code-point string indices, ASCII-only
-//    case mapping, RE2 `matches`, list indexOf, timestamp accessors with a fixed-offset time
-//    zone) are renamed to the libraries' internal names;
+//    case mapping, RE2 `matches`, list indexOf, timestamp accessors in UTC or any time zone)
+//    are renamed to the libraries' internal names;
 //  - a literal regular expression is compiled now, so a pattern RE2 refuses is a compile error,
 //    and duration and timestamp literals are validated (Kubernetes' literal validators);
 //  - `==`, `!=` and `+` on lists learn the contract's list types: a list with
@@ -93,7 +93,7 @@ export function rewriteBeforeCheck(expression: string, root: AstNode): CelIssue[
         if (problem) issues.push({ message: `${name} validation failed. reason: ${problem}`, ...position(expression, lit.start) });
       }
     }
-    if (isMethod && (RENAMED.has(name) || (ZONED.has(name) && callArgs.length === 1))) args[0] = `${name}${OVERRIDE_SUFFIX}`;
+    if (isMethod && (RENAMED.has(name) || ZONED.has(name))) args[0] = `${name}${OVERRIDE_SUFFIX}`;
   });
   return issues;
 }

@@ -1,9 +1,11 @@
-// Timestamp accessors with a time-zone argument: an IANA name ('America/New_York') or a fixed
-// offset ('+11:00', '-02:30', '02:00'), as cel-go accepts. Without an argument they read UTC
-// (cel-js' own). cel-js' versions of the one-argument forms accept IANA names only, so ours are
-// registered under internal names the compiler maps those calls to (rewrite.ts).
+// Timestamp accessors, in UTC or in the time zone of their argument: an IANA name
+// ('America/New_York') or a fixed offset ('+11:00', '-02:30', '02:00'), as cel-go accepts.
+// cel-js' own accept IANA names only and compute the day of the year in the process's local time
+// zone, so ours are registered under internal names the compiler maps those calls to
+// (rewrite.ts); the duration accessors of the same names are registered there too.
 
 import { OVERRIDE_SUFFIX } from '../errors.ts';
+import { Duration } from '@marcbachmann/cel-js/evaluator';
 import { celError, type Registrar } from './register.ts';
 
 const TS = 'google.protobuf.Timestamp';
@@ -53,11 +55,20 @@ const GETTERS: Record<string, (d: Date) => number> = {
   getMilliseconds: (d) => d.getUTCMilliseconds(),
 };
 
-/** Accessors whose one-argument (time zone) form this library replaces. */
+/** Accessors this library replaces. */
 export const ZONED_GETTERS = Object.keys(GETTERS);
+
+const DURATION_GETTERS: Record<string, (d: Duration) => bigint> = {
+  getHours: (d) => d.getHours(),
+  getMinutes: (d) => d.getMinutes(),
+  getSeconds: (d) => d.getSeconds(),
+  getMilliseconds: (d) => d.getMilliseconds(),
+};
 
 export function registerTime(r: Registrar): void {
   for (const [name, get] of Object.entries(GETTERS)) {
+    r.fn(`${TS}.${name}${OVERRIDE_SUFFIX}(): int`, (d: Date) => BigInt(get(d)));
     r.fn(`${TS}.${name}${OVERRIDE_SUFFIX}(string): int`, (d: Date, tz: string) => BigInt(get(inZone(d, tz))));
   }
+  for (const [name, get] of Object.entries(DURATION_GETTERS)) r.fn(`google.protobuf.Duration.${name}${OVERRIDE_SUFFIX}(): int`, get);
 }
