@@ -93,7 +93,7 @@ export function rewriteBeforeCheck(expression: string, root: AstNode): CelIssue[
         if (problem) issues.push({ message: `${name} validation failed. reason: ${problem}`, ...position(expression, lit.start) });
       }
     }
-    if (isMethod && (RENAMED.has(name) || ZONED.has(name))) args[0] = `${name}${OVERRIDE_SUFFIX}`;
+    if (isMethod ? RENAMED.has(name) || ZONED.has(name) : name === 'timestamp') args[0] = `${name}${OVERRIDE_SUFFIX}`;
   });
   return issues;
 }

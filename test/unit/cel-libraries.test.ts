@@ -300,6 +300,8 @@ test('timestamps and durations: UTC by default, time-zone arguments, conversions
     ["timestamp('2009-02-13T23:31:30Z').getFullYear('-09:30')", 2009],
     ["string(timestamp('2009-02-13T23:31:30Z'))", '2009-02-13T23:31:30Z'],
     ["int(timestamp('2009-02-13T23:31:30Z'))", 1234567890],
+    ['string(timestamp(1234567890))', '2009-02-13T23:31:30Z'],
+    ["timestamp('2009-02-13T23:31:30+01:00') == timestamp('2009-02-13T22:31:30Z')", true],
     ["string(duration('1h30m'))", '5400s'],
     ["duration('1.5s').getMilliseconds()", 1500],
     ["timestamp('2009-02-13T23:31:30Z') + duration('1h') > timestamp('2009-02-14T00:00:00Z')", true],
@@ -308,5 +310,7 @@ test('timestamps and durations: UTC by default, time-zone arguments, conversions
   fails([
     ["timestamp('9999-12-31T23:59:59Z') + duration('1s')", 'timestamp out of range'],
     ["timestamp('2009-02-13T23:31:30Z').getHours('Mars/Olympus')", /invalid time zone/],
+    ["timestamp(s + '2009-02-13T23:31:30.5')", /requires a string in RFC 3339 format/],
+    ['timestamp(253402300800)', 'timestamp out of range'],
   ]);
 });
