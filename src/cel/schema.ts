@@ -90,7 +90,7 @@ class TypeBuilder {
       case 'boolean':
         return { type: 'bool', convert: identity };
       case 'number':
-        return { type: 'double', convert: (v) => (typeof v === 'number' ? v : v) };
+        return { type: 'double', convert: identity };
       case 'integer':
         return { type: 'int', convert: toInt };
       default:

@@ -98,7 +98,7 @@ export function parseURL(input: string): CelURL | string {
   }
   const err = checkEscapes(path);
   if (err) return fail(err);
-  return new CelURL(scheme, host.toLowerCase() === host ? host : host, path, rawQuery, '');
+  return new CelURL(scheme, host, path, rawQuery, '');
 }
 
 function hostname(u: CelURL): string {
