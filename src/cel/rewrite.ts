@@ -19,6 +19,7 @@ import { compileRegex } from './library/regex.ts';
 import { ZONED_GETTERS } from './library/time.ts';
 import { listTypeOf, setListType, type ListType } from './list-types.ts';
 import { celEquals, items, listsEqual, sameKeys } from './library/values.ts';
+import { charge, traversalCost } from './cost.ts';
 
 type EvaluateFn = (ev: unknown, ast: AstNode, ctx: unknown) => unknown;
 
@@ -113,6 +114,12 @@ function timestampProblem(text: string): string | undefined {
   return undefined;
 }
 
+/** An operand whose `+` copies: a string, bytes or a list (or unknown until run time). */
+function growable(node: AstNode | undefined): boolean {
+  const t = node?.checkedType;
+  return t?.kind === 'list' || t?.kind === 'dyn' || t?.name === 'string' || t?.name === 'bytes';
+}
+
 function mayBeAggregate(node: AstNode | undefined): boolean {
   const kind = node?.checkedType?.kind;
   return kind === 'list' || kind === 'map' || kind === 'dyn';
@@ -176,7 +183,22 @@ export function rewriteAfterCheck(root: AstNode): void {
       node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => range(compute(ev, ast, ctx)));
       return;
     }
-    if (node.op !== '==' && node.op !== '!=' && node.op !== '+') return;
+    if (node.op === '+' && (growable(node.left) || growable(node.right))) {
+      // Concatenation copies: it is charged by the size of what it builds, so doubling a string
+      // or a list in a loop of binds runs out of budget long before it runs out of memory.
+      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
+        const l = ev.run(ast.left!, ctx);
+        const r = ev.run(ast.right!, ctx);
+        const type = listTypeOf(l);
+        const lists = (Array.isArray(l) || l instanceof Set) && (Array.isArray(r) || r instanceof Set);
+        const out = type !== undefined && lists ? concat(type, items(l), items(r)) : ast.handle!(l, r, ast, ev);
+        if (typeof out === 'string') charge(traversalCost(out.length));
+        else if (Array.isArray(out)) charge(out.length);
+        return out;
+      });
+      return;
+    }
+    if (node.op !== '==' && node.op !== '!=') return;
     if (!mayBeAggregate(node.left) && !mayBeAggregate(node.right)) return;
     const op = node.op;
     node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
@@ -184,7 +206,6 @@ export function rewriteAfterCheck(root: AstNode): void {
       const r = ev.run(ast.right!, ctx);
       const type = listTypeOf(l);
       const lists = (Array.isArray(l) || l instanceof Set) && (Array.isArray(r) || r instanceof Set);
-      if (op === '+') return type !== undefined && lists ? concat(type, items(l), items(r)) : ast.handle!(l, r, ast, ev);
       if (!lists && !(isMap(l) && isMap(r))) return ast.handle!(l, r, ast, ev);
       // cel-js compares uint elements by identity; CEL compares numbers by value, at any depth.
       const equal = type !== undefined && lists ? listsEqual(type, items(l), items(r)) : celEquals(l, r);

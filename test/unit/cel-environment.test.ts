@@ -106,6 +106,14 @@ test('the runtime cost counter: deterministic, and it stops an expression at its
   const start = performance.now();
   assert.throws(() => hostile.evaluate({ xs }, { costLimit: 100_000 }), (e: unknown) => e instanceof CelCostError && e.message === 'operation cancelled: actual cost limit exceeded');
   assert.ok(performance.now() - start < 1000);
+  // Doubling a string or a list runs out of budget, not out of memory.
+  const doubling = (v: string) => Array.from({ length: 40 }, (_, i) => `cel.bind(${v}${i + 1}, ${v}${i} + ${v}${i}, `).join('') + `size(${v}40) > 0` + ')'.repeat(40);
+  const strings = new CelEnvironment({ variables: [{ name: 's0', type: 'string' }, { name: 'l0', type: 'list<int>' }] });
+  for (const expr of [doubling('s'), doubling('l')]) {
+    const begin = performance.now();
+    assert.throws(() => strings.compile(expr).evaluate({ s0: 'abcdefgh', l0: [1n, 2n] }, { costLimit: 1_000_000 }), CelCostError);
+    assert.ok(performance.now() - begin < 2000);
+  }
   // Untracked evaluation is unaffected.
   assert.equal(p.evaluate({ xs }).cost, undefined);
   // String functions charge by length.
