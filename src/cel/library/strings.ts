@@ -143,11 +143,13 @@ export function registerStrings(r: Registrar): void {
   r.fn(`string.${o('trim')}(): string`, (s: string) => (cost(s), s.replace(TRIM, '')));
   r.fn(`string.${o('split')}(string): list<string>`, (s: string, sep: string) => (cost(s), split(s, sep, -1)));
   r.fn(`string.${o('split')}(string, int): list<string>`, (s: string, sep: string, n: bigint) => (cost(s), split(s, sep, toIndex(n))));
-  r.fn('string.replace(string, string): string', (s: string, old: string, by: string) => (cost(s), replace(s, old, by, -1)));
-  r.fn('string.replace(string, string, int): string', (s: string, old: string, by: string, n: bigint) => (cost(s), replace(s, old, by, toIndex(n))));
-  r.fn(`list<string>.${o('join')}(): string`, (l: unknown) => join(l, ''));
-  r.fn(`list<string>.${o('join')}(string): string`, (l: unknown, sep: string) => join(l, sep));
-  r.fn('string.format(list<dyn>): string', (s: string, args: unknown[]) => (cost(s), formatString(s, args)));
+  // What builds a string is also charged by the length of what it built (replace('', x) grows).
+  const built = (out: string) => (cost(out), out);
+  r.fn('string.replace(string, string): string', (s: string, old: string, by: string) => (cost(s), built(replace(s, old, by, -1))));
+  r.fn('string.replace(string, string, int): string', (s: string, old: string, by: string, n: bigint) => (cost(s), built(replace(s, old, by, toIndex(n)))));
+  r.fn(`list<string>.${o('join')}(): string`, (l: unknown) => built(join(l, '')));
+  r.fn(`list<string>.${o('join')}(string): string`, (l: unknown, sep: string) => built(join(l, sep)));
+  r.fn('string.format(list<dyn>): string', (s: string, args: unknown[]) => (cost(s), built(formatString(s, args))));
 
   class StringsNamespace {}
   r.env.registerType('StringsNamespace', StringsNamespace);
