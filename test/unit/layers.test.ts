@@ -17,6 +17,7 @@ const RANK: Record<string, number> = {
   ssa: 3,
   wire: 3,
   negotiation: 3,
+  cel: 3,
   registry: 4,
   endpoints: 5,
   controllers: 5,

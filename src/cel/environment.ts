@@ -1,0 +1,215 @@
+// The one environment builder. A base cel-js environment holds every library the API contract lists, with its
+// options (homogeneous aggregate literals, optional types, UTC time zone); each use (schema
+// validation rules, claim mappings, user validation, authorization match conditions, …) is a
+// clone of it that declares its variables and their types. An environment compiles an expression
+// once — parse, our rewrites, type-check — and keeps the program in a bounded cache keyed by
+// environment and expression; a program evaluates against an activation, optionally under a cost
+// budget.
+
+import { Environment } from '@marcbachmann/cel-js';
+import { CelCompileError, toCompileError, toEvaluationError } from './errors.ts';
+import { activeTracker, CostTracker, withTracker } from './cost.ts';
+import { registrar, type Registrar } from './library/register.ts';
+import { registerStandard } from './library/standard.ts';
+import { registerStrings } from './library/strings.ts';
+import { registerLists } from './library/lists.ts';
+import { registerRegex } from './library/regex.ts';
+import { registerURLs } from './library/urls.ts';
+import { registerQuantity } from './library/quantity.ts';
+import { registerOptionals } from './library/optionals.ts';
+import { registerTime } from './library/time.ts';
+import { rewriteAfterCheck, rewriteBeforeCheck, type AstNode } from './rewrite.ts';
+
+/** A message type: named fields with their CEL types (cel-js type strings). */
+export interface CelObjectType {
+  name: string;
+  fields: Record<string, string>;
+}
+
+export interface CelVariable {
+  name: string;
+  /** A cel-js type string: `int`, `list<string>`, `map<string, dyn>`, or a declared object type. */
+  type: string;
+}
+
+/**
+ * A library that arrives with another part of the server (the authorizer library with
+ * authorization): its types, functions and the variables it brings.
+ */
+export interface CelExtension {
+  name: string;
+  register(r: Registrar): void;
+  variables?: CelVariable[];
+}
+
+export interface EnvironmentSpec {
+  /** Object types the variables use, declared before them. */
+  types?: CelObjectType[];
+  variables: CelVariable[];
+  extensions?: CelExtension[];
+  /**
+   * Kubernetes requires list and map literals to hold one type (`[1, 'a']` does not compile);
+   * false relaxes that (only the conformance suite, written for cel-go's default, needs it).
+   */
+  homogeneousAggregateLiterals?: boolean;
+}
+
+/** Structural limits of the parser (Kubernetes caps nesting; these bound the AST). */
+const LIMITS = { maxAstNodes: 10_000, maxDepth: 100, maxListElements: 1_000, maxMapEntries: 1_000, maxCallArguments: 32 };
+
+const PROBE = '__celEvaluatorProbe';
+
+let base: Environment | undefined;
+
+/** The environment every use clones: all libraries, no variables. */
+function baseEnvironment(): Environment {
+  if (base) return base;
+  const env = new Environment({ homogeneousAggregateLiterals: true, enableOptionalTypes: true, unlistedVariablesAreDyn: false, limits: LIMITS });
+  const r = registrar(env);
+  registerStandard(r);
+  registerStrings(r);
+  registerLists(r);
+  registerRegex(r);
+  registerURLs(r);
+  registerQuantity(r);
+  registerOptionals(r);
+  registerTime(r);
+  base = env;
+  return env;
+}
+
+interface Evaluator {
+  run(ast: AstNode, ctx: unknown): unknown;
+}
+
+/**
+ * Makes the environment's evaluator count each node it visits into the active cost tracker.
+ * cel-js keeps its evaluator private, but calls every function handler with it as `this`: a
+ * probe function, called once, hands it over.
+ */
+function countNodes(env: Environment): void {
+  let evaluator: Evaluator | undefined;
+  env.registerFunction(`${PROBE}(): bool`, function (this: Evaluator) {
+    evaluator = this;
+    return true;
+  });
+  env.evaluate(`${PROBE}()`);
+  const ev = evaluator!;
+  const run = ev.run;
+  ev.run = function counted(ast: AstNode, ctx: unknown): unknown {
+    const tracker = activeTracker();
+    if (tracker !== undefined) tracker.add(1);
+    return run.call(this, ast, ctx);
+  };
+}
+
+export interface EvaluateOptions {
+  /** The runtime cost budget; none: unbounded (callers that run user input always set one). */
+  costLimit?: number;
+}
+
+export interface EvaluationResult {
+  value: unknown;
+  /** The runtime cost used, when a budget was set. */
+  cost?: number;
+}
+
+export class CelProgram {
+  constructor(
+    readonly expression: string,
+    /** The type the expression evaluates to (`bool`, `string`, `list<string>`, `dyn` …). */
+    readonly outputType: string,
+    private readonly run: (activation: Record<string, unknown>) => unknown,
+  ) {}
+
+  /** The value of the expression; throws CelEvaluationError (CelCostError when over budget). */
+  evaluate(activation: Record<string, unknown>, options: EvaluateOptions = {}): EvaluationResult {
+    const tracker = options.costLimit === undefined ? undefined : new CostTracker(options.costLimit);
+    try {
+      const value = withTracker(tracker, () => this.run(activation));
+      return tracker ? { value, cost: tracker.used } : { value };
+    } catch (e) {
+      throw toEvaluationError(e);
+    }
+  }
+}
+
+type Compiled = CelProgram | CelCompileError;
+
+/** Programs by environment and expression, least recently used first. */
+class ProgramCache {
+  private readonly entries = new Map<string, Compiled>();
+  constructor(private readonly capacity: number) {}
+  get(key: string): Compiled | undefined {
+    const hit = this.entries.get(key);
+    if (hit !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+    }
+    return hit;
+  }
+  set(key: string, value: Compiled): void {
+    if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, value);
+  }
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+const cache = new ProgramCache(4096);
+let nextId = 0;
+
+export class CelEnvironment {
+  /** Distinguishes this environment's programs in the shared cache. */
+  readonly id = `env${nextId++}`;
+  private readonly env: Environment;
+  readonly variables: readonly CelVariable[];
+
+  constructor(spec: EnvironmentSpec) {
+    const env = spec.homogeneousAggregateLiterals === false ? baseEnvironment().clone({ homogeneousAggregateLiterals: false }) : baseEnvironment().clone();
+    for (const t of spec.types ?? []) env.registerType(t.name, { fields: t.fields });
+    const variables = [...spec.variables];
+    for (const ext of spec.extensions ?? []) {
+      ext.register(registrar(env));
+      variables.push(...(ext.variables ?? []));
+    }
+    for (const v of variables) env.registerVariable(v.name, v.type);
+    countNodes(env);
+    this.env = env;
+    this.variables = variables;
+  }
+
+  /** The compiled program, from the cache when this expression was compiled before. */
+  compile(expression: string): CelProgram {
+    const key = `${this.id}\n${expression}`;
+    let compiled = cache.get(key);
+    if (compiled === undefined) {
+      compiled = this.compileUncached(expression);
+      cache.set(key, compiled);
+    }
+    if (compiled instanceof CelCompileError) throw compiled;
+    return compiled;
+  }
+
+  private compileUncached(expression: string): Compiled {
+    try {
+      if (expression.includes(PROBE)) return new CelCompileError(expression, [{ message: `undeclared reference to '${PROBE}' (in container '')`, line: 1, column: expression.indexOf(PROBE) + 1 }]);
+      const parsed = this.env.parse(expression);
+      const root = parsed.ast as unknown as AstNode;
+      const issues = rewriteBeforeCheck(expression, root);
+      if (issues.length > 0) return new CelCompileError(expression, issues);
+      const checked = parsed.check();
+      if (!checked.valid) return toCompileError(expression, checked.error);
+      rewriteAfterCheck(root);
+      return new CelProgram(expression, checked.type ?? 'dyn', (activation) => parsed(activation));
+    } catch (e) {
+      return toCompileError(expression, e);
+    }
+  }
+}
+
+/** How many programs the shared cache holds (for tests). */
+export function cachedPrograms(): number {
+  return cache.size;
+}

@@ -1,0 +1,54 @@
+// Regular expressions with RE2 semantics (re2js): matches, find, findAll. A pattern RE2 refuses
+// (a lookahead, a backreference) is an error, and when it is written as a literal the compiler
+// reports it before anything runs (rewrite.ts calls `compileRegex`). RE2 runs in linear time, so
+// no pattern can backtrack catastrophically.
+
+import { RE2JS } from 're2js';
+import { OVERRIDE_SUFFIX } from '../errors.ts';
+import { charge, traversalCost } from '../cost.ts';
+import { celError, toIndex, type Registrar } from './register.ts';
+
+const CACHE_SIZE = 256;
+const cache = new Map<string, RE2JS>();
+
+/** The compiled pattern, or the RE2 error message ("error parsing regexp: …"). */
+export function compileRegex(pattern: string): RE2JS | string {
+  const hit = cache.get(pattern);
+  if (hit) return hit;
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(pattern);
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
+  cache.set(pattern, re);
+  return re;
+}
+
+function regex(pattern: string, str: string, illegal: boolean): RE2JS {
+  // cel-go's price of matches: ⌈(1 + |input|) × 0.1⌉ × ⌈|pattern| × 0.25⌉.
+  charge(traversalCost(1 + str.length) * Math.ceil(pattern.length * 0.25));
+  const re = compileRegex(pattern);
+  if (typeof re === 'string') throw celError(illegal ? `Illegal regex: ${re}` : re);
+  return re;
+}
+
+function findAll(str: string, pattern: string, limit: number): string[] {
+  const m = regex(pattern, str, true).matcher(str);
+  const out: string[] = [];
+  while ((limit < 0 || out.length < limit) && m.find()) out.push(m.group() ?? '');
+  return out;
+}
+
+export function registerRegex(r: Registrar): void {
+  const matches = (s: string, p: string) => regex(p, s, false).matcher(s).find();
+  r.fn(`string.matches${OVERRIDE_SUFFIX}(string): bool`, matches);
+  r.fn('matches(string, string): bool', matches);
+  r.fn('string.find(string): string', (s: string, p: string) => {
+    const m = regex(p, s, true).matcher(s);
+    return m.find() ? (m.group() ?? '') : '';
+  });
+  r.fn('string.findAll(string): list<string>', (s: string, p: string) => findAll(s, p, -1));
+  r.fn('string.findAll(string, int): list<string>', (s: string, p: string, n: bigint) => findAll(s, p, toIndex(n)));
+}

@@ -1,0 +1,37 @@
+// How a library adds its functions to an environment: a typed face over cel-js' registration, so
+// each library file states its signatures and handlers and nothing else.
+
+import type { Environment } from '@marcbachmann/cel-js';
+import { EvaluationError } from '@marcbachmann/cel-js';
+
+/** A CEL value as cel-js represents it (bigint, number, string, boolean, null, Uint8Array, …). */
+export type CelValue = unknown;
+
+/** cel-js calls a handler with the CEL values of its arguments, receiver first. */
+type Handler = (...args: never[]) => unknown;
+
+export interface Registrar {
+  readonly env: Environment;
+  /** `'string.charAt(int): string'` or `'url(string): URL'`. */
+  fn(signature: string, handler: Handler): void;
+  /** `'int == double'`: an operator overload. */
+  op(signature: string, handler: Handler): void;
+}
+
+export function registrar(env: Environment): Registrar {
+  return {
+    env,
+    fn: (signature, handler) => void env.registerFunction(signature, handler, { async: false }),
+    op: (signature, handler) => void env.registerOperator(signature, handler as Parameters<Environment['registerOperator']>[1]),
+  };
+}
+
+/** An error a library function raises: an evaluation error with cel-go's message. */
+export function celError(message: string): EvaluationError {
+  return new EvaluationError(message);
+}
+
+/** A bigint argument as a safe JavaScript number (indices and counts). */
+export function toIndex(v: bigint): number {
+  return v > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : v < BigInt(Number.MIN_SAFE_INTEGER) ? Number.MIN_SAFE_INTEGER : Number(v);
+}

@@ -1,0 +1,276 @@
+// What the compiler does to a parsed expression between cel-js' parser and its checker, and after
+// the checker. cel-js cannot replace a built-in overload, so:
+//  - calls of the built-in methods our libraries redefine (code-point string indices, ASCII-only
+//    case mapping, RE2 `matches`, list indexOf, timestamp accessors in UTC or any time zone)
+//    are renamed to the libraries' internal names;
+//  - a literal regular expression is compiled now, so a pattern RE2 refuses is a compile error,
+//    and duration and timestamp literals are validated (Kubernetes' literal validators);
+//  - `==`, `!=` and `+` on lists learn the contract's list types: a list with
+//    x-kubernetes-list-type=set or =map compares without regard to order and concatenates as a
+//    union or a keyed merge (its runtime value carries its list type, see schema-values.ts).
+// cel-js' AST nodes are plain objects with public `op`, `args` and `meta`; the interface below is
+// the part of them this file relies on.
+
+import { EvaluationError } from '@marcbachmann/cel-js';
+import { UnsignedInt } from '@marcbachmann/cel-js/evaluator';
+import { OVERRIDE_SUFFIX, position, type CelIssue } from './errors.ts';
+import { OVERRIDDEN_STRING_METHODS } from './library/strings.ts';
+import { compileRegex } from './library/regex.ts';
+import { ZONED_GETTERS } from './library/time.ts';
+import { listTypeOf, setListType, type ListType } from './list-types.ts';
+import { celEquals, items, listsEqual, sameKeys } from './library/values.ts';
+import { charge, traversalCost } from './cost.ts';
+
+type EvaluateFn = (ev: unknown, ast: AstNode, ctx: unknown) => unknown;
+
+export interface AstNode {
+  op: string;
+  args: unknown;
+  start: number;
+  end: number;
+  checkedType?: { kind: string; name: string };
+  left?: AstNode;
+  right?: AstNode;
+  handle?: (left: unknown, right: unknown, ast: AstNode, ev: unknown) => unknown;
+  readonly meta: { evaluate: EvaluateFn };
+  setMeta(key: string, value: unknown): AstNode;
+}
+
+interface Evaluator {
+  run(ast: AstNode, ctx: unknown): unknown;
+}
+
+const RENAMED = new Set([...OVERRIDDEN_STRING_METHODS, 'matches']);
+const REGEX_METHODS = new Set(['matches', 'find', 'findAll']);
+const ZONED = new Set(ZONED_GETTERS);
+
+function isNode(v: unknown): v is AstNode {
+  return typeof v === 'object' && v !== null && 'op' in v && 'meta' in v;
+}
+
+/** The sub-expressions written in a node (not the nodes a macro expands to). */
+function children(node: AstNode): AstNode[] {
+  const out: AstNode[] = [];
+  const visit = (v: unknown, depth: number) => {
+    if (isNode(v)) out.push(v);
+    else if (Array.isArray(v) && depth < 2) for (const x of v) visit(x, depth + 1);
+  };
+  visit(node.args, 0);
+  return out;
+}
+
+function walk(root: AstNode, fn: (node: AstNode) => void): void {
+  const stack = [root];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    fn(node);
+    stack.push(...children(node));
+  }
+}
+
+/**
+ * Before type-checking: renames redefined built-ins and compiles literal patterns. Returns the
+ * issues found (a pattern RE2 refuses), each at its place in the expression.
+ */
+export function rewriteBeforeCheck(expression: string, root: AstNode): CelIssue[] {
+  const issues: CelIssue[] = [];
+  walk(root, (node) => {
+    if (node.op !== 'rcall' && node.op !== 'call') return;
+    const args = node.args as [string, ...unknown[]];
+    const name = args[0];
+    const isMethod = node.op === 'rcall';
+    const callArgs = (isMethod ? args[2] : args[1]) as unknown[];
+    if (REGEX_METHODS.has(name) && (isMethod || name === 'matches')) {
+      const pattern = callArgs[isMethod ? 0 : 1];
+      if (isNode(pattern) && pattern.op === 'value' && typeof pattern.args === 'string') {
+        const re = compileRegex(pattern.args);
+        if (typeof re === 'string') issues.push({ message: `invalid regex: ${re}`, ...position(expression, pattern.start) });
+      }
+    }
+    if (!isMethod && (name === 'duration' || name === 'timestamp') && callArgs.length === 1) {
+      const lit = callArgs[0];
+      if (isNode(lit) && lit.op === 'value' && typeof lit.args === 'string') {
+        const problem = name === 'duration' ? durationProblem(lit.args) : timestampProblem(lit.args);
+        if (problem) issues.push({ message: `${name} validation failed. reason: ${problem}`, ...position(expression, lit.start) });
+      }
+    }
+    if (isMethod ? RENAMED.has(name) || ZONED.has(name) : name === 'timestamp') args[0] = `${name}${OVERRIDE_SUFFIX}`;
+  });
+  return issues;
+}
+
+const GO_DURATION = /^[-+]?(?:0|(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h))+)$/;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Why a duration literal is invalid (Go's time.ParseDuration), if it is. */
+function durationProblem(text: string): string | undefined {
+  return GO_DURATION.test(text) ? undefined : `time: invalid duration ${JSON.stringify(text)}`;
+}
+
+/** Why a timestamp literal is invalid (RFC 3339, years 1–9999), if it is. */
+function timestampProblem(text: string): string | undefined {
+  const t = Date.parse(text);
+  if (!RFC3339.test(text) || Number.isNaN(t)) return `parsing time ${JSON.stringify(text)} as RFC 3339: cannot parse`;
+  return undefined;
+}
+
+/** An operand whose `+` copies: a string, bytes or a list (or unknown until run time). */
+function growable(node: AstNode | undefined): boolean {
+  const t = node?.checkedType;
+  return t?.kind === 'list' || t?.kind === 'dyn' || t?.name === 'string' || t?.name === 'bytes';
+}
+
+function mayBeAggregate(node: AstNode | undefined): boolean {
+  const kind = node?.checkedType?.kind;
+  return kind === 'list' || kind === 'map' || kind === 'dyn';
+}
+
+const MAX_INT = (1n << 63n) - 1n;
+const MIN_INT = -(1n << 63n);
+
+/**
+ * After type-checking: gives `==`, `!=` and `+` on lists the list-type semantics, makes `in` and
+ * `==` on lists and maps compare numbers across types (`1u in [1]`), and keeps results in CEL's
+ * ranges (int64 negation and conversion, timestamps in years 1–9999, durations within int64
+ * nanoseconds), which cel-js' own operators do not; and orders an int against a double as cel-go
+ * does (both as doubles).
+ */
+export function rewriteAfterCheck(root: AstNode): void {
+  walk(root, (node) => {
+    if (node.op === '-_' && node.checkedType?.kind === 'dyn') {
+      const negate = node.meta.evaluate;
+      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => RANGES.int!(negate(ev, ast, ctx)));
+      return;
+    }
+    if (node.op === 'in' && (node.right?.checkedType?.kind === 'list' || node.right?.checkedType?.kind === 'dyn')) {
+      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
+        const l = ev.run(ast.left!, ctx);
+        const r = ev.run(ast.right!, ctx);
+        if (!(Array.isArray(r) || r instanceof Set)) return ast.handle!(l, r, ast, ev);
+        for (const x of r) if (celEquals(l, x)) return true;
+        return false;
+      });
+      return;
+    }
+    if (ORDERINGS.has(node.op) && (mixedNumbers(node.left, node.right) || node.left?.checkedType?.kind === 'dyn' || node.right?.checkedType?.kind === 'dyn')) {
+      const op = node.op;
+      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
+        const l = ev.run(ast.left!, ctx);
+        const r = ev.run(ast.right!, ctx);
+        // cel-go orders an int or uint against a double as two doubles.
+        if (typeof l === 'number' || typeof r === 'number') {
+          const x = asDouble(l);
+          const y = asDouble(r);
+          if (x !== undefined && y !== undefined) return op === '<' ? x < y : op === '<=' ? x <= y : op === '>' ? x > y : x >= y;
+        }
+        return ast.handle!(l, r, ast, ev);
+      });
+      return;
+    }
+    if (node.op === 'call' && (node.args as [string])[0] === 'int') {
+      // int(double) refuses the bounds themselves: -2^63 and 2^63 as doubles are out of range.
+      const convert = node.meta.evaluate;
+      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
+        const v = RANGES.int!(convert(ev, ast, ctx));
+        if ((v === MIN_INT || v === MAX_INT + 1n) && typeof ev.run(((ast.args as [string, AstNode[]])[1])[0]!, ctx) === 'number') throw new EvaluationError('integer overflow');
+        return v;
+      });
+      return;
+    }
+    const range = RANGES[node.checkedType?.name ?? ''];
+    if (range && CHECKED_OPS.has(node.op)) {
+      const compute = node.meta.evaluate;
+      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => range(compute(ev, ast, ctx)));
+      return;
+    }
+    if (node.op === '+' && (growable(node.left) || growable(node.right))) {
+      // Concatenation copies: it is charged by the size of what it builds, so doubling a string
+      // or a list in a loop of binds runs out of budget long before it runs out of memory.
+      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
+        const l = ev.run(ast.left!, ctx);
+        const r = ev.run(ast.right!, ctx);
+        const type = listTypeOf(l);
+        const lists = (Array.isArray(l) || l instanceof Set) && (Array.isArray(r) || r instanceof Set);
+        const out = type !== undefined && lists ? concat(type, items(l), items(r)) : ast.handle!(l, r, ast, ev);
+        if (typeof out === 'string') charge(traversalCost(out.length));
+        else if (Array.isArray(out)) charge(out.length);
+        return out;
+      });
+      return;
+    }
+    if (node.op !== '==' && node.op !== '!=') return;
+    if (!mayBeAggregate(node.left) && !mayBeAggregate(node.right)) return;
+    const op = node.op;
+    node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
+      const l = ev.run(ast.left!, ctx);
+      const r = ev.run(ast.right!, ctx);
+      const type = listTypeOf(l);
+      const lists = (Array.isArray(l) || l instanceof Set) && (Array.isArray(r) || r instanceof Set);
+      if (!lists && !(isMap(l) && isMap(r))) return ast.handle!(l, r, ast, ev);
+      // cel-js compares uint elements by identity; CEL compares numbers by value, at any depth.
+      const equal = type !== undefined && lists ? listsEqual(type, items(l), items(r)) : celEquals(l, r);
+      return op === '==' ? equal : !equal;
+    });
+  });
+}
+
+const ORDERINGS = new Set(['<', '<=', '>', '>=']);
+const NUMERIC = new Set(['int', 'uint', 'double']);
+
+function mixedNumbers(l: AstNode | undefined, r: AstNode | undefined): boolean {
+  const a = l?.checkedType?.name;
+  const b = r?.checkedType?.name;
+  return a !== b && NUMERIC.has(a ?? '') && NUMERIC.has(b ?? '') && (a === 'double' || b === 'double');
+}
+
+function asDouble(v: unknown): number | undefined {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  return v instanceof UnsignedInt ? Number(v.valueOf()) : undefined;
+}
+
+function isMap(v: unknown): boolean {
+  return v instanceof Map || (typeof v === 'object' && v !== null && (v.constructor === Object || v.constructor === undefined));
+}
+
+const MAX_UINT = (1n << 64n) - 1n;
+const MIN_SECONDS = -62135596800; // 0001-01-01T00:00:00Z
+const MAX_SECONDS = 253402300799; // 9999-12-31T23:59:59Z
+const MAX_DURATION_NANOS = (1n << 63n) - 1n; // cel-go's durations are Go's: int64 nanoseconds
+
+/** Operators and calls whose results cel-js does not keep in CEL's ranges. */
+const CHECKED_OPS = new Set(['call', '-_', '+', '-', '/', '*']);
+
+const RANGES: Record<string, (v: unknown) => unknown> = {
+  int: (v) => {
+    if (typeof v === 'bigint' && (v > MAX_INT || v < MIN_INT)) throw new EvaluationError('integer overflow');
+    return v;
+  },
+  uint: (v) => {
+    if (v instanceof UnsignedInt && (v.valueOf() > MAX_UINT || v.valueOf() < 0n)) throw new EvaluationError('unsigned integer overflow');
+    return v;
+  },
+  'google.protobuf.Timestamp': (v) => {
+    if (v instanceof Date && !(v.getTime() >= MIN_SECONDS * 1000 && v.getTime() < (MAX_SECONDS + 1) * 1000)) throw new EvaluationError('timestamp out of range');
+    return v;
+  },
+  'google.protobuf.Duration': (v) => {
+    const d = v as { seconds?: unknown; nanos?: unknown } | null;
+    if (typeof d?.seconds === 'bigint' && typeof d.nanos === 'number') {
+      const nanos = d.seconds * 1_000_000_000n + BigInt(d.nanos);
+      if (nanos > MAX_DURATION_NANOS || nanos < -MAX_DURATION_NANOS) throw new EvaluationError('duration out of range');
+    }
+    return v;
+  },
+};
+
+/** Set: X, then what of Y is not in X. Map: X with Y's entry for each shared key, then Y's new keys. */
+function concat(type: ListType, a: unknown[], b: unknown[]): unknown[] {
+  let out: unknown[];
+  if (type.type === 'set') out = [...a, ...b.filter((y) => !a.some((x) => celEquals(x, y)))];
+  else {
+    out = a.map((x) => b.find((y) => sameKeys(type.keys, x, y)) ?? x);
+    out.push(...b.filter((y) => !a.some((x) => sameKeys(type.keys, x, y))));
+  }
+  return setListType(out, type);
+}
