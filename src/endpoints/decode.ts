@@ -81,7 +81,7 @@ function depthExceeds(value: unknown, max: number): boolean {
   return false;
 }
 
-interface Decoded {
+export interface Decoded {
   obj: KObject;
   warnings: string[];
 }
@@ -218,8 +218,10 @@ export function decodeCborBody(body: Uint8Array, what: string): unknown {
   }
 }
 
+export type BodyType = 'json' | 'yaml' | 'protobuf' | 'cbor';
+
 /** A create or update body in JSON, YAML, protobuf or CBOR. */
-export function decodeBody(body: Buffer, type: 'json' | 'yaml' | 'protobuf' | 'cbor', def: KindDefinition, validation: FieldValidation): Decoded {
+export function decodeBody(body: Buffer, type: BodyType, def: KindDefinition, validation: FieldValidation): Decoded {
   if (type === 'cbor') return checkObject(decodeCborBody(body, `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}`), def, validation, []);
   if (type === 'protobuf') {
     let value: KObject;
