@@ -40,6 +40,7 @@ export interface DecodeJob {
 
 /** A worker's answer: the decoded body, the Status it was refused with, or an unexpected failure. */
 export type DecodeReply =
+  | { ready: true }
   | { id: number; decoded: Decoded }
   | { id: number; status: { code: number; reason: ConstructorParameters<typeof StatusError>[1]; message: string; details: StatusError['status']['details']; headers: Record<string, string> } }
   | { id: number; failure: string };
@@ -56,6 +57,8 @@ interface Pending {
 
 interface Slot {
   worker: Worker;
+  /** The worker has loaded its entry point and definitions. */
+  ready: boolean;
   running: Pending | undefined;
   timer: NodeJS.Timeout | undefined;
 }
@@ -69,6 +72,8 @@ export interface DecodePoolOptions {
   size?: number;
   /** Overrides the size thresholds (tests: 0 sends every body to a worker). */
   offLoopBytes?: number;
+  /** A worker's heap limit in MB. */
+  heapMb?: number;
 }
 
 /** Decodes create and update bodies (decodeBody), on the event loop or off it. */
@@ -86,6 +91,8 @@ export class DecodePool implements BodyDecoder {
   private readonly queue: Pending[] = [];
   private nextId = 1;
   private closed = false;
+  /** A worker could not even start (its loader or entry point failed): every body decodes inline. */
+  private broken = false;
 
   constructor(private readonly opts: DecodePoolOptions) {
     this.size = Math.max(1, opts.size ?? Math.min(4, availableParallelism() - 1));
@@ -99,7 +106,7 @@ export class DecodePool implements BodyDecoder {
    */
   decode(body: Buffer, type: BodyType, def: KindDefinition, validation: FieldValidation, deadline?: number): Decoded | Promise<Decoded> {
     const threshold = this.opts.offLoopBytes ?? OFF_LOOP_BYTES[type];
-    if (this.closed || body.length < threshold || !this.known.has(def)) return decodeBody(body, type, def, validation);
+    if (this.closed || this.broken || body.length < threshold || !this.known.has(def)) return decodeBody(body, type, def, validation);
     if (this.queue.length >= MAX_QUEUED) throw errors.tooManyRequests();
     return new Promise<Decoded>((resolve, reject) => {
       const job: DecodeJob = { id: this.nextId++, kind: kindKey(def), body, type, validation };
@@ -133,7 +140,7 @@ export class DecodePool implements BodyDecoder {
       slot.running = p;
       // A job past its deadline is not worth finishing: the worker is stopped (a new one takes
       // the next job), which is the only way to stop synchronous work.
-      slot.timer = setTimeout(() => this.fail(slot, jobTimedOut()), left);
+      slot.timer = setTimeout(() => this.fail(slot, jobTimedOut(), false), left);
       slot.timer.unref();
       slot.worker.postMessage(p.job);
     }
@@ -148,12 +155,16 @@ export class DecodePool implements BodyDecoder {
       eval: true,
       execArgv: [],
       workerData: { ...data, loader: LOADER_URL, entry: ENTRY_URL },
-      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+      resourceLimits: { maxOldGenerationSizeMb: this.opts.heapMb ?? WORKER_HEAP_MB },
     });
     // Workers never keep the process alive: an idle pool is no reason to keep running.
     worker.unref();
-    const slot: Slot = { worker, running: undefined, timer: undefined };
+    const slot: Slot = { worker, ready: false, running: undefined, timer: undefined };
     worker.on('message', (reply: DecodeReply) => {
+      if ('ready' in reply) {
+        slot.ready = true;
+        return;
+      }
       const p = slot.running;
       if (!p || p.job.id !== reply.id) return;
       this.finish(slot, (q) => {
@@ -180,14 +191,30 @@ export class DecodePool implements BodyDecoder {
     if (p) settle(p);
   }
 
-  /** Fails the running job with `error` and retires the worker. */
-  private fail(slot: Slot, error: Error): void {
+  /**
+   * Fails the running job with `error` and retires the worker. A worker that failed before it was
+   * ready will fail again: the pool stops using workers, and the waiting jobs decode inline.
+   */
+  private fail(slot: Slot, error: Error, died = true): void {
     const at = this.slots.indexOf(slot);
     if (at === -1) return;
     this.slots.splice(at, 1);
-    this.finish(slot, (p) => p.reject(error));
+    if (died && !slot.ready && !this.closed) {
+      this.broken = true;
+      this.finish(slot, (p) => this.decodeInline(p));
+      for (const p of this.queue.splice(0)) this.decodeInline(p);
+    } else this.finish(slot, (p) => p.reject(error));
     void slot.worker.terminate();
     if (!this.closed) this.dispatch();
+  }
+
+  private decodeInline(p: Pending): void {
+    const def = this.opts.defs.find((d) => kindKey(d) === p.job.kind)!;
+    try {
+      p.resolve(decodeBody(Buffer.from(p.job.body.buffer, p.job.body.byteOffset, p.job.body.byteLength), p.job.type, def, p.job.validation));
+    } catch (e) {
+      p.reject(e as Error);
+    }
   }
 }
 

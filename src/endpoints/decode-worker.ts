@@ -16,6 +16,7 @@ const defs = new Map(
   builtinKinds(namingProfile(data.naming), parseFeatureGates(data.featureGates), { componentHealth: async () => [] }).map((d) => [kindKey(d), d]),
 );
 
+parentPort!.postMessage({ ready: true } satisfies DecodeReply);
 parentPort!.on('message', (job: DecodeJob) => {
   let reply: DecodeReply;
   const def = defs.get(job.kind);

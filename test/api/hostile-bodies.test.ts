@@ -14,6 +14,11 @@ import { api, testServer } from '../support/server.ts';
 import { pollReadyz } from '../support/readyz.ts';
 import { encodeCbor } from '../../src/wire/cbor.ts';
 import { encodeObject } from '../../src/wire/protobuf/index.ts';
+import { DecodePool } from '../../src/endpoints/decode-pool.ts';
+import { builtinKinds } from '../../src/registry/kinds/index.ts';
+import { namingProfile } from '../../src/naming.ts';
+import { parseFeatureGates } from '../../src/machinery/feature-gates.ts';
+import { isStatusError } from '../../src/machinery/status.ts';
 
 const server = await testServer({ featureGates: 'CBORServingAndStorage=true' });
 const GROUP = 'coordination.orch.io';
@@ -208,5 +213,46 @@ describe('decoding off the event loop answers as decoding on it', () => {
     assert.equal(proto.status, 400);
     assert.match(JSON.parse(proto.text).message, /^Lease in version "v1" cannot be handled as a Lease: /);
     for (const name of ['jw', 'jt', 'cw', 'pw']) assert.equal((await api(server, 'GET', `${LEASES}/${name}`)).status, 404);
+  });
+});
+
+describe('the decoding pool', () => {
+  const defs = builtinKinds(namingProfile('orch'), parseFeatureGates(''), { componentHealth: async () => [] });
+  const lease = defs.find((d) => d.kind === 'Lease')!;
+  const small = (name: string) => Buffer.from(JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Lease', metadata: { name }, spec: { holderIdentity: 'h', x: 1 } }));
+
+  test('a worker that dies fails its job as a bug (not a Status) and the next job gets a new worker', async () => {
+    // A small heap, which 3 MiB of unknown fields exhausts.
+    const pool = new DecodePool({ naming: 'orch', featureGates: {}, defs, offLoopBytes: 0, heapMb: 32 });
+    try {
+      const first = await pool.decode(small('a'), 'json', lease, 'Warn');
+      assert.deepEqual(first.warnings, ['unknown field "spec.x"']);
+      const huge = Buffer.from(fill(THREE_MIB, `{"apiVersion":"${GROUP}/v1","kind":"Lease","metadata":{"name":"b"}`, (i) => `,"u${i}":{"v":[${i}]}`, '}'));
+      await assert.rejects(
+        async () => pool.decode(huge, 'json', lease, 'Warn'),
+        (e: unknown) => e instanceof Error && !isStatusError(e) && /decoding worker/.test(e.message),
+      );
+      const after = await Promise.resolve()
+        .then(() => pool.decode(small('c'), 'json', lease, 'Strict'))
+        .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(isStatusError(after) && after.message === 'strict decoding error: unknown field "spec.x"', String(after));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('a job past its deadline is answered 504 and its worker replaced', async () => {
+    const pool = new DecodePool({ naming: 'orch', featureGates: {}, defs, offLoopBytes: 0 });
+    try {
+      await pool.decode(small('d'), 'json', lease, 'Ignore');
+      const yaml = Buffer.from(fill(1 * MiB, yamlHead('e'), (i) => `u${i}: 1\n`));
+      await assert.rejects(async () => pool.decode(yaml, 'yaml', lease, 'Warn', Date.now() + 50), (e: unknown) => isStatusError(e) && e.code === 504);
+      assert.equal((await pool.decode(small('f'), 'json', lease, 'Ignore')).obj.metadata.name, 'f');
+    } finally {
+      await pool.close();
+    }
   });
 });
