@@ -2,7 +2,7 @@
 // fatal (400); unknown and duplicate fields are dropped, warned about or rejected per
 // `fieldValidation`; other schema violations are 422 Invalid.
 
-import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
+import { findDuplicateKeys, jsonNestingExceeds } from '../machinery/json-duplicates.ts';
 import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
 import { parseDocument, type Tags } from 'yaml';
@@ -34,28 +34,54 @@ export function parseJson(text: string, what = "couldn't get version/kind; json 
   } catch (e) {
     throw errors.badRequest(`${what}: ${(e as Error).message}`);
   }
-  checkDepth(text, value, what);
+  checkJsonDepth(text, what);
   return value;
 }
 
+const tooDeep = (what: string) => errors.badRequest(`${what}: exceeded max depth of ${MAX_JSON_DEPTH}`);
+
 /** Nesting deeper than MAX_JSON_DEPTH is refused (each level takes at least two characters of text). */
-function checkDepth(text: string, value: unknown, what: string): void {
-  if (text.length > 2 * MAX_JSON_DEPTH && depthExceeds(value, MAX_JSON_DEPTH)) throw errors.badRequest(`${what}: exceeded max depth of ${MAX_JSON_DEPTH}`);
+function checkJsonDepth(text: string, what: string): void {
+  if (text.length > 2 * MAX_JSON_DEPTH && jsonNestingExceeds(text, MAX_JSON_DEPTH)) throw tooDeep(what);
 }
 
-/** Whether nesting goes deeper than `max`, walked without recursion. */
+/** The same for a value parsed from another format (`size` is its encoded length). */
+function checkDepth(size: number, value: unknown, what: string): void {
+  if (size > 2 * MAX_JSON_DEPTH && depthExceeds(value, MAX_JSON_DEPTH)) throw tooDeep(what);
+}
+
+/** Whether nesting goes deeper than `max`, walked without recursion or per-object allocation. */
 function depthExceeds(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  while (values.length) {
+    const v = values.pop();
+    const d = depths.pop()!;
     if (typeof v !== 'object' || v === null) continue;
     if (d >= max) return true;
-    for (const c of Array.isArray(v) ? v : Object.values(v)) if (typeof c === 'object' && c !== null) stack.push([c, d + 1]);
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const c: unknown = v[i];
+        if (typeof c === 'object' && c !== null) {
+          values.push(c);
+          depths.push(d + 1);
+        }
+      }
+    } else {
+      const o = v as Record<string, unknown>;
+      for (const k in o) {
+        const c = o[k];
+        if (typeof c === 'object' && c !== null) {
+          values.push(c);
+          depths.push(d + 1);
+        }
+      }
+    }
   }
   return false;
 }
 
-interface Decoded {
+export interface Decoded {
   obj: KObject;
   warnings: string[];
 }
@@ -141,6 +167,8 @@ const FLOAT_TAG = 'tag:yaml.org,2002:float';
 const FLOAT_EXP = /^[-+]?(?:\.[0-9][0-9_]*|[0-9][0-9_]*(?:\.[0-9_]*)?)[eE][-+]?[0-9]+$/;
 const FLOAT_FRACTION = /^[-+]?(?:\.[0-9][0-9_]*|[0-9][0-9_]*\.[0-9_]*)$/;
 
+const YAML_DUPLICATE_KEY = 'Map keys must be unique';
+
 /**
  * A YAML request body as kube-apiserver reads it (YAML 1.1, as its YAML library): the value, and
  * the first duplicate key when fieldValidation asks for them (YAML has no position-free path for
@@ -160,27 +188,25 @@ export function parseYaml(text: string, validation: FieldValidation, what = 'err
       json = false;
     }
     if (json) {
-      checkDepth(text, value, what);
+      checkJsonDepth(text, what);
       const duplicates = validation === 'Ignore' ? [] : findDuplicateKeys(text);
       return { value, duplicate: duplicates.length ? `duplicate field "${duplicates[0]}"` : undefined };
     }
   }
+  // One parse: repeated keys are found in the walk that checks tags, not by a second parse with
+  // the library's `uniqueKeys`, whose check is quadratic in a map's size.
   const doc = parseDocument(text, { ...YAML_1_1, uniqueKeys: false });
   if (doc.errors.length) throw errors.badRequest(`${what}: ${doc.errors[0]!.message}`);
-  checkYamlTags(doc, what);
+  const repeated = checkYamlTags(doc, what, validation !== 'Ignore');
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 100 });
   } catch (e) {
     throw errors.badRequest(`${what}: ${(e as Error).message}`);
   }
-  checkDepth(text, value, what);
-  let duplicate: string | undefined;
-  if (validation !== 'Ignore') {
-    const strict = parseDocument(text, { ...YAML_1_1, uniqueKeys: true });
-    duplicate = strict.errors.find((e) => e.code === 'DUPLICATE_KEY')?.message.split('\n')[0];
-  }
-  return { value, duplicate };
+  checkDepth(text.length, value, what);
+  // The library's text for a repeated key, which is what clients have been told so far.
+  return { value, duplicate: repeated ? YAML_DUPLICATE_KEY : undefined };
 }
 
 /** A CBOR body; malformed or refused input (duplicate keys, limits) is 400. */
@@ -192,8 +218,10 @@ export function decodeCborBody(body: Uint8Array, what: string): unknown {
   }
 }
 
+export type BodyType = 'json' | 'yaml' | 'protobuf' | 'cbor';
+
 /** A create or update body in JSON, YAML, protobuf or CBOR. */
-export function decodeBody(body: Buffer, type: 'json' | 'yaml' | 'protobuf' | 'cbor', def: KindDefinition, validation: FieldValidation): Decoded {
+export function decodeBody(body: Buffer, type: BodyType, def: KindDefinition, validation: FieldValidation): Decoded {
   if (type === 'cbor') return checkObject(decodeCborBody(body, `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}`), def, validation, []);
   if (type === 'protobuf') {
     let value: KObject;

@@ -17,9 +17,10 @@ import { negotiateBody, negotiateResponse, type Conversion } from '../negotiatio
 import { encoderFor, JSON_ENCODER, type Encoder } from './encoder.ts';
 import { convertList, convertObject, includeObjectOption, type TableRequest } from './transform.ts';
 import { decodeApplyConfig, decodeApplyConfigValue } from './apply.ts';
+import { inlineDecoder, type BodyDecoder } from './decode-pool.ts';
 import { managerFromUserAgent } from '../registry/field-manager.ts';
 import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
-import { checkObject, decodeBody, decodeCborBody, type FieldValidation, parseFieldValidation, parseJson } from './decode.ts';
+import { checkObject, decodeCborBody, type FieldValidation, parseFieldValidation, parseJson } from './decode.ts';
 import { parseBool, parseListOptions } from '../machinery/list-options.ts';
 import { failedAfterNegotiating, MAX_REQUEST_BODY_BYTES, readBody, readBodyBytes, writeBody, writeObject, writeStatus, writeStoredJson } from './respond.ts';
 import { supportsProtobuf } from '../wire/protobuf/index.ts';
@@ -50,6 +51,8 @@ export interface HandlerEnv {
   naming: Naming;
   featureGates: FeatureGates;
   watches: WatchRegistry;
+  /** Decodes create and update bodies, large ones off the event loop (inline when absent). */
+  bodies?: BodyDecoder;
 }
 
 /** The options of a write, validated as its options kind (CreateOptions, UpdateOptions, PatchOptions). */
@@ -248,7 +251,7 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
   try {
     const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'CreateOptions');
     const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
-    const decoded = decodeBody(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation);
+    const decoded = await (env.bodies ?? inlineDecoder).decode(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation, ctx.deadline);
     for (const w of decoded.warnings) ctx.warnings.add(w);
     const created = await t.store.create(t.namespace, decoded.obj, { dryRun, manager, warn: (m) => ctx.warnings.add(m) });
     writeStoredJson(ctx, enc, 201, t.store.responseBytes(created));
@@ -263,7 +266,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
   try {
     const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'UpdateOptions');
     const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
-    const decoded = decodeBody(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation);
+    const decoded = await (env.bodies ?? inlineDecoder).decode(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation, ctx.deadline);
     for (const w of decoded.warnings) ctx.warnings.add(w);
     const body = decoded.obj;
     const { object, created } = await t.store.guaranteedUpdate(

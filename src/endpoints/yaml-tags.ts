@@ -3,7 +3,7 @@
 // application tags such as `!foo`) would be converted into something the client did not write,
 // or silently lost, and is refused instead.
 
-import { visit, type Document, type Scalar } from 'yaml';
+import { isScalar, visit, type Document, type Pair, type Scalar } from 'yaml';
 import { errors } from '../machinery/status.ts';
 
 const CORE = 'tag:yaml.org,2002:';
@@ -36,14 +36,48 @@ function scalarValue(tag: string, node: Scalar, text: string): { value: unknown 
   return undefined;
 }
 
+/** Maps up to this size are checked for a repeated key by scanning; larger ones use a Set. */
+const SMALL_MAP = 8;
+
+/**
+ * Whether a map repeats a key, as the YAML library's `uniqueKeys` check compares them: scalar keys
+ * by their resolved value with `===` (so NaN never repeats), other keys only by identity, which
+ * distinct nodes never share. The library's own check scans every earlier key of the map for
+ * each key, quadratic in the map's size; this is linear.
+ */
+function repeatsKey(items: readonly Pair[]): boolean {
+  if (items.length <= SMALL_MAP) {
+    for (let i = 1; i < items.length; i++) {
+      const a = items[i]!.key;
+      if (!isScalar(a)) continue;
+      for (let j = 0; j < i; j++) {
+        const b = items[j]!.key;
+        if (isScalar(b) && a.value === b.value) return true;
+      }
+    }
+    return false;
+  }
+  const seen = new Set<unknown>();
+  for (const pair of items) {
+    const key = pair.key;
+    if (!isScalar(key) || Number.isNaN(key.value)) continue;
+    if (seen.has(key.value)) return true;
+    seen.add(key.value);
+  }
+  return false;
+}
+
 /**
  * Refuse tags without a JSON meaning, and tagged values that are not of their tag's type (as
- * Kubernetes' reader does: `cannot decode !!str \`abc\` as a !!int`).
+ * Kubernetes' reader does: `cannot decode !!str \`abc\` as a !!int`). Returns whether any map
+ * repeats a key (looked for only when `duplicates` is set), in the same walk: keys are compared
+ * before tag checks rewrite any value, as a parse with `uniqueKeys` would compare them.
  */
-export function checkYamlTags(doc: Document, what: string): void {
+export function checkYamlTags(doc: Document, what: string, duplicates = false): boolean {
   const refuse = (message: string): never => {
     throw errors.badRequest(`${what}: yaml: ${message}`);
   };
+  let repeated = false;
   visit(doc, {
     Scalar(_key, node) {
       const tag = node.tag;
@@ -56,9 +90,11 @@ export function checkYamlTags(doc: Document, what: string): void {
     },
     Map(_key, node) {
       if (node.tag && node.tag !== '!' && !COLLECTION_TAGS.has(node.tag)) refuse(`tag ${short(node.tag)} has no JSON representation`);
+      if (duplicates && !repeated && repeatsKey(node.items as Pair[])) repeated = true;
     },
     Seq(_key, node) {
       if (node.tag && node.tag !== '!' && !COLLECTION_TAGS.has(node.tag)) refuse(`tag ${short(node.tag)} has no JSON representation`);
     },
   });
+  return repeated;
 }

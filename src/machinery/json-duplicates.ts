@@ -116,6 +116,23 @@ function seenBefore(frame: Frame, key: string): boolean {
   return false;
 }
 
+/**
+ * Whether containers in `text` (valid JSON) nest deeper than `max`. A scan of the text, without
+ * allocating: walking the parsed value instead costs as much as parsing it again.
+ */
+export function jsonNestingExceeds(text: string, max: number): boolean {
+  const n = text.length;
+  let depth = 0;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) i = closingQuote(text, i);
+    else if (c === LBRACE || c === LBRACKET) {
+      if (++depth > max) return true;
+    } else if (c === RBRACE || c === RBRACKET) depth--;
+  }
+  return false;
+}
+
 /** Index of the quote closing the string literal that opens at `start`. */
 function closingQuote(text: string, start: number): number {
   let j = start + 1;

@@ -1,0 +1,339 @@
+// What one hostile request costs, and what it costs everyone else: for each body format and shape
+// that used to be expensive (many keys, many unknown or duplicate fields, deep nesting, long
+// strings, long lists), the handling time of one request at 256 KiB, 1 MiB and 3 MiB, the time
+// per MiB, the growth from 1 to 3 MiB, and the worst `/readyz` latency of a client polling every
+// ~10 ms on its own connection, from its own thread, while the request runs. The floor is a bare node:http server in
+// the same process reading and answering the same bytes, measured in the same run.
+//
+// Goals (issue 23): growth ≤ 3.5× from 1 to 3 MiB, `/readyz` never more than 250 ms behind one
+// request of 3 MiB. Rows that miss them are marked.
+//
+//   npm run bench:hostile                   every case
+//   HOSTILE_ONLY=yaml npm run bench:hostile  the cases whose name contains `yaml`
+import { createServer, request, type Agent, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { startServer } from '../src/server/server.ts';
+import { encodeCbor } from '../src/wire/cbor.ts';
+import { encodeObject } from '../src/wire/protobuf/index.ts';
+import type { KObject } from '../src/machinery/meta.ts';
+import { fmt } from './lib.ts';
+import { patchCases } from './hostile-patches.ts';
+import { pollReadyz } from '../test/support/readyz.ts';
+
+export interface HostileCase {
+  name: string;
+  format: string;
+  shape: string;
+  /** Builds one request whose body is about `bytes` long; may create objects first. */
+  build(bytes: number, ctx: { url: string; namespace: string }): Promise<{ method: string; path: string; headers: Record<string, string>; body: Buffer }>;
+}
+
+const GROUP = 'coordination.orch.io';
+const LEASE_API = `${GROUP}/v1`;
+const leases = (ns: string) => `/apis/${GROUP}/v1/namespaces/${ns}/leases`;
+const JSON_TYPE = { 'Content-Type': 'application/json' };
+const YAML_TYPE = { 'Content-Type': 'application/yaml' };
+const CBOR_TYPE = { 'Content-Type': 'application/cbor' };
+const PROTOBUF_TYPE = { 'Content-Type': 'application/vnd.kubernetes.protobuf' };
+
+let serial = 0;
+const uniqueName = (prefix: string) => `${prefix}-${++serial}`;
+
+/**
+ * Repeats `item(i)` until the text reaches `bytes` (with `head` before and `tail` after): the
+ * size is exact to one item, and building stays linear.
+ */
+function fill(bytes: number, head: string, item: (i: number) => string, tail = ''): Buffer {
+  const parts = [head];
+  let size = head.length + tail.length;
+  for (let i = 0; size < bytes; i++) {
+    const s = item(i);
+    parts.push(s);
+    size += s.length;
+  }
+  parts.push(tail);
+  return Buffer.from(parts.join(''));
+}
+
+/** The number of items that brings `encode(n items)` to about `bytes` (items may grow with n: refined twice). */
+function fitCount(bytes: number, encode: (n: number) => Buffer): number {
+  const target = bytes * 0.98;
+  const base = encode(0).length;
+  let n = 200;
+  for (let round = 0; round < 3; round++) n = Math.max(1, Math.floor(((target - base) * n) / (encode(n).length - base)));
+  return n;
+}
+
+const leaseHead = (name: string) => ({ apiVersion: LEASE_API, kind: 'Lease', metadata: { name }, spec: { holderIdentity: 'h' } });
+const jsonLeaseHead = (name: string) => JSON.stringify(leaseHead(name)).slice(0, -1);
+const yamlLeaseHead = (name: string) => `apiVersion: ${LEASE_API}\nkind: Lease\nmetadata:\n  name: ${name}\nspec:\n  holderIdentity: h\n`;
+const yamlMetaHead = (name: string) => `apiVersion: ${LEASE_API}\nkind: Lease\nmetadata:\n  name: ${name}\n`;
+
+const post = (ns: string, headers: Record<string, string>, body: Buffer, query = '') => ({ method: 'POST', path: `${leases(ns)}${query}`, headers, body });
+
+/** A Node whose status.conditions (a list map keyed by type) has one entry per item. */
+function nodeWithConditions(name: string, n: number, message = 'm'): KObject {
+  const conditions = Array.from({ length: n }, (_, i) => ({ type: `Cond${i}`, status: 'True', reason: 'R', message }));
+  return { apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { conditions } };
+}
+
+export const bodyCases: HostileCase[] = [
+  // ---- JSON
+  ...(['Warn', 'Strict', 'Ignore'] as const).map(
+    (validation): HostileCase => ({
+      name: `json unknown-fields ${validation}`,
+      format: 'json',
+      shape: 'many unknown top-level fields',
+      build: async (bytes, { namespace }) => post(namespace, JSON_TYPE, fill(bytes, jsonLeaseHead(uniqueName('ju')), (i) => `,"u${i}":1`, '}'), `?fieldValidation=${validation}`),
+    }),
+  ),
+  {
+    name: 'json duplicate-fields',
+    format: 'json',
+    shape: 'one field repeated many times',
+    build: async (bytes, { namespace }) => post(namespace, JSON_TYPE, fill(bytes, jsonLeaseHead(uniqueName('jd')), () => `,"kind":"Lease"`, '}')),
+  },
+  {
+    name: 'json many-keys',
+    format: 'json',
+    shape: 'many labels',
+    build: async (bytes, { namespace }) => post(namespace, JSON_TYPE, fill(bytes, `{"apiVersion":"${LEASE_API}","kind":"Lease","metadata":{"name":"${uniqueName('jk')}","labels":{"l":"v"`, (i) => `,"l${i}":"v"`, '}}}')),
+  },
+  {
+    name: 'json deep',
+    format: 'json',
+    shape: 'nesting to the depth limit, then a long string',
+    build: async (bytes, { namespace }) => {
+      const head = `${jsonLeaseHead(uniqueName('jn'))},"spec":{"x":${'{"a":'.repeat(990)}"`;
+      const tail = `"${'}'.repeat(990)}}}`;
+      return post(namespace, JSON_TYPE, Buffer.from(head + 'x'.repeat(Math.max(0, bytes - head.length - tail.length)) + tail));
+    },
+  },
+  {
+    name: 'json long-string',
+    format: 'json',
+    shape: 'one long string',
+    build: async (bytes, { namespace }) => post(namespace, JSON_TYPE, Buffer.from(JSON.stringify({ ...leaseHead(uniqueName('js')), spec: { holderIdentity: 'x'.repeat(bytes - 200) } }))),
+  },
+  {
+    name: 'json long-list',
+    format: 'json',
+    shape: 'a list map (Node conditions) with many entries',
+    build: async (bytes) => {
+      const name = uniqueName('jl');
+      const n = fitCount(bytes, (k) => Buffer.from(JSON.stringify(nodeWithConditions(name, k))));
+      return { method: 'POST', path: '/api/v1/nodes', headers: JSON_TYPE, body: Buffer.from(JSON.stringify(nodeWithConditions(name, n))) };
+    },
+  },
+  {
+    name: 'json update unknown-fields',
+    format: 'json',
+    shape: 'PUT with many unknown fields',
+    build: async (bytes, { url, namespace }) => {
+      const name = uniqueName('jp');
+      const created = await send(url, { method: 'POST', path: leases(namespace), headers: JSON_TYPE, body: Buffer.from(JSON.stringify(leaseHead(name))) });
+      if (created.status !== 201) throw new Error(`creating ${name}: ${created.status}`);
+      return { method: 'PUT', path: `${leases(namespace)}/${name}`, headers: JSON_TYPE, body: fill(bytes, jsonLeaseHead(name), (i) => `,"u${i}":1`, '}') };
+    },
+  },
+  // ---- YAML (block style: a body that looks like JSON is read as JSON)
+  ...(['Warn', 'Strict', 'Ignore'] as const).map(
+    (validation): HostileCase => ({
+      name: `yaml unknown-fields ${validation}`,
+      format: 'yaml',
+      shape: 'many unknown top-level fields',
+      build: async (bytes, { namespace }) => post(namespace, YAML_TYPE, fill(bytes, yamlLeaseHead(uniqueName('yu')), (i) => `u${i}: 1\n`), `?fieldValidation=${validation}`),
+    }),
+  ),
+  {
+    name: 'yaml duplicate-fields',
+    format: 'yaml',
+    shape: 'one field repeated many times',
+    build: async (bytes, { namespace }) => post(namespace, YAML_TYPE, fill(bytes, yamlLeaseHead(uniqueName('yd')), () => `kind: Lease\n`)),
+  },
+  {
+    name: 'yaml many-keys',
+    format: 'yaml',
+    shape: 'many labels',
+    build: async (bytes, { namespace }) => post(namespace, YAML_TYPE, fill(bytes, `${yamlMetaHead(uniqueName('yk'))}  labels:\n`, (i) => `    l${i}: v\n`)),
+  },
+  {
+    name: 'yaml long-string',
+    format: 'yaml',
+    shape: 'one long string',
+    build: async (bytes, { namespace }) => post(namespace, YAML_TYPE, Buffer.from(`${yamlMetaHead(uniqueName('ys'))}spec:\n  holderIdentity: ${'x'.repeat(bytes - 200)}\n`)),
+  },
+  {
+    name: 'yaml long-list',
+    format: 'yaml',
+    shape: 'a list map (Node conditions) with many entries',
+    build: async (bytes) =>
+      ({ method: 'POST', path: '/api/v1/nodes', headers: YAML_TYPE, body: fill(bytes, `apiVersion: v1\nkind: Node\nmetadata:\n  name: ${uniqueName('yl')}\nstatus:\n  conditions:\n`, (i) => `  - type: Cond${i}\n    status: "True"\n`) }),
+  },
+  // ---- CBOR (at most 1024 entries per map or array and 64 levels, as Kubernetes decodes it)
+  {
+    name: 'cbor unknown-fields',
+    format: 'cbor',
+    shape: 'unknown fields holding maps of 1000 keys',
+    build: async (bytes, { namespace }) => {
+      const inner = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`k${i}`, i]));
+      const make = (n: number) => {
+        const o: Record<string, unknown> = leaseHead(uniqueName('cu'));
+        for (let i = 0; i < n; i++) o[`u${i}`] = inner;
+        return encodeCbor(o);
+      };
+      return post(namespace, CBOR_TYPE, make(Math.min(1000, fitCount(bytes, make))));
+    },
+  },
+  {
+    name: 'cbor long-string',
+    format: 'cbor',
+    shape: 'one long string',
+    build: async (bytes, { namespace }) => post(namespace, CBOR_TYPE, encodeCbor({ ...leaseHead(uniqueName('cs')), spec: { holderIdentity: 'x'.repeat(bytes - 200) } })),
+  },
+  {
+    name: 'cbor long-list',
+    format: 'cbor',
+    shape: 'a list map (Node conditions), long messages',
+    build: async (bytes) => {
+      const name = uniqueName('cl');
+      const message = 'm'.repeat(Math.max(1, Math.floor(bytes / 1000) - 60));
+      return { method: 'POST', path: '/api/v1/nodes', headers: CBOR_TYPE, body: encodeCbor(nodeWithConditions(name, 1000, message)) };
+    },
+  },
+  // ---- protobuf (unknown and duplicate fields have no protobuf form)
+  {
+    name: 'protobuf many-keys',
+    format: 'protobuf',
+    shape: 'many labels',
+    build: async (bytes, { namespace }) => {
+      const name = uniqueName('pk');
+      const make = (n: number) => encodeObject({ ...leaseHead(name), metadata: { name, labels: Object.fromEntries(Array.from({ length: n }, (_, i) => [`l${i}`, 'v'])) } });
+      return post(namespace, PROTOBUF_TYPE, make(fitCount(bytes, make)));
+    },
+  },
+  {
+    name: 'protobuf long-string',
+    format: 'protobuf',
+    shape: 'one long string',
+    build: async (bytes, { namespace }) => post(namespace, PROTOBUF_TYPE, encodeObject({ ...leaseHead(uniqueName('ps')), spec: { holderIdentity: 'x'.repeat(bytes - 200) } })),
+  },
+  {
+    name: 'protobuf long-list',
+    format: 'protobuf',
+    shape: 'a list map (Node conditions) with many entries',
+    build: async (bytes) => {
+      const name = uniqueName('pl');
+      const make = (n: number) => encodeObject(nodeWithConditions(name, n));
+      return { method: 'POST', path: '/api/v1/nodes', headers: PROTOBUF_TYPE, body: make(fitCount(bytes, make)) };
+    },
+  },
+];
+
+// ---- measuring
+
+interface Answer {
+  status: number;
+  ms: number;
+}
+
+/** One request on its own connection; answers with any number of headers are read whole. */
+function send(url: string, r: { method: string; path: string; headers: Record<string, string>; body: Buffer }, agent?: Agent): Promise<Answer> {
+  const start = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url + r.path,
+      { method: r.method, headers: { ...r.headers, 'Content-Length': String(r.body.length) }, agent: agent ?? false, maxHeaderSize: 64 * 1024 * 1024 },
+      (res: IncomingMessage) => {
+        res.on('data', () => {});
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - start }));
+      },
+    );
+    req.on('error', reject);
+    req.end(r.body);
+  });
+}
+
+/** A bare node:http server that reads a body and answers 200: the floor for moving the same bytes. */
+async function echoServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    let n = 0;
+    req.on('data', (c: Buffer) => (n += c.length));
+    req.on('end', () => res.writeHead(200, { 'Content-Type': 'application/json' }).end(`{"bytes":${n}}`));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+/** The sizes measured; the largest stays under the 3 MiB request-body limit. */
+const SIZES = [256 * KiB, 1 * MiB, 3 * MiB - 8 * KiB];
+const GROWTH_GOAL = 3.5;
+const READYZ_GOAL_MS = 250;
+
+interface Measured {
+  status: number;
+  ms: number;
+  readyz: number;
+  bytes: number;
+}
+
+/** A full garbage collection, so what building a body left behind is not collected while it is handled. */
+const collect: () => void = (() => {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+})();
+
+async function measure(c: HostileCase, url: string, namespace: string, bytes: number): Promise<Measured> {
+  const r = await c.build(bytes, { url, namespace });
+  collect();
+  // The other client polls from a thread of its own: on this loop it could not be waiting while
+  // the server (in this process) holds the loop.
+  const poller = await pollReadyz(url);
+  const a = await send(url, r);
+  const { worstMs } = await poller.stop();
+  return { status: a.status, ms: a.ms, readyz: worstMs, bytes: r.body.length };
+}
+
+async function main(): Promise<void> {
+  const only = process.env.HOSTILE_ONLY;
+  const cases = [...bodyCases, ...patchCases].filter((c) => !only || c.name.includes(only) || c.format.includes(only));
+  const server = await startServer({ port: 0, featureGates: 'CBORServingAndStorage=true', maxRequestsInflight: 0, maxMutatingRequestsInflight: 0, log: () => {} });
+  const echo = await echoServer();
+  const namespace = 'hostile';
+  await send(server.url, { method: 'POST', path: '/api/v1/namespaces', headers: JSON_TYPE, body: Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } })) });
+  // The first large body of each format starts a decoding worker; that start is no case's cost.
+  for (const c of cases) await measure(c, server.url, namespace, 64 * KiB);
+  console.log(`hostile request bodies: ${cases.length} cases; handling ms at 256 KiB / 1 MiB / 3 MiB, ms per MiB (at 3 MiB), growth 1→3 MiB, worst /readyz ms`);
+  console.log(`goals: growth ≤ ${GROWTH_GOAL}×, /readyz ≤ ${READYZ_GOAL_MS} ms at 3 MiB; the floor is a bare node:http server reading the same bytes\n`);
+  console.log(`${'case'.padEnd(30)} ${'status'.padEnd(11)} ${'256K'.padStart(7)} ${'1M'.padStart(7)} ${'3M'.padStart(7)} ${'ms/MiB'.padStart(7)} ${'growth'.padStart(7)} ${'readyz'.padStart(7)} ${'×floor'.padStart(7)}  goals`);
+  let missed = 0;
+  try {
+    for (const c of cases) {
+      const at: Measured[] = [];
+      for (const bytes of SIZES) at.push(await measure(c, server.url, namespace, bytes));
+      const [, m1, m3] = at as [Measured, Measured, Measured];
+      const floor = await send(echo.url, { method: 'POST', path: '/', headers: {}, body: Buffer.alloc(m3.bytes, 0x20) });
+      const growth = m3.ms / m1.ms;
+      const readyz = Math.max(...at.map((m) => m.readyz));
+      const misses = [growth > GROWTH_GOAL ? 'MISS growth' : '', m3.readyz > READYZ_GOAL_MS ? 'MISS readyz' : ''].filter(Boolean);
+      if (misses.length) missed++;
+      console.log(
+        `${c.name.padEnd(30)} ${[...new Set(at.map((m) => m.status))].join('/').padEnd(11)} ${at.map((m) => fmt(m.ms).padStart(7)).join(' ')} ${fmt(m3.ms / (m3.bytes / MiB)).padStart(7)} ${fmt(growth, 2).padStart(6)}× ${fmt(readyz).padStart(7)} ${fmt(m3.ms / floor.ms).padStart(6)}×  ${misses.join(', ') || 'ok'}`,
+      );
+    }
+  } finally {
+    await echo.close();
+    await server.close();
+  }
+  console.log(`\n${missed} of ${cases.length} cases miss a goal`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
