@@ -183,7 +183,7 @@ export function normalizeFieldPath(path: string, schema: Schema): string {
   let out = '';
   let node: Schema | undefined = schema;
   const step = (name: string): void => {
-    if (node?.properties) {
+    if (node?.properties && Object.keys(node.properties).length > 0) {
       const next: Schema | undefined = node.properties[name];
       if (!next) throw new Error('does not refer to a valid field');
       out = out ? `${out}.${name}` : name;

@@ -97,7 +97,7 @@ function validateNode(node: RuleNode, path: string, value: unknown, old: unknown
       if (run.remaining < 0) return;
       const prop = node.properties?.get(k);
       if (prop) validateNode(prop, path ? `${path}.${k}` : k, v, oldMap?.[k], run);
-      else if (node.values && !node.schema.properties) validateNode(node.values, `${path}[${k}]`, v, oldMap?.[k], run);
+      else if (node.values) validateNode(node.values, `${path}[${k}]`, v, oldMap?.[k], run);
     }
   }
 }
@@ -139,7 +139,7 @@ function evaluateWithBudget(program: CelProgram, activation: Record<string, unkn
 const outOfObjectBudget = (e: CelCostError): boolean => e.limit < PER_CALL_COST_LIMIT;
 
 function evaluateRules(node: RuleNode, path: string, value: unknown, old: unknown, run: Run): void {
-  const type = node.schema.type ?? (node.schema.properties ? 'object' : '');
+  const type = node.schema.type ?? '';
   if (run.remaining <= 0) {
     run.errors.push(fieldError.invalid(path, type, OUT_OF_BUDGET));
     run.remaining = -1;
