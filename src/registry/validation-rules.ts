@@ -57,10 +57,17 @@ function buildNode(schema: Schema, resourceRoot: boolean, at: string): RuleNode 
   return { schema, rules, properties, items, values };
 }
 
+export interface RuleCostLimits {
+  /** The cost one evaluation may use (default PER_CALL_COST_LIMIT). */
+  perCall?: number;
+  /** The cost all evaluations of one object may use together (default PER_OBJECT_COST_BUDGET). */
+  perObject?: number;
+}
+
 /** The rules of a kind's schema, compiled; undefined when the schema has none. Throws RuleDefinitionError. */
-export function ruleValidator(schema: Schema): RuleValidator | undefined {
+export function ruleValidator(schema: Schema, limits: RuleCostLimits = {}): RuleValidator | undefined {
   const root = buildNode(schema, true, '<root>');
-  return root && new RuleValidator(root);
+  return root && new RuleValidator(root, { perCall: limits.perCall ?? PER_CALL_COST_LIMIT, perObject: limits.perObject ?? PER_OBJECT_COST_BUDGET });
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -69,14 +76,18 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 interface Run {
   errors: FieldError[];
   remaining: number;
+  perCall: number;
 }
 
 export class RuleValidator {
-  constructor(private readonly root: RuleNode) {}
+  constructor(
+    private readonly root: RuleNode,
+    private readonly limits: Required<RuleCostLimits>,
+  ) {}
 
   /** The field errors of `obj` (on update, `old` is the stored object). */
   validate(obj: unknown, old?: unknown): FieldError[] {
-    const run: Run = { errors: [], remaining: PER_OBJECT_COST_BUDGET };
+    const run: Run = { errors: [], remaining: this.limits.perObject, perCall: this.limits.perCall };
     validateNode(this.root, '', obj, old, run);
     return run.errors;
   }
@@ -131,12 +142,12 @@ const ruleMessageOrDefault = (c: CompiledRule): string => (c.rule.message ? c.ru
  * place that calls the expression language's cost API. A CelCostError whose limit is below the
  * per-call limit means the object's budget ran out.
  */
-function evaluateWithBudget(program: CelProgram, activation: Record<string, unknown>, remaining: number): { value: unknown; cost: number } {
-  const r = program.evaluate(activation, { costLimit: Math.min(PER_CALL_COST_LIMIT, remaining) });
+function evaluateWithBudget(program: CelProgram, activation: Record<string, unknown>, run: Run): { value: unknown; cost: number } {
+  const r = program.evaluate(activation, { costLimit: Math.min(run.perCall, run.remaining) });
   return { value: r.value, cost: r.cost ?? 0 };
 }
 
-const outOfObjectBudget = (e: CelCostError): boolean => e.limit < PER_CALL_COST_LIMIT;
+const outOfObjectBudget = (e: CelCostError, run: Run): boolean => e.limit < run.perCall;
 
 function evaluateRules(node: RuleNode, path: string, value: unknown, old: unknown, run: Run): void {
   const type = node.schema.type ?? '';
@@ -157,7 +168,7 @@ function evaluateRules(node: RuleNode, path: string, value: unknown, old: unknow
     const activation = activationOf(c);
     let result: unknown;
     try {
-      const r = evaluateWithBudget(c.program, activation, run.remaining);
+      const r = evaluateWithBudget(c.program, activation, run);
       run.remaining -= r.cost;
       result = r.value;
     } catch (e) {
@@ -166,7 +177,7 @@ function evaluateRules(node: RuleNode, path: string, value: unknown, old: unknow
           fieldError.invalid(
             path,
             type,
-            outOfObjectBudget(e) ? OUT_OF_BUDGET : `'${e.message}': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(c)}`,
+            outOfObjectBudget(e, run) ? OUT_OF_BUDGET : `'${e.message}': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(c)}`,
           ),
         );
         run.remaining = -1;
@@ -189,7 +200,7 @@ function evaluateRules(node: RuleNode, path: string, value: unknown, old: unknow
     let detail: string | undefined;
     if (c.messageProgram) {
       try {
-        const m = evaluateWithBudget(c.messageProgram, activation, run.remaining);
+        const m = evaluateWithBudget(c.messageProgram, activation, run);
         run.remaining -= m.cost;
         detail = messageText(m.value);
       } catch (e) {
@@ -198,7 +209,7 @@ function evaluateRules(node: RuleNode, path: string, value: unknown, old: unknow
             fieldError.invalid(
               at,
               type,
-              outOfObjectBudget(e)
+              outOfObjectBudget(e, run)
                 ? 'messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run'
                 : `no further validation rules will be run due to call cost exceeds limit for messageExpression: ${JSON.stringify(c.rule.messageExpression)}`,
             ),
