@@ -572,7 +572,7 @@ export class RegistryStore implements ReadableStore {
     if (this.def.tracksGeneration && specChanged(obj, old)) meta.generation = (oldMeta.generation ?? 1) + 1;
     const handwritten = [...validateObjectMetaUpdate(obj, old, this.def), ...(this.def.strategy.validateUpdate?.(obj, old) ?? [])];
     const checked = this.declarative ? this.declarative.validate(this.def, 'update', obj, handwritten, subresource) : handwritten;
-    const errs = this.rules ? [...checked, ...this.rules.validate(obj, old)] : checked;
+    const errs = this.rules ? [...checked, ...this.rules.validate(obj, old, warn)] : checked;
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
     if (warn && !viaSubresource) for (const w of this.def.strategy.warnings?.(obj, old) ?? []) warn(w);
   }

@@ -13,12 +13,17 @@
 //   "object": <message>`), its detail `message`, or the string `messageExpression` gives (an
 //   expression that fails, gives an empty or over-long text or one with line breaks falls back to
 //   `message`), else `failed rule: <rule>`.
+// - Ratcheting (Kubernetes' CRDValidationRatcheting, on by default): on update, a false rule that
+//   is not a transition rule is a warning instead of an error where the value is unchanged — the
+//   node's own old value when it is correlated, else that of its nearest correlated ancestor (so
+//   an invalid value stored before a rule existed does not block unrelated updates).
 // - Cost: each evaluation has the per-call limit, and all of an object's evaluations share one
 //   budget; exceeding either ends the validation with Kubernetes' error.
 //
 // Rules are compiled when the store is built (src/cel/rules.ts); a bad rule in a definition stops
 // the server at start-up.
 
+import { isDeepStrictEqual } from 'node:util';
 import type { Schema } from '../machinery/schema.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import { CelCostError, CelEvaluationError } from '../cel/errors.ts';
@@ -75,6 +80,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** The state of one object's validation: its errors and the budget left (negative: stopped). */
 interface Run {
   errors: FieldError[];
+  warn?: (message: string) => void;
   remaining: number;
   perCall: number;
 }
@@ -85,30 +91,43 @@ export class RuleValidator {
     private readonly limits: Required<RuleCostLimits>,
   ) {}
 
-  /** The field errors of `obj` (on update, `old` is the stored object). */
-  validate(obj: unknown, old?: unknown): FieldError[] {
-    const run: Run = { errors: [], remaining: this.limits.perObject, perCall: this.limits.perCall };
-    validateNode(this.root, '', obj, old, run);
+  /**
+   * The field errors of `obj` (on update, `old` is the stored object); errors that ratchet go to
+   * `warn` as warnings.
+   */
+  validate(obj: unknown, old?: unknown, warn?: (message: string) => void): FieldError[] {
+    const run: Run = { errors: [], warn, remaining: this.limits.perObject, perCall: this.limits.perCall };
+    validateNode(this.root, '', obj, old, NEVER, run);
     return run.errors;
   }
 }
 
-function validateNode(node: RuleNode, path: string, value: unknown, old: unknown, run: Run): void {
+/** Whether a node's errors ratchet: its value (or its nearest correlated ancestor's) is unchanged. */
+type Unchanged = () => boolean;
+const NEVER: Unchanged = () => false;
+
+function unchangedFrom(value: unknown, old: unknown): Unchanged {
+  let answer: boolean | undefined;
+  return () => (answer ??= isDeepStrictEqual(value, old));
+}
+
+function validateNode(node: RuleNode, path: string, value: unknown, old: unknown, parentUnchanged: Unchanged, run: Run): void {
   if (value === undefined || value === null || run.remaining < 0) return;
   if (old === null) old = undefined;
-  if (node.rules.length > 0) evaluateRules(node, path, value, old, run);
+  const unchanged = old === undefined ? parentUnchanged : unchangedFrom(value, old);
+  if (node.rules.length > 0) evaluateRules(node, path, value, old, unchanged, run);
   if (run.remaining < 0) return;
   if (Array.isArray(value)) {
     if (!node.items) return;
     const oldItem = correlateItems(node.schema, old);
-    for (let i = 0; i < value.length && run.remaining >= 0; i++) validateNode(node.items, `${path}[${i}]`, value[i], oldItem(value[i]), run);
+    for (let i = 0; i < value.length && run.remaining >= 0; i++) validateNode(node.items, `${path}[${i}]`, value[i], oldItem(value[i]), unchanged, run);
   } else if (isObject(value)) {
     const oldMap = isObject(old) ? old : undefined;
     for (const [k, v] of Object.entries(value)) {
       if (run.remaining < 0) return;
       const prop = node.properties?.get(k);
-      if (prop) validateNode(prop, path ? `${path}.${k}` : k, v, oldMap?.[k], run);
-      else if (node.values) validateNode(node.values, `${path}[${k}]`, v, oldMap?.[k], run);
+      if (prop) validateNode(prop, path ? `${path}.${k}` : k, v, oldMap?.[k], unchanged, run);
+      else if (node.values) validateNode(node.values, `${path}[${k}]`, v, oldMap?.[k], unchanged, run);
     }
   }
 }
@@ -149,7 +168,7 @@ function evaluateWithBudget(program: CelProgram, activation: Record<string, unkn
 
 const outOfObjectBudget = (e: CelCostError, run: Run): boolean => e.limit < run.perCall;
 
-function evaluateRules(node: RuleNode, path: string, value: unknown, old: unknown, run: Run): void {
+function evaluateRules(node: RuleNode, path: string, value: unknown, old: unknown, unchanged: Unchanged, run: Run): void {
   const type = node.schema.type ?? '';
   if (run.remaining <= 0) {
     run.errors.push(fieldError.invalid(path, type, OUT_OF_BUDGET));
@@ -221,7 +240,9 @@ function evaluateRules(node: RuleNode, path: string, value: unknown, old: unknow
         // Any other failure of the message expression falls back to the rule's message.
       }
     }
-    run.errors.push(reasonError(c, at, type, detail ?? ruleMessageOrDefault(c)));
+    const err = reasonError(c, at, type, detail ?? ruleMessageOrDefault(c));
+    if (!c.usesOldSelf && unchanged()) run.warn?.(err.message);
+    else run.errors.push(err);
   }
 }
 

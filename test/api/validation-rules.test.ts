@@ -7,6 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, testServer } from '../support/server.ts';
+import { tempDir } from '../support/tmp.ts';
 import { RULE_TEST_GROUP, ruleTestKind } from '../support/rule-test-kind.ts';
 import { startServer } from '../../src/server/server.ts';
 import { servedKinds } from '../../src/server/served-kinds.ts';
@@ -177,6 +178,35 @@ describe('update, patch and apply run the rules', () => {
   test('dry run runs the rules too', async () => {
     const r = await api(server, 'POST', `${base}?dryRun=All`, object('dry', { name: 'NO' }));
     assert.deepEqual(causes(r), [['FieldValueInvalid', 'spec.name', `Invalid value: "string": failed rule: self.matches('^[a-z]+$')`]]);
+  });
+});
+
+describe('ratcheting', () => {
+  test('a value stored before its rule existed does not block other changes; changing it does', async () => {
+    const dataDir = tempDir('rules-ratchet');
+    // The same kind without the rules on spec.name: an upper-case name is stored.
+    const specSchema = (ruleTestKind.schema.properties!.spec)!;
+    const lax: KindDefinition = {
+      ...ruleTestKind,
+      schema: { ...ruleTestKind.schema, properties: { ...ruleTestKind.schema.properties, spec: { ...specSchema, properties: { ...specSchema.properties, name: { type: 'string' } } } } },
+    };
+    const before = await startServer({ dataDir, extraKinds: [lax], log: () => {} });
+    try {
+      assert.equal((await api(before, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status, 201);
+      assert.equal((await api(before, 'POST', `${base}`, object('old', { name: 'UPPER' }))).status, 201);
+    } finally {
+      await before.close();
+    }
+    const after = await startServer({ dataDir, extraKinds: [ruleTestKind], log: () => {} });
+    try {
+      const ok = await api(after, 'PATCH', `${base}/old`, { spec: { replicas: 1 } }, MERGE);
+      assert.equal(ok.status, 200, ok.text);
+      assert.equal(ok.headers.get('warning'), `299 - "spec.name: Invalid value: \\"string\\": failed rule: self.matches('^[a-z]+$')"`);
+      const changed = await api(after, 'PATCH', `${base}/old`, { spec: { name: 'OTHER' } }, MERGE);
+      assert.deepEqual(causes(changed), [['FieldValueInvalid', 'spec.name', `Invalid value: "string": failed rule: self.matches('^[a-z]+$')`]]);
+    } finally {
+      await after.close();
+    }
   });
 });
 

@@ -138,3 +138,38 @@ test('a message expression over the per-call limit stops the validation', () => 
     ['spec: Invalid value: "array": no further validation rules will be run due to call cost exceeds limit for messageExpression: "self.all(x, self.all(y, x >= 0)) ? \'big\' : \'small\'"'],
   );
 });
+
+test('ratcheting: on update, a false rule at an unchanged value is a warning; transition rules never ratchet', () => {
+  const short = { 'x-kubernetes-validations': [{ rule: 'self.size() < 3', message: 'too long' }] };
+  const v = ruleValidator(
+    wrap({
+      type: 'object',
+      properties: {
+        a: { type: 'string', ...short },
+        b: { type: 'string' },
+        fixed: { type: 'string', 'x-kubernetes-validations': [{ rule: 'self == oldSelf && self.size() < 3', message: 'fixed' }] },
+        tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string', ...short } },
+        ports: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: { type: 'object', properties: { name: { type: 'string' }, v: { type: 'string', ...short } } } },
+      },
+    }),
+  )!;
+  const old = { spec: { a: 'long', b: 'x', fixed: 'long', tags: ['long'], ports: [{ name: 'p', v: 'long' }] } };
+  const warnings: string[] = [];
+  const errs = v.validate({ spec: { ...old.spec, b: 'y', ports: [{ name: 'q', v: 'new!' }, { name: 'p', v: 'long' }] } }, old, (w) => warnings.push(w));
+  assert.deepEqual(
+    errs.map((e) => e.message),
+    ['spec.fixed: Invalid value: "string": fixed', 'spec.ports[0].v: Invalid value: "string": too long'],
+  );
+  assert.deepEqual(warnings, ['spec.a: Invalid value: "string": too long', 'spec.tags[0]: Invalid value: "string": too long', 'spec.ports[1].v: Invalid value: "string": too long']);
+  // A changed value, or a changed set (its items have no old value of their own), is checked again.
+  const again = v.validate({ spec: { ...old.spec, a: 'longer', tags: ['long', 'z'] } }, old, () => {});
+  assert.deepEqual(
+    again.map((e) => e.message),
+    ['spec.a: Invalid value: "string": too long', 'spec.fixed: Invalid value: "string": fixed', 'spec.tags[0]: Invalid value: "string": too long'],
+  );
+  // No old object (create): nothing ratchets (and the transition rule does not run).
+  assert.deepEqual(
+    v.validate(old).map((e) => e.field),
+    ['spec.a', 'spec.tags[0]', 'spec.ports[0].v'],
+  );
+});
