@@ -178,7 +178,8 @@ function evaluateRules(node: RuleNode, path: string, value: unknown, old: unknow
   const activations = new Map<CompiledRule['env'], Record<string, unknown>>();
   const activationOf = (c: CompiledRule): Record<string, unknown> => {
     let a = activations.get(c.env);
-    if (!a) activations.set(c.env, (a = c.env.activation({ self: value, oldSelf: old })));
+    // oldSelf is converted only for environments whose rules name it.
+    if (!a) activations.set(c.env, (a = c.env.activation({ self: value, oldSelf: node.rules.some((r) => r.env === c.env && r.usesOldSelf) ? old : undefined })));
     return a;
   };
   for (const c of node.rules) {
