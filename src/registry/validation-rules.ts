@@ -8,7 +8,8 @@
 //   value: object properties and map values are matched by key, items of `x-kubernetes-list-type:
 //   map` lists by their keys; items of set and atomic lists have no old value. A rule with
 //   `optionalOldSelf` runs everywhere, with `oldSelf` an optional (none where there is no old value).
-// - A false rule is one field error at the node (or at its `fieldPath`), of the rule's `reason`
+// - A false rule is one field error at the node (or at its `fieldPath`; `<nil>` at the root, as
+//   Kubernetes prints its nil root path), of the rule's `reason`
 //   (FieldValueInvalid by default, whose value is the node's schema type: `Invalid value:
 //   "object": <message>`), its detail `message`, or the string `messageExpression` gives (an
 //   expression that fails, gives an empty or over-long text or one with line breaks falls back to
@@ -36,6 +37,9 @@ export const PER_CALL_COST_LIMIT = 1_000_000;
 export const PER_OBJECT_COST_BUDGET = 10_000_000;
 /** Kubernetes' MaxEvaluatedMessageExpressionSizeBytes. */
 const MAX_MESSAGE_BYTES = 5 * 1024;
+
+/** How Kubernetes prints the field of an error at the object's root (a nil field.Path). */
+export const ROOT_FIELD = '<nil>';
 
 const OUT_OF_BUDGET = 'validation failed due to running out of cost budget, no further validation rules will be run';
 
@@ -168,8 +172,10 @@ function evaluateWithBudget(program: CelProgram, activation: Record<string, unkn
 
 const outOfObjectBudget = (e: CelCostError, run: Run): boolean => e.limit < run.perCall;
 
-function evaluateRules(node: RuleNode, path: string, value: unknown, old: unknown, unchanged: Unchanged, run: Run): void {
+function evaluateRules(node: RuleNode, nodePath: string, value: unknown, old: unknown, unchanged: Unchanged, run: Run): void {
   const type = node.schema.type ?? '';
+  // Kubernetes validates from a nil field path: an error at the root itself names the field `<nil>`.
+  const path = nodePath || ROOT_FIELD;
   if (run.remaining <= 0) {
     run.errors.push(fieldError.invalid(path, type, OUT_OF_BUDGET));
     run.remaining = -1;
@@ -216,7 +222,7 @@ function evaluateRules(node: RuleNode, path: string, value: unknown, old: unknow
       continue;
     }
     if (result === true) continue;
-    const at = c.fieldPath ? (path ? `${path}.${c.fieldPath}` : c.fieldPath) : path;
+    const at = c.fieldPath ? (nodePath ? `${nodePath}.${c.fieldPath}` : c.fieldPath) : path;
     let detail: string | undefined;
     if (c.messageProgram) {
       try {

@@ -62,6 +62,12 @@ describe('create', () => {
     assert.equal((await api(server, 'GET', `${base}/nospec`)).status, 404);
   });
 
+  test('a rule at the root itself: the field is <nil>, as Kubernetes prints its root path', async () => {
+    const r = await create('forbidden', { name: 'ok' });
+    assert.deepEqual(causes(r), [['FieldValueInvalid', '<nil>', 'Invalid value: "object": this name is not allowed']]);
+    assert.equal(r.body.message, `RuleTest.${RULE_TEST_GROUP} "forbidden" is invalid: <nil>: Invalid value: "object": this name is not allowed`);
+  });
+
   test('every failed rule is one cause, at its node, in Kubernetes’ words; nothing is stored', async () => {
     const r = await create('bad', {
       name: 'ABCDEFGHIJKLMNOP',

@@ -90,8 +90,12 @@ export const ruleTestKind: KindDefinition = {
   strategicMergePatch: false,
   schema: {
     ...objectSchema({ spec }),
-    // A rule at the resource root, reported at a field of it with reason Required.
-    'x-kubernetes-validations': [{ rule: 'has(self.spec)', message: 'spec is required', reason: 'FieldValueRequired', fieldPath: '.spec' }],
+    // A rule at the resource root, reported at a field of it with reason Required, and one reported
+    // at the root itself.
+    'x-kubernetes-validations': [
+      { rule: 'has(self.spec)', message: 'spec is required', reason: 'FieldValueRequired', fieldPath: '.spec' },
+      { rule: "self.metadata.name != 'forbidden'", message: 'this name is not allowed' },
+    ],
   },
   strategy: {},
 };
