@@ -471,7 +471,7 @@ export class RegistryStore implements ReadableStore {
     dropEmptyMetadata(obj);
     const handwritten = [...validateObjectMetaCreate(obj, this.def), ...(this.def.strategy.validate?.(obj) ?? [])];
     const checked = this.declarative ? this.declarative.validate(this.def, 'create', obj, handwritten) : handwritten;
-    const errs = this.rules ? [...checked, ...this.rules.validate(obj)] : checked;
+    const errs = this.rules ? [...checked, ...this.rules.validate(obj, undefined, warn, checked)] : checked;
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
     if (warn) for (const w of this.def.strategy.warnings?.(obj) ?? []) warn(w);
   }
@@ -572,7 +572,7 @@ export class RegistryStore implements ReadableStore {
     if (this.def.tracksGeneration && specChanged(obj, old)) meta.generation = (oldMeta.generation ?? 1) + 1;
     const handwritten = [...validateObjectMetaUpdate(obj, old, this.def), ...(this.def.strategy.validateUpdate?.(obj, old) ?? [])];
     const checked = this.declarative ? this.declarative.validate(this.def, 'update', obj, handwritten, subresource) : handwritten;
-    const errs = this.rules ? [...checked, ...this.rules.validate(obj, old, warn)] : checked;
+    const errs = this.rules ? [...checked, ...this.rules.validate(obj, old, warn, checked)] : checked;
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
     if (warn && !viaSubresource) for (const w of this.def.strategy.warnings?.(obj, old) ?? []) warn(w);
   }

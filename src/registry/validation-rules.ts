@@ -41,6 +41,10 @@ const MAX_MESSAGE_BYTES = 5 * 1024;
 /** How Kubernetes prints the field of an error at the object's root (a nil field.Path). */
 export const ROOT_FIELD = '<nil>';
 
+/** Errors of other validation that stop the rules from running (Kubernetes' hasBlockingErr). */
+const BLOCKING = new Set<FieldError['type']>(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
+const NOT_CHECKED = 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation';
+
 const OUT_OF_BUDGET = 'validation failed due to running out of cost budget, no further validation rules will be run';
 
 /** One schema node on the way to rules: its own rules and the children that lead to more. */
@@ -97,9 +101,12 @@ export class RuleValidator {
 
   /**
    * The field errors of `obj` (on update, `old` is the stored object); errors that ratchet go to
-   * `warn` as warnings.
+   * `warn` as warnings. `prior`: the errors other validation found; when one of them means the
+   * object is malformed (a missing, unsupported, too long or mistyped value) the rules do not run
+   * and one error says so, as in Kubernetes.
    */
-  validate(obj: unknown, old?: unknown, warn?: (message: string) => void): FieldError[] {
+  validate(obj: unknown, old?: unknown, warn?: (message: string) => void, prior: readonly FieldError[] = []): FieldError[] {
+    if (prior.some((e) => BLOCKING.has(e.type))) return [fieldError.invalid(ROOT_FIELD, 'null', NOT_CHECKED)];
     const run: Run = { errors: [], warn, remaining: this.limits.perObject, perCall: this.limits.perCall };
     validateNode(this.root, '', obj, old, NEVER, run);
     return run.errors;

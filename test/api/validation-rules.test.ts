@@ -111,6 +111,16 @@ describe('create', () => {
     assert.equal((await api(server, 'GET', `${base}/bad`)).status, 404);
   });
 
+  test('when other validation finds the object malformed, the rules do not run and one error says so', async () => {
+    const body = object('x', { name: 'BAD' });
+    delete (body.metadata as Body).name;
+    const r = await api(server, 'POST', base, body);
+    const cs = causes(r);
+    assert.equal(cs[0]![0], 'FieldValueRequired');
+    assert.equal(cs[0]![1], 'metadata.name');
+    assert.deepEqual(cs.slice(1), [['FieldValueInvalid', '<nil>', 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation']]);
+  });
+
   test('int-or-string: numbers and names', async () => {
     assert.equal((await create('port-int', { port: 8080 })).status, 201);
     assert.equal((await create('port-name', { port: 'http' })).status, 201);
