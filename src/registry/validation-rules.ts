@@ -8,12 +8,14 @@
 //   value: object properties and map values are matched by key, items of `x-kubernetes-list-type:
 //   map` lists by their keys; items of set and atomic lists have no old value. A rule with
 //   `optionalOldSelf` runs everywhere, with `oldSelf` an optional (none where there is no old value).
-// - A false rule is one field error at the node (or at its `fieldPath`; `<nil>` at the root, as
-//   Kubernetes prints its nil root path), of the rule's `reason`
-//   (FieldValueInvalid by default, whose value is the node's schema type: `Invalid value:
-//   "object": <message>`), its detail `message`, or the string `messageExpression` gives (an
-//   expression that fails, gives an empty or over-long text or one with line breaks falls back to
-//   `message`), else `failed rule: <rule>`.
+// - A false rule is one field error at the node (or at its `fieldPath`; `<nil>` at the root
+//   itself, as Kubernetes prints its nil root path), of the rule's `reason` (FieldValueInvalid by
+//   default, whose value is the node's schema type: `Invalid value: "object": <message>`), its
+//   detail the string `messageExpression` gives, else `message`, else `failed rule: <rule>` (a
+//   message expression that fails, or gives an empty or over-long text or one with line breaks,
+//   falls back to `message`).
+// - The rules do not run when other validation found the object malformed (a missing,
+//   unsupported, too long or mistyped value); one error says so.
 // - Ratcheting (Kubernetes' CRDValidationRatcheting, on by default): on update, a false rule that
 //   is not a transition rule is a warning instead of an error where the value is unchanged — the
 //   node's own old value when it is correlated, else that of its nearest correlated ancestor (so
