@@ -76,7 +76,8 @@ class TypeBuilder {
         };
       }
       case 'object':
-        if (s.additionalProperties && !s.properties) {
+        // `properties: {}` beside additionalProperties is a map too (definitions write maps that way).
+        if (s.additionalProperties && Object.keys(s.properties ?? {}).length === 0) {
           const value = this.build(s.additionalProperties, `${name}._values`, s.additionalProperties['x-kubernetes-embedded-resource'] === true);
           if (!value) return undefined;
           return {

@@ -56,4 +56,24 @@ export interface Schema {
   /** Strategic merge markers (read as listType=map with this key when no list type is given). */
   'x-kubernetes-patch-strategy'?: string;
   'x-kubernetes-patch-merge-key'?: string;
+  /** Expression rules the value at this node must satisfy (evaluated with `self` of its type). */
+  'x-kubernetes-validations'?: ValidationRule[];
+}
+
+/** Why a failed validation rule is reported: the type of its field error (default FieldValueInvalid). */
+export type ValidationRuleReason = 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
+
+/** One entry of `x-kubernetes-validations`, as Kubernetes' ValidationRule. */
+export interface ValidationRule {
+  /** An expression of `self` (and `oldSelf` for a transition rule) that must evaluate to true. */
+  rule: string;
+  /** The error detail when the rule is false (default: `failed rule: <rule>`). */
+  message?: string;
+  /** An expression giving the detail instead; it must evaluate to a string. */
+  messageExpression?: string;
+  reason?: ValidationRuleReason;
+  /** Where the error is reported, relative to this node (`.spec.replicas`, `.labels['a.b']`). */
+  fieldPath?: string;
+  /** The rule also runs where no old value exists, with `oldSelf` an optional. */
+  optionalOldSelf?: boolean;
 }

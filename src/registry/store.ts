@@ -23,6 +23,7 @@ import { StoredJson } from './stored-json.ts';
 import { ConvertedJson, type ObjectCodec } from './converted-json.ts';
 import type { DeclarativeValidation } from './declarative-validation.ts';
 import { selectorMatcher } from './selection.ts';
+import { ruleValidator, type RuleValidator } from './validation-rules.ts';
 
 export interface WriteOptions {
   dryRun: boolean;
@@ -111,7 +112,11 @@ export class RegistryStore implements ReadableStore {
     this.fields = new FieldManager(def);
     this.reads = new CacheDelegator(cache);
     this.writes = new DryRunnableStorage(cache);
+    this.rules = ruleValidator(def.schema);
   }
+
+  /** The schema's validation rules, compiled with the store (a bad rule fails the server's start). */
+  private readonly rules: RuleValidator | undefined;
 
   /** Where reads and watches are served: the watch cache, or storage when it cannot answer. */
   private readonly reads: CacheDelegator;
@@ -465,7 +470,8 @@ export class RegistryStore implements ReadableStore {
     this.def.strategy.prepareForCreate?.(obj);
     dropEmptyMetadata(obj);
     const handwritten = [...validateObjectMetaCreate(obj, this.def), ...(this.def.strategy.validate?.(obj) ?? [])];
-    const errs = this.declarative ? this.declarative.validate(this.def, 'create', obj, handwritten) : handwritten;
+    const checked = this.declarative ? this.declarative.validate(this.def, 'create', obj, handwritten) : handwritten;
+    const errs = this.rules ? [...checked, ...this.rules.validate(obj, undefined, warn, checked)] : checked;
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
     if (warn) for (const w of this.def.strategy.warnings?.(obj) ?? []) warn(w);
   }
@@ -565,7 +571,8 @@ export class RegistryStore implements ReadableStore {
     dropEmptyMetadata(obj);
     if (this.def.tracksGeneration && specChanged(obj, old)) meta.generation = (oldMeta.generation ?? 1) + 1;
     const handwritten = [...validateObjectMetaUpdate(obj, old, this.def), ...(this.def.strategy.validateUpdate?.(obj, old) ?? [])];
-    const errs = this.declarative ? this.declarative.validate(this.def, 'update', obj, handwritten, subresource) : handwritten;
+    const checked = this.declarative ? this.declarative.validate(this.def, 'update', obj, handwritten, subresource) : handwritten;
+    const errs = this.rules ? [...checked, ...this.rules.validate(obj, old, warn, checked)] : checked;
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
     if (warn && !viaSubresource) for (const w of this.def.strategy.warnings?.(obj, old) ?? []) warn(w);
   }

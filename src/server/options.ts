@@ -5,6 +5,7 @@ import type { Authenticator } from '../auth/authn/authenticator.ts';
 import type { Authorizer } from '../auth/authz/authorizer.ts';
 import type { FeatureGates } from '../machinery/feature-gates.ts';
 import type { AuditSink } from './filters.ts';
+import type { KindDefinition } from '../registry/definition.ts';
 
 export interface ServerOptions {
   /** Default 127.0.0.1, as on the command line: with no authentication, loopback only unless asked. */
@@ -41,6 +42,11 @@ export interface ServerOptions {
   serviceClusterIpRange?: string;
   /** `--event-ttl`: how long an event lives after its last write (default 1 h). */
   eventTtlMs?: number;
+  /**
+   * Definitions served beside the built-in ones, exactly as they are (`--runtime-config` applies
+   * to them too). Not on the command line: tests use it to serve kinds of their own.
+   */
+  extraKinds?: readonly KindDefinition[];
   /** Where internal errors are reported (default: stderr). */
   log?: (message: string) => void;
 }

@@ -1,5 +1,5 @@
 // Which kinds this server serves: the built-in definitions less the group versions and resources
-// `--runtime-config` turns off.
+// `--runtime-config` turns off, plus any definitions the embedder adds (tests).
 
 import type { Naming } from '../naming.ts';
 import type { FeatureGates } from '../machinery/feature-gates.ts';
@@ -31,16 +31,19 @@ export interface ServedKindsOptions {
   storageComponent: string;
   /** The storage once it is open: the definitions are read before it is. */
   storage(): Storage | undefined;
+  /** Served beside the built-in definitions, under the same rules. */
+  extraKinds?: readonly KindDefinition[];
 }
 
 /** The served definitions; throws on an invalid `--runtime-config`. */
 export function servedKinds(o: ServedKindsOptions): KindDefinition[] {
-  const all = builtinKinds(o.naming, o.featureGates, {
+  const builtin = builtinKinds(o.naming, o.featureGates, {
     async componentHealth() {
       const backend = o.storage();
       const h = backend ? await backend.health() : { healthy: false, message: 'storage is not open' };
       return [{ name: o.storageComponent, ...h }];
     },
   });
+  const all = [...builtin, ...(o.extraKinds ?? [])];
   return all.filter(runtimeConfig(o.runtimeConfig, all));
 }

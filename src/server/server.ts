@@ -48,7 +48,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const log = opts.log ?? ((m: string) => process.stderr.write(`${m}\n`));
 
   let storage: OpenedStorage | undefined;
-  const defs = servedKinds({ naming, featureGates, runtimeConfig: opts.runtimeConfig, storageComponent: storageComponentName(opts), storage: () => storage?.backend });
+  const defs = servedKinds({ naming, featureGates, runtimeConfig: opts.runtimeConfig, storageComponent: storageComponentName(opts), storage: () => storage?.backend, extraKinds: opts.extraKinds });
 
   const opened = (storage = await openStorage(opts));
   cleanups.push(() => opened.close());

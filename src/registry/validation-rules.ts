@@ -1,0 +1,284 @@
+// Validation rules (`x-kubernetes-validations`) of a kind's schema, run by the generic store on
+// every create and update, with the semantics of Kubernetes' custom resource validation
+// (apiextensions' schema/cel/validation.go):
+//
+// - Rules run at every node of the object where a value is present (null and absent values are
+//   not validated), list items and map values included, with `self` the node's value.
+// - Transition rules (naming `oldSelf`) run only on update and only where the node has an old
+//   value: object properties and map values are matched by key, items of `x-kubernetes-list-type:
+//   map` lists by their keys; items of set and atomic lists have no old value. A rule with
+//   `optionalOldSelf` runs everywhere, with `oldSelf` an optional (none where there is no old value).
+// - A false rule is one field error at the node (or at its `fieldPath`; `<nil>` at the root
+//   itself, as Kubernetes prints its nil root path), of the rule's `reason` (FieldValueInvalid by
+//   default, whose value is the node's schema type: `Invalid value: "object": <message>`), its
+//   detail the string `messageExpression` gives, else `message`, else `failed rule: <rule>` (a
+//   message expression that fails, or gives an empty or over-long text or one with line breaks,
+//   falls back to `message`).
+// - The rules do not run when other validation found the object malformed (a missing,
+//   unsupported, too long or mistyped value); one error says so.
+// - Ratcheting (Kubernetes' CRDValidationRatcheting, on by default): on update, a false rule that
+//   is not a transition rule is a warning instead of an error where the value is unchanged — the
+//   node's own old value when it is correlated, else that of its nearest correlated ancestor (so
+//   an invalid value stored before a rule existed does not block unrelated updates).
+// - Cost: each evaluation has the per-call limit, and all of an object's evaluations share one
+//   budget; exceeding either ends the validation with Kubernetes' error.
+//
+// Rules are compiled when the store is built (src/cel/rules.ts); a bad rule in a definition stops
+// the server at start-up.
+
+import { isDeepStrictEqual } from 'node:util';
+import type { Schema } from '../machinery/schema.ts';
+import { fieldError, type FieldError } from '../machinery/field-errors.ts';
+import { CelCostError, CelEvaluationError } from '../cel/errors.ts';
+import type { CelProgram } from '../cel/environment.ts';
+import { compileRules, type CompiledRule } from '../cel/rules.ts';
+
+/** Kubernetes' PerCallLimit: the cost one evaluation may use. */
+export const PER_CALL_COST_LIMIT = 1_000_000;
+/** Kubernetes' RuntimeCELCostBudget: the cost all rules of one object may use together. */
+export const PER_OBJECT_COST_BUDGET = 10_000_000;
+/** Kubernetes' MaxEvaluatedMessageExpressionSizeBytes. */
+const MAX_MESSAGE_BYTES = 5 * 1024;
+
+/** How Kubernetes prints the field of an error at the object's root (a nil field.Path). */
+export const ROOT_FIELD = '<nil>';
+
+/** Errors of other validation that stop the rules from running (Kubernetes' hasBlockingErr). */
+const BLOCKING = new Set<FieldError['type']>(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
+const NOT_CHECKED = 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation';
+
+const OUT_OF_BUDGET = 'validation failed due to running out of cost budget, no further validation rules will be run';
+
+/** One schema node on the way to rules: its own rules and the children that lead to more. */
+interface RuleNode {
+  schema: Schema;
+  rules: CompiledRule[];
+  properties?: Map<string, RuleNode>;
+  items?: RuleNode;
+  values?: RuleNode;
+}
+
+function buildNode(schema: Schema, resourceRoot: boolean, at: string): RuleNode | undefined {
+  const rules = compileRules(schema, { resourceRoot, at });
+  let properties: Map<string, RuleNode> | undefined;
+  for (const [name, p] of Object.entries(schema.properties ?? {})) {
+    const n = buildNode(p, p['x-kubernetes-embedded-resource'] === true, `${at}.properties[${name}]`);
+    if (n) (properties ??= new Map()).set(name, n);
+  }
+  const items = schema.items ? buildNode(schema.items, schema.items['x-kubernetes-embedded-resource'] === true, `${at}.items`) : undefined;
+  const ap = schema.additionalProperties;
+  const values = ap ? buildNode(ap, ap['x-kubernetes-embedded-resource'] === true, `${at}.additionalProperties`) : undefined;
+  if (rules.length === 0 && !properties && !items && !values) return undefined;
+  return { schema, rules, properties, items, values };
+}
+
+export interface RuleCostLimits {
+  /** The cost one evaluation may use (default PER_CALL_COST_LIMIT). */
+  perCall?: number;
+  /** The cost all evaluations of one object may use together (default PER_OBJECT_COST_BUDGET). */
+  perObject?: number;
+}
+
+/** The rules of a kind's schema, compiled; undefined when the schema has none. Throws RuleDefinitionError. */
+export function ruleValidator(schema: Schema, limits: RuleCostLimits = {}): RuleValidator | undefined {
+  const root = buildNode(schema, true, '<root>');
+  return root && new RuleValidator(root, { perCall: limits.perCall ?? PER_CALL_COST_LIMIT, perObject: limits.perObject ?? PER_OBJECT_COST_BUDGET });
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The state of one object's validation: its errors and the budget left (negative: stopped). */
+interface Run {
+  errors: FieldError[];
+  warn?: (message: string) => void;
+  remaining: number;
+  perCall: number;
+}
+
+export class RuleValidator {
+  constructor(
+    private readonly root: RuleNode,
+    private readonly limits: Required<RuleCostLimits>,
+  ) {}
+
+  /**
+   * The field errors of `obj` (on update, `old` is the stored object); errors that ratchet go to
+   * `warn` as warnings. `prior`: the errors other validation found; when one of them means the
+   * object is malformed (a missing, unsupported, too long or mistyped value) the rules do not run
+   * and one error says so, as in Kubernetes.
+   */
+  validate(obj: unknown, old?: unknown, warn?: (message: string) => void, prior: readonly FieldError[] = []): FieldError[] {
+    if (prior.some((e) => BLOCKING.has(e.type))) return [fieldError.invalid(ROOT_FIELD, 'null', NOT_CHECKED)];
+    const run: Run = { errors: [], warn, remaining: this.limits.perObject, perCall: this.limits.perCall };
+    validateNode(this.root, '', obj, old, NEVER, run);
+    return run.errors;
+  }
+}
+
+/** Whether a node's errors ratchet: its value (or its nearest correlated ancestor's) is unchanged. */
+type Unchanged = () => boolean;
+const NEVER: Unchanged = () => false;
+
+function unchangedFrom(value: unknown, old: unknown): Unchanged {
+  let answer: boolean | undefined;
+  return () => (answer ??= isDeepStrictEqual(value, old));
+}
+
+function validateNode(node: RuleNode, path: string, value: unknown, old: unknown, parentUnchanged: Unchanged, run: Run): void {
+  if (value === undefined || value === null || run.remaining < 0) return;
+  if (old === null) old = undefined;
+  const unchanged = old === undefined ? parentUnchanged : unchangedFrom(value, old);
+  if (node.rules.length > 0) evaluateRules(node, path, value, old, unchanged, run);
+  if (run.remaining < 0) return;
+  if (Array.isArray(value)) {
+    if (!node.items) return;
+    const oldItem = correlateItems(node.schema, old);
+    for (let i = 0; i < value.length && run.remaining >= 0; i++) validateNode(node.items, `${path}[${i}]`, value[i], oldItem(value[i]), unchanged, run);
+  } else if (isObject(value)) {
+    const oldMap = isObject(old) ? old : undefined;
+    for (const [k, v] of Object.entries(value)) {
+      if (run.remaining < 0) return;
+      const prop = node.properties?.get(k);
+      if (prop) validateNode(prop, path ? `${path}.${k}` : k, v, oldMap?.[k], unchanged, run);
+      else if (node.values) validateNode(node.values, `${path}[${k}]`, v, oldMap?.[k], unchanged, run);
+    }
+  }
+}
+
+/** The old item of a new one: by its keys in a map-type list; none in set and atomic lists. */
+function correlateItems(schema: Schema, old: unknown): (item: unknown) => unknown {
+  const keys = schema['x-kubernetes-list-map-keys'];
+  if (schema['x-kubernetes-list-type'] !== 'map' || !keys?.length || !Array.isArray(old)) return () => undefined;
+  const keyOf = (item: unknown): string | undefined => (isObject(item) ? JSON.stringify(keys.map((k) => item[k] ?? null)) : undefined);
+  let byKey: Map<string, unknown> | undefined;
+  return (item) => {
+    const k = keyOf(item);
+    if (k === undefined) return undefined;
+    if (!byKey) {
+      byKey = new Map();
+      for (const o of old) {
+        const ok = keyOf(o);
+        if (ok !== undefined && !byKey.has(ok)) byKey.set(ok, o);
+      }
+    }
+    return byKey.get(k);
+  };
+}
+
+/** What a rule's errors name: its message, else its expression. */
+const ruleErrorString = (c: CompiledRule): string => (c.rule.message ? c.rule.message.trim() : c.rule.rule.trim());
+const ruleMessageOrDefault = (c: CompiledRule): string => (c.rule.message ? c.rule.message.trim() : `failed rule: ${ruleErrorString(c)}`);
+
+/**
+ * Runs one program under the per-call limit and what is left of the object's budget: the one
+ * place that calls the expression language's cost API. A CelCostError whose limit is below the
+ * per-call limit means the object's budget ran out.
+ */
+function evaluateWithBudget(program: CelProgram, activation: Record<string, unknown>, run: Run): { value: unknown; cost: number } {
+  const r = program.evaluate(activation, { costLimit: Math.min(run.perCall, run.remaining) });
+  return { value: r.value, cost: r.cost ?? 0 };
+}
+
+const outOfObjectBudget = (e: CelCostError, run: Run): boolean => e.limit < run.perCall;
+
+function evaluateRules(node: RuleNode, nodePath: string, value: unknown, old: unknown, unchanged: Unchanged, run: Run): void {
+  const type = node.schema.type ?? '';
+  // Kubernetes validates from a nil field path: an error at the root itself names the field `<nil>`.
+  const path = nodePath || ROOT_FIELD;
+  if (run.remaining <= 0) {
+    run.errors.push(fieldError.invalid(path, type, OUT_OF_BUDGET));
+    run.remaining = -1;
+    return;
+  }
+  const activations = new Map<CompiledRule['env'], Record<string, unknown>>();
+  const activationOf = (c: CompiledRule): Record<string, unknown> => {
+    let a = activations.get(c.env);
+    // oldSelf is converted only for environments whose rules name it.
+    if (!a) activations.set(c.env, (a = c.env.activation({ self: value, oldSelf: node.rules.some((r) => r.env === c.env && r.usesOldSelf) ? old : undefined })));
+    return a;
+  };
+  for (const c of node.rules) {
+    const optionalOldSelf = c.rule.optionalOldSelf === true;
+    if (c.usesOldSelf && old === undefined && !optionalOldSelf) continue;
+    const activation = activationOf(c);
+    let result: unknown;
+    try {
+      const r = evaluateWithBudget(c.program, activation, run);
+      run.remaining -= r.cost;
+      result = r.value;
+    } catch (e) {
+      if (e instanceof CelCostError) {
+        run.errors.push(
+          fieldError.invalid(
+            path,
+            type,
+            outOfObjectBudget(e, run) ? OUT_OF_BUDGET : `'${e.message}': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(c)}`,
+          ),
+        );
+        run.remaining = -1;
+        return;
+      }
+      if (!(e instanceof CelEvaluationError)) throw e;
+      run.errors.push(
+        fieldError.invalid(
+          path,
+          type,
+          e.message.startsWith('no such overload')
+            ? `'${e.message}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(c)}`
+            : `${e.message} evaluating rule: ${ruleErrorString(c)}`,
+        ),
+      );
+      continue;
+    }
+    if (result === true) continue;
+    const at = c.fieldPath ? (nodePath ? `${nodePath}.${c.fieldPath}` : c.fieldPath) : path;
+    let detail: string | undefined;
+    if (c.messageProgram) {
+      try {
+        const m = evaluateWithBudget(c.messageProgram, activation, run);
+        run.remaining -= m.cost;
+        detail = messageText(m.value);
+      } catch (e) {
+        if (e instanceof CelCostError) {
+          run.errors.push(
+            fieldError.invalid(
+              at,
+              type,
+              outOfObjectBudget(e, run)
+                ? 'messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run'
+                : `no further validation rules will be run due to call cost exceeds limit for messageExpression: ${JSON.stringify(c.rule.messageExpression)}`,
+            ),
+          );
+          run.remaining = -1;
+          return;
+        }
+        if (!(e instanceof CelEvaluationError)) throw e;
+        // Any other failure of the message expression falls back to the rule's message.
+      }
+    }
+    const err = reasonError(c, at, type, detail ?? ruleMessageOrDefault(c));
+    if (!c.usesOldSelf && unchanged()) run.warn?.(err.message);
+    else run.errors.push(err);
+  }
+}
+
+/** A message expression's result as an error detail; undefined when it cannot be one (the rule's message is used). */
+function messageText(v: unknown): string | undefined {
+  if (typeof v !== 'string') return undefined;
+  const text = v.trim();
+  if (Buffer.byteLength(text, 'utf8') > MAX_MESSAGE_BYTES || /\n/.test(text) || text.length === 0) return undefined;
+  return text;
+}
+
+function reasonError(c: CompiledRule, at: string, type: string, detail: string): FieldError {
+  switch (c.rule.reason) {
+    case 'FieldValueForbidden':
+      return fieldError.forbidden(at, detail);
+    case 'FieldValueRequired':
+      return fieldError.required(at, detail);
+    case 'FieldValueDuplicate':
+      return fieldError.duplicate(at, type);
+    default:
+      return fieldError.invalid(at, type, detail);
+  }
+}

@@ -1,0 +1,175 @@
+// Validation rules of schema nodes: what is refused when a definition is written (src/cel/rules.ts)
+// and the evaluation details HTTP tests do not reach (src/registry/validation-rules.ts): message
+// expressions that cannot be used, runtime errors, the per-call limit and the per-object budget.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Schema } from '../../src/machinery/schema.ts';
+import { compileRules, normalizeFieldPath, referencesIdentifier, RuleDefinitionError } from '../../src/cel/rules.ts';
+import { ruleValidator } from '../../src/registry/validation-rules.ts';
+
+test('transition rules are told by a reference to oldSelf outside literals, comments and selections', () => {
+  assert.ok(referencesIdentifier('self == oldSelf', 'oldSelf'));
+  assert.ok(referencesIdentifier('has(oldSelf.x)', 'oldSelf'));
+  assert.ok(referencesIdentifier('oldSelf.hasValue()', 'oldSelf'));
+  assert.ok(!referencesIdentifier("self == 'oldSelf'", 'oldSelf'));
+  assert.ok(!referencesIdentifier('self == "a \\" oldSelf"', 'oldSelf'));
+  assert.ok(!referencesIdentifier("self == r'oldSelf'", 'oldSelf'));
+  assert.ok(!referencesIdentifier("self == '''\noldSelf'''", 'oldSelf'));
+  assert.ok(!referencesIdentifier('self.oldSelf == 1', 'oldSelf'));
+  assert.ok(!referencesIdentifier('self.oldSelfie == 1 // oldSelf', 'oldSelf'));
+  assert.ok(referencesIdentifier("b'x' == b'y' || oldSelf == self", 'oldSelf'));
+});
+
+const node: Schema = {
+  type: 'object',
+  properties: { spec: { type: 'object', properties: { replicas: { type: 'integer' } } }, labels: { type: 'object', properties: {}, additionalProperties: { type: 'string' } } },
+};
+
+test('fieldPath: properties and map keys, normalized as field errors print them', () => {
+  assert.equal(normalizeFieldPath('.spec.replicas', node), 'spec.replicas');
+  assert.equal(normalizeFieldPath(".labels['a.b/c']", node), 'labels[a.b/c]');
+  assert.equal(normalizeFieldPath(".labels.plain", node), 'labels[plain]');
+  assert.equal(normalizeFieldPath("['spec'].replicas", node), 'spec.replicas');
+  assert.equal(normalizeFieldPath(".labels['it\\'s']", node), "labels[it's]");
+  const refused: [string, string][] = [
+    ['.nope', 'does not refer to a valid field'],
+    ['.spec.replicas.x', 'does not refer to a valid field'],
+    ['spec', 'expected [ or . but got: spec'],
+    ['.spec[0]', 'expected single quoted string but got 0'],
+    ['.spec.', 'unexpected end of JSON path'],
+    [".labels['a'", 'unexpected end of JSON path'],
+    [".labels['\\q']", 'invalid string literal: invalid escape char \\q'],
+  ];
+  for (const [path, why] of refused) assert.throws(() => normalizeFieldPath(path, node), { message: why }, path);
+});
+
+test('compiled once per schema node; every problem of a definition is named', () => {
+  const s: Schema = { type: 'string', 'x-kubernetes-validations': [{ rule: 'self.size() > 1' }] };
+  const first = compileRules(s);
+  assert.equal(compileRules(s), first);
+  assert.equal(first[0]!.usesOldSelf, false);
+  assert.equal(compileRules({ type: 'string', 'x-kubernetes-validations': [{ rule: 'self != oldSelf' }] })[0]!.usesOldSelf, true);
+  const bad: Schema = {
+    type: 'string',
+    'x-kubernetes-validations': [
+      { rule: '' },
+      { rule: 'true', reason: 'FieldValueBogus' as 'FieldValueInvalid' },
+      { rule: 'self == "a"', optionalOldSelf: true },
+      { rule: 'false', messageExpression: '1' },
+      { rule: 'false', messageExpression: 'self +' },
+      { rule: 'false', message: 'two\nlines' },
+      { rule: 'self.size()' },
+    ],
+  };
+  assert.throws(
+    () => compileRules(bad, { at: 'spec' }),
+    (e: unknown) => {
+      assert.ok(e instanceof RuleDefinitionError);
+      assert.deepEqual(
+        e.problems.map((p) => p.split(':')[0]),
+        ['spec.x-kubernetes-validations[0].rule', 'spec.x-kubernetes-validations[1].reason', 'spec.x-kubernetes-validations[2].optionalOldSelf', 'spec.x-kubernetes-validations[3].messageExpression', 'spec.x-kubernetes-validations[4].messageExpression', 'spec.x-kubernetes-validations[5].message', 'spec.x-kubernetes-validations[6].rule'],
+      );
+      assert.match(e.problems[1]!, /Unsupported value: "FieldValueBogus": supported values: "FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"$/);
+      assert.match(e.problems[3]!, /: must evaluate to a string$/);
+      assert.match(e.problems[4]!, /messageExpression compilation failed: ERROR: <input>:1:/);
+      assert.match(e.problems[6]!, /cel expression must evaluate to a bool$/);
+      return true;
+    },
+  );
+});
+
+const wrap = (spec: Schema): Schema => ({ type: 'object', properties: { spec } });
+
+test('a message expression that cannot be used falls back to the message', () => {
+  const v = ruleValidator(
+    wrap({
+      type: 'object',
+      properties: {
+        long: { type: 'string', 'x-kubernetes-validations': [{ rule: 'false', message: 'm1', messageExpression: 'self' }] },
+        lines: { type: 'string', 'x-kubernetes-validations': [{ rule: 'false', message: 'm2', messageExpression: 'self' }] },
+        fails: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'false', messageExpression: 'string(10 / self)' }] },
+        blank: { type: 'string', 'x-kubernetes-validations': [{ rule: 'false', message: 'm4', messageExpression: "'  '" }] },
+        trimmed: { type: 'string', 'x-kubernetes-validations': [{ rule: 'false', message: 'm5', messageExpression: "'  spaced  '" }] },
+      },
+    }),
+  )!;
+  const errs = v.validate({ spec: { long: 'x'.repeat(5 * 1024 + 1), lines: 'a\nb', fails: 0, blank: 'x', trimmed: 'x' } });
+  assert.deepEqual(
+    errs.map((e) => e.message),
+    [
+      'spec.long: Invalid value: "string": m1',
+      'spec.lines: Invalid value: "string": m2',
+      'spec.fails: Invalid value: "integer": failed rule: false',
+      'spec.blank: Invalid value: "string": m4',
+      'spec.trimmed: Invalid value: "string": spaced',
+    ],
+  );
+});
+
+test('null values are not validated; runtime overload errors are reported as Kubernetes reports them', () => {
+  const v = ruleValidator(wrap({ type: 'object', properties: { port: { 'x-kubernetes-int-or-string': true, 'x-kubernetes-validations': [{ rule: 'self > 0' }] } } }))!;
+  assert.deepEqual(v.validate({ spec: { port: null } }), []);
+  assert.deepEqual(v.validate({ spec: { port: 1 } }), []);
+  assert.deepEqual(
+    v.validate({ spec: { port: 'http' } }).map((e) => e.message),
+    [`spec.port: Invalid value: "": 'no such overload': call arguments did not match a supported operator, function or macro signature for rule: self > 0`],
+  );
+});
+
+test('the per-object budget is shared by every rule of the object and stops the validation', () => {
+  const schema = wrap({ type: 'array', items: { type: 'string', 'x-kubernetes-validations': [{ rule: "self.startsWith('a')" }] } });
+  const spec = Array.from({ length: 50 }, () => 'b');
+  const unbounded = ruleValidator(schema)!.validate({ spec });
+  assert.equal(unbounded.length, 50);
+  const errs = ruleValidator(schema, { perObject: 40 })!.validate({ spec });
+  assert.ok(errs.length > 1 && errs.length < 50, `${errs.length} errors`);
+  assert.equal(errs.at(-1)!.message.replace(/^spec\[\d+\]: /, ''), 'Invalid value: "string": validation failed due to running out of cost budget, no further validation rules will be run');
+  assert.ok(errs.slice(0, -1).every((e) => e.message.endsWith("failed rule: self.startsWith('a')")));
+});
+
+test('a message expression over the per-call limit stops the validation', () => {
+  const v = ruleValidator(
+    wrap({ type: 'array', items: { type: 'integer' }, 'x-kubernetes-validations': [{ rule: 'false', messageExpression: "self.all(x, self.all(y, x >= 0)) ? 'big' : 'small'" }, { rule: 'false', message: 'second' }] }),
+    { perCall: 200 },
+  )!;
+  assert.deepEqual(
+    v.validate({ spec: Array.from({ length: 30 }, (_, i) => i) }).map((e) => e.message),
+    ['spec: Invalid value: "array": no further validation rules will be run due to call cost exceeds limit for messageExpression: "self.all(x, self.all(y, x >= 0)) ? \'big\' : \'small\'"'],
+  );
+});
+
+test('ratcheting: on update, a false rule at an unchanged value is a warning; transition rules never ratchet', () => {
+  const short = { 'x-kubernetes-validations': [{ rule: 'self.size() < 3', message: 'too long' }] };
+  const v = ruleValidator(
+    wrap({
+      type: 'object',
+      properties: {
+        a: { type: 'string', ...short },
+        b: { type: 'string' },
+        fixed: { type: 'string', 'x-kubernetes-validations': [{ rule: 'self == oldSelf && self.size() < 3', message: 'fixed' }] },
+        tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string', ...short } },
+        ports: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: { type: 'object', properties: { name: { type: 'string' }, v: { type: 'string', ...short } } } },
+      },
+    }),
+  )!;
+  const old = { spec: { a: 'long', b: 'x', fixed: 'long', tags: ['long'], ports: [{ name: 'p', v: 'long' }] } };
+  const warnings: string[] = [];
+  const errs = v.validate({ spec: { ...old.spec, b: 'y', ports: [{ name: 'q', v: 'new!' }, { name: 'p', v: 'long' }] } }, old, (w) => warnings.push(w));
+  assert.deepEqual(
+    errs.map((e) => e.message),
+    ['spec.fixed: Invalid value: "string": fixed', 'spec.ports[0].v: Invalid value: "string": too long'],
+  );
+  assert.deepEqual(warnings, ['spec.a: Invalid value: "string": too long', 'spec.tags[0]: Invalid value: "string": too long', 'spec.ports[1].v: Invalid value: "string": too long']);
+  // A changed value, or a changed set (its items have no old value of their own), is checked again.
+  const again = v.validate({ spec: { ...old.spec, a: 'longer', tags: ['long', 'z'] } }, old, () => {});
+  assert.deepEqual(
+    again.map((e) => e.message),
+    ['spec.a: Invalid value: "string": too long', 'spec.fixed: Invalid value: "string": fixed', 'spec.tags[0]: Invalid value: "string": too long'],
+  );
+  // No old object (create): nothing ratchets (and the transition rule does not run).
+  assert.deepEqual(
+    v.validate(old).map((e) => e.field),
+    ['spec.a', 'spec.tags[0]', 'spec.ports[0].v'],
+  );
+});
