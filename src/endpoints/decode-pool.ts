@@ -174,9 +174,12 @@ export class DecodePool implements BodyDecoder {
       });
       this.dispatch();
     });
-    // A worker that dies (out of memory, a crash) fails its job as a bug would (500) and is
-    // replaced by the next dispatch.
-    worker.on('error', (e) => this.fail(slot, new Error(`the decoding worker failed: ${e.message}`)));
+    // A worker that runs out of its heap was given a body too costly to decode: the request is
+    // refused as too large (413), never answered as a server error. Any other death is a bug and
+    // fails its job as one. Either way the worker is replaced by the next dispatch.
+    worker.on('error', (e: Error & { code?: string }) =>
+      this.fail(slot, e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? tooCostly() : new Error(`the decoding worker failed: ${e.message}`)),
+    );
     worker.on('exit', (code) => this.fail(slot, new Error(`the decoding worker exited with code ${code}`)));
     this.slots.push(slot);
     return slot;
@@ -217,6 +220,9 @@ export class DecodePool implements BodyDecoder {
     }
   }
 }
+
+const tooCostly = () =>
+  new StatusError(413, 'RequestEntityTooLarge', 'Request entity too large: the request body needs more memory to decode than the server allows one request');
 
 const jobTimedOut = () => errors.timeout('Timeout: request did not complete within requested timeout - context deadline exceeded');
 

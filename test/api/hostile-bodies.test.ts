@@ -221,7 +221,7 @@ describe('the decoding pool', () => {
   const lease = defs.find((d) => d.kind === 'Lease')!;
   const small = (name: string) => Buffer.from(JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Lease', metadata: { name }, spec: { holderIdentity: 'h', x: 1 } }));
 
-  test('a worker that dies fails its job as a bug (not a Status) and the next job gets a new worker', async () => {
+  test('a worker that runs out of memory refuses its body as too large (413) and the next job gets a new worker', async () => {
     // A small heap, which 3 MiB of unknown fields exhausts.
     const pool = new DecodePool({ naming: 'orch', featureGates: {}, defs, offLoopBytes: 0, heapMb: 32 });
     try {
@@ -230,7 +230,7 @@ describe('the decoding pool', () => {
       const huge = Buffer.from(fill(THREE_MIB, `{"apiVersion":"${GROUP}/v1","kind":"Lease","metadata":{"name":"b"}`, (i) => `,"u${i}":{"v":[${i}]}`, '}'));
       await assert.rejects(
         async () => pool.decode(huge, 'json', lease, 'Warn'),
-        (e: unknown) => e instanceof Error && !isStatusError(e) && /decoding worker/.test(e.message),
+        (e: unknown) => isStatusError(e) && e.code === 413 && e.reason === 'RequestEntityTooLarge',
       );
       const after = await Promise.resolve()
         .then(() => pool.decode(small('c'), 'json', lease, 'Strict'))
