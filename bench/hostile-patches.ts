@@ -66,10 +66,34 @@ function toYaml(v: Json, indent = ''): string {
   return keys.map((k) => `\n${indent}${JSON.stringify(k)}: ${toYaml(v[k]!, `${indent}  `)}`).join('');
 }
 
-function request(format: PatchFormat, ctx: Ctx, name: string, body: Json | string, query = ''): { method: string; path: string; headers: Record<string, string>; body: Buffer } {
-  const q = isApply(format) ? `?fieldManager=hostile&force=true${query ? `&${query}` : ''}` : query ? `?${query}` : '';
+function request(format: PatchFormat, ctx: Ctx, name: string, body: Json | string, target: Target = 'lease'): { method: string; path: string; headers: Record<string, string>; body: Buffer } {
+  const q = isApply(format) ? '?fieldManager=hostile&force=true' : '';
   const text = typeof body === 'string' ? body : format === 'apply-yaml' ? `${toYaml(body).replace(/^\n/, '')}\n` : JSON.stringify(body);
-  return { method: 'PATCH', path: `${leases(ctx.namespace)}/${name}${q}`, headers: { 'content-type': CONTENT_TYPES[format] }, body: Buffer.from(text) };
+  const path = target === 'lease' ? `${leases(ctx.namespace)}/${name}` : `/api/v1/nodes/${name}/status`;
+  return { method: 'PATCH', path: `${path}${q}`, headers: { 'content-type': CONTENT_TYPES[format] }, body: Buffer.from(text) };
+}
+
+/** What a case patches: a Lease, or a Node's status (for a keyed list: status.conditions, by type). */
+type Target = 'lease' | 'node-status';
+
+async function createNode(ctx: Ctx, name: string, status: Obj): Promise<void> {
+  const body = { apiVersion: 'v1', kind: 'Node', metadata: { name }, status };
+  const res = await fetch(`${ctx.url}/api/v1/nodes?fieldManager=creator`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (res.status !== 201) throw new Error(`creating node ${name}: ${res.status} ${text.slice(0, 300)}`);
+}
+
+/** A Node status patch setting `conditions`, in each patch type's shape. */
+function nodeConditionsPatch(format: PatchFormat, name: string, conditions: Json[]): Json {
+  if (format === 'json') return [{ op: 'add', path: '/status/conditions', value: conditions }];
+  if (isApply(format)) return { apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { conditions } };
+  return { status: { conditions } };
+}
+
+function conditions(n: number, offset = 0): Json[] {
+  const out: Json[] = [];
+  for (let i = offset; i < offset + n; i++) out.push({ type: `Condition${pad(i)}`, status: 'True', reason: 'Reason', message: `message ${i}` });
+  return out;
 }
 
 /** The body for a patch that sets `fields` (a partial Lease): the shape each patch type takes. */
@@ -91,7 +115,7 @@ const pad = (i: number, n = 6): string => String(i).padStart(n, '0');
  * The largest-fitting count: `make(n)` builds a body with n items; n is estimated from a small
  * body, then corrected once from the real size, so every format lands near `bytes`.
  */
-function fit<T extends { body: Buffer }>(bytes: number, make: (n: number) => T): T {
+function fit<T extends { body: { length: number } }>(bytes: number, make: (n: number) => T): T {
   const probe = make(64);
   const per = Math.max(1, probe.body.length / 64);
   let n = Math.max(1, Math.floor(bytes / per));
@@ -105,12 +129,6 @@ function fit<T extends { body: Buffer }>(bytes: number, make: (n: number) => T):
 function labels(n: number, prefix = 'l'): Obj {
   const out: Obj = {};
   for (let i = 0; i < n; i++) out[`${prefix}${pad(i)}`] = `v${i}`;
-  return out;
-}
-
-function ownerReferences(n: number, offset = 0): Json[] {
-  const out: Json[] = [];
-  for (let i = offset; i < offset + n; i++) out.push({ apiVersion: 'v1', kind: 'ConfigMap', name: `owner-${pad(i)}`, uid: `00000000-0000-0000-0000-${pad(i, 12)}` });
   return out;
 }
 
@@ -142,29 +160,34 @@ function deepValue(depth: number): Json {
   return v;
 }
 
-type Built = ReturnType<typeof request>;
-
 /**
  * A shape: the stored object for a count of items (created first) and the patch for that count;
  * the count is chosen so that the patch body is about `bytes` long.
  */
 interface ShapeDef {
   formats: readonly PatchFormat[];
-  stored?(n: number, format: PatchFormat): { metadata?: Obj; spec?: Obj };
+  stored?(n: number, format: PatchFormat): { metadata?: Obj; spec?: Obj; status?: Obj };
+  target?: Target;
   patch(n: number, format: PatchFormat, name: string): Json | string;
-  /** The most items the shape may have (JSON patch operations). */
-  max?: number;
 }
 
 function shapeCase(shape: string, def: ShapeDef, format: PatchFormat): HostileCase['build'] {
   return async (bytes, ctx) => {
     const name = uniqueName(shape);
+    // The body is about `bytes` long, and so is the stored object at most (it is created with
+    // one request, under the same limit).
     let count = 1;
-    const req: Built = fit(bytes, (n) => {
-      count = Math.min(n, def.max ?? Infinity);
-      return request(format, ctx, name, def.patch(count, format, name));
+    let stored: { metadata?: Obj; spec?: Obj; status?: Obj } = {};
+    fit(bytes - 1024, (n) => {
+      count = n;
+      stored = def.stored?.(n, format) ?? {};
+      const req = request(format, ctx, name, def.patch(n, format, name), def.target);
+      return { body: { length: Math.max(req.body.length, JSON.stringify(stored).length + 256) } };
     });
-    await createLease(ctx, name, def.stored?.(count, format) ?? {});
+    const req = request(format, ctx, name, def.patch(count, format, name), def.target);
+    stored = def.stored?.(count, format) ?? {};
+    if (def.target === 'node-status') await createNode(ctx, name, stored.status ?? {});
+    else await createLease(ctx, name, stored);
     return req;
   };
 }
@@ -219,12 +242,14 @@ const shapes: Record<string, ShapeDef> = {
     formats: FORMATS,
     patch: (n, format, name) => patchSetting(format, name, { spec: { holderIdentity: 'x'.repeat(n) } }),
   },
-  // A long keyed list (ownerReferences, keyed by uid) merged into a stored one of the same
-  // length, half of the items shared.
+  // A long keyed list (a Node's status.conditions, keyed by type) merged into a stored one of the
+  // same length, half of the items shared. (ownerReferences would be the keyed list of every kind,
+  // but owners that do not exist hand the object to the garbage collector.)
   'list-map': {
     formats: FORMATS,
-    stored: (n) => ({ metadata: { ownerReferences: ownerReferences(n) } }),
-    patch: (n, format, name) => patchSetting(format, name, { metadata: { ownerReferences: ownerReferences(n, n >> 1) } }),
+    target: 'node-status',
+    stored: (n) => ({ status: { conditions: conditions(n) } }),
+    patch: (n, format, name) => nodeConditionsPatch(format, name, conditions(n, n >> 1)),
   },
   // A long set (finalizers) merged into a stored one of the same length, half shared.
   'list-set': {
