@@ -15,6 +15,7 @@ const KiB = 1024;
 const MiB = 1024 * KiB;
 const SIZES = process.env.HOSTILE_SIZES ? process.env.HOSTILE_SIZES.split(',').map((k) => Number(k) * KiB) : [256 * KiB, 1 * MiB, 3 * MiB];
 const only = process.argv[2] ?? process.env.HOSTILE_ONLY;
+const skip = process.env.HOSTILE_SKIP;
 const REPEAT = Number(process.env.HOSTILE_REPEAT ?? 1);
 
 /** Sends one request; resolves with its status and the time to the end of the answer. */
@@ -85,10 +86,12 @@ try {
   console.log(`${'case'.padEnd(46)} ${'256K ms'.padStart(8)} ${'1M ms'.padStart(8)} ${'3M ms'.padStart(8)} ${'ms/MiB'.padStart(8)} ${'growth'.padStart(7)} ${'readyz'.padStart(8)}  status`);
   for (const c of patchCases) {
     if (only && !c.name.includes(only)) continue;
+    if (skip && c.name.includes(skip)) continue;
     const r: Awaited<ReturnType<typeof measure>>[] = [];
     for (const size of SIZES) r.push(await measure(c, server.url, size));
     if (r.length !== 3) {
       console.log(`${c.name.padEnd(46)} ${r.map((x) => `${fmt(x.ms)} ms (${fmt(x.size / KiB)} KiB, readyz ${fmt(x.readyz)} ms, ${x.status})`).join('  ')}`);
+      if (process.env.HOSTILE_VERBOSE) for (const x of r) if (x.status >= 300) console.log(`    ${x.status}: ${x.text.slice(0, 300)}`);
       continue;
     }
     const growth = r[2]!.ms / r[1]!.ms;

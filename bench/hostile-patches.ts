@@ -273,6 +273,28 @@ const shapes: Record<string, ShapeDef> = {
       return patchSetting(format, name, { metadata: { managedFields: keys.map((k, i) => managedEntry(`m${pad(i)}`, [k])), labels: { extra: 'x' } } });
     },
   },
+  // Many Update managers brought by the patch: all but ten are merged into `ancient-changes`.
+  'many-update-managers': {
+    formats: ['json', 'merge', 'strategic'],
+    stored: (n) => ({ metadata: { labels: labels(n) } }),
+    patch: (n, format, name) => {
+      const entries = Object.keys(labels(n)).map((k, i) => ({ ...managedEntry(`m${pad(i)}`, [k], 'Update'), time: `2024-01-01T00:${pad(Math.floor(i / 60) % 60, 2)}:${pad(i % 60, 2)}Z` }));
+      return patchSetting(format, name, { metadata: { managedFields: entries, labels: { extra: 'x' } } });
+    },
+  },
+  // A keyed list emptied by `$patch: delete` items (strategic merge only), some naming no item.
+  'list-map-deletions': {
+    formats: ['strategic'],
+    target: 'node-status',
+    stored: (n) => ({ status: { conditions: conditions(n >> 1) } }),
+    patch: (n) => ({ status: { conditions: Array.from({ length: n }, (_, i) => ({ type: `Condition${pad(i)}`, $patch: 'delete' })) } }),
+  },
+  // A set emptied by `$deleteFromPrimitiveList` (strategic merge only).
+  'list-set-deletions': {
+    formats: ['strategic'],
+    stored: (n) => ({ metadata: { finalizers: finalizers(n) } }),
+    patch: (n) => ({ metadata: { '$deleteFromPrimitiveList/finalizers': finalizers(n) } }),
+  },
   // One manager owning very many fields; another manager's write changes them all.
   'one-manager-many-fields': {
     formats: FORMATS,
