@@ -61,7 +61,7 @@ async function growth(name: string): Promise<number> {
 
 for (const name of [
   'patch strategic-merge-patch list-map',
-  'patch strategic-merge-patch list-set',
+  'patch strategic-merge-patch list-set-deletions',
   'patch strategic-merge-patch list-map-deletions',
   'patch merge-patch many-update-managers',
 ]) {
