@@ -19,7 +19,7 @@ const skip = process.env.HOSTILE_SKIP;
 const REPEAT = Number(process.env.HOSTILE_REPEAT ?? 1);
 
 /** Sends one request; resolves with its status and the time to the end of the answer. */
-export function send(url: string, req: { method: string; path: string; headers: Record<string, string>; body: Buffer }): Promise<{ status: number; ms: number; text: string }> {
+function send(url: string, req: { method: string; path: string; headers: Record<string, string>; body: Buffer }): Promise<{ status: number; ms: number; text: string }> {
   return new Promise((resolve, reject) => {
     const t = performance.now();
     const r = http.request(url + req.path, { method: req.method, headers: { ...req.headers, 'content-length': String(req.body.length) }, maxHeaderSize: 64 * MiB, agent: false }, (res) => {
@@ -37,7 +37,7 @@ export function send(url: string, req: { method: string; path: string; headers: 
  * Polls /readyz every 10 ms until stopped; the worst latency seen. The client shares the server's
  * event loop, so a latency counts from when the poll was due (a stalled loop delays the timer too).
  */
-export function pollReadyz(url: string): { stop(): Promise<number> } {
+function pollReadyz(url: string): { stop(): Promise<number> } {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   let worst = 0;
   let running = true;
