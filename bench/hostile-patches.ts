@@ -301,11 +301,11 @@ const shapes: Record<string, ShapeDef> = {
     stored: (n) => ({ metadata: { labels: labels(n), managedFields: [managedEntry('owner', Object.keys(labels(n)), 'Update')] } }),
     patch: (n, format, name) => patchSetting(format, name, { metadata: { labels: changedLabels(n) } }),
   },
-  // As many JSON patch operations as allowed (10,000), each adding a label with a long key.
+  // As many JSON patch operations as allowed (10,000: one creating the labels, then one per label).
   'many-ops': {
     formats: ['json'],
     patch: (n) => {
-      const count = Math.min(10_000, n);
+      const count = Math.min(9_999, n);
       const keyLen = Math.min(317, Math.max(8, Math.floor(n / count) * 8));
       const ops: Json[] = [{ op: 'add', path: '/metadata/labels', value: {} }];
       for (let i = 0; i < count; i++) ops.push({ op: 'add', path: `/metadata/labels/${longLabelKey(i, keyLen).replace(/\//g, '~1')}`, value: 'v' });
