@@ -49,7 +49,8 @@ export function decodeApplyConfigValue(value: unknown, def: KindDefinition, vali
   if (unknownFields.length && validation !== 'Ignore') {
     const listed = unknownFields.map((f) => `unknown field "${f}"`);
     if (validation === 'Strict') throw errors.badRequest(`strict decoding error: ${listed.join(', ')}`);
-    warnings.push(...listed);
+    // One by one: spreading a list of any length as arguments overflows the stack.
+    for (const w of listed) warnings.push(w);
   }
   if (unknownFields.length) pruneUnknownFields(value, def.schema);
   return { config: value as KObject, warnings };

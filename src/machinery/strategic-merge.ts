@@ -158,8 +158,6 @@ function goTypeName(v: unknown): string {
   return t;
 }
 
-const uncomparable = (v: unknown): boolean => Array.isArray(v) || isPlainObject(v);
-
 /** Go's `==` on two interface values; comparing two maps or two slices panics. */
 function goEquals(a: unknown, b: unknown): boolean {
   const ta = goType(a);
@@ -168,13 +166,32 @@ function goEquals(a: unknown, b: unknown): boolean {
   return ta === 'nil' || a === b;
 }
 
-/** Equality as the order lookups use it: values that cannot be compared never match. */
-const sameValue = (a: unknown, b: unknown): boolean => !uncomparable(a) && !uncomparable(b) && goType(a) === goType(b) && (a === null || a === undefined || a === b);
-
 /** A Go map keyed by these values: hashing a map or a slice panics. */
 function hashable(v: unknown): void {
   if (isPlainObject(v)) throw panic(`hash of unhashable type ${MAP_TYPE}`);
   if (Array.isArray(v)) throw panic(`hash of unhashable type ${SLICE_TYPE}`);
+}
+
+/**
+ * A comparable value as a Map key: two values have the same key exactly when Go's `==` holds
+ * between them (same type and value). Maps and slices have none: they equal nothing here. Lookups
+ * by these keys keep list merges linear where a scan per item would make them quadratic.
+ */
+function scalarKey(v: unknown): string | undefined {
+  switch (goType(v)) {
+    case 'nil':
+      return 'n';
+    case 'string':
+      return `s${v as string}`;
+    case 'bool':
+      return v ? 'b1' : 'b0';
+    case 'int64':
+      return `i${v as number}`;
+    case 'float64':
+      return `f${v as number}`;
+    default:
+      return undefined;
+  }
 }
 
 function goFloat(v: number): string {
@@ -351,7 +368,8 @@ function applyRetainKeys(original: Obj, patch: Obj): void {
   delete patch[RETAIN_KEYS];
   // Only field names can be retained: another value would retain nothing and clear the object.
   if (!Array.isArray(list) || list.some((x) => typeof x !== 'string')) throw badRetainKeys();
-  const retained = (k: string) => list.some((x) => x === k);
+  const listed = new Set(list);
+  const retained = (k: string) => listed.has(k);
   for (const k of Object.keys(patch)) {
     if (own(patch, k) === null || k.startsWith(DELETE_FROM_PRIMITIVE_LIST) || k.startsWith(SET_ELEMENT_ORDER)) continue;
     if (!retained(k)) throw badRetainKeys();
@@ -526,6 +544,26 @@ class GoSlice {
     for (let j = i; j < this.len - 1; j++) this.arr[j] = this.arr[j + 1];
     this.len--;
   }
+  /**
+   * Removes the items at `positions` (of the current slice), one after the other in that order,
+   * as repeated removeAt calls would, in one pass: each removal leaves the slot it frees at the end
+   * holding the slice's last item at that moment.
+   */
+  removeInOrder(positions: readonly number[]): void {
+    const n = this.len;
+    const removed = new Uint8Array(n);
+    const frozen: unknown[] = [];
+    let last = n - 1;
+    for (const p of positions) {
+      while (removed[last]) last--;
+      frozen.push(this.arr[last]);
+      removed[p] = 1;
+    }
+    let w = 0;
+    for (let r = 0; r < n; r++) if (!removed[r]) this.arr[w++] = this.arr[r];
+    for (let i = 0; i < frozen.length; i++) this.arr[n - 1 - i] = frozen[i];
+    this.len = n - positions.length;
+  }
   append(v: unknown): void {
     if (this.arr === this.backing && this.len >= this.backing.length) this.arr = this.backing.slice(0, this.len);
     this.arr[this.len++] = v;
@@ -539,6 +577,12 @@ class GoSlice {
 function applySpecialItems(original: GoSlice, patch: unknown[], mergeKey: string): GoSlice | undefined {
   const plain: unknown[] = [];
   let replace = false;
+  // Deletions by comparable keys are looked up in an index of the stored items and done in one
+  // pass at the end, in the order one-by-one removal would take them (nothing observes the list
+  // in between); any other key value takes the scan, which fails as Go's comparison does.
+  const index = keyIndex(original, mergeKey);
+  const removal: number[] = [];
+  const removed = new Set<number>();
   for (const v of patch) {
     const item = v as Obj;
     if (!hasOwn(item, DIRECTIVE)) {
@@ -549,6 +593,18 @@ function applySpecialItems(original: GoSlice, patch: unknown[], mergeKey: string
     if (directive === DELETE) {
       if (!hasOwn(item, mergeKey)) throw noMergeKey(item, mergeKey);
       const value = own(item, mergeKey);
+      if (index) {
+        const key = scalarKey(value);
+        // A map or a list equals no key: the scan only finds out whether Go's comparison panics.
+        if (key === undefined) findByKey(original, mergeKey, value);
+        else
+          for (const at of index.get(key) ?? []) {
+            if (removed.has(at)) continue;
+            removed.add(at);
+            removal.push(at);
+          }
+        continue;
+      }
       for (;;) {
         const at = findByKey(original, mergeKey, value);
         if (at < 0) break;
@@ -558,7 +614,27 @@ function applySpecialItems(original: GoSlice, patch: unknown[], mergeKey: string
     else if (directive === MERGE) throw new MergeFailure('merging lists cannot yet be specified in the patch');
     else throw badPatchType(directive, item);
   }
+  if (removal.length) original.removeInOrder(removal);
   return replace ? new GoSlice(plain) : undefined;
+}
+
+/**
+ * Positions of the items by their merge key's value (comparable values only), ascending; undefined
+ * when an item is not a map (the scan then reports it).
+ */
+function keyIndex(list: GoSlice, mergeKey: string): Map<string, number[]> | undefined {
+  const index = new Map<string, number[]>();
+  for (let i = 0; i < list.length; i++) {
+    const v = list.at(i);
+    if (!isPlainObject(v)) return undefined;
+    if (!hasOwn(v, mergeKey)) continue;
+    const key = scalarKey(own(v, mergeKey));
+    if (key === undefined) continue;
+    const at = index.get(key);
+    if (at) at.push(i);
+    else index.set(key, [i]);
+  }
+  return index;
 }
 
 function findByKey(list: GoSlice | unknown[], key: string, value: unknown): number {
@@ -573,67 +649,157 @@ function findByKey(list: GoSlice | unknown[], key: string, value: unknown): numb
 
 /** Patch items merge into the stored item with the same key, or are appended as they are. */
 function mergeItems(original: GoSlice, patch: unknown[], mergeKey: string, schema: Schema | undefined): unknown[] {
+  // The first item with each comparable key, kept up to date as items merge and append; any other
+  // key value (or a list that is not all maps) takes the scan, as does everything after a merge
+  // that dropped an item's key (a null key merged with null).
+  let first: Map<string, number> | undefined = new Map();
+  for (let i = original.length - 1; i >= 0; i--) {
+    const v = original.at(i);
+    if (!isPlainObject(v)) {
+      first = undefined;
+      break;
+    }
+    const key = hasOwn(v, mergeKey) ? scalarKey(own(v, mergeKey)) : undefined;
+    if (key !== undefined) first.set(key, i);
+  }
   for (const v of patch) {
     const item = v as Obj;
     if (!hasOwn(item, mergeKey)) throw noMergeKey(item, mergeKey);
-    const at = findByKey(original, mergeKey, own(item, mergeKey));
-    if (at >= 0) original.set(at, mergeMap(original.at(at) as Obj, item, schema));
-    else original.append(item);
+    const value = own(item, mergeKey);
+    const key = first ? scalarKey(value) : undefined;
+    const at = key !== undefined ? (first!.get(key) ?? -1) : findByKey(original, mergeKey, value);
+    if (at >= 0) {
+      const merged = mergeMap(original.at(at) as Obj, item, schema);
+      original.set(at, merged);
+      if (key !== undefined && !(hasOwn(merged, mergeKey) && scalarKey(own(merged, mergeKey)) === key)) first = undefined;
+    } else {
+      original.append(item);
+      if (key !== undefined && !first!.has(key)) first!.set(key, original.length - 1);
+    }
   }
   return original.items();
 }
 
+/** The keys of hashable values (a map or a slice panics, as hashing it does in Go). */
+function hashedKeys(values: unknown[]): Set<string | undefined> {
+  const keys = new Set<string | undefined>();
+  for (const v of values) {
+    hashable(v);
+    keys.add(scalarKey(v));
+  }
+  return keys;
+}
+
 function deleteFromList(current: unknown[], toDelete: unknown[]): unknown[] {
-  for (const v of toDelete) hashable(v);
+  const deleted = hashedKeys(toDelete);
   return current.filter((v) => {
     hashable(v);
-    return !toDelete.some((d) => sameValue(v, d));
+    return !deleted.has(scalarKey(v));
   });
 }
 
-/** Go's in-place deduplication (a repeat is overwritten by the last item; the order changes). */
+/**
+ * Go's in-place deduplication (a repeat is overwritten by the last item; the order changes): for
+ * each position in turn, every later repeat of its value, in ascending order, is overwritten by the
+ * current last item (itself checked again when it is a repeat too). The positions of each value are
+ * tracked, so this is the same sequence of moves without rescanning the list for every item.
+ */
 function dedupeScalars(s: unknown[]): unknown[] {
+  const keys = s.map((v) => scalarKey(v) ?? '');
+  const positions = new Map<string, Set<number>>();
+  keys.forEach((k, i) => {
+    const at = positions.get(k);
+    if (at) at.add(i);
+    else positions.set(k, new Set([i]));
+  });
   let last = s.length - 1;
-  for (let i = 0; i < last; i++)
-    for (let j = i + 1; j <= last; j++)
-      if (goEquals(s[i], s[j])) {
-        s[j] = s[last];
+  for (let i = 0; i < last; i++) {
+    const k = keys[i]!;
+    const own = positions.get(k)!;
+    own.delete(i);
+    if (own.size === 0) continue;
+    for (const p of [...own].sort((a, b) => a - b)) {
+      if (p > last) break;
+      own.delete(p);
+      for (;;) {
+        const moved = s[last];
+        const mk = keys[last]!;
+        positions.get(mk)!.delete(last);
+        s[p] = moved;
+        keys[p] = mk;
         s.length = last;
+        keys.length = last;
         last--;
-        j--;
+        if (p > last) break;
+        if (mk !== k) {
+          positions.get(mk)!.add(p);
+          break;
+        }
       }
+    }
+  }
   return s;
 }
 
 function partitionScalars(list: unknown[], by: unknown[]): [unknown[], unknown[]] {
-  for (const v of by) hashable(v);
+  const named = hashedKeys(by);
   const inList: unknown[] = [];
   const rest: unknown[] = [];
   for (const v of list) {
     hashable(v);
-    (by.some((b) => sameValue(v, b)) ? inList : rest).push(v);
+    (named.has(scalarKey(v)) ? inList : rest).push(v);
   }
   return [inList, rest];
 }
 
 function partitionMaps(list: unknown[], by: unknown[], mergeKey: string): [unknown[], unknown[]] {
+  // The comparable keys of `by`, when it is all maps (otherwise the scan reports the first that is not).
+  let named: Set<string> | undefined = new Set();
+  for (const b of by) {
+    if (!isPlainObject(b)) {
+      named = undefined;
+      break;
+    }
+    const key = hasOwn(b, mergeKey) ? scalarKey(own(b, mergeKey)) : undefined;
+    if (key !== undefined) named.add(key);
+  }
   const inList: unknown[] = [];
   const rest: unknown[] = [];
   for (const v of list) {
     if (!isPlainObject(v)) throw badArgType(MAP_TYPE, v);
     if (!hasOwn(v, mergeKey)) throw noMergeKey(v, mergeKey);
-    (findByKey(by, mergeKey, own(v, mergeKey)) >= 0 ? inList : rest).push(v);
+    const value = own(v, mergeKey);
+    const key = named ? scalarKey(value) : undefined;
+    (key !== undefined ? named!.has(key) : findByKey(by, mergeKey, value) >= 0) ? inList.push(v) : rest.push(v);
   }
   return [inList, rest];
 }
 
 // ---- order ----
 
-/** Position of an item in an order list: by merge key for maps, by value otherwise; -1 if absent. */
-function indexIn(order: unknown[], item: unknown, mergeKey: string, kind: ElementKind): number {
-  const keyOf = (v: unknown): unknown => (kind === 'map' ? (isPlainObject(v) && hasOwn(v, mergeKey) ? own(v, mergeKey) : null) : v);
-  const wanted = keyOf(item);
-  return order.findIndex((v) => sameValue(keyOf(v), wanted));
+/**
+ * Positions in an order list: by merge key for maps, by value otherwise, the first position of
+ * each; -1 for an item it does not name. Values that cannot be compared name nothing.
+ */
+class OrderIndex {
+  private readonly first = new Map<string, number>();
+  constructor(
+    order: unknown[],
+    private readonly mergeKey: string,
+    private readonly kind: ElementKind,
+  ) {
+    order.forEach((v, i) => {
+      const key = this.keyOf(v);
+      if (key !== undefined && !this.first.has(key)) this.first.set(key, i);
+    });
+  }
+  private keyOf(v: unknown): string | undefined {
+    return scalarKey(this.kind === 'map' ? (isPlainObject(v) && hasOwn(v, this.mergeKey) ? own(v, this.mergeKey) : null) : v);
+  }
+  indexOf(item: unknown): number {
+    const key = this.keyOf(item);
+    return key === undefined ? -1 : (this.first.get(key) ?? -1);
+  }
 }
 
 /**
@@ -643,12 +809,13 @@ function indexIn(order: unknown[], item: unknown, mergeKey: string, kind: Elemen
 function normalizeOrder(patchItems: unknown[], serverOnly: unknown[], patchOrder: unknown[], serverOrder: unknown[], mergeKey: string, kind: ElementKind): unknown[] {
   const fromPatch = sortByOrder(patchItems, patchOrder, mergeKey, kind);
   const fromServer = sortByOrder(serverOnly, serverOrder, mergeKey, kind);
+  const inServer = new OrderIndex(serverOrder, mergeKey, kind);
   const out: unknown[] = [];
   let i = 0;
   let j = 0;
   while (i < fromServer.length && j < fromPatch.length) {
-    const si = indexIn(serverOrder, fromServer[i], mergeKey, kind);
-    const pi = indexIn(serverOrder, fromPatch[j], mergeKey, kind);
+    const si = inServer.indexOf(fromServer[i]);
+    const pi = inServer.indexOf(fromPatch[j]);
     if (si >= 0 && pi >= 0 && si < pi) out.push(fromServer[i++]);
     else out.push(fromPatch[j++]);
   }
@@ -666,23 +833,18 @@ function sortByOrder(items: unknown[], order: unknown[], mergeKey: string, kind:
       }
     [toSort, deleted] = splitDeletions(items);
   }
-  const sorted = [...toSort];
-  stableSort(sorted, (a, b) => {
-    const ia = indexIn(order, a, mergeKey, kind);
-    if (ia >= 0) {
-      const ib = indexIn(order, b, mergeKey, kind);
-      if (ib >= 0) return ia < ib;
-    }
-    return true;
-  });
-  return [...sorted, ...deleted];
+  // Each item's position is looked up once; the sort then makes Go's comparisons on positions.
+  const index = new OrderIndex(order, mergeKey, kind);
+  const sorted = toSort.map((item) => ({ item, at: index.indexOf(item) }));
+  stableSort(sorted, (a, b) => (a.at >= 0 && b.at >= 0 ? a.at < b.at : true));
+  return [...sorted.map((s) => s.item), ...deleted];
 }
 
 /**
  * Go's sort.SliceStable (insertion sort of blocks of 20, then SymMerge): the same comparisons in the
  * same order, so items the order does not name land where Kubernetes puts them.
  */
-function stableSort(data: unknown[], less: (a: unknown, b: unknown) => boolean): void {
+function stableSort<T>(data: T[], less: (a: T, b: T) => boolean): void {
   const lessAt = (i: number, j: number) => less(data[i], data[j]);
   const swap = (i: number, j: number) => {
     const t = data[i];

@@ -112,6 +112,8 @@ export class FieldSet {
   private readonly children = new Map<string, ChildNode>();
   private sortedMembersCache: PathElement[] | undefined;
   private sortedChildrenCache: ChildNode[] | undefined;
+  /** Known to hold a member somewhere below (see isEmpty). */
+  private nonEmpty = false;
 
   static of(...paths: Path[]): FieldSet {
     const s = new FieldSet();
@@ -189,8 +191,14 @@ export class FieldSet {
 
   /** True when no path at any depth is a member. */
   isEmpty(): boolean {
-    if (this.members.size > 0) return false;
-    for (const c of this.children.values()) if (!c.set.isEmpty()) return false;
+    if (this.members.size > 0 || this.nonEmpty) return false;
+    for (const c of this.children.values())
+      if (!c.set.isEmpty()) {
+        // Nothing is ever removed from a set, so once it has a member it keeps one: remember it,
+        // or the algebra, which asks this at every level, would walk deep sets again and again.
+        this.nonEmpty = true;
+        return false;
+      }
     return true;
   }
 
@@ -212,6 +220,29 @@ export class FieldSet {
       out.children.set(k, oc ? { pe: c.pe, set: c.set.union(oc.set) } : c);
     }
     for (const [k, oc] of o.children) if (!this.children.has(k)) out.children.set(k, oc);
+    return out;
+  }
+
+  /**
+   * The union of many sets in one walk: each node of each set is visited once (uniting them two
+   * at a time would copy the growing result again for every set). Subtrees only one set has are
+   * shared with it.
+   */
+  static unionAll(sets: readonly FieldSet[]): FieldSet {
+    const present = sets.filter((s) => !s.isBare());
+    if (present.length === 0) return new FieldSet();
+    if (present.length === 1) return present[0]!;
+    const out = new FieldSet();
+    const groups = new Map<string, { pe: PathElement; sets: FieldSet[] }>();
+    for (const s of present) {
+      for (const [k, pe] of s.members) out.members.set(k, pe);
+      for (const [k, c] of s.children) {
+        const g = groups.get(k);
+        if (g) g.sets.push(c.set);
+        else groups.set(k, { pe: c.pe, sets: [c.set] });
+      }
+    }
+    for (const [k, g] of groups) out.children.set(k, g.sets.length === 1 ? { pe: g.pe, set: g.sets[0]! } : { pe: g.pe, set: FieldSet.unionAll(g.sets) });
     return out;
   }
 
@@ -415,12 +446,25 @@ export function parsePathElement(s: string): PathElement {
 export function decodeFieldsV1(fields: unknown): FieldSet {
   if (fields === null || fields === undefined) return new FieldSet();
   if (!isJsonMap(fields)) throw new FieldsV1Error('FieldsV1 must be a JSON object');
-  return readNode(fields, '').children ?? new FieldSet();
+  return readNode(fields, undefined).children ?? new FieldSet();
 }
 
-function readNode(obj: unknown, where: string): { children: FieldSet | undefined; isMember: boolean } {
+/** Where the decoding is, as a chain of elements: printed only for an error message. */
+interface Trail {
+  readonly parent: Trail | undefined;
+  readonly pe: PathElement;
+}
+
+function trailString(t: Trail | undefined): string {
+  const parts: string[] = [];
+  for (let at = t; at; at = at.parent) parts.push(pathElementString(at.pe));
+  return parts.reverse().join('');
+}
+
+function readNode(obj: unknown, trail: Trail | undefined): { children: FieldSet | undefined; isMember: boolean } {
+  const where = () => (trail ? ` at ${trailString(trail)}` : '');
   if (obj === null) return { children: undefined, isMember: true };
-  if (!isJsonMap(obj)) throw new FieldsV1Error(`FieldsV1${where ? ` at ${where}` : ''}: expected an object, found ${JSON.stringify(obj)}`);
+  if (!isJsonMap(obj)) throw new FieldsV1Error(`FieldsV1${where()}: expected an object, found ${JSON.stringify(obj)}`);
   let children: FieldSet | undefined;
   let isMember = false;
   for (const key of Object.keys(obj)) {
@@ -433,9 +477,9 @@ function readNode(obj: unknown, where: string): { children: FieldSet | undefined
       pe = parsePathElement(key);
     } catch (e) {
       if (e instanceof UnknownElementType) continue;
-      throw new FieldsV1Error(`FieldsV1${where ? ` at ${where}` : ''}: ${(e as Error).message}`);
+      throw new FieldsV1Error(`FieldsV1${where()}: ${(e as Error).message}`);
     }
-    const sub = readNode(obj[key], `${where}${pathElementString(pe)}`);
+    const sub = readNode(obj[key], { parent: trail, pe });
     if (sub.isMember) (children ??= new FieldSet()).insertMember(pe);
     if (sub.children) (children ??= new FieldSet()).attach(pe, sub.children);
   }

@@ -91,12 +91,20 @@ export function isResetManagedFields(list: unknown): boolean {
 const decodedByObject = new WeakMap<object, FieldSet>();
 const decodedByText = new Map<string, FieldSet>();
 const DECODED_TEXT_LIMIT = 4096;
+const DECODED_TEXT_MAX_LENGTH = 64 * 1024;
 
 function decodeSet(fieldsV1: unknown): FieldSet {
   if (!isJsonMap(fieldsV1)) return decodeFieldsV1(fieldsV1);
   const hit = decodedByObject.get(fieldsV1);
   if (hit) return hit;
   const text = JSON.stringify(fieldsV1);
+  // A large entry is decoded for the request that brings it, not kept: the cache holds at most
+  // DECODED_TEXT_LIMIT texts, and texts of any size would let a few requests pin a lot of memory.
+  if (text.length > DECODED_TEXT_MAX_LENGTH) {
+    const decoded = decodeFieldsV1(fieldsV1);
+    decodedByObject.set(fieldsV1, decoded);
+    return decoded;
+  }
   let set = decodedByText.get(text);
   if (set) {
     // Refresh its place in the (insertion-ordered) map: least recently used go first.
@@ -166,6 +174,8 @@ export function encodeManagedFields(m: Managed): ManagedFieldsEntry[] {
 
 const cmpStr = compareStrings;
 
+const EMPTY_SET = new FieldSet();
+
 /** Apply entries first, then oldest first, then by manager, apiVersion, subresource. */
 export function sortManagedFieldsEntries(entries: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
   return entries.sort(
@@ -189,13 +199,26 @@ const ANCIENT_CHANGES_MANAGER = 'ancient-changes';
 export function capUpdateManagers(m: Managed, max = DEFAULT_MAX_UPDATE_MANAGERS): Managed {
   const updaters = [...m.fields].filter(([, vs]) => !vs.applied).map(([id]) => id);
   if (updaters.length <= max) return m;
-  updaters.sort((a, b) => timeSeconds(m.times.get(a)) - timeSeconds(m.times.get(b)) || cmpStr(a, b));
+  const seconds = new Map(updaters.map((id) => [id, timeSeconds(m.times.get(id))]));
+  updaters.sort((a, b) => seconds.get(a)! - seconds.get(b)! || cmpStr(a, b));
   const out = cloneManaged(m);
   const firstOfVersion = new Map<string, string>();
+  // The sets merged into a bucket so far, united once when the bucket is read: uniting them one
+  // by one would copy the growing bucket for every manager merged into it.
+  const merged = new Map<string, FieldSet[]>();
+  const entry = (id: string): VersionedSet | undefined => {
+    const vs = out.fields.get(id);
+    const parts = merged.get(id);
+    if (!vs || !parts) return vs;
+    merged.delete(id);
+    const united = newVersionedSet(FieldSet.unionAll(parts), vs.apiVersion, vs.applied);
+    out.fields.set(id, united);
+    return united;
+  };
   let length = updaters.length;
   for (let i = 0; i < updaters.length && length > max; i++) {
     const id = updaters[i]!;
-    const vs = out.fields.get(id)!;
+    const vs = entry(id)!;
     const time = out.times.get(id);
     const version = vs.apiVersion;
     const bucket = managerIdentifier({ manager: ANCIENT_CHANGES_MANAGER, operation: 'Update', apiVersion: version });
@@ -205,14 +228,19 @@ export function capUpdateManagers(m: Managed, max = DEFAULT_MAX_UPDATE_MANAGERS)
       continue;
     }
     if (!out.fields.has(bucket)) {
-      out.fields.set(bucket, out.fields.get(first)!);
+      out.fields.set(bucket, entry(first)!);
       out.fields.delete(first);
     }
-    out.fields.set(bucket, newVersionedSet(vs.set.union(out.fields.get(bucket)!.set), vs.apiVersion, vs.applied));
+    const parts = merged.get(bucket) ?? [entry(bucket)!.set];
+    parts.push(vs.set);
+    out.fields.set(bucket, newVersionedSet(EMPTY_SET, vs.apiVersion, vs.applied));
+    merged.set(bucket, parts);
     out.fields.delete(id);
+    merged.delete(id);
     length--;
     out.times.set(bucket, time);
   }
+  for (const id of [...merged.keys()]) entry(id);
   return out;
 }
 

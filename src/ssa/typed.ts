@@ -365,23 +365,42 @@ function cmpHandle(shape: Shape, t: TypeNode, l: JsonValue | undefined, r: JsonV
 }
 
 function cmpListItems(list: ListAtom, lhs: JsonValue[], rhs: JsonValue[], path: PathElement[], c: Comparison): void {
-  const entries = new Map<string, { pe: PathElement; l: JsonValue[]; r: JsonValue[] }>();
-  lhs.forEach((item, i) => {
+  // One entry per element with its first item on each side; the full lists only for repeats
+  // (rare), so a long list costs one small object per item.
+  interface Entry {
+    pe: PathElement;
+    l: JsonValue | undefined;
+    r: JsonValue | undefined;
+    lMore?: JsonValue[];
+    rMore?: JsonValue[];
+  }
+  const entries = new Map<string, Entry>();
+  for (let i = 0; i < lhs.length; i++) {
+    const item = lhs[i]!;
     const pe = itemElementAt(list, item, path, i);
     const e = entries.get(pe.key);
-    if (e) e.l.push(item);
-    else entries.set(pe.key, { pe, l: [item], r: [] });
-  });
-  rhs.forEach((item, i) => {
+    if (!e) entries.set(pe.key, { pe, l: item, r: undefined });
+    else if (e.l === undefined) e.l = item;
+    else (e.lMore ??= [e.l]).push(item);
+  }
+  for (let i = 0; i < rhs.length; i++) {
+    const item = rhs[i]!;
     const pe = itemElementAt(list, item, path, i);
     const e = entries.get(pe.key);
-    if (e) e.r.push(item);
-    else entries.set(pe.key, { pe, l: [], r: [item] });
-  });
-  for (const { pe, l, r } of entries.values()) {
-    path.push(pe);
-    if (l.length <= 1 && r.length <= 1) cmpWalk(list.elem, l[0], r[0], path, c);
-    else if (l.length >= 2 && r.length >= 2) {
+    if (!e) entries.set(pe.key, { pe, l: undefined, r: item });
+    else if (e.r === undefined) e.r = item;
+    else (e.rMore ??= [e.r]).push(item);
+  }
+  for (const e of entries.values()) {
+    path.push(e.pe);
+    if (!e.lMore && !e.rMore) {
+      cmpWalk(list.elem, e.l, e.r, path, c);
+      path.pop();
+      continue;
+    }
+    const l = e.lMore ?? (e.l === undefined ? [] : [e.l]);
+    const r = e.rMore ?? (e.r === undefined ? [] : [e.r]);
+    if (l.length >= 2 && r.length >= 2) {
       if (l.length !== r.length || l.some((x, i) => !valuesEqual(x, r[i]))) c.modified.insert(path);
     } else if (l.length >= 2) {
       if (r.length) cmpWalk(list.elem, undefined, r[0], path, c);
