@@ -10,9 +10,7 @@
 // to the 3 MiB limit, from a random seed. On failure the seed, fast-check's counterexample and its
 // path are printed; replay one category with
 //   FUZZ_SEED=<seed> FUZZ_ONLY=<category> FUZZ_PATH=<path> node --import tsx --test test/api/hostile-fuzz.test.ts
-// Other switches: FUZZ_RUNS (cases per category), FUZZ_SKIP=<category or tag>,… (skip categories,
-// or cases that show a failure still being fixed: `known` for all of them, or the tags of
-// test/support/fuzz/known.ts),
+// Other switches: FUZZ_RUNS (cases per category), FUZZ_SKIP=<category>,… (skip categories),
 // FUZZ_SURVEY=1 (run every case of a category without stopping at the first failure, and list
 // every distinct failure at the end).
 
@@ -22,7 +20,6 @@ import fc from 'fast-check';
 import { describeCase, type FuzzCase } from '../support/fuzz/case.ts';
 import { categories } from '../support/fuzz/generators.ts';
 import { Harness } from '../support/fuzz/harness.ts';
-import { knownIssues } from '../support/fuzz/known.ts';
 import { runCase } from '../support/fuzz/runner.ts';
 
 const KiB = 1024;
@@ -49,11 +46,7 @@ await harness.start();
 after(() => harness.stop());
 process.stderr.write(`hostile fuzz: seed ${seed}${LONG ? ' (long run)' : ''}\n`);
 
-/** Cases of work in progress left out on request (FUZZ_SKIP=known, or its tags). */
-const leftOut = (c: FuzzCase) => knownIssues(c).some((tag) => skip.includes('known') || skip.includes(tag));
-
-for (const [name, all] of Object.entries(categories(scale))) {
-  const arb = skip.length > 0 ? all.filter((c) => !leftOut(c)) : all;
+for (const [name, arb] of Object.entries(categories(scale))) {
   const skipped = (only.length > 0 && !only.includes(name)) || skip.includes(name);
   test(`hostile requests: ${name}`, { skip: skipped ? 'FUZZ_ONLY / FUZZ_SKIP' : false, timeout: LONG ? Infinity : 240_000 }, async (t) => {
     /** Every distinct failure seen, shrinking included: the first line of each, by what was sent. */
