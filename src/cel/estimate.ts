@@ -127,6 +127,14 @@ class Estimator {
       const v = this.local(node.args as string);
       if (v?.elementSize !== undefined) return v.elementSize;
     }
+    return this.pathElementSize(node);
+  }
+
+  /**
+   * The size of a list's elements as Kubernetes' library estimates read it: by path only (the
+   * elements of a list written in the expression have no path, so their size is unknown).
+   */
+  private pathElementSize(node: AstNode): Size | undefined {
     const path = this.path(node);
     if (path !== undefined && path.length > 0) {
       const bounds = boundsAt(this.boundsOf(path[0]!), [...path.slice(1), '@items']);
@@ -314,7 +322,7 @@ class Estimator {
         if (!subject) return fixed(1);
         if (!isList(subject)) return factor(size(subject), TRAVERSAL);
         let element = fixed(1);
-        if (/^list<(string|bytes)>$/.test(subject.checkedType?.name ?? '')) element = add(element, factor(this.elementSize(subject) ?? UNKNOWN, TRAVERSAL));
+        if (/^list<(string|bytes)>$/.test(subject.checkedType?.name ?? '')) element = add(element, factor(this.pathElementSize(subject) ?? UNKNOWN, TRAVERSAL));
         return mul(size(subject), element);
       }
       case 'url':
@@ -354,7 +362,7 @@ class Estimator {
       case 'join': {
         if (!subject) return fixed(1);
         const n = size(subject);
-        let s = mul(n, this.elementSize(subject) ?? UNKNOWN);
+        let s = mul(n, this.pathElementSize(subject) ?? UNKNOWN);
         if (rest[0] !== undefined) s = add(s, mul(size(rest[0]), { min: Math.max(0, n.min - 1), max: Math.max(0, n.max - 1) }));
         this.sizes.set(node, s);
         return factor(s, TRAVERSAL);

@@ -52,10 +52,19 @@ function unboundedString(s: Schema): number {
 }
 
 const STRING_PROPERTY: Schema = { type: 'string' };
+/** metadata.name is a DNS subdomain: at most 253 characters (generateName one less). */
+const NAME_MAX_LENGTH = 253;
 
+function capped(s: Schema | undefined, max: number): Schema {
+  return { type: 'string', maxLength: s?.maxLength !== undefined && s.maxLength < max ? s.maxLength : max };
+}
+
+/** The root (and embedded resources) always declare kind, apiVersion and metadata's names, capped. */
 function withTypeAndObjectMeta(s: Schema): Schema {
   const p = s.properties ?? {};
-  return { ...s, type: 'object', properties: { ...p, kind: STRING_PROPERTY, apiVersion: STRING_PROPERTY, metadata: { type: 'object', properties: { name: STRING_PROPERTY, generateName: STRING_PROPERTY } } } };
+  const meta = p.metadata?.properties ?? {};
+  const metadata: Schema = { type: 'object', properties: { name: capped(meta.name, NAME_MAX_LENGTH), generateName: capped(meta.generateName, NAME_MAX_LENGTH - 1) } };
+  return { ...s, type: 'object', properties: { ...p, kind: STRING_PROPERTY, apiVersion: STRING_PROPERTY, metadata } };
 }
 
 /**

@@ -116,3 +116,100 @@ test("worst-case costs are the figures of Kubernetes' compilation tests, with an
   }
   assert.deepEqual(wrong, []);
 });
+
+// Kubernetes' library cost tests give lists of strings and bytes written as literals a fixed
+// element size of 12 (a test estimator); in a real rule environment the elements of a literal list
+// have no path, so their size is unknown. Those cases are checked below on schema lists instead.
+test("estimates of Kubernetes' library cost tests (expressions over literals)", () => {
+  const env = new CelEnvironment({ variables: [] });
+  const LIST = { int: '[1, 2, 3, 4, 5]', uint: '[uint(1), uint(2), uint(3), uint(4), uint(5)]', string: "['012345678901', '012345678901', '012345678901', '012345678901', '012345678901']", bytes: "[bytes('012345678901'), bytes('012345678901'), bytes('012345678901'), bytes('012345678901'), bytes('012345678901')]", duration: "[duration('1s'), duration('2s'), duration('3s'), duration('4s'), duration('5s')]" };
+  const URL = "url('https:://kubernetes.io/')";
+  const cases: [string, number, number][] = [
+    [`${LIST.int}.sum()`, 15, 15], [`${LIST.uint}.sum()`, 20, 20], [`${LIST.duration}.sum()`, 20, 20],
+    [`${LIST.int}.isSorted()`, 15, 15], [`${LIST.int}.indexOf(3)`, 15, 15], [`${LIST.uint}.lastIndexOf(uint(3))`, 21, 21],
+    ["'01234567890123456789012345678901234567890123456789'.indexOf('123')", 5, 5],
+    [`${URL}.getScheme()`, 4, 4], [`${URL}.getQuery()`, 4, 4], [`${URL} == url('https:://kubernetes.io/')`, 7, 9], [`${URL} == url('http://x.b')`, 5, 5],
+    ["'ABCDEFGHIJ abcdefghij'.lowerAscii()", 3, 3], ["'ABCDEFGHIJ abcdefghij'.lowerAscii() == 'abcdefghij ABCDEFGHIJ'.lowerAscii()", 7, 9],
+    ["strings.quote('ABCDEFGHIJ abcdefghij')", 3, 3], ["strings.quote('ABCDEFGHIJ abcdefghij') == strings.quote('ABCDEFGHIJ abcdefghij')", 7, 11],
+    ["'abc 123 def 123'.replace('123', '456')", 3, 3], ["'abc 123 def 123'.replace('', 'x')", 3, 3], ["'abc 123 def 123'.split(' ', 1)", 3, 3],
+    ["'abc 123 def 123'.substring(5, 8)", 2, 2], ["'  abc 123 def 123  '.trim()", 2, 2],
+    ["'abc 123 def 123'.find('123')", 2, 2], ["'abc 123 def 123'.findAll('123', 1)", 2, 2],
+    ['quantity("12Mi")', 1, 1], ['quantity("200M") == quantity("0.2G") && quantity("0.2G") == quantity("200M")', 3, 6],
+    ['quantity("50k").add(20).sub(quantity("100k")).sub(-50000).asInteger() > 0', 7, 7], ['quantity("50.703k").asApproximateFloat() > 0.0', 3, 3],
+  ];
+  const wrong = cases.flatMap(([expr, min, max]) => {
+    const got = estimateCost(env.compile(expr));
+    return got.min === min && got.max === max ? [] : [`${expr}: ${got.min}..${got.max}, Kubernetes ${min}..${max}`];
+  });
+  assert.deepEqual(wrong, []);
+  // Lists of strings and bytes with elements of at most 12 (maxLength 3, ×4), five of them.
+  const lists = new RuleEnvironment({ type: 'object', properties: { s: { type: 'array', maxItems: 5, items: { type: 'string', maxLength: 3 } }, b: { type: 'array', maxItems: 5, items: { type: 'string', format: 'byte', maxLength: 12 } } } });
+  const est = (e: string) => estimateCost(lists.env.compile(e), lists);
+  // self 1 + .s 1, then 5 elements × (1 + ⌈12 × 0.1⌉) — Kubernetes' 5..15 on top of the literal's 10.
+  assert.deepEqual(est('self.s.isSorted()'), { min: 2, max: 2 + 15 });
+  assert.deepEqual(est("self.s.indexOf('x')"), { min: 2, max: 2 + 15 });
+  assert.deepEqual(est('self.b.max()'), { min: 2, max: 2 + 15 });
+  // join: 5 × 12 characters and 4 separators, a tenth of it.
+  assert.deepEqual(est("self.s.join(' ')"), { min: 2, max: 2 + Math.ceil((5 * 12 + 4) * 0.1) });
+});
+
+test('Kubernetes’ message: factor with six decimals under 1.5, one decimal to 100, then more than 100x', () => {
+  const tail = '(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)';
+  assert.equal(costErrorMessage('estimated rule cost', 12_000_000, 10_000_000), `estimated rule cost exceeds budget by factor of 1.200000x ${tail}`);
+  assert.equal(costErrorMessage('estimated rule cost', 25_000_000, 10_000_000), `estimated rule cost exceeds budget by factor of 2.5x ${tail}`);
+  assert.equal(costErrorMessage('estimated rule cost', 2_000_000_000, 10_000_000), `estimated rule cost exceeds budget by factor of more than 100x ${tail}`);
+});
+
+const FIELD = 'spec.validation.openAPIV3Schema.properties[f].x-kubernetes-validations[0].rule';
+
+function check(schema: Schema, rule: string, options: { cardinality?: number; resourceRoot?: boolean } = {}) {
+  const env = new RuleEnvironment(schema, { resourceRoot: options.resourceRoot });
+  return checkEstimatedCost(env.env.compile(rule), env, FIELD, { cardinality: options.cardinality });
+}
+
+test('an over-budget rule is refused when written, with the field path; bounds make it acceptable', () => {
+  // Quadratic over an unbounded list of strings: refused, as Kubernetes refuses it.
+  const unbounded: Schema = { type: 'array', items: { type: 'string' } };
+  const rule = 'self.all(x, self.exists_one(y, x.lowerAscii() == y.lowerAscii()))';
+  const refused = check(unbounded, rule);
+  assert.ok(refused);
+  assert.equal(refused.field, FIELD);
+  assert.match(refused.message, /^estimated rule cost exceeds budget by factor of more than 100x \(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared\)$/);
+  // With maxItems 5 and maxLength 5 (Kubernetes' own acceptance case) it is accepted.
+  assert.equal(check({ type: 'array', maxItems: 5, items: { type: 'string', maxLength: 5 } }, rule), undefined);
+  // A nested all over an unbounded list of numbers; accepted with maxItems.
+  assert.ok(check({ type: 'array', items: { type: 'number' } }, 'self.all(x, self.all(y, true))'));
+  assert.equal(check({ type: 'array', items: { type: 'number' }, maxItems: 10 }, 'self.all(x, self.all(y, true))'), undefined);
+  // contains over two unbounded strings is refused; metadata.name is capped at 253 characters.
+  assert.ok(check({ type: 'object', properties: { a: { type: 'string' } } }, 'self.a.contains(self.a)'));
+  assert.equal(check({ type: 'object' }, 'self.metadata.name.contains(self.metadata.name) && self.metadata.generateName.contains(self.metadata.generateName)', { resourceRoot: true }), undefined);
+  // Linear rules are accepted without bounds.
+  assert.equal(check(unbounded, 'self.all(x, x.size() < 10)'), undefined);
+  assert.equal(check({ type: 'string' }, "self.startsWith('a')"), undefined);
+});
+
+test('a rule under unbounded lists runs once per element: its cost is multiplied by the cardinality', () => {
+  // A rule on the items of an unbounded list of objects runs up to maxCardinality times.
+  const item: Schema = { type: 'object', properties: { name: { type: 'string', maxLength: 1000 } }, required: ['name'] };
+  const bounds = schemaBounds(item)!;
+  assert.equal(bounds.minSerializedSize, 2 + 'name'.length + 2 + 4);
+  const cardinality = maxCardinality(bounds.minSerializedSize);
+  assert.equal(cardinality, Math.floor(3 * 1024 * 1024 / 13));
+  assert.equal(check(item, "self.name.contains('abc')"), undefined);
+  const refused = check(item, "self.name.contains('abc')", { cardinality });
+  assert.ok(refused);
+  assert.ok(refused.cost > STATIC_ESTIMATED_COST_LIMIT);
+});
+
+test('sizes from schema bounds: maxLength ×4, maxItems, maxProperties, enums; request-size estimates without', () => {
+  assert.equal(schemaBounds({ type: 'string', maxLength: 10 })!.maxElements, 40);
+  assert.equal(schemaBounds({ type: 'string' })!.maxElements, 3 * 1024 * 1024 - 2);
+  assert.equal(schemaBounds({ type: 'string', enum: ['a', 'bcd'] })!.maxElements, 3);
+  assert.equal(schemaBounds({ type: 'string', format: 'byte', maxLength: 10 })!.maxElements, 10);
+  assert.equal(schemaBounds({ type: 'array', items: { type: 'boolean' } })!.maxElements, Math.floor((3 * 1024 * 1024 - 2) / 5));
+  assert.equal(schemaBounds({ type: 'object', additionalProperties: { type: 'integer' } })!.maxElements, Math.floor((3 * 1024 * 1024 - 2) / 7));
+  assert.equal(schemaBounds({ type: 'object', additionalProperties: { type: 'integer' }, maxProperties: 3 })!.maxElements, 3);
+  // The estimate with and without bounds through a compiled rule.
+  const env = new RuleEnvironment({ type: 'object', properties: { tags: { type: 'array', items: { type: 'string', maxLength: 8 }, maxItems: 4 } } });
+  assert.deepEqual(estimateCost(env.env.compile("self.tags.exists(t, t == 'x')"), env), { min: 3, max: 3 + 4 * (2 + 1 + 1 + 1) });
+});
