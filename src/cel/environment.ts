@@ -165,8 +165,13 @@ export class CelProgram {
     try {
       value = withTracker(tracker, () => this.run(activation));
     } catch (e) {
-      // Stopped by what was left of the total rather than by its own limit: the total ran out.
-      if (e instanceof CelCostError && limit < perCall) budget.spend(budget.remaining + 1);
+      if (e instanceof CelCostError) {
+        // Kubernetes runs no further rule of the object once one is stopped by cost: stopped by
+        // what was left of the total, the total ran out; stopped by its own limit, that error.
+        if (limit < perCall) budget.spend(budget.remaining + 1);
+        budget.remaining = -1;
+        throw e;
+      }
       budget.spend(Math.min(tracker.used, budget.remaining));
       throw toEvaluationError(e);
     }

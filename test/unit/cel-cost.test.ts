@@ -118,6 +118,9 @@ test('the per-expression limit stops an evaluation with cel-go’s message', () 
   // The same limit through a budget: the per-call limit is hit first, not the total.
   const budget = new CostBudget(DEFAULT_RUNTIME_BUDGET, 1000);
   assert.throws(() => p.evaluate({ input, arg1: '' }, { budget }), (e: unknown) => e instanceof CelCostError && !(e instanceof CelBudgetError));
+  // As in Kubernetes, no further rule of the object runs after one was stopped by cost.
+  assert.ok(budget.exhausted);
+  assert.throws(() => env.compile('true').evaluate({ input, arg1: '' }, { budget }), CelBudgetError);
 });
 
 test('the per-object budget: each evaluation takes what it used; running out ends with Kubernetes’ message', () => {
@@ -134,5 +137,6 @@ test('the per-object budget: each evaluation takes what it used; running out end
   // A configurable per-call limit inside a budget.
   const small = new CostBudget(1e9, 10);
   assert.throws(() => p.evaluate({ input, arg1: '' }, { budget: small }), (e: unknown) => e instanceof CelCostError && !(e instanceof CelBudgetError));
-  assert.equal(p.evaluate({ input: [], arg1: '' }, { budget: small, costLimit: 100 }).cost, 2);
+  assert.ok(small.exhausted);
+  assert.equal(p.evaluate({ input: [], arg1: '' }, { budget: new CostBudget(1e9, 10), costLimit: 100 }).cost, 2);
 });
