@@ -7,8 +7,8 @@
 // budget.
 
 import { Environment } from '@marcbachmann/cel-js';
-import { CelCompileError, toCompileError, toEvaluationError } from './errors.ts';
-import { activeTracker, CostTracker, withTracker } from './cost.ts';
+import { CelBudgetError, CelCompileError, CelCostError, toCompileError, toEvaluationError } from './errors.ts';
+import { activeTracker, CostBudget, CostTracker, withTracker } from './cost.ts';
 import { registrar, type Registrar } from './library/register.ts';
 import { registerStandard } from './library/standard.ts';
 import { registerStrings } from './library/strings.ts';
@@ -18,7 +18,7 @@ import { registerURLs } from './library/urls.ts';
 import { registerQuantity } from './library/quantity.ts';
 import { registerOptionals } from './library/optionals.ts';
 import { registerTime } from './library/time.ts';
-import { rewriteAfterCheck, rewriteBeforeCheck, type AstNode } from './rewrite.ts';
+import { nodePrice, rewriteAfterCheck, rewriteBeforeCheck, type AstNode } from './rewrite.ts';
 
 /** A message type: named fields with their CEL types (cel-js type strings). */
 export interface CelObjectType {
@@ -98,14 +98,27 @@ function countNodes(env: Environment): void {
   const run = ev.run;
   ev.run = function counted(ast: AstNode, ctx: unknown): unknown {
     const tracker = activeTracker();
-    if (tracker !== undefined) tracker.add(1);
+    if (tracker !== undefined) {
+      let units = ast.costUnits;
+      if (units === undefined) units = ast.costUnits = nodePrice(ast);
+      if (units !== 0) tracker.add(units);
+    }
     return run.call(this, ast, ctx);
   };
 }
 
 export interface EvaluateOptions {
-  /** The runtime cost budget; none: unbounded (callers that run user input always set one). */
+  /**
+   * The runtime cost limit of this evaluation (Kubernetes' per-expression limit is
+   * DEFAULT_PER_CALL_LIMIT); none: unbounded (callers that run user input always set one).
+   */
   costLimit?: number;
+  /**
+   * A total shared by several evaluations (the validation rules of one object): the evaluation
+   * runs under the smaller of `costLimit` (default: the budget's per-call limit) and what is
+   * left, and what it used is taken from it. Running out throws CelBudgetError.
+   */
+  budget?: CostBudget;
 }
 
 export interface EvaluationResult {
@@ -119,11 +132,22 @@ export class CelProgram {
     readonly expression: string,
     /** The type the expression evaluates to (`bool`, `string`, `list<string>`, `dyn` …). */
     readonly outputType: string,
-    private readonly run: (activation: Record<string, unknown>) => unknown,
+    private readonly evaluateRoot: (activation: Record<string, unknown>) => unknown,
+    /** The checked AST (read by the cost estimator). */
+    readonly root: AstNode,
   ) {}
+
+  /** The evaluator visits the nodes below the root through its counted `run`; the root is priced here. */
+  private run(activation: Record<string, unknown>): unknown {
+    const tracker = activeTracker();
+    if (tracker !== undefined) tracker.add(this.root.costUnits ?? (this.root.costUnits = nodePrice(this.root)));
+    return this.evaluateRoot(activation);
+  }
 
   /** The value of the expression; throws CelEvaluationError (CelCostError when over budget). */
   evaluate(activation: Record<string, unknown>, options: EvaluateOptions = {}): EvaluationResult {
+    const budget = options.budget;
+    if (budget !== undefined) return this.evaluateWithin(activation, budget, options.costLimit ?? budget.perCallLimit);
     const tracker = options.costLimit === undefined ? undefined : new CostTracker(options.costLimit);
     try {
       const value = withTracker(tracker, () => this.run(activation));
@@ -131,6 +155,28 @@ export class CelProgram {
     } catch (e) {
       throw toEvaluationError(e);
     }
+  }
+
+  private evaluateWithin(activation: Record<string, unknown>, budget: CostBudget, perCall: number): EvaluationResult {
+    if (budget.exhausted) throw new CelBudgetError();
+    const limit = Math.min(perCall, budget.remaining);
+    const tracker = new CostTracker(limit);
+    let value: unknown;
+    try {
+      value = withTracker(tracker, () => this.run(activation));
+    } catch (e) {
+      if (e instanceof CelCostError) {
+        // Kubernetes runs no further rule of the object once one is stopped by cost: stopped by
+        // what was left of the total, the total ran out; stopped by its own limit, that error.
+        if (limit < perCall) budget.spend(budget.remaining + 1);
+        budget.remaining = -1;
+        throw e;
+      }
+      budget.spend(Math.min(tracker.used, budget.remaining));
+      throw toEvaluationError(e);
+    }
+    budget.spend(tracker.used);
+    return { value, cost: tracker.used };
   }
 }
 
@@ -202,7 +248,7 @@ export class CelEnvironment {
       const checked = parsed.check();
       if (!checked.valid) return toCompileError(expression, checked.error);
       rewriteAfterCheck(root);
-      return new CelProgram(expression, checked.type ?? 'dyn', (activation) => parsed(activation));
+      return new CelProgram(expression, checked.type ?? 'dyn', (activation) => parsed(activation), root);
     } catch (e) {
       return toCompileError(expression, e);
     }

@@ -45,6 +45,18 @@ export class CelCostError extends CelEvaluationError {
   }
 }
 
+/**
+ * The validation rules of one object used up their total budget: Kubernetes stops validating the
+ * object with this message (as a field.Invalid at the rule's schema node).
+ */
+export class CelBudgetError extends CelCostError {
+  override name = 'CelBudgetError';
+  constructor() {
+    super(0);
+    this.message = 'validation failed due to running out of cost budget, no further validation rules will be run';
+  }
+}
+
 function formatIssue(expression: string, issue: CelIssue): string {
   const line = expression.split('\n')[issue.line - 1] ?? '';
   return `ERROR: <input>:${issue.line}:${issue.column}: ${issue.message}\n | ${line}\n | ${'.'.repeat(Math.max(0, issue.column - 1))}^`;

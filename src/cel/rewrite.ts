@@ -19,7 +19,7 @@ import { compileRegex } from './library/regex.ts';
 import { ZONED_GETTERS } from './library/time.ts';
 import { listTypeOf, setListType, type ListType } from './list-types.ts';
 import { celEquals, items, listsEqual, sameKeys } from './library/values.ts';
-import { charge, traversalCost } from './cost.ts';
+import { activeTracker, callPriceOf, charge, operatorPrice, PRICES, resultPriceOf } from './cost.ts';
 
 type EvaluateFn = (ev: unknown, ast: AstNode, ctx: unknown) => unknown;
 
@@ -32,7 +32,9 @@ export interface AstNode {
   left?: AstNode;
   right?: AstNode;
   handle?: (left: unknown, right: unknown, ast: AstNode, ev: unknown) => unknown;
-  readonly meta: { evaluate: EvaluateFn };
+  /** What visiting this node costs by itself (see `nodePrice`), once known. */
+  costUnits?: number;
+  readonly meta: { evaluate: EvaluateFn; alternate?: unknown; macro?: unknown };
   setMeta(key: string, value: unknown): AstNode;
 }
 
@@ -133,30 +135,27 @@ const MIN_INT = -(1n << 63n);
  * `==` on lists and maps compare numbers across types (`1u in [1]`), and keeps results in CEL's
  * ranges (int64 negation and conversion, timestamps in years 1–9999, durations within int64
  * nanoseconds), which cel-js' own operators do not; and orders an int against a double as cel-go
- * does (both as doubles).
+ * does (both as doubles). Prices what cel-go prices by size (see cost.ts): operators whose price
+ * depends on their operands, functions with a price of their own, comprehensions.
  */
 export function rewriteAfterCheck(root: AstNode): void {
   walk(root, (node) => {
+    if (priceMacro(node)) return;
     if (node.op === '-_' && node.checkedType?.kind === 'dyn') {
       const negate = node.meta.evaluate;
       node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => RANGES.int!(negate(ev, ast, ctx)));
       return;
     }
     if (node.op === 'in' && (node.right?.checkedType?.kind === 'list' || node.right?.checkedType?.kind === 'dyn')) {
-      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
-        const l = ev.run(ast.left!, ctx);
-        const r = ev.run(ast.right!, ctx);
+      return binary(node, (l, r, ast, ev) => {
         if (!(Array.isArray(r) || r instanceof Set)) return ast.handle!(l, r, ast, ev);
         for (const x of r) if (celEquals(l, x)) return true;
         return false;
       });
-      return;
     }
     if (ORDERINGS.has(node.op) && (mixedNumbers(node.left, node.right) || node.left?.checkedType?.kind === 'dyn' || node.right?.checkedType?.kind === 'dyn')) {
       const op = node.op;
-      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
-        const l = ev.run(ast.left!, ctx);
-        const r = ev.run(ast.right!, ctx);
+      return binary(node, (l, r, ast, ev) => {
         // cel-go orders an int or uint against a double as two doubles.
         if (typeof l === 'number' || typeof r === 'number') {
           const x = asDouble(l);
@@ -165,7 +164,6 @@ export function rewriteAfterCheck(root: AstNode): void {
         }
         return ast.handle!(l, r, ast, ev);
       });
-      return;
     }
     if (node.op === 'call' && (node.args as [string])[0] === 'int') {
       // int(double) refuses the bounds themselves: -2^63 and 2^63 as doubles are out of range.
@@ -177,6 +175,7 @@ export function rewriteAfterCheck(root: AstNode): void {
       });
       return;
     }
+    if (node.op === 'call' || node.op === 'rcall') priceCall(node);
     const range = RANGES[node.checkedType?.name ?? ''];
     if (range && CHECKED_OPS.has(node.op)) {
       const compute = node.meta.evaluate;
@@ -184,26 +183,19 @@ export function rewriteAfterCheck(root: AstNode): void {
       return;
     }
     if (node.op === '+' && (growable(node.left) || growable(node.right))) {
-      // Concatenation copies: it is charged by the size of what it builds, so doubling a string
-      // or a list in a loop of binds runs out of budget long before it runs out of memory.
-      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
-        const l = ev.run(ast.left!, ctx);
-        const r = ev.run(ast.right!, ctx);
+      return binary(node, (l, r, ast, ev) => {
         const type = listTypeOf(l);
         const lists = (Array.isArray(l) || l instanceof Set) && (Array.isArray(r) || r instanceof Set);
-        const out = type !== undefined && lists ? concat(type, items(l), items(r)) : ast.handle!(l, r, ast, ev);
-        if (typeof out === 'string') charge(traversalCost(out.length));
-        else if (Array.isArray(out)) charge(out.length);
-        return out;
+        return type !== undefined && lists ? concat(type, items(l), items(r)) : ast.handle!(l, r, ast, ev);
       });
+    }
+    if (node.op !== '==' && node.op !== '!=') {
+      if (PRICED_OPERATORS.has(node.op)) binary(node, (l, r, ast, ev) => ast.handle!(l, r, ast, ev));
       return;
     }
-    if (node.op !== '==' && node.op !== '!=') return;
-    if (!mayBeAggregate(node.left) && !mayBeAggregate(node.right)) return;
+    if (!mayBeAggregate(node.left) && !mayBeAggregate(node.right)) return binary(node, (l, r, ast, ev) => ast.handle!(l, r, ast, ev));
     const op = node.op;
-    node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
-      const l = ev.run(ast.left!, ctx);
-      const r = ev.run(ast.right!, ctx);
+    binary(node, (l, r, ast, ev) => {
       const type = listTypeOf(l);
       const lists = (Array.isArray(l) || l instanceof Set) && (Array.isArray(r) || r instanceof Set);
       if (!lists && !(isMap(l) && isMap(r))) return ast.handle!(l, r, ast, ev);
@@ -212,6 +204,134 @@ export function rewriteAfterCheck(root: AstNode): void {
       return op === '==' ? equal : !equal;
     });
   });
+}
+
+/** Operators whose price depends on their operands (string equality and ordering, `in`, `+`). */
+const PRICED_OPERATORS = new Set(['==', '!=', '<', '<=', '>', '>=', 'in', '+']);
+
+type Combine = (l: unknown, r: unknown, ast: AstNode, ev: Evaluator) => unknown;
+
+/**
+ * Gives a binary operator its evaluation: both operands, then (when cost is tracked) the price
+ * cel-go gives the operator on them, then `combine`. The node itself costs nothing more.
+ */
+function binary(node: AstNode, combine: Combine): void {
+  const op = node.op;
+  node.costUnits = 0;
+  node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
+    const l = ev.run(ast.left!, ctx);
+    const r = ev.run(ast.right!, ctx);
+    const tracker = activeTracker();
+    if (tracker !== undefined) tracker.add(operatorPrice(op, l, r));
+    return combine(l, r, ast, ev);
+  });
+}
+
+type Handle = (values: unknown[], a: unknown, b: unknown) => unknown;
+
+/** A call of a function with a price of its own is charged that price (before it runs). */
+function priceCall(node: AstNode): void {
+  if (node.meta.alternate !== undefined || node.meta.macro !== undefined) return;
+  const name = (node.args as [string])[0].replace(OVERRIDE_SUFFIX, '');
+  const price = callPriceOf(name);
+  const afterwards = resultPriceOf(name);
+  const handle = node.handle as unknown as Handle | undefined;
+  if ((price === undefined && afterwards === undefined) || handle === undefined) return;
+  node.costUnits = 0;
+  const priced: Handle = price
+    ? (values, a, b) => {
+        const tracker = activeTracker();
+        if (tracker !== undefined) tracker.add(price(values));
+        return handle(values, a, b);
+      }
+    : (values, a, b) => {
+        const out = handle(values, a, b);
+        const tracker = activeTracker();
+        if (tracker !== undefined) tracker.add(afterwards!(out));
+        return out;
+      };
+  node.handle = priced as unknown as AstNode['handle'];
+}
+
+interface Comprehension {
+  op: 'comprehension';
+  args: { kind?: string; condition?: (accu: unknown) => boolean; step: AstNode };
+}
+
+/**
+ * Prices a macro as cel-go prices its expansion: `has` costs the selections before the tested
+ * one (presence tests are free in Kubernetes); `cel.bind` a list literal (its empty range); a
+ * comprehension its range, then at each iteration its step with cel-go's accumulator overhead
+ * (all/exists: the loop condition `@not_strictly_false(__result__)` 2 and `__result__` in the step
+ * 1; map and filter build `__result__ + [x]`; exists_one counts `__result__ + 1`), and its result
+ * (`__result__` 1, exists_one `__result__ == 1` 2). Returns whether the node is a macro.
+ */
+function priceMacro(node: AstNode): boolean {
+  if (node.op !== 'call' && node.op !== 'rcall') return false;
+  const name = (node.args as [string])[0];
+  const macro = node.meta.macro as { macroHasProps?: unknown[] } | undefined;
+  if (macro !== undefined) {
+    node.costUnits = name === 'has' ? Math.max(0, (macro.macroHasProps?.length ?? 2) - 2) : name === 'bind' ? PRICES.listCreate : 1;
+    return true;
+  }
+  const alternate = node.meta.alternate as Comprehension | undefined;
+  if (alternate?.op !== 'comprehension') return false;
+  const args = alternate.args;
+  node.costUnits = name === 'exists_one' ? 2 : 1;
+  const condition = args.condition;
+  if (args.kind === 'quantifier' && condition !== undefined && !('priced' in condition)) {
+    const priced = (accu: unknown) => {
+      charge(2);
+      return condition(accu);
+    };
+    args.condition = Object.assign(priced, { priced: true });
+    args.step.costUnits = 1;
+  }
+  return true;
+}
+
+/** Namespaces written as receivers of global functions (`strings.quote`): free, as in cel-go. */
+const NAMESPACES = new Set(['strings', 'optional', 'cel', 'math']);
+
+/**
+ * What visiting a node costs by itself, as cel-go's tracker prices it: constants and the logical
+ * operators nothing; identifiers, field selections, indexes, calls and other operators 1; list
+ * literals 10, map literals 30; comprehension accumulators as cel-go's expansion reads them.
+ * Nodes whose price depends on their values are priced by their evaluation (`binary`,
+ * `priceCall`, `priceMacro`) and cost nothing here.
+ */
+export function nodePrice(node: AstNode): number {
+  if (node.costUnits !== undefined) return node.costUnits;
+  switch (node.op) {
+    case 'value':
+    case '&&':
+    case '||':
+    case '?:':
+    case 'comprehension':
+      return 0;
+    case 'id':
+      if (node.meta.alternate !== undefined || NAMESPACES.has(node.args as string)) return 0;
+      return PRICES.selectAndIdent;
+    case '[]':
+    case '[?]':
+      // cel-go prices an index by a variable as one qualification, the variable included.
+      return (node.args as AstNode[])[1]?.op === 'id' ? 0 : PRICES.selectAndIdent;
+    case 'list':
+      return PRICES.listCreate;
+    case 'map':
+      return PRICES.mapCreate;
+    case '-_':
+      // A negative number literal is a constant in cel-go.
+      return (Array.isArray(node.args) ? (node.args[0] as AstNode) : (node.args as AstNode))?.op === 'value' ? 0 : 1;
+    case 'accuValue':
+      return 1;
+    case 'accuInc':
+      return 2;
+    case 'accuPush':
+      return PRICES.listCreate + 2;
+    default:
+      return 1;
+  }
 }
 
 const ORDERINGS = new Set(['<', '<=', '>', '>=']);

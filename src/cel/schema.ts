@@ -24,6 +24,7 @@ import { UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import { Optional } from '@marcbachmann/cel-js';
 import { timestampString } from './library/format.ts';
 import { celEquals } from './library/values.ts';
+import { schemaBounds, type TypeBounds } from './sizes.ts';
 
 /** A schema's expression type: a cel-js type string plus the object types it uses. */
 export interface SchemaType {
@@ -31,6 +32,8 @@ export interface SchemaType {
   type: string;
   /** How to turn a JSON value under this schema into an expression value. */
   convert(value: unknown): unknown;
+  /** Worst-case sizes under this schema, for the cost estimator (set on variables' types). */
+  bounds?: TypeBounds;
 }
 
 const META_NAME: Schema = { type: 'string' };
@@ -216,7 +219,11 @@ export class SchemaEnvironment {
     const b = new TypeBuilder(options.escapeNames === false ? (n) => n : escapeName);
     const variables: CelVariable[] = [];
     for (const v of vars) {
-      const t = (v.sameTypeAs !== undefined ? this.types.get(v.sameTypeAs) : undefined) ?? b.build(v.schema, `${v.name}Type`, v.resourceRoot ?? false) ?? { type: 'dyn', convert: identity };
+      let t = v.sameTypeAs !== undefined ? this.types.get(v.sameTypeAs) : undefined;
+      if (t === undefined) {
+        t = b.build(v.schema, `${v.name}Type`, v.resourceRoot ?? false) ?? { type: 'dyn', convert: identity };
+        t.bounds = schemaBounds(v.schema, v.resourceRoot ?? false, options.escapeNames === false ? (n) => n : escapeName);
+      }
       this.types.set(v.name, t);
       variables.push({ name: v.name, type: v.optional ? `optional<${t.type}>` : t.type });
     }
@@ -230,6 +237,11 @@ export class SchemaEnvironment {
       },
     };
     this.env = new CelEnvironment({ variables, extensions: [objects, ...extensions] });
+  }
+
+  /** The expression type of a variable, with its bounds (what the cost estimator reads). */
+  variableType(name: string): SchemaType | undefined {
+    return this.types.get(name);
   }
 
   /** The variables' values from JSON values; an optional variable left out is optional.none(). */

@@ -4,7 +4,6 @@
 
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import { OVERRIDE_SUFFIX } from '../errors.ts';
-import { charge } from '../cost.ts';
 import { celError, type Registrar } from './register.ts';
 import { celCompare, celEquals, items } from './values.ts';
 
@@ -28,7 +27,6 @@ function add(a: unknown, b: unknown): unknown {
 
 function extreme(name: 'min' | 'max', list: unknown): unknown {
   const all = items(list);
-  charge(all.length);
   if (all.length === 0) throw celError(`${name} called on empty list`);
   let best = all[0];
   for (const v of all.slice(1)) {
@@ -42,7 +40,6 @@ export function registerLists(r: Registrar): void {
   for (const t of COMPARABLE) {
     r.fn(`list<${t}>.isSorted(): bool`, (list: unknown) => {
       const all = items(list);
-      charge(all.length);
       for (let i = 1; i < all.length; i++) if (celCompare(all[i - 1], all[i]) > 0) return false;
       return true;
     });
@@ -53,18 +50,15 @@ export function registerLists(r: Registrar): void {
   for (const [t, init] of Object.entries(zero)) {
     r.fn(`list<${t}>.sum(): ${t}`, (list: unknown) => {
       const all = items(list);
-      charge(all.length);
       return all.reduce((acc, v) => add(acc, v), init());
     });
   }
   r.fn(`list<A>.indexOf${OVERRIDE_SUFFIX}(A): int`, (list: unknown, v: unknown) => {
     const all = items(list);
-    charge(all.length);
     return BigInt(all.findIndex((x) => celEquals(x, v)));
   });
   r.fn(`list<A>.lastIndexOf${OVERRIDE_SUFFIX}(A): int`, (list: unknown, v: unknown) => {
     const all = items(list);
-    charge(all.length);
     for (let i = all.length - 1; i >= 0; i--) if (celEquals(all[i], v)) return BigInt(i);
     return -1n;
   });

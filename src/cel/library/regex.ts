@@ -5,7 +5,6 @@
 
 import { RE2JS } from 're2js';
 import { OVERRIDE_SUFFIX } from '../errors.ts';
-import { charge, traversalCost } from '../cost.ts';
 import { celError, toIndex, type Registrar } from './register.ts';
 
 const CACHE_SIZE = 256;
@@ -27,8 +26,6 @@ export function compileRegex(pattern: string): RE2JS | string {
 }
 
 function regex(pattern: string, str: string, illegal: boolean): RE2JS {
-  // cel-go's price of matches: ⌈(1 + |input|) × 0.1⌉ × ⌈|pattern| × 0.25⌉.
-  charge(traversalCost(1 + str.length) * Math.ceil(pattern.length * 0.25));
   const re = compileRegex(pattern);
   if (typeof re === 'string') throw celError(illegal ? `Illegal regex: ${re}` : re);
   return re;

@@ -66,6 +66,16 @@ const SPACE = '\\t\\n\\v\\f\\r \\u0085\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u202
 const TRIM = new RegExp(`^[${SPACE}]+|[${SPACE}]+$`, 'g');
 
 /** Go's strings.Replace: n < 0 replaces all; an empty `old` matches between runes. */
+/** The length of what replace would build, counted without building it. */
+function replacedLength(str: string, old: string, by: string, n: number): number {
+  if (n === 0 || old === by) return str.length;
+  let count = 0;
+  if (old === '') count = runes(str).length + 1;
+  else for (let at = str.indexOf(old); at >= 0 && (n < 0 || count < n); at = str.indexOf(old, at + old.length)) count++;
+  if (n >= 0) count = Math.min(count, n);
+  return str.length + count * (by.length - old.length);
+}
+
 function replace(str: string, old: string, by: string, n: number): string {
   if (n === 0 || (old === by && old !== '')) return str;
   if (old === '') {
@@ -125,34 +135,37 @@ function join(list: unknown, sep: string): string {
 
 export function registerStrings(r: Registrar): void {
   const o = (name: string) => `${name}${OVERRIDE_SUFFIX}`;
-  const cost = (s: string) => charge(traversalCost(s.length));
   r.fn('string.charAt(int): string', (s: string, i: bigint) => {
-    cost(s);
     const chars = runes(s);
     if (i < 0n || i > BigInt(chars.length)) throw celError(`index out of range: ${i}`);
     return chars[Number(i)] ?? '';
   });
-  r.fn(`string.${o('indexOf')}(string): int`, (s: string, sub: string) => (cost(s), sub === '' ? 0n : s === '' ? -1n : indexOf(s, sub, 0n)));
-  r.fn(`string.${o('indexOf')}(string, int): int`, (s: string, sub: string, at: bigint) => (cost(s), indexOf(s, sub, at)));
-  r.fn(`string.${o('lastIndexOf')}(string): int`, (s: string, sub: string) => (cost(s), lastIndexOf(s, sub, undefined)));
-  r.fn(`string.${o('lastIndexOf')}(string, int): int`, (s: string, sub: string, at: bigint) => (cost(s), lastIndexOf(s, sub, at)));
-  r.fn(`string.${o('lowerAscii')}(): string`, (s: string) => (cost(s), asciiLower(s)));
-  r.fn(`string.${o('upperAscii')}(): string`, (s: string) => (cost(s), asciiUpper(s)));
-  r.fn(`string.${o('substring')}(int): string`, (s: string, start: bigint) => (cost(s), substring(s, start)));
-  r.fn(`string.${o('substring')}(int, int): string`, (s: string, start: bigint, end: bigint) => (cost(s), substring(s, start, end)));
-  r.fn(`string.${o('trim')}(): string`, (s: string) => (cost(s), s.replace(TRIM, '')));
-  r.fn(`string.${o('split')}(string): list<string>`, (s: string, sep: string) => (cost(s), split(s, sep, -1)));
-  r.fn(`string.${o('split')}(string, int): list<string>`, (s: string, sep: string, n: bigint) => (cost(s), split(s, sep, toIndex(n))));
-  // What builds a string is also charged by the length of what it built (replace('', x) grows).
-  const built = (out: string) => (cost(out), out);
-  r.fn('string.replace(string, string): string', (s: string, old: string, by: string) => (cost(s), built(replace(s, old, by, -1))));
-  r.fn('string.replace(string, string, int): string', (s: string, old: string, by: string, n: bigint) => (cost(s), built(replace(s, old, by, toIndex(n)))));
-  r.fn(`list<string>.${o('join')}(): string`, (l: unknown) => built(join(l, '')));
-  r.fn(`list<string>.${o('join')}(string): string`, (l: unknown, sep: string) => built(join(l, sep)));
-  r.fn('string.format(list<dyn>): string', (s: string, args: unknown[]) => (cost(s), built(formatString(s, args))));
+  r.fn(`string.${o('indexOf')}(string): int`, (s: string, sub: string) => (sub === '' ? 0n : s === '' ? -1n : indexOf(s, sub, 0n)));
+  r.fn(`string.${o('indexOf')}(string, int): int`, (s: string, sub: string, at: bigint) => (indexOf(s, sub, at)));
+  r.fn(`string.${o('lastIndexOf')}(string): int`, (s: string, sub: string) => (lastIndexOf(s, sub, undefined)));
+  r.fn(`string.${o('lastIndexOf')}(string, int): int`, (s: string, sub: string, at: bigint) => (lastIndexOf(s, sub, at)));
+  r.fn(`string.${o('lowerAscii')}(): string`, (s: string) => (asciiLower(s)));
+  r.fn(`string.${o('upperAscii')}(): string`, (s: string) => (asciiUpper(s)));
+  r.fn(`string.${o('substring')}(int): string`, (s: string, start: bigint) => (substring(s, start)));
+  r.fn(`string.${o('substring')}(int, int): string`, (s: string, start: bigint, end: bigint) => (substring(s, start, end)));
+  r.fn(`string.${o('trim')}(): string`, (s: string) => (s.replace(TRIM, '')));
+  r.fn(`string.${o('split')}(string): list<string>`, (s: string, sep: string) => (split(s, sep, -1)));
+  r.fn(`string.${o('split')}(string, int): list<string>`, (s: string, sep: string, n: bigint) => (split(s, sep, toIndex(n))));
+  // Kubernetes prices replace by the length of its input; a replacement that grows the string
+  // more than fourfold (replace('', x)) is also charged by what it adds, before it is built, so
+  // nested replacements run out of budget long before they run out of memory.
+  const growth = (s: string, old: string, by: string, n: number) => {
+    const extra = replacedLength(s, old, by, n) - 4 * s.length;
+    if (extra > 0) charge(traversalCost(extra));
+  };
+  r.fn('string.replace(string, string): string', (s: string, old: string, by: string) => (growth(s, old, by, -1), replace(s, old, by, -1)));
+  r.fn('string.replace(string, string, int): string', (s: string, old: string, by: string, n: bigint) => (growth(s, old, by, toIndex(n)), replace(s, old, by, toIndex(n))));
+  r.fn(`list<string>.${o('join')}(): string`, (l: unknown) => join(l, ''));
+  r.fn(`list<string>.${o('join')}(string): string`, (l: unknown, sep: string) => join(l, sep));
+  r.fn('string.format(list<dyn>): string', (s: string, args: unknown[]) => formatString(s, args));
 
   class StringsNamespace {}
   r.env.registerType('StringsNamespace', StringsNamespace);
   r.env.registerConstant('strings', 'StringsNamespace', new StringsNamespace());
-  r.fn('StringsNamespace.quote(string): string', (_ns: unknown, s: string) => (cost(s), quote(s)));
+  r.fn('StringsNamespace.quote(string): string', (_ns: unknown, s: string) => (quote(s)));
 }

@@ -1,0 +1,494 @@
+// The static worst-case cost of a compiled expression, as cel-go's checker estimates it
+// (checker/cost.go) with Kubernetes' library prices (library/cost.go) and schema sizes
+// (sizes.ts): the same unit prices as the runtime counter (cost.ts), sizes taken from the literals
+// written in the expression or, by path (`self.spec.items.@items`), from the schema's bounds; a
+// comprehension costs its range, then its size times the cost of one iteration. A validation rule
+// whose worst case exceeds the budget is refused when it is written, with Kubernetes' message.
+
+import type { AstNode } from './rewrite.ts';
+import type { CelProgram } from './environment.ts';
+import type { SchemaEnvironment } from './schema.ts';
+import type { TypeBounds } from './sizes.ts';
+import { OVERRIDE_SUFFIX } from './errors.ts';
+import { PRICES, STATIC_ESTIMATED_COST_LIMIT } from './cost.ts';
+
+/** cel-go's estimates saturate at the largest uint64. */
+const MAX = 18446744073709551615;
+
+export interface CostEstimate {
+  min: number;
+  max: number;
+}
+
+type Size = CostEstimate;
+
+const UNKNOWN: Size = { min: 0, max: MAX };
+const fixed = (n: number): CostEstimate => ({ min: n, max: n });
+const ZERO = fixed(0);
+
+const sat = (n: number): number => (n >= MAX ? MAX : n);
+const add = (a: CostEstimate, b: CostEstimate): CostEstimate => ({ min: sat(a.min + b.min), max: sat(a.max + b.max) });
+const mul = (a: CostEstimate, b: CostEstimate): CostEstimate => ({ min: sat(a.min * b.min), max: sat(a.max * b.max) });
+const union = (a: CostEstimate, b: CostEstimate): CostEstimate => ({ min: Math.min(a.min, b.min), max: Math.max(a.max, b.max) });
+function factor(size: Size, f: number): CostEstimate {
+  const by = (x: number) => (x > 0 && x > MAX / f ? MAX : sat(Math.ceil(x * f)));
+  return { min: by(size.min), max: by(size.max) };
+}
+const sum = (costs: CostEstimate[]): CostEstimate => costs.reduce(add, ZERO);
+
+const TRAVERSAL = PRICES.stringTraversalFactor;
+
+interface Local {
+  path: string[] | undefined;
+  size: Size | undefined;
+  /** The size of the elements of a list (literal lists). */
+  elementSize?: Size;
+}
+
+/** Where the estimator finds the bounds of a variable (a rule environment's self and oldSelf). */
+export type BoundsOf = (variable: string) => TypeBounds | undefined;
+
+function boundsAt(root: TypeBounds | undefined, path: string[]): TypeBounds | undefined {
+  let node = root;
+  for (const step of path) {
+    if (node === undefined) return undefined;
+    node = step === '@items' ? node.items : step === '@values' ? node.values : step === '@keys' ? node.keys : node.fields?.[step];
+  }
+  return node;
+}
+
+const isText = (n: AstNode): boolean => n.checkedType?.name === 'string' || n.checkedType?.name === 'bytes';
+const isList = (n: AstNode): boolean => n.checkedType?.kind === 'list';
+
+function argsOf(node: AstNode): AstNode[] {
+  return node.args as AstNode[];
+}
+
+function literal(node: AstNode): unknown {
+  return node.op === 'value' ? node.args : undefined;
+}
+
+class Estimator {
+  private readonly paths = new Map<AstNode, string[]>();
+  private readonly sizes = new Map<AstNode, Size>();
+  private readonly elementSizes = new Map<AstNode, Size>();
+  private readonly scopes: Map<string, Local>[] = [];
+
+  constructor(private readonly boundsOf: BoundsOf) {}
+
+  private local(name: string): Local | undefined {
+    for (let i = this.scopes.length - 1; i >= 0; i--) {
+      const v = this.scopes[i]!.get(name);
+      if (v !== undefined) return v;
+    }
+    return undefined;
+  }
+
+  private path(node: AstNode): string[] | undefined {
+    if (node.op === 'id') {
+      const v = this.local(node.args as string);
+      if (v !== undefined) return v.path;
+    }
+    return this.paths.get(node);
+  }
+
+  /** cel-go's computeSize: known sizes, literal sizes, sizes by path, 1 for scalars. */
+  private size(node: AstNode): Size | undefined {
+    const known = this.sizes.get(node);
+    if (known !== undefined) return known;
+    const v = literal(node);
+    if (node.op === 'value') {
+      if (typeof v === 'string') return fixed([...v].length);
+      if (v instanceof Uint8Array) return fixed(v.length);
+      return fixed(1);
+    }
+    if (node.op === 'list') return fixed(argsOf(node).length);
+    if (node.op === 'map') return fixed((node.args as unknown[]).length);
+    const path = this.path(node);
+    if (path !== undefined && path.length > 0) {
+      const bounds = boundsAt(this.boundsOf(path[0]!), path.slice(1));
+      if (bounds !== undefined) return { min: 0, max: bounds.maxElements };
+    }
+    const t = node.checkedType;
+    if (t?.kind === 'primitive' && t.name !== 'string' && t.name !== 'bytes') return fixed(1);
+    if (node.op === 'id') return this.local(node.args as string)?.size;
+    return undefined;
+  }
+
+  private sizeOrUnknown(node: AstNode): Size {
+    return this.size(node) ?? UNKNOWN;
+  }
+
+  /** The size of the elements of a list node (literal lists and paths), if known. */
+  private elementSize(node: AstNode): Size | undefined {
+    const known = this.elementSizes.get(node);
+    if (known !== undefined) return known;
+    if (node.op === 'id') {
+      const v = this.local(node.args as string);
+      if (v?.elementSize !== undefined) return v.elementSize;
+    }
+    return this.pathElementSize(node);
+  }
+
+  /**
+   * The size of a list's elements as Kubernetes' library estimates read it: by path only (the
+   * elements of a list written in the expression have no path, so their size is unknown).
+   */
+  private pathElementSize(node: AstNode): Size | undefined {
+    const path = this.path(node);
+    if (path !== undefined && path.length > 0) {
+      const bounds = boundsAt(this.boundsOf(path[0]!), [...path.slice(1), '@items']);
+      if (bounds !== undefined) return { min: 0, max: bounds.maxElements };
+    }
+    return undefined;
+  }
+
+  cost(node: AstNode): CostEstimate {
+    switch (node.op) {
+      case 'value':
+        return ZERO;
+      case 'id': {
+        if (node.meta.alternate !== undefined) return ZERO;
+        const name = node.args as string;
+        if (this.local(name) === undefined) this.paths.set(node, [name]);
+        return fixed(PRICES.selectAndIdent);
+      }
+      case '.':
+      case '.?': {
+        const [operand, field] = node.args as [AstNode, string];
+        const c = this.cost(operand);
+        const p = this.path(operand);
+        if (p !== undefined) this.paths.set(node, [...p, field]);
+        if (node.op === '.?') return add(c, fixed(1));
+        return operand.checkedType?.kind === 'dyn' ? c : add(c, fixed(PRICES.selectAndIdent));
+      }
+      case '[]':
+      case '[?]': {
+        const [target, index] = argsOf(node);
+        const c = add(add(this.cost(target!), this.cost(index!)), fixed(1));
+        const p = this.path(target!);
+        if (p !== undefined) this.paths.set(node, [...p, isList(target!) ? '@items' : '@values']);
+        const element = this.elementSizes.get(target!);
+        if (element !== undefined) this.sizes.set(node, element);
+        return c;
+      }
+      case 'list': {
+        const items = argsOf(node);
+        let element: Size | undefined = items.length === 0 ? ZERO : undefined;
+        const costs = items.map((x) => {
+          const c = this.cost(x);
+          const s = this.sizeOrUnknown(x);
+          element = element === undefined ? s : union(element, s);
+          return c;
+        });
+        if (element !== undefined) this.elementSizes.set(node, element);
+        return add(sum(costs), fixed(PRICES.listCreate));
+      }
+      case 'map':
+        return add(sum((node.args as [AstNode, AstNode][]).flatMap(([k, v]) => [this.cost(k), this.cost(v)])), fixed(PRICES.mapCreate));
+      case '&&':
+      case '||': {
+        const [l, r] = argsOf(node).map((x) => this.cost(x)) as [CostEstimate, CostEstimate];
+        return { min: l.min, max: sat(l.max + r.max) };
+      }
+      case '?:': {
+        const [c, t, f] = argsOf(node);
+        const cost = add(this.cost(c!), union(this.cost(t!), this.cost(f!)));
+        this.sizes.set(node, union(this.sizeOrUnknown(t!), this.sizeOrUnknown(f!)));
+        return cost;
+      }
+      case '!_':
+        return add(this.cost(node.args as unknown as AstNode), fixed(1));
+      case '-_': {
+        const operand = (Array.isArray(node.args) ? node.args[0] : node.args) as AstNode;
+        return operand.op === 'value' ? ZERO : add(this.cost(operand), fixed(1));
+      }
+      case 'call':
+      case 'rcall':
+        return this.call(node);
+      default:
+        if (Array.isArray(node.args) && node.args.length === 2) return this.binary(node);
+        return fixed(1);
+    }
+  }
+
+  private binary(node: AstNode): CostEstimate {
+    const [l, r] = argsOf(node) as [AstNode, AstNode];
+    const args = add(this.cost(l), this.cost(r));
+    switch (node.op) {
+      case '==':
+      case '!=':
+        return add(args, this.compare(l, r));
+      case '<':
+      case '<=':
+      case '>':
+      case '>=':
+        return add(args, isText(l) && isText(r) ? this.compare(l, r) : fixed(1));
+      case 'in':
+        return add(args, isList(r) ? this.sizeOrUnknown(r) : fixed(1));
+      case '+': {
+        if (isText(l) || isList(l)) {
+          const size = add(this.sizeOrUnknown(l), this.sizeOrUnknown(r));
+          this.sizes.set(node, size);
+          if (isList(l)) {
+            const el = this.elementSize(l);
+            const er = this.elementSize(r);
+            if (el !== undefined && er !== undefined) this.elementSizes.set(node, union(el, er));
+            return add(args, fixed(1));
+          }
+          return add(args, factor(size, TRAVERSAL));
+        }
+        return add(args, fixed(1));
+      }
+      default:
+        return add(args, fixed(1));
+    }
+  }
+
+  /** Equality and ordering of strings, bytes, lists, maps: a tenth of the smaller maximum size. */
+  private compare(l: AstNode, r: AstNode): CostEstimate {
+    const name = l.checkedType?.name;
+    // Kubernetes: quantities compare at 1; URLs by the size of the (right-hand) URL text.
+    if (name === 'kubernetes.Quantity') return fixed(1);
+    if (name === 'kubernetes.URL') return factor({ min: 1, max: (this.size(r) ?? fixed(1)).max }, TRAVERSAL);
+    const smallestMax = Math.min(this.sizeOrUnknown(l).max, this.sizeOrUnknown(r).max);
+    return factor({ min: smallestMax > 0 ? 1 : 0, max: smallestMax }, TRAVERSAL);
+  }
+
+  private call(node: AstNode): CostEstimate {
+    const isMethod = node.op === 'rcall';
+    const rawName = (node.args as [string])[0];
+    const name = rawName.replace(OVERRIDE_SUFFIX, '');
+    const target = isMethod ? ((node.args as [string, AstNode])[1] as AstNode) : undefined;
+    const args = ((isMethod ? (node.args as unknown[])[2] : (node.args as unknown[])[1]) ?? []) as AstNode[];
+    const macro = node.meta.macro;
+    if (node.meta.alternate !== undefined) return this.comprehension(name, target!, args);
+    if (macro !== undefined) {
+      if (name === 'has') {
+        // A presence test costs what reaching the tested field's parent costs (tests are free).
+        const sel = args[0]!;
+        const operand = (sel.args as [AstNode])[0];
+        return this.cost(operand);
+      }
+      if (name === 'bind') return this.bind(args);
+      return fixed(1);
+    }
+    const namespace = target?.op === 'id' && target.meta.alternate !== undefined;
+    const targetCost = target !== undefined && !namespace ? this.cost(target) : ZERO;
+    const argCosts = sum(args.map((a) => this.cost(a)));
+    const base = add(targetCost, argCosts);
+    const subject = namespace ? args[0] : (target ?? args[0]);
+    const own = this.callPrice(name, node, subject, target !== undefined && !namespace ? args : args.slice(1));
+    return add(base, own);
+  }
+
+  /** The price of a call by its function, as cel-go and Kubernetes' library estimate it. */
+  private callPrice(name: string, node: AstNode, subject: AstNode | undefined, rest: AstNode[]): CostEstimate {
+    const size = (n: AstNode | undefined) => (n === undefined ? UNKNOWN : this.sizeOrUnknown(n));
+    switch (name) {
+      case 'startsWith':
+      case 'endsWith':
+        return factor(size(rest[0]), TRAVERSAL);
+      case 'contains':
+        return subject && isText(subject) ? mul(factor(size(subject), TRAVERSAL), factor(size(rest[0]), TRAVERSAL)) : fixed(1);
+      case 'matches':
+      case 'find':
+      case 'findAll': {
+        const strCost = factor(add(size(subject), fixed(1)), TRAVERSAL);
+        const regexCost = factor(size(rest[0]), PRICES.regexLengthFactor);
+        if (name !== 'matches') this.sizes.set(node, { min: 0, max: size(subject).max });
+        return mul(strCost, regexCost);
+      }
+      case 'string':
+      case 'bytes': {
+        if (!subject || !isText(subject)) return fixed(1);
+        const s = size(subject);
+        this.sizes.set(node, name === 'bytes' ? { min: s.min, max: sat(s.max * 4) } : { min: Math.floor(s.min / 4), max: s.max });
+        return factor(s, TRAVERSAL);
+      }
+      case 'quote': {
+        const s = size(subject);
+        this.sizes.set(node, { min: s.min + 2, max: sat(s.max * 2 + 2) });
+        return factor(s, TRAVERSAL);
+      }
+      case 'format':
+        return factor(size(subject), TRAVERSAL);
+      case 'isSorted':
+      case 'sum':
+      case 'max':
+      case 'min':
+      case 'indexOf':
+      case 'lastIndexOf': {
+        if (!subject) return fixed(1);
+        if (!isList(subject)) return factor(size(subject), TRAVERSAL);
+        let element = fixed(1);
+        if (/^list<(string|bytes)>$/.test(subject.checkedType?.name ?? '')) element = add(element, factor(this.pathElementSize(subject) ?? UNKNOWN, TRAVERSAL));
+        return mul(size(subject), element);
+      }
+      case 'url':
+      case 'lowerAscii':
+      case 'upperAscii':
+      case 'substring':
+      case 'trim': {
+        const s = size(subject);
+        this.sizes.set(node, s);
+        return factor(s, TRAVERSAL);
+      }
+      case 'replace': {
+        const s = size(subject);
+        const old = size(rest[0]);
+        const by = size(rest[1]);
+        const count: Size = { min: 0, max: 0 };
+        const retained: Size = { min: 0, max: 0 };
+        if (old.min === 0) {
+          count.max = s.max < MAX ? s.max + 1 : s.max;
+          retained.max = s.max;
+        } else if (by.max <= old.min) retained.max = s.max;
+        else count.max = Math.ceil(s.max / old.min);
+        if (old.max === 0) {
+          count.min = s.min < MAX ? s.min + 1 : s.min;
+          retained.min = s.min;
+        } else if (old.max <= by.min) retained.min = s.min;
+        else count.min = Math.ceil(s.min / old.max);
+        this.sizes.set(node, add(mul(count, by), retained));
+        return factor(s, 2 * TRAVERSAL);
+      }
+      case 'split': {
+        const s = size(subject);
+        const limit = rest[1] !== undefined ? literal(rest[1]) : undefined;
+        this.sizes.set(node, { min: 0, max: typeof limit === 'bigint' ? Number(limit) : s.max });
+        return factor(s, 2 * TRAVERSAL);
+      }
+      case 'join': {
+        if (!subject) return fixed(1);
+        const n = size(subject);
+        let s = mul(n, this.pathElementSize(subject) ?? UNKNOWN);
+        if (rest[0] !== undefined) s = add(s, mul(size(rest[0]), { min: Math.max(0, n.min - 1), max: Math.max(0, n.max - 1) }));
+        this.sizes.set(node, s);
+        return factor(s, TRAVERSAL);
+      }
+      case 'quantity':
+      case 'isQuantity':
+        return factor(size(subject), TRAVERSAL);
+      default:
+        return fixed(1);
+    }
+  }
+
+  /**
+   * A comprehension as cel-go expands the macro: range, accumulator, then the range's size times
+   * one iteration (loop condition and step), then the result.
+   */
+  private comprehension(name: string, range: AstNode, args: AstNode[]): CostEstimate {
+    const rangeCost = this.cost(range);
+    const count = this.sizeOrUnknown(range);
+    const iterVar = args[0]!.args as string;
+    const rangePath = this.path(range);
+    const list = isList(range);
+    const entry = list ? this.elementSize(range) : undefined;
+    const scope = new Map<string, Local>([[iterVar, { path: rangePath === undefined ? undefined : [...rangePath, list ? '@items' : '@keys'], size: entry }]]);
+    this.scopes.push(scope);
+    let init: CostEstimate;
+    let loop: CostEstimate;
+    let result: CostEstimate;
+    const predicate = () => this.cost(args[1]!);
+    switch (name) {
+      case 'all':
+      case 'exists': {
+        // @not_strictly_false(__result__) and __result__ &&/|| predicate
+        const p = predicate();
+        init = ZERO;
+        loop = add(fixed(2), { min: 1, max: sat(1 + p.max) });
+        result = fixed(1);
+        break;
+      }
+      case 'exists_one':
+        // predicate ? __result__ + 1 : __result__, then __result__ == 1
+        init = ZERO;
+        loop = add(predicate(), { min: 1, max: 2 });
+        result = fixed(2);
+        break;
+      case 'map':
+        init = fixed(PRICES.listCreate);
+        if (args.length === 3) loop = add(predicate(), union(add(this.cost(args[2]!), fixed(PRICES.listCreate + 2)), fixed(1)));
+        else loop = add(this.cost(args[1]!), fixed(PRICES.listCreate + 2));
+        result = fixed(1);
+        break;
+      case 'filter':
+        init = fixed(PRICES.listCreate);
+        loop = add(predicate(), { min: 1, max: PRICES.listCreate + 3 });
+        result = fixed(1);
+        break;
+      default:
+        init = ZERO;
+        loop = fixed(1);
+        result = fixed(1);
+    }
+    this.scopes.pop();
+    return add(add(add(rangeCost, init), result), mul(count, loop));
+  }
+
+  /** cel.bind: an empty range (a list literal), the value, and the body with the name bound to it. */
+  private bind(args: AstNode[]): CostEstimate {
+    const [name, value, body] = args as [AstNode, AstNode, AstNode];
+    const valueCost = this.cost(value);
+    this.scopes.push(new Map([[name.args as string, { path: this.path(value), size: this.size(value), elementSize: this.elementSizes.get(value) }]]));
+    const bodyCost = this.cost(body);
+    this.scopes.pop();
+    return add(add(fixed(PRICES.listCreate), valueCost), bodyCost);
+  }
+}
+
+/** Where a program's variables take their sizes from: a schema environment, or none. */
+export type SizeSource = SchemaEnvironment | BoundsOf | undefined;
+
+/**
+ * The minimum and maximum cost of evaluating `program`, worst case over every value its
+ * variables' schemas admit (`env`: the rule environment it was compiled in, for the bounds of
+ * `self` and `oldSelf`; without one, variables' sizes are unknown).
+ */
+export function estimateCost(program: CelProgram, env?: SizeSource): CostEstimate {
+  const boundsOf: BoundsOf = env === undefined ? () => undefined : typeof env === 'function' ? env : (name) => env.variableType(name)?.bounds;
+  return new Estimator(boundsOf).cost(program.root);
+}
+
+/**
+ * Kubernetes' wording of an estimated cost over its limit: "<what> exceeds budget by factor of
+ * <N>x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays,
+ * maps, and strings are declared)"; N as Go formats it (six decimals under 1.5, one up to 100,
+ * then "more than 100x").
+ */
+export function costErrorMessage(costName: string, cost: number, limit: number): string {
+  const exceed = cost / limit;
+  const factorText = exceed > 100 ? 'more than 100x' : exceed < 1.5 ? `${exceed.toFixed(6)}x` : `${exceed.toFixed(1)}x`;
+  return `${costName} exceeds budget by factor of ${factorText} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`;
+}
+
+export interface CostCheckOptions {
+  /** The limit (Kubernetes' StaticEstimatedCostLimit by default). */
+  limit?: number;
+  /** How many times the rule can run in one object (rules under lists and maps), 1 by default. */
+  cardinality?: number;
+  /** What the message calls the cost: "estimated rule cost" or "estimated messageExpression cost". */
+  costName?: string;
+}
+
+export interface CostCheckFailure {
+  /** The field path of the refused expression (`…x-kubernetes-validations[0].rule`). */
+  field: string;
+  /** Kubernetes' message. */
+  message: string;
+  /** The estimated worst case, times the cardinality. */
+  cost: number;
+}
+
+/**
+ * Refuses an expression whose worst-case cost (times how many times it can run) exceeds the
+ * budget, as Kubernetes refuses it when a schema is written (a Forbidden cause at `field`).
+ */
+export function checkEstimatedCost(program: CelProgram, env: SizeSource, field: string, options: CostCheckOptions = {}): CostCheckFailure | undefined {
+  const limit = options.limit ?? STATIC_ESTIMATED_COST_LIMIT;
+  const cost = sat(estimateCost(program, env).max * (options.cardinality ?? 1));
+  if (cost <= limit) return undefined;
+  return { field, cost, message: costErrorMessage(options.costName ?? 'estimated rule cost', cost, limit) };
+}
