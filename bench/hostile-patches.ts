@@ -235,14 +235,16 @@ const shapes: Record<string, ShapeDef> = {
     formats: FORMATS,
     patch: (n, format, name) => patchSetting(format, name, { spec: { holderIdentity: 'x'.repeat(n) } }),
   },
-  // A long keyed list (a Node's status.conditions, keyed by type) merged into a stored one of the
-  // same length, half of the items shared. (ownerReferences would be the keyed list of every kind,
-  // but owners that do not exist hand the object to the garbage collector.)
+  // A long keyed list (a Node's status.conditions, keyed by type) merged into a stored one half its
+  // length, every stored item shared: half of the patch's items are new, half merge into stored
+  // ones, and the result is no larger than the patch (a result past the request-body limit is
+  // refused). (ownerReferences would be the keyed list of every kind, but owners that do not exist
+  // hand the object to the garbage collector.)
   'list-map': {
     formats: FORMATS,
     target: 'node-status',
-    stored: (n) => ({ status: { conditions: conditions(n) } }),
-    patch: (n, format, name) => nodeConditionsPatch(format, name, conditions(n, n >> 1)),
+    stored: (n) => ({ status: { conditions: conditions(n >> 1, n >> 1) } }),
+    patch: (n, format, name) => nodeConditionsPatch(format, name, conditions(n)),
   },
   // A long set (finalizers) merged into a stored one of the same length, half shared.
   'list-set': {

@@ -353,12 +353,23 @@ export function applyJsonPatch(doc: unknown, patch: unknown, options: JsonPatchO
 }
 
 /**
- * A patch result, whatever the patch type, is at most `maxBytes` as JSON (413, the request-body
- * limit's Status, as kube-apiserver refuses what etcd would not store) and nests no deeper than a
- * request body may (422), before it is decoded, validated or stored.
+ * The object as a client could send it: without `metadata.managedFields`, the server's own
+ * bookkeeping, which can be as large as the fields it tracks. A stored object may therefore be
+ * larger than a request body, and any object a client could PUT it can also patch to.
+ */
+function withoutManagedFields(value: unknown): unknown {
+  if (!isPlainObject(value) || !isPlainObject(value.metadata) || !('managedFields' in value.metadata)) return value;
+  const { managedFields: _, ...metadata } = value.metadata;
+  return { ...value, metadata };
+}
+
+/**
+ * A patch result, whatever the patch type, is at most `maxBytes` as JSON without its managedFields
+ * (413, the request-body limit's Status, as kube-apiserver refuses what etcd would not store) and
+ * nests no deeper than a request body may (422), before it is decoded, validated or stored.
  */
 export function checkPatchResult(value: unknown, maxBytes: number): void {
-  const { bytes, depth } = measureJson(value, maxBytes, MAX_PATCHED_DEPTH);
+  const { bytes, depth } = measureJson(withoutManagedFields(value), maxBytes, MAX_PATCHED_DEPTH);
   if (depth > MAX_PATCHED_DEPTH) throw invalid(`the patched object exceeds the maximum depth of ${MAX_PATCHED_DEPTH}`);
   if (bytes > maxBytes) throw errors.entityTooLarge(maxBytes);
 }
