@@ -12,6 +12,12 @@ const cases: { what: string; path: string; body: (n: number) => object }[] = [
   { what: 'Node spec.taints', path: '/api/v1/nodes', body: (n) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'many-taints' }, spec: { taints: Array.from({ length: n }, () => ({})) } }) },
   { what: 'Node spec.podCIDRs', path: '/api/v1/nodes', body: (n) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'many-cidrs' }, spec: { podCIDRs: Array.from({ length: n }, () => 'x') } }) },
   { what: 'metadata.finalizers', path: '/apis/coordination.orch.io/v1/namespaces/default/leases', body: (n) => ({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'many-finalizers', finalizers: Array.from({ length: n }, () => '-') } }) },
+  {
+    // Each invalid resource name is one error of its own check, spread into the kind's list.
+    what: 'RuntimeClass overhead.podFixed',
+    path: '/apis/node.orch.io/v1/runtimeclasses',
+    body: (n) => ({ apiVersion: 'node.orch.io/v1', kind: 'RuntimeClass', metadata: { name: 'many-overheads' }, handler: 'h', overhead: { podFixed: Object.fromEntries(Array.from({ length: n }, (_, i) => [`-${i}`, '1'])) } }),
+  },
 ];
 
 for (const c of cases) {
