@@ -9,8 +9,8 @@
 //
 // It learns the object graph from watches of every store, keeping only objects that have owners
 // (by owner uid), and acts on one owner uid or one dependent at a time from a queue. Its work is
-// linear in the references: each distinct owner is looked up once per pass (an owner found absent
-// is remembered: uids are never reused), a dependent is read once and loses all its dangling
+// linear in the references: each distinct owner of a dependent is looked up once (an owner found
+// absent is remembered: uids are never reused), a dependent is read once and loses all its dangling
 // references in one update, and the queue yields to other work on the event loop as it goes.
 
 import type { KObject } from '../machinery/meta.ts';
@@ -165,8 +165,6 @@ class GarbageCollector implements Controller {
 
   private async drain(): Promise<void> {
     let failed = false;
-    // Owners looked up in this pass: each distinct reference once, however many dependents share it.
-    const seen = new Map<string, OwnerState>();
     let slice = performance.now();
     while ((this.queue.size || this.dependentQueue.size) && !this.stopped) {
       // The store answers from memory without yielding: let requests in between items.
@@ -181,12 +179,12 @@ class GarbageCollector implements Controller {
         const uid = this.queue.values().next().value as string;
         this.queue.delete(uid);
         what = uid;
-        work = () => this.process(uid, seen);
+        work = () => this.process(uid);
       } else {
         const [key, d] = this.dependentQueue.entries().next().value as [string, Dependent];
         this.dependentQueue.delete(key);
         what = key;
-        work = () => this.processDependent(d, seen);
+        work = () => this.processDependent(d);
       }
       try {
         await work();
@@ -209,7 +207,8 @@ class GarbageCollector implements Controller {
 
   /**
    * The live owner a reference points at, if any (same kind, name and uid): looked up once per
-   * pass (`seen`), and never again once found absent, since a uid is never reused.
+   * `seen` (one dependent's references), and never again once found absent, since a uid is never
+   * reused.
    */
   private async owner(ref: OwnerReference, namespace: string | undefined, seen: Map<string, OwnerState>): Promise<OwnerState> {
     const store = this.byKind.get(`${ref.apiVersion}/${ref.kind}`);
@@ -235,7 +234,7 @@ class GarbageCollector implements Controller {
     return state;
   }
 
-  private async process(ownerUid: string, seen: Map<string, OwnerState>): Promise<void> {
+  private async process(ownerUid: string): Promise<void> {
     const deps = [...(this.dependents.get(ownerUid)?.values() ?? [])];
     if (deps.length === 0) {
       // No dependents: an owner waiting on the collector can let go of its finalizer.
@@ -245,7 +244,7 @@ class GarbageCollector implements Controller {
     // Find the owner through a dependent's reference to it, as the index keeps it.
     // Dependents are re-read before anything is done to them.
     const first = deps[0]!;
-    const ownerState = await this.owner(first.ref, first.namespace, seen);
+    const ownerState = await this.owner(first.ref, first.namespace, new Map());
     if (ownerState === 'unknown') return;
     if (ownerState === undefined) {
       // The owner is gone: each dependent loses its dangling references, and goes if no live
@@ -296,12 +295,13 @@ class GarbageCollector implements Controller {
    * otherwise the references to owners that are gone are removed, all in one update. An owner
    * being deleted that waits on the collector is queued to be looked at.
    */
-  private async processDependent(d: Dependent, seen: Map<string, OwnerState>): Promise<void> {
+  private async processDependent(d: Dependent): Promise<void> {
     const obj = await this.read(d);
     if (!obj) return;
     const refs = ownersOf(obj);
     if (refs.length === 0) return;
     const dangling = new Set<string>();
+    const seen = new Map<string, OwnerState>();
     let alive = false;
     for (const r of refs) {
       const o = await this.owner(r, d.namespace, seen);
