@@ -390,7 +390,7 @@ function concat(type: ListType, a: unknown[], b: unknown[]): unknown[] {
   if (type.type === 'set') out = [...a, ...b.filter((y) => !a.some((x) => celEquals(x, y)))];
   else {
     out = a.map((x) => b.find((y) => sameKeys(type.keys, x, y)) ?? x);
-    out.push(...b.filter((y) => !a.some((x) => sameKeys(type.keys, x, y))));
+    for (const x of b.filter((y) => !a.some((x) => sameKeys(type.keys, x, y)))) out.push(x);
   }
   return setListType(out, type);
 }

@@ -8,7 +8,10 @@
 // - A reference to an owner that is gone, on an object that still has a live owner, is removed.
 //
 // It learns the object graph from watches of every store, keeping only objects that have owners
-// (by owner uid), and acts on one owner uid at a time from a queue.
+// (by owner uid), and acts on one owner uid or one dependent at a time from a queue. Its work is
+// linear in the references: each distinct owner of a dependent is looked up once (an owner found
+// absent is remembered: uids are never reused), a dependent is read once and loses all its dangling
+// references in one update, and the queue yields to other work on the event loop as it goes.
 
 import type { KObject } from '../machinery/meta.ts';
 import { isStatusError } from '../machinery/status.ts';
@@ -30,6 +33,18 @@ interface Dependent {
   name: string;
 }
 
+/** A dependent as the index knows it, with its reference to the owner it is filed under. */
+interface Indexed extends Dependent {
+  ref: OwnerReference;
+}
+
+type OwnerState = { store: RegistryStore; object: KObject } | undefined | 'unknown';
+
+/** How many owners found absent are remembered. */
+const ABSENT_CACHE = 65_536;
+/** The longest the queue runs before letting other work on the event loop go first (ms). */
+const SLICE_MS = 10;
+
 const OWNER_REFERENCES = Buffer.from('"ownerReferences"');
 const DELETION_TIMESTAMP = Buffer.from('"deletionTimestamp"');
 
@@ -41,13 +56,17 @@ export const garbageCollector: ControllerFactory = (ctx) => new GarbageCollector
 class GarbageCollector implements Controller {
   readonly name = 'garbage-collector';
   /** owner uid → dependents, by dependent key. */
-  private readonly dependents = new Map<string, Map<string, Dependent>>();
+  private readonly dependents = new Map<string, Map<string, Indexed>>();
   /** dependent key → the owner uids it refers to (to update the index on change). */
   private readonly ownersByKey = new Map<string, string[]>();
   /** Owners being deleted that wait on the collector (orphan / foregroundDeletion finalizer). */
   private readonly waiting = new Map<string, Dependent>();
-  /** Owner uids (and dependents' own keys, prefixed) waiting to be looked at. */
+  /** Owner uids waiting to be looked at. */
   private readonly queue = new Set<string>();
+  /** Dependents (by key) whose references wait to be checked. */
+  private readonly dependentQueue = new Map<string, Dependent>();
+  /** References (by `refKey`) to owners found absent; insertion order is eviction order. */
+  private readonly absent = new Set<string>();
   private readonly byKind = new Map<string, RegistryStore>();
   private readonly watches: { stop(): void }[] = [];
   private running = false;
@@ -115,13 +134,15 @@ class GarbageCollector implements Controller {
     if (type !== 'DELETED') {
       const owners = ownersOf(o);
       if (owners.length) this.ownersByKey.set(key, owners.map((r) => r.uid));
+      const dependent = { store, namespace: o.metadata.namespace, name: o.metadata.name! };
       for (const r of owners) {
         let deps = this.dependents.get(r.uid);
         if (!deps) this.dependents.set(r.uid, (deps = new Map()));
-        deps.set(key, { store, namespace: o.metadata.namespace, name: o.metadata.name! });
-        // A dependent whose owner may already be gone is looked at too.
-        this.queue.add(r.uid);
+        deps.set(key, { ...dependent, ref: { apiVersion: r.apiVersion, kind: r.kind, name: r.name, uid: r.uid } });
       }
+      // A dependent whose owners may already be gone (or being deleted) is looked at: once, for
+      // all its references.
+      if (owners.length) this.dependentQueue.set(key, dependent);
       const finalizers = o.metadata.finalizers ?? [];
       if (o.metadata.deletionTimestamp && uid && (finalizers.includes(ORPHAN_FINALIZER) || finalizers.includes(FOREGROUND_FINALIZER))) {
         this.waiting.set(uid, { store, namespace: o.metadata.namespace, name: o.metadata.name! });
@@ -134,24 +155,42 @@ class GarbageCollector implements Controller {
   }
 
   private kick(): void {
-    if (this.running || this.stopped || this.queue.size === 0) return;
+    if (this.running || this.stopped || (this.queue.size === 0 && this.dependentQueue.size === 0)) return;
     this.running = true;
     void this.drain().finally(() => {
       this.running = false;
-      if (this.queue.size) this.kick();
+      if (this.queue.size || this.dependentQueue.size) this.kick();
     });
   }
 
   private async drain(): Promise<void> {
     let failed = false;
-    while (this.queue.size && !this.stopped) {
-      const uid = this.queue.values().next().value as string;
-      this.queue.delete(uid);
+    let slice = performance.now();
+    while ((this.queue.size || this.dependentQueue.size) && !this.stopped) {
+      // The store answers from memory without yielding: let requests in between items.
+      if (performance.now() - slice > SLICE_MS) {
+        await new Promise((r) => setImmediate(r));
+        slice = performance.now();
+        if (this.stopped) break;
+      }
+      let what: string;
+      let work: () => Promise<void>;
+      if (this.queue.size) {
+        const uid = this.queue.values().next().value as string;
+        this.queue.delete(uid);
+        what = uid;
+        work = () => this.process(uid);
+      } else {
+        const [key, d] = this.dependentQueue.entries().next().value as [string, Dependent];
+        this.dependentQueue.delete(key);
+        what = key;
+        work = () => this.processDependent(d);
+      }
       try {
-        await this.process(uid);
+        await work();
       } catch (e) {
         // Conflicts are routine here (retried below): reported only when asked for.
-        if (process.env.GC_DEBUG) this.log(`${this.name}: ${uid}: ${e instanceof Error ? e.stack : String(e)}`);
+        if (process.env.GC_DEBUG) this.log(`${this.name}: ${what}: ${e instanceof Error ? e.stack : String(e)}`);
         failed = true;
       }
     }
@@ -166,48 +205,61 @@ class GarbageCollector implements Controller {
     }
   }
 
-  /** The live owner a reference points at, if any (same kind, name and uid). */
-  private async owner(ref: OwnerReference, namespace: string | undefined): Promise<{ store: RegistryStore; object: KObject } | undefined | 'unknown'> {
+  /**
+   * The live owner a reference points at, if any (same kind, name and uid): looked up once per
+   * `seen` (one dependent's references), and never again once found absent, since a uid is never
+   * reused.
+   */
+  private async owner(ref: OwnerReference, namespace: string | undefined, seen: Map<string, OwnerState>): Promise<OwnerState> {
     const store = this.byKind.get(`${ref.apiVersion}/${ref.kind}`);
     if (!store) return 'unknown';
+    const ns = store.def.namespaced ? namespace : undefined;
+    const key = `${ref.apiVersion}/${ref.kind}/${ns ?? ''}/${ref.name}/${ref.uid}`;
+    if (this.absent.has(key)) return undefined;
+    if (seen.has(key)) return seen.get(key);
+    let state: OwnerState;
     try {
-      const object = await store.get(store.def.namespaced ? namespace : undefined, ref.name);
-      return object.metadata.uid === ref.uid ? { store, object } : undefined;
+      const object = await store.get(ns, ref.name);
+      state = object.metadata.uid === ref.uid ? { store, object } : undefined;
     } catch (e) {
-      if (isStatusError(e) && e.code === 404) return undefined;
-      throw e;
+      if (!(isStatusError(e) && e.code === 404)) throw e;
+      state = undefined;
     }
+    if (state === undefined) {
+      this.absent.add(key);
+      if (this.absent.size > ABSENT_CACHE) this.absent.delete(this.absent.values().next().value as string);
+    } else {
+      seen.set(key, state);
+    }
+    return state;
   }
 
   private async process(ownerUid: string): Promise<void> {
     const deps = [...(this.dependents.get(ownerUid)?.values() ?? [])];
-    // Find the owner through any dependent's reference to it.
-    let ownerState: { store: RegistryStore; object: KObject } | undefined | 'unknown' = undefined;
-    let ownerRef: OwnerReference | undefined;
-    for (const d of deps) {
-      const obj = await this.read(d);
-      const ref = obj && ownersOf(obj).find((r) => r.uid === ownerUid);
-      if (ref) {
-        ownerRef = ref;
-        ownerState = await this.owner(ref, d.namespace);
-        break;
-      }
-    }
-    if (!ownerRef) {
+    if (deps.length === 0) {
       // No dependents: an owner waiting on the collector can let go of its finalizer.
       await this.releaseWaitingOwner(ownerUid);
       return;
     }
+    // Find the owner through a dependent's reference to it, as the index keeps it.
+    // Dependents are re-read before anything is done to them.
+    const first = deps[0]!;
+    const ownerState = await this.owner(first.ref, first.namespace, new Map());
     if (ownerState === 'unknown') return;
     if (ownerState === undefined) {
-      // The owner is gone: each dependent loses the reference, and goes if no live owner remains.
-      for (const d of deps) await this.dropOwner(d, ownerUid, true);
+      // The owner is gone: each dependent loses its dangling references, and goes if no live
+      // owner remains.
+      for (const d of deps) this.dependentQueue.set(`${d.store.prefix}${d.namespace ?? ''}/${d.name}`, d);
       return;
     }
     const finalizers = ownerState.object.metadata.finalizers ?? [];
     if (!ownerState.object.metadata.deletionTimestamp) return;
     if (finalizers.includes(ORPHAN_FINALIZER)) {
-      for (const d of deps) await this.dropOwner(d, ownerUid, false);
+      const only = new Set([ownerUid]);
+      for (const d of deps) {
+        const dep = await this.read(d);
+        if (dep && ownersOf(dep).some((r) => r.uid === ownerUid)) await this.dropOwners(d, only);
+      }
       await this.removeFinalizer(ownerState.store, ownerState.object, ORPHAN_FINALIZER);
     } else if (finalizers.includes(FOREGROUND_FINALIZER)) {
       // Dependents already being deleted are left to finish; the owner's finalizer goes once the
@@ -239,28 +291,38 @@ class GarbageCollector implements Controller {
   }
 
   /**
-   * Remove the reference to `ownerUid` from a dependent. When `collect` and no other owner of it
-   * is alive, delete the dependent instead.
+   * Check every reference of a dependent, read once: with no owner left alive it is deleted;
+   * otherwise the references to owners that are gone are removed, all in one update. An owner
+   * being deleted that waits on the collector is queued to be looked at.
    */
-  private async dropOwner(d: Dependent, ownerUid: string, collect: boolean): Promise<void> {
+  private async processDependent(d: Dependent): Promise<void> {
     const obj = await this.read(d);
     if (!obj) return;
     const refs = ownersOf(obj);
-    if (!refs.some((r) => r.uid === ownerUid)) return;
-    if (collect) {
-      let alive = false;
-      for (const r of refs) {
-        if (r.uid === ownerUid) continue;
-        const o = await this.owner(r, d.namespace);
-        if (o !== undefined) alive = true;
-      }
-      if (!alive) {
-        if (!obj.metadata.deletionTimestamp) await this.deleteQuietly(d);
-        return;
+    if (refs.length === 0) return;
+    const dangling = new Set<string>();
+    const seen = new Map<string, OwnerState>();
+    let alive = false;
+    for (const r of refs) {
+      const o = await this.owner(r, d.namespace, seen);
+      if (o === undefined) dangling.add(r.uid);
+      else {
+        alive = true;
+        if (o !== 'unknown' && o.object.metadata.deletionTimestamp && this.waiting.has(r.uid)) this.queue.add(r.uid);
       }
     }
+    if (dangling.size === 0) return;
+    if (!alive) {
+      if (!obj.metadata.deletionTimestamp) await this.deleteQuietly(d);
+      return;
+    }
+    await this.dropOwners(d, dangling);
+  }
+
+  /** Remove the references to these owner uids from a dependent. */
+  private async dropOwners(d: Dependent, ownerUids: ReadonlySet<string>): Promise<void> {
     await this.update(d, (current) => {
-      const rest = ownersOf(current).filter((r) => r.uid !== ownerUid);
+      const rest = ownersOf(current).filter((r) => !ownerUids.has(r.uid));
       return { ...current, metadata: { ...current.metadata, ownerReferences: rest.length ? rest : undefined } };
     });
   }

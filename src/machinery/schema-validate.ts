@@ -258,7 +258,7 @@ export function validateAgainstSchema(value: unknown, schema: Schema, options: {
       continue;
     }
     const { value: v, schema: s, path, depth } = work;
-    if (work.pre !== undefined) errors.push(...work.pre);
+    if (work.pre !== undefined) for (const x of work.pre) errors.push(x);
     if (v === null || v === undefined) {
       if (s.nullable || !work.item) continue;
     }

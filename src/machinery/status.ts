@@ -85,15 +85,32 @@ const detailsFor = (r: QualifiedResource, name: string): StatusDetails => ({ nam
 /** The field error text without its leading `<field>: `, as Status causes carry it. */
 const causeBody = (e: FieldError): string => (e.field && e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : e.message);
 
+/**
+ * The most field errors an answer reports, in its causes and in its message. kube-apiserver reports
+ * every error; an object with hundreds of thousands of invalid items (a body under the size limit
+ * can hold that many) would then be answered with tens of megabytes, built on the event loop. The
+ * first ones show what is wrong; the message says how many more there were.
+ */
+export const MAX_REPORTED_ERRORS = 100;
+
 function causesOf(errs: readonly FieldError[]): StatusCause[] {
-  return errs.map((e) => ({ reason: e.type, message: causeBody(e), field: e.field }));
+  const causes: StatusCause[] = [];
+  for (const e of errs) {
+    if (causes.length === MAX_REPORTED_ERRORS) break;
+    causes.push({ reason: e.type, message: causeBody(e), field: e.field });
+  }
+  return causes;
 }
 
-/** `[a, b]` for several errors, the error itself for one: utilerrors.NewAggregate's format. */
-/** Go's utilerrors.NewAggregate text: one message as it is, several in brackets, repeats once. */
+/**
+ * Go's utilerrors.NewAggregate text: one message as it is, several in brackets, repeats once. Past
+ * MAX_REPORTED_ERRORS distinct messages, the rest are counted rather than listed.
+ */
 function aggregate(messages: readonly string[]): string {
   const unique = [...new Set(messages)];
-  return unique.length === 1 ? unique[0]! : `[${unique.join(', ')}]`;
+  const more = unique.length - MAX_REPORTED_ERRORS;
+  const listed = more > 0 ? unique.slice(0, MAX_REPORTED_ERRORS).concat(`and ${more} more ${more === 1 ? 'error' : 'errors'}`) : unique;
+  return listed.length === 1 ? listed[0]! : `[${listed.join(', ')}]`;
 }
 
 export const errors = {

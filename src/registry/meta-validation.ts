@@ -27,10 +27,10 @@ export function validateObjectMetaCreate(obj: KObject, def: KindDefinition): Fie
   } else if (meta.namespace) {
     errs.push(fieldError.forbidden('metadata.namespace', 'not allowed on this type'));
   }
-  errs.push(...validateLabels(meta.labels, 'metadata.labels'));
-  errs.push(...validateAnnotations(meta.annotations, 'metadata.annotations'));
-  errs.push(...validateFinalizers(meta.finalizers, 'metadata.finalizers'));
-  errs.push(...validateOwnerReferences(meta.ownerReferences, 'metadata.ownerReferences'));
+  for (const x of validateLabels(meta.labels, 'metadata.labels')) errs.push(x);
+  for (const x of validateAnnotations(meta.annotations, 'metadata.annotations')) errs.push(x);
+  for (const x of validateFinalizers(meta.finalizers, 'metadata.finalizers')) errs.push(x);
+  for (const x of validateOwnerReferences(meta.ownerReferences, 'metadata.ownerReferences')) errs.push(x);
   return errs;
 }
 

@@ -125,6 +125,6 @@ function validateApiService(o: KObject): FieldError[] {
     if (!Number.isInteger(port) || port < 1 || port > 65535) errs.push(fieldError.invalid('spec.service.port', port, 'port is not valid: must be between 1 and 65535, inclusive'));
     if (spec.insecureSkipTLSVerify && caBundle) errs.push(fieldError.invalid('spec.insecureSkipTLSVerify', true, 'may not be true if caBundle is present'));
   }
-  errs.push(...validateConditions(a.status?.conditions, child('status', 'conditions'), { camelCaseReason: true }));
+  for (const x of validateConditions(a.status?.conditions, child('status', 'conditions'), { camelCaseReason: true })) errs.push(x);
   return errs;
 }

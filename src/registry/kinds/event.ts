@@ -300,7 +300,7 @@ function validateSeries(e: EventObject): FieldError[] {
 /** ValidateEventCreate for the events/v1 request version. */
 function validateEventCreate(e: EventObject, systemNamespace: string): FieldError[] {
   const errs = validateEventCommon(e, systemNamespace);
-  errs.push(...validateSeries(e));
+  for (const x of validateSeries(e)) errs.push(x);
   if (!isSet(e.eventTime)) errs.push(fieldError.required('eventTime'));
   const type = text(e.type);
   if (!(EVENT_TYPES as readonly string[]).includes(type)) errs.push(fieldError.invalid('type', '', `has invalid value: ${type}`));
@@ -355,7 +355,7 @@ const seriesKey = ({ series }: EventObject): string => (series ? JSON.stringify(
  */
 function validateEventUpdate(e: EventObject, old: EventObject, systemNamespace: string): FieldError[] {
   const errs = validateEventCommon(e, systemNamespace);
-  if (seriesKey(e) !== seriesKey(old)) errs.push(...validateSeries(e));
+  if (seriesKey(e) !== seriesKey(old)) for (const x of validateSeries(e)) errs.push(x);
   const sameText = (path: string, a: string | null | undefined, b: string | null | undefined): void => {
     if (text(a) !== text(b)) errs.push(immutable(path, JSON.stringify(text(a))));
   };

@@ -73,7 +73,7 @@ function validateIPAddress(o: KObject): FieldError[] {
   const errs: FieldError[] = [];
   const name = o.metadata.name;
   if (name) for (const m of validateIP(name)) errs.push(fieldError.invalid('metadata.name', name, m));
-  errs.push(...validateParentRef(parentRefOf(o), 'spec.parentRef'));
+  for (const x of validateParentRef(parentRefOf(o), 'spec.parentRef')) errs.push(x);
   return errs;
 }
 

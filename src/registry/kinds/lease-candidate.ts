@@ -210,7 +210,7 @@ function validateLeaseCandidateSpec(spec: LeaseCandidateSpec, specGiven = false)
     if (strategy === 'OldestEmulationVersion' && compareSemVer(ev, ZERO) === 0)
       errs.push(fieldError.required('spec.emulationVersion', "must be specified when `strategy` is 'OldestEmulationVersion'"));
     // Kubernetes appends the field name once more here: its errors read `spec.strategy.strategy`.
-    errs.push(...validateStrategy(strategy, 'spec.strategy.strategy'));
+    for (const x of validateStrategy(strategy, 'spec.strategy.strategy')) errs.push(x);
   }
   return errs;
 }

@@ -40,18 +40,18 @@ export function validateNode(o: KObject, n: Naming): FieldError[] {
   const node = o as NodeObject;
   const errs: FieldError[] = [];
   const spec = node.spec ?? {};
-  errs.push(...validatePodCidrs(spec.podCIDRs));
+  for (const x of validatePodCidrs(spec.podCIDRs)) errs.push(x);
   for (const list of ['capacity', 'allocatable'] as const) {
     const resources = node.status?.[list];
-    if (isPlainObject(resources)) for (const [name, v] of Object.entries(resources)) errs.push(...validateResourceQuantity(name, v, `status.${list}.${name}`, n));
+    if (isPlainObject(resources)) for (const [name, v] of Object.entries(resources)) for (const x of validateResourceQuantity(name, v, `status.${list}.${name}`, n)) errs.push(x);
   }
-  errs.push(...validateTaints(spec.taints, 'spec.taints'));
+  for (const x of validateTaints(spec.taints, 'spec.taints')) errs.push(x);
   if (spec.providerID && !PROVIDER_ID.test(spec.providerID))
     errs.push(fieldError.invalid('spec.providerID', spec.providerID, 'must be of the form <ProviderName>://<ProviderSpecificNodeID>'));
-  if (spec.configSource) errs.push(...validateConfigSource(spec.configSource, 'spec.configSource', 'spec'));
+  if (spec.configSource) for (const x of validateConfigSource(spec.configSource, 'spec.configSource', 'spec')) errs.push(x);
   const config = node.status?.config;
-  if (config) for (const k of ['active', 'assigned', 'lastKnownGood'] as const) if (config[k]) errs.push(...validateConfigSource(config[k], `status.config.${k}`, 'status'));
-  errs.push(...validateConditions(node.status?.conditions, 'status.conditions'));
+  if (config) for (const k of ['active', 'assigned', 'lastKnownGood'] as const) if (config[k]) for (const x of validateConfigSource(config[k], `status.config.${k}`, 'status')) errs.push(x);
+  for (const x of validateConditions(node.status?.conditions, 'status.conditions')) errs.push(x);
   return errs;
 }
 

@@ -76,11 +76,11 @@ function validateRuntimeClass(rc: RuntimeClassObject, n: Naming, comparisonOpera
   // A missing handler is reported by the schema (required); an empty one fails the label rule.
   const handler = rc.handler ?? '';
   for (const m of dns1123Label(handler)) errs.push(fieldError.invalid('handler', handler, m));
-  if (rc.overhead) errs.push(...validateOverhead(rc.overhead.podFixed ?? {}, 'overhead', n));
+  if (rc.overhead) for (const x of validateOverhead(rc.overhead.podFixed ?? {}, 'overhead', n)) errs.push(x);
   if (rc.scheduling) {
     const s = rc.scheduling;
-    if (s.nodeSelector) errs.push(...validateLabels(s.nodeSelector, 'scheduling.nodeSelector'));
-    errs.push(...validateTolerations(s.tolerations ?? [], 'scheduling.tolerations', comparisonOperators));
+    if (s.nodeSelector) for (const x of validateLabels(s.nodeSelector, 'scheduling.nodeSelector')) errs.push(x);
+    for (const x of validateTolerations(s.tolerations ?? [], 'scheduling.tolerations', comparisonOperators)) errs.push(x);
   }
   return errs;
 }
@@ -174,7 +174,7 @@ function validateOverhead(podFixed: Record<string, string | number>, path: strin
   let hugePages = false;
   for (const [name, raw] of Object.entries(podFixed)) {
     const at = `${limits}[${name}]`;
-    errs.push(...validateResourceName(name, at, n));
+    for (const x of validateResourceName(name, at, n)) errs.push(x);
     const q = parseQuantity(raw);
     if (!q) continue; // the schema's pattern reports it
     if (q.num < 0n) errs.push(fieldError.invalid(at, String(raw), 'must be greater than or equal to 0'));
