@@ -31,7 +31,10 @@ import type { Schema } from '../machinery/schema.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import { CelCostError, CelEvaluationError } from '../cel/errors.ts';
 import type { CelProgram } from '../cel/environment.ts';
-import { compileRules, type CompiledRule } from '../cel/rules.ts';
+import { compileRules, RuleDefinitionError, type CompiledRule } from '../cel/rules.ts';
+import { checkEstimatedCost, costErrorMessage, estimateCost } from '../cel/estimate.ts';
+import { schemaBounds } from '../cel/sizes.ts';
+import { STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_TOTAL_COST_LIMIT } from '../cel/cost.ts';
 
 /** Kubernetes' PerCallLimit: the cost one evaluation may use. */
 export const PER_CALL_COST_LIMIT = 1_000_000;
@@ -58,16 +61,39 @@ interface RuleNode {
   values?: RuleNode;
 }
 
-function buildNode(schema: Schema, resourceRoot: boolean, at: string): RuleNode | undefined {
+/** The estimated costs of a schema's rules as they are compiled: the limit, the running total, the refusals. */
+interface CostTally {
+  limit: number;
+  total: number;
+  problems: string[];
+}
+
+/**
+ * The rules of one node, compiled, and their worst-case cost checked as Kubernetes checks it when
+ * a schema is written: each rule's and message expression's estimated cost, times the node's
+ * cardinality (how many times it can run in one object: the product of the maxItems or
+ * maxProperties of the lists and maps above it, or their estimates from the request size), is at
+ * most the per-expression limit, and all of them together at most the per-schema limit.
+ */
+function buildNode(schema: Schema, resourceRoot: boolean, at: string, cardinality: number, tally: CostTally): RuleNode | undefined {
   const rules = compileRules(schema, { resourceRoot, at });
+  for (const c of rules) {
+    const where = `${at}.x-kubernetes-validations[${schema['x-kubernetes-validations']!.indexOf(c.rule)}]`;
+    tally.total = Math.min(Number.MAX_SAFE_INTEGER, tally.total + estimateCost(c.program, c.env).max * cardinality);
+    const failures = [checkEstimatedCost(c.program, c.env, `${where}.rule`, { cardinality, limit: tally.limit })];
+    if (c.messageProgram)
+      failures.push(checkEstimatedCost(c.messageProgram, c.env, `${where}.messageExpression`, { cardinality, limit: tally.limit, costName: 'estimated messageExpression cost' }));
+    for (const f of failures) if (f) tally.problems.push(`${f.field}: Forbidden: ${f.message}`);
+  }
   let properties: Map<string, RuleNode> | undefined;
   for (const [name, p] of Object.entries(schema.properties ?? {})) {
-    const n = buildNode(p, p['x-kubernetes-embedded-resource'] === true, `${at}.properties[${name}]`);
+    const n = buildNode(p, p['x-kubernetes-embedded-resource'] === true, `${at}.properties[${name}]`, cardinality, tally);
     if (n) (properties ??= new Map()).set(name, n);
   }
-  const items = schema.items ? buildNode(schema.items, schema.items['x-kubernetes-embedded-resource'] === true, `${at}.items`) : undefined;
+  const below = (container: Schema) => Math.min(Number.MAX_SAFE_INTEGER, cardinality * Math.max(1, schemaBounds(container)?.maxElements ?? 1));
+  const items = schema.items ? buildNode(schema.items, schema.items['x-kubernetes-embedded-resource'] === true, `${at}.items`, below(schema), tally) : undefined;
   const ap = schema.additionalProperties;
-  const values = ap ? buildNode(ap, ap['x-kubernetes-embedded-resource'] === true, `${at}.additionalProperties`) : undefined;
+  const values = ap ? buildNode(ap, ap['x-kubernetes-embedded-resource'] === true, `${at}.additionalProperties`, below(schema), tally) : undefined;
   if (rules.length === 0 && !properties && !items && !values) return undefined;
   return { schema, rules, properties, items, values };
 }
@@ -77,11 +103,19 @@ export interface RuleCostLimits {
   perCall?: number;
   /** The cost all evaluations of one object may use together (default PER_OBJECT_COST_BUDGET). */
   perObject?: number;
+  /** The estimated worst-case cost one rule may have, times its cardinality (default STATIC_ESTIMATED_COST_LIMIT). */
+  estimated?: number;
+  /** The estimated worst-case cost of all rules of the schema together (default STATIC_ESTIMATED_TOTAL_COST_LIMIT). */
+  estimatedTotal?: number;
 }
 
 /** The rules of a kind's schema, compiled; undefined when the schema has none. Throws RuleDefinitionError. */
 export function ruleValidator(schema: Schema, limits: RuleCostLimits = {}): RuleValidator | undefined {
-  const root = buildNode(schema, true, '<root>');
+  const tally: CostTally = { limit: limits.estimated ?? STATIC_ESTIMATED_COST_LIMIT, total: 0, problems: [] };
+  const root = buildNode(schema, true, '<root>', 1, tally);
+  const totalLimit = limits.estimatedTotal ?? STATIC_ESTIMATED_TOTAL_COST_LIMIT;
+  if (tally.total > totalLimit) tally.problems.push(`<root>.x-kubernetes-validations: Forbidden: ${costErrorMessage('total CRD cost', tally.total, totalLimit)}`);
+  if (tally.problems.length > 0) throw new RuleDefinitionError(tally.problems);
   return root && new RuleValidator(root, { perCall: limits.perCall ?? PER_CALL_COST_LIMIT, perObject: limits.perObject ?? PER_OBJECT_COST_BUDGET });
 }
 
@@ -98,7 +132,7 @@ interface Run {
 export class RuleValidator {
   constructor(
     private readonly root: RuleNode,
-    private readonly limits: Required<RuleCostLimits>,
+    private readonly limits: Required<Pick<RuleCostLimits, 'perCall' | 'perObject'>>,
   ) {}
 
   /**

@@ -9,6 +9,12 @@ import type { Schema } from '../../src/machinery/schema.ts';
 
 export const RULE_TEST_GROUP = 'rules.example.com';
 
+/**
+ * The bound of the expensive list: its rule's worst case stays under the static limit
+ * (10,000,000), while a full list costs more than the per-call limit (1,000,000) at run time.
+ */
+export const ITEMS_MAX_ITEMS = 80;
+
 const spec: Schema = obj(
   {
     // Strings: a length rule with a message, a regex rule with the default message.
@@ -37,17 +43,18 @@ const spec: Schema = obj(
     ),
     // A set-type list: items are never correlated, so their transition rule never runs.
     tags: arr(
-      str({ 'x-kubernetes-validations': [{ rule: "self != 'reserved'", message: 'tag is reserved', reason: 'FieldValueForbidden' }, { rule: 'self == oldSelf', message: 'never checked' }] }),
-      { 'x-kubernetes-list-type': 'set' },
+      str({ maxLength: 63, 'x-kubernetes-validations': [{ rule: "self != 'reserved'", message: 'tag is reserved', reason: 'FieldValueForbidden' }, { rule: 'self == oldSelf', message: 'never checked' }] }),
+      { 'x-kubernetes-list-type': 'set', maxItems: 16 },
     ),
     // An atomic list: a duplicate check.
-    steps: arr(str(), { 'x-kubernetes-validations': [{ rule: 'self.all(x, self.exists_one(y, y == x))', reason: 'FieldValueDuplicate' }] }),
+    steps: arr(str({ maxLength: 63 }), { maxItems: 32, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.exists_one(y, y == x))', reason: 'FieldValueDuplicate' }] }),
     // A map: a rule on its keys and one on each value.
     labels: obj(
       {},
       {
-        additionalProperties: str({ 'x-kubernetes-validations': [{ rule: 'self.size() > 0', message: 'must not be empty' }] }),
-        'x-kubernetes-validations': [{ rule: "self.all(k, k.startsWith('x-'))", messageExpression: "'keys must start with x-, found ' + self.filter(k, !k.startsWith('x-')).join(', ')" }],
+        maxProperties: 16,
+        additionalProperties: str({ maxLength: 63, 'x-kubernetes-validations': [{ rule: 'self.size() > 0', message: 'must not be empty' }] }),
+        'x-kubernetes-validations': [{ rule: "self.all(k, k.startsWith('x-'))", messageExpression: "self.exists(k, k.startsWith('y')) ? 'keys must start with x-, not y' : 'keys must start with x-'" }],
       },
     ),
     // Map values correlated by key: existing values may not change, new ones may be added.
@@ -56,10 +63,11 @@ const spec: Schema = obj(
     mode: str({ 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'mode is immutable' }] }),
     // Transition rule with optionalOldSelf: runs on create too.
     stage: str({
+      maxLength: 16,
       'x-kubernetes-validations': [
         {
           rule: "oldSelf.hasValue() ? self >= oldSelf.value() : self == 'alpha'",
-          messageExpression: "oldSelf.hasValue() ? 'stage may not go back from ' + oldSelf.value() : 'stage must start at alpha'",
+          messageExpression: "oldSelf.hasValue() ? 'stage may not go back to ' + self : 'stage must start at alpha'",
           optionalOldSelf: true,
         },
       ],
@@ -67,11 +75,11 @@ const spec: Schema = obj(
     // A message expression that gives an empty string falls back to the message.
     note: str({ 'x-kubernetes-validations': [{ rule: "self != 'bad'", message: 'note must not be bad', messageExpression: "''" }] }),
     // Expensive rules: stopped by the per-call cost limit.
-    items: arr(str(), { 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, self.all(z, x != y || y == z || true)))' }] }),
+    items: arr(str({ maxLength: 8 }), { maxItems: ITEMS_MAX_ITEMS, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, self.all(z, x != y || y == z || true)))' }] }),
   },
   {
     'x-kubernetes-validations': [
-      { rule: '!has(self.replicas) || !has(self.maxReplicas) || self.replicas <= self.maxReplicas', messageExpression: "'replicas ' + string(self.replicas) + ' exceeds ' + string(self.maxReplicas)", fieldPath: '.replicas' },
+      { rule: '!has(self.replicas) || !has(self.maxReplicas) || self.replicas <= self.maxReplicas', messageExpression: "self.replicas > 2 * self.maxReplicas ? 'replicas far exceed maxReplicas' : 'replicas exceed maxReplicas'", fieldPath: '.replicas' },
     ],
   },
 );

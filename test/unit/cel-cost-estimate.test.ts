@@ -153,6 +153,50 @@ test("estimates of Kubernetes' library cost tests (expressions over literals)", 
   assert.deepEqual(est("self.s.join(' ')"), { min: 2, max: 2 + Math.ceil((5 * 12 + 4) * 0.1) });
 });
 
+// cel-go's coster (checker/cost.go) knows the result size of only two conversions: string(bytes)
+// and bytes(string), from their argument; Kubernetes' library estimator adds none. Every other
+// conversion to string (int, uint, double, bool, timestamp, duration) costs 1 and gives a string of
+// unknown size, so a concatenation with one, or a comparison of two, has an unbounded worst case
+// (cel-go's own test: string(timestamp1) == string(timestamp2) is 5..1844674407370955268). A
+// message expression such as 'replicas ' + string(self.replicas) is therefore refused when written,
+// in Kubernetes as here.
+test('conversions to string and concatenation: the sizes cel-go estimates', () => {
+  const est = (schema: Schema, expr: string) => {
+    const env = new RuleEnvironment(schema);
+    return estimateCost(env.env.compile(expr), env);
+  };
+  const INT: Schema = { type: 'integer' };
+  assert.deepEqual(est(INT, 'string(1)'), { min: 1, max: 1 });
+  assert.deepEqual(est(INT, 'string(self)'), { min: 2, max: 2 });
+  // A string of unknown size compared with a literal: the smaller maximum (the literal's) counts.
+  assert.deepEqual(est({ type: 'number' }, "string(self) == 'x'"), { min: 3, max: 3 });
+  assert.deepEqual(est({ type: 'boolean' }, "string(self) == 'x'"), { min: 3, max: 3 });
+  // Unknown sizes: the concatenation, and the comparison of two converted values, saturate.
+  const concat = est(INT, "'replicas ' + string(self)");
+  assert.equal(concat.min, 3);
+  assert.ok(concat.max > 1e18, `${concat.max}`);
+  for (const [schema, expr] of [
+    [{ type: 'string', format: 'date-time' }, 'string(self) == string(self)'],
+    [{ type: 'string', format: 'duration' }, "'took ' + string(self)"],
+    [{ type: 'number' }, "'ratio ' + string(self)"],
+    [{ type: 'boolean' }, "'flag ' + string(self)"],
+  ] as [Schema, string][]) {
+    const e = est(schema, expr);
+    assert.ok(e.max > 1e18, `${expr}: ${e.max}`);
+    assert.ok(check(schema, expr) !== undefined, expr);
+  }
+  assert.equal(est({ type: 'string', format: 'date-time' }, 'string(self) == string(self)').min, 5);
+  // string(bytes): a tenth of the bytes' size, the result as long as the bytes (cel-go: 1..51 for 500).
+  assert.deepEqual(est({ type: 'string', format: 'byte', maxLength: 500 }, 'string(self)'), { min: 1, max: 51 });
+  // Concatenation of strings of known size: a tenth of the result's size, the result's size the sum
+  // (maxLength 10 is 40 by the ×4 rule; + 'x' is 41, then + 'b' 42, compared with a 2-character literal).
+  assert.deepEqual(est({ type: 'string', maxLength: 10 }, "self + 'x'"), { min: 2, max: 1 + 5 });
+  assert.deepEqual(est({ type: 'string', maxLength: 10 }, "'a' + self + 'b' == 'ab'"), { min: 4, max: 1 + 5 + 5 + 1 });
+  // So a message expression built from bounded strings is accepted, one built from string(int) is not.
+  assert.equal(check({ type: 'string', maxLength: 63 }, "'bad value ' + self"), undefined);
+  assert.match(check(INT, "'replicas ' + string(self)")!.message, /^estimated rule cost exceeds budget by factor of more than 100x/);
+});
+
 test('Kubernetes’ message: factor with six decimals under 1.5, one decimal to 100, then more than 100x', () => {
   const tail = '(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)';
   assert.equal(costErrorMessage('estimated rule cost', 12_000_000, 10_000_000), `estimated rule cost exceeds budget by factor of 1.200000x ${tail}`);

@@ -130,7 +130,7 @@ test('the per-object budget is shared by every rule of the object and stops the 
 
 test('a message expression over the per-call limit stops the validation', () => {
   const v = ruleValidator(
-    wrap({ type: 'array', items: { type: 'integer' }, 'x-kubernetes-validations': [{ rule: 'false', messageExpression: "self.all(x, self.all(y, x >= 0)) ? 'big' : 'small'" }, { rule: 'false', message: 'second' }] }),
+    wrap({ type: 'array', maxItems: 30, items: { type: 'integer' }, 'x-kubernetes-validations': [{ rule: 'false', messageExpression: "self.all(x, self.all(y, x >= 0)) ? 'big' : 'small'" }, { rule: 'false', message: 'second' }] }),
     { perCall: 200 },
   )!;
   assert.deepEqual(
@@ -172,4 +172,50 @@ test('ratcheting: on update, a false rule at an unchanged value is a warning; tr
     v.validate(old).map((e) => e.field),
     ['spec.a', 'spec.tags[0]', 'spec.ports[0].v'],
   );
+});
+
+test('a rule whose estimated cost is over budget is refused when the schema is written; bounds make it acceptable; nested lists multiply', () => {
+  const tail = '(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)';
+  const rule = "self.all(x, x.contains('a'))";
+  const refused = (schema: Schema): string[] => {
+    try {
+      ruleValidator(wrap(schema));
+      return [];
+    } catch (e) {
+      assert.ok(e instanceof RuleDefinitionError);
+      return e.problems;
+    }
+  };
+  // Unbounded: a list of strings of unknown size, as many as a request can hold.
+  assert.deepEqual(refused({ type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule }] }), [
+    `<root>.properties[spec].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x ${tail}`,
+    // Its cost alone is over the schema's total too, reported at the root as Kubernetes reports it.
+    `<root>.x-kubernetes-validations: Forbidden: total CRD cost exceeds budget by factor of more than 100x ${tail}`,
+  ]);
+  // The same rule with bounds is accepted and runs.
+  const bounded: Schema = { type: 'array', maxItems: 100, items: { type: 'string', maxLength: 63 }, 'x-kubernetes-validations': [{ rule }] };
+  assert.deepEqual(refused(bounded), []);
+  assert.deepEqual(ruleValidator(wrap(bounded))!.validate({ spec: ['ab', 'b'] }).map((e) => e.message), [`spec: Invalid value: "array": failed rule: ${rule}`]);
+  // A message expression is estimated too, and named as Kubernetes names it.
+  assert.deepEqual(refused({ type: 'integer', 'x-kubernetes-validations': [{ rule: 'self > 0', messageExpression: "'got ' + string(self)" }] }), [
+    `<root>.properties[spec].x-kubernetes-validations[0].messageExpression: Forbidden: estimated messageExpression cost exceeds budget by factor of more than 100x ${tail}`,
+  ]);
+  // Under lists, a rule's cost is multiplied by how many times it can run: the product of the
+  // maxItems above it. The item rule alone is estimated at 163 (self 1, the regex call 2 + the
+  // string's and the pattern's costs); 100 × 100 runs make 1,630,000, 200 × 1000 make 32,600,000.
+  const item = (outer: number, inner: number): Schema => ({
+    type: 'array',
+    maxItems: outer,
+    items: { type: 'array', maxItems: inner, items: { type: 'string', maxLength: 200, 'x-kubernetes-validations': [{ rule: "self.matches('^[a-z]+$')" }] } },
+  });
+  assert.deepEqual(refused(item(100, 100)), []);
+  const problems = refused(item(200, 1000));
+  assert.equal(problems.length, 1);
+  assert.match(problems[0]!, /^<root>\.properties\[spec\]\.items\.items\.x-kubernetes-validations\[0\]\.rule: Forbidden: estimated rule cost exceeds budget by factor of 3\.3x /);
+  // The limits can be set per validator: a generous one accepts what the default refuses.
+  assert.ok(ruleValidator(wrap(item(200, 1000)), { estimated: Number.MAX_SAFE_INTEGER, estimatedTotal: Number.MAX_SAFE_INTEGER }));
+  // The total of all rules is bounded as well: 24 rules of 100 × 300 × 163 = 4,890,000 each, each
+  // under the per-rule limit, together 117,360,000, over the 100,000,000 of the schema.
+  const many: Schema = { type: 'object', properties: Object.fromEntries(Array.from({ length: 24 }, (_, i) => [`f${i}`, item(100, 300)])) };
+  assert.deepEqual(refused(many), [`<root>.x-kubernetes-validations: Forbidden: total CRD cost exceeds budget by factor of 1.173600x ${tail}`]);
 });
