@@ -46,7 +46,7 @@ const uniqueName = (prefix: string) => `${prefix}-${++serial}`;
  * Repeats `item(i)` until the text reaches `bytes` (with `head` before and `tail` after): the
  * size is exact to one item, and building stays linear.
  */
-function fill(bytes: number, head: string, item: (i: number) => string, tail = ''): Buffer {
+export function fillText(bytes: number, head: string, item: (i: number) => string, tail = ''): string {
   const parts = [head];
   let size = head.length + tail.length;
   for (let i = 0; size < bytes; i++) {
@@ -55,7 +55,12 @@ function fill(bytes: number, head: string, item: (i: number) => string, tail = '
     size += s.length;
   }
   parts.push(tail);
-  return Buffer.from(parts.join(''));
+  return parts.join('');
+}
+
+/** fillText as the bytes of a request body. */
+function fill(bytes: number, head: string, item: (i: number) => string, tail = ''): Buffer {
+  return Buffer.from(fillText(bytes, head, item, tail));
 }
 
 /** The number of items that brings `encode(n items)` to about `bytes` (items may grow with n: refined twice). */

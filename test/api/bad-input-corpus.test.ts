@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import { testServer } from '../support/server.ts';
+import { partialChunks } from '../support/fuzz/wire.ts';
 
 const internalErrors: string[] = [];
 const server = await testServer({ log: (m) => void internalErrors.push(m) });
@@ -20,21 +21,6 @@ interface Answer {
   status: number;
   headers: Record<string, string>;
   body: Buffer;
-}
-
-/** Reassemble a chunked body (answers should not be chunked, but a wrong 200 may be). */
-function unchunk(data: Buffer): Buffer {
-  const out: Buffer[] = [];
-  let at = 0;
-  for (;;) {
-    const eol = data.indexOf('\r\n', at);
-    if (eol < 0) break;
-    const size = parseInt(data.subarray(at, eol).toString('latin1'), 16);
-    if (!Number.isFinite(size) || size === 0) break;
-    out.push(data.subarray(eol + 2, eol + 2 + size));
-    at = eol + 2 + size + 2;
-  }
-  return Buffer.concat(out);
 }
 
 /** One request on a fresh connection; the answer once the server closes it, or an error after `ms`. */
@@ -60,7 +46,7 @@ function exchange(request: Buffer, ms = 4000): Promise<Answer> {
         if (i > 0) headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
       }
       const raw = data.subarray(end + 4);
-      resolve({ status: Number(m[1]), headers, body: headers['transfer-encoding'] === 'chunked' ? unchunk(raw) : raw });
+      resolve({ status: Number(m[1]), headers, body: headers['transfer-encoding'] === 'chunked' ? partialChunks(raw) : raw });
     });
     socket.write(request);
   });

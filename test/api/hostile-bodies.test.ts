@@ -19,6 +19,7 @@ import { builtinKinds } from '../../src/registry/kinds/index.ts';
 import { namingProfile } from '../../src/naming.ts';
 import { parseFeatureGates } from '../../src/machinery/feature-gates.ts';
 import { isStatusError } from '../../src/machinery/status.ts';
+import { fillText as fill } from '../../bench/hostile.ts';
 
 const server = await testServer({ featureGates: 'CBORServingAndStorage=true' });
 const GROUP = 'coordination.orch.io';
@@ -72,18 +73,6 @@ async function withReadyz(run: () => Promise<Answer>): Promise<{ answer: Answer;
 let serial = 0;
 const nextName = (prefix: string) => `${prefix}-${++serial}`;
 
-/** `head`, then `item(i)` for i = 0, 1, … until the text is `bytes` long. */
-function fill(bytes: number, head: string, item: (i: number) => string, tail = ''): string {
-  const parts = [head];
-  let size = head.length + tail.length;
-  for (let i = 0; size < bytes; i++) {
-    const s = item(i);
-    parts.push(s);
-    size += s.length;
-  }
-  parts.push(tail);
-  return parts.join('');
-}
 
 const yamlHead = (name: string) => `apiVersion: ${GROUP}/v1\nkind: Lease\nmetadata:\n  name: ${name}\nspec:\n  holderIdentity: h\n`;
 

@@ -88,8 +88,8 @@ function dechunk(data: Buffer): Buffer | undefined {
   }
 }
 
-/** Every chunk received so far of a chunked body (for a stream cut short). */
-function partialChunks(data: Buffer): Buffer {
+/** Every chunk received so far of a chunked body (all of it when the body is complete; what came before a stream was cut short). */
+export function partialChunks(data: Buffer): Buffer {
   const out: Buffer[] = [];
   let at = 0;
   for (;;) {
