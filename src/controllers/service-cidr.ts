@@ -224,7 +224,7 @@ class DefaultServiceCidrController implements Controller {
     }
     let created: KObject;
     try {
-      created = await this.store.create(undefined, { apiVersion: this.store.apiVersion, kind: this.store.def.kind, metadata: { name: DEFAULT_SERVICE_CIDR_NAME }, spec: { cidrs: [...this.cidrs] } }, { dryRun: false });
+      created = (await this.store.create(undefined, { apiVersion: this.store.apiVersion, kind: this.store.def.kind, metadata: { name: DEFAULT_SERVICE_CIDR_NAME }, spec: { cidrs: [...this.cidrs] } }, { dryRun: false })).object;
     } catch (e) {
       // Another API server on the same storage created it first.
       if (!(isStatusError(e) && e.code === 409)) throw e;

@@ -2,11 +2,7 @@
 // negotiates, decodes, calls the generic store and encodes; none knows a kind.
 
 import type { RequestContext } from '../request/context.ts';
-import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
-import { isPlainObject, type KObject } from '../machinery/meta.ts';
-import { applyJsonPatch, applyMergePatch, checkPatchResult } from '../machinery/patch.ts';
-import { applyStrategicMergePatch } from '../machinery/strategic-merge.ts';
-import { errors, StatusError, type StatusBody } from '../machinery/status.ts';
+import { errors, type StatusBody } from '../machinery/status.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import type { Naming } from '../naming.ts';
 import type { FeatureGates } from '../machinery/feature-gates.ts';
@@ -16,13 +12,11 @@ import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
 import { negotiateBody, negotiateResponse, type Conversion } from '../negotiation/negotiate.ts';
 import { encoderFor, JSON_ENCODER, type Encoder } from './encoder.ts';
 import { convertList, convertObject, includeObjectOption, type TableRequest } from './transform.ts';
-import { decodeApplyConfig, decodeApplyConfigValue } from './apply.ts';
-import { inlineDecoder, type BodyDecoder } from './decode-pool.ts';
+import { bodyWeight, writeInput } from './write-inputs.ts';
 import { managerFromUserAgent } from '../registry/field-manager.ts';
-import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
-import { checkObject, decodeCborBody, type FieldValidation, parseFieldValidation, parseJson } from './decode.ts';
+import { type FieldValidation, parseFieldValidation } from './decode.ts';
 import { parseBool, parseListOptions } from '../machinery/list-options.ts';
-import { failedAfterNegotiating, MAX_REQUEST_BODY_BYTES, readBody, readBodyBytes, writeBody, writeObject, writeStatus, writeStoredJson } from './respond.ts';
+import { failedAfterNegotiating, readBodyBytes, writeBody, writeObject, writeStatus, writeStoredJson } from './respond.ts';
 import { supportsProtobuf } from '../wire/protobuf/index.ts';
 import { apiVersionOf } from '../registry/definition.ts';
 
@@ -51,8 +45,6 @@ export interface HandlerEnv {
   naming: Naming;
   featureGates: FeatureGates;
   watches: WatchRegistry;
-  /** Decodes create and update bodies, large ones off the event loop (inline when absent). */
-  bodies?: BodyDecoder;
 }
 
 /** The options of a write, validated as its options kind (CreateOptions, UpdateOptions, PatchOptions). */
@@ -250,11 +242,11 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
   const enc = writeEncoder(ctx, env, t);
   try {
     const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'CreateOptions');
-    const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
-    const decoded = await (env.bodies ?? inlineDecoder).decode(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation, ctx.deadline);
-    for (const w of decoded.warnings) ctx.warnings.add(w);
-    const created = await t.store.create(t.namespace, decoded.obj, { dryRun, manager, warn: (m) => ctx.warnings.add(m) });
-    writeStoredJson(ctx, enc, 201, t.store.responseBytes(created));
+    const type = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
+    const body = await readBodyBytes(ctx);
+    const input = writeInput({ form: 'body', bytes: bodyWeight(body.length, type), body, type, validation: fieldValidation }, t.store);
+    const created = await t.store.create(t.namespace, input, { dryRun, manager, warn: (m) => ctx.warnings.add(m), deadline: ctx.deadline });
+    writeStoredJson(ctx, enc, 201, created.responseBody());
   } catch (e) {
     throw failedAfterNegotiating(e, enc);
   }
@@ -265,17 +257,19 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
   const enc = writeEncoder(ctx, env, t);
   try {
     const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'UpdateOptions');
-    const bodyType = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
-    const decoded = await (env.bodies ?? inlineDecoder).decode(await readBodyBytes(ctx), bodyType, t.store.def, fieldValidation, ctx.deadline);
-    for (const w of decoded.warnings) ctx.warnings.add(w);
-    const body = decoded.obj;
-    const { object, created } = await t.store.guaranteedUpdate(
-      t.namespace,
-      t.name,
-      () => structuredClone(body),
-      { dryRun, manager, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: t.store.def.allowCreateOnUpdate, uid: typeof body.metadata.uid === 'string' ? body.metadata.uid : undefined },
-    );
-    writeStoredJson(ctx, enc, created ? 201 : 200, t.store.responseBytes(object));
+    const type = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
+    const body = await readBodyBytes(ctx);
+    const input = writeInput({ form: 'body', bytes: bodyWeight(body.length, type), body, type, validation: fieldValidation }, t.store);
+    const written = await t.store.guaranteedUpdate(t.namespace, t.name, input, {
+      dryRun,
+      manager,
+      warn: (m) => ctx.warnings.add(m),
+      deadline: ctx.deadline,
+      subresource: t.subresource,
+      allowCreate: t.store.def.allowCreateOnUpdate,
+      uidFromInput: true,
+    });
+    writeStoredJson(ctx, enc, written.created ? 201 : 200, written.responseBody());
   } catch (e) {
     throw failedAfterNegotiating(e, enc);
   }
@@ -292,84 +286,38 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
         ? (['json-patch', 'merge-patch', 'apply-patch', 'apply-patch-cbor'] as const)
         : (['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch', 'apply-patch-cbor'] as const);
     const type = negotiateBody(ctx.req.headers['content-type'], patchTypes, undefined, ctx.cbor);
-    if (type === 'apply-patch' || type === 'apply-patch-cbor') return await handleApply(ctx, env, t, enc, type === 'apply-patch-cbor');
-    const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'PatchOptions');
-    const text = await readBody(ctx);
-    const patch = parseJson(text, 'error decoding patch');
-    // A strategic patch is decoded against the stored object, so its shape is checked there.
-    if (type === 'merge-patch' && !isPlainObject(patch)) throw errors.badRequest('error decoding patch: the patch must be a JSON object');
-    const duplicates = fieldValidation === 'Ignore' || type === 'json-patch' ? [] : findDuplicateKeys(text);
-    let warnings: string[] = [];
-    const { object } = await t.store.guaranteedUpdate(
-      t.namespace,
-      t.name,
-      (current) => {
-        if (!current) throw errors.notFound(t.store.qualified, t.name);
-        const patched =
-          type === 'json-patch'
-            ? applyJsonPatch(current, patch, { maxCopyBytes: MAX_REQUEST_BODY_BYTES })
-            : type === 'merge-patch'
-              ? applyMergePatch(current, patch)
-              : applyStrategicMergePatch(current, patch, t.store.def.schema);
-        // What a patch built is bounded (the request-body limit) before it is decoded further.
-        checkPatchResult(patched, MAX_REQUEST_BODY_BYTES);
-        const decoded = checkObject(patched, t.store.def, fieldValidation, duplicates);
-        warnings = decoded.warnings;
-        return decoded.obj;
-      },
-      { dryRun, manager, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: false },
-    );
-    for (const w of warnings) ctx.warnings.add(w);
-    writeStoredJson(ctx, enc, 200, t.store.responseBytes(object));
+    const apply = type === 'apply-patch' || type === 'apply-patch-cbor';
+    const { dryRun, fieldValidation, manager, force } = writeOptions(ctx, env, 'PatchOptions', apply);
+    const body = await readBodyBytes(ctx);
+    const input = apply
+      ? writeInput(
+          {
+            form: 'apply',
+            bytes: bodyWeight(body.length, type === 'apply-patch' ? 'yaml-apply' : 'cbor'),
+            body,
+            cbor: type === 'apply-patch-cbor',
+            validation: fieldValidation,
+            manager,
+            force,
+            name: t.name,
+            namespace: t.namespace,
+            subresource: t.subresource?.name,
+          },
+          t.store,
+        )
+      : writeInput({ form: 'patch', bytes: body.length, body, patchType: type, validation: fieldValidation, name: t.name }, t.store);
+    const written = await t.store.guaranteedUpdate(t.namespace, t.name, input, {
+      dryRun,
+      manager,
+      applied: apply,
+      warn: (m) => ctx.warnings.add(m),
+      deadline: ctx.deadline,
+      subresource: t.subresource,
+      allowCreate: apply && !t.subresource,
+    });
+    writeStoredJson(ctx, enc, written.created ? 201 : 200, written.responseBody());
   } catch (e) {
     throw failedAfterNegotiating(e, enc);
-  }
-}
-
-/**
- * Server-side apply: the intent merged into the live object (or creating it), owned by its
- * manager; a conflict with another manager's field is 409 unless forced.
- */
-async function handleApply(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget, enc: Encoder, asCbor = false): Promise<void> {
-  const { dryRun, fieldValidation, manager, force } = writeOptions(ctx, env, 'PatchOptions', true);
-  const body = await readBodyBytes(ctx);
-  const { config, warnings } = asCbor ? decodeApplyConfigValue(decodeCborBody(body, 'error decoding CBOR'), t.store.def, fieldValidation) : decodeApplyConfig(body.toString('utf8'), t.store.def, fieldValidation);
-  for (const w of warnings) ctx.warnings.add(w);
-  const meta = config.metadata;
-  if (meta.name !== undefined && meta.name !== t.name) throw errors.badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${t.name})`);
-  if (t.store.def.namespaced && meta.namespace !== undefined && meta.namespace !== t.namespace)
-    throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
-  const { object, created } = await t.store.guaranteedUpdate(
-    t.namespace,
-    t.name,
-    (current) => {
-      const intent = structuredClone(config);
-      intent.metadata.name ??= t.name;
-      if (t.store.def.namespaced) intent.metadata.namespace ??= t.namespace;
-      const merged = applyOrConflict(() => t.store.fields.apply(current, intent, manager, force, t.subresource?.name));
-      if (!current) {
-        merged.metadata.name = t.name;
-        if (t.store.def.namespaced) merged.metadata.namespace = t.namespace;
-      }
-      checkPatchResult(merged, MAX_REQUEST_BODY_BYTES);
-      // The merged object is checked whole: required fields and value rules (unknown and duplicate
-      // fields were the intent's to report).
-      return checkObject(merged, t.store.def, 'Ignore', []).obj;
-    },
-    { dryRun, manager, applied: true, warn: (m) => ctx.warnings.add(m), subresource: t.subresource, allowCreate: !t.subresource },
-  );
-  writeStoredJson(ctx, enc, created ? 201 : 200, t.store.responseBytes(object));
-}
-
-/** Apply's errors as Status: conflicts are 409 with one cause per field, bad input 400. */
-function applyOrConflict(run: () => KObject): KObject {
-  try {
-    return run();
-  } catch (e) {
-    if (e instanceof ApplyConflictError)
-      throw new StatusError(409, 'Conflict', e.message, { causes: e.causes.map((c) => ({ reason: c.type, message: c.message, field: c.field })) });
-    if (e instanceof SsaBadRequestError || e instanceof SsaTypeError || e instanceof ManagedFieldsError) throw errors.badRequest(e.message);
-    throw e;
   }
 }
 

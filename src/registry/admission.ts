@@ -11,9 +11,19 @@ interface AdmittedStore {
   readonly qualified: { group: string; resource: string };
 }
 
+/**
+ * A write being admitted: where it goes, and its objects, decoded only when a plugin asks for
+ * them (a large write prepared off the event loop arrives as bytes).
+ */
+export interface AdmittedWrite {
+  name: string;
+  namespace: string | undefined;
+  object(): KObject;
+}
+
 export interface Admission {
-  admitCreate(store: AdmittedStore, obj: KObject): Promise<void>;
-  admitUpdate(store: AdmittedStore, obj: KObject, old: KObject): Promise<void>;
+  admitCreate(store: AdmittedStore, write: AdmittedWrite): Promise<void>;
+  admitUpdate(store: AdmittedStore, write: AdmittedWrite & { oldObject(): KObject }): Promise<void>;
   admitDelete(store: AdmittedStore, obj: KObject): Promise<void>;
 }
 
@@ -25,13 +35,13 @@ export function namespaceLifecycle(naming: Naming, getNamespace: (name: string) 
   const undeletable = new Set(['default', naming.systemNamespace, naming.publicNamespace, naming.nodeLeaseNamespace]);
   const isNamespace = (s: AdmittedStore) => s.def.group === '' && s.def.resource === 'namespaces';
   return {
-    async admitCreate(store, obj) {
+    async admitCreate(store, write) {
       if (!store.def.namespaced) return;
-      const name = obj.metadata.namespace!;
+      const name = write.namespace!;
       const ns = await getNamespace(name);
       if (!ns) throw errors.notFound({ group: '', resource: 'namespaces' }, name);
       if (ns.metadata.deletionTimestamp)
-        throw errors.forbidden(store.qualified, obj.metadata.name ?? '', `unable to create new content in namespace ${name} because it is being terminated`);
+        throw errors.forbidden(store.qualified, write.name, `unable to create new content in namespace ${name} because it is being terminated`);
     },
     async admitUpdate() {},
     async admitDelete(store, obj) {

@@ -153,6 +153,9 @@ export function validateWithMigrationChecks(c: MigrationCheck): FieldError[] {
 }
 
 /** One server's declarative validation: its gates, its metrics, its log. */
+/** One thing declarative validation counted or logged, as it crosses threads (see `recording`). */
+export type DeclarativeEvent = { mismatch: string } | { panic: string } | { log: string };
+
 export class DeclarativeValidation {
   readonly enabled: boolean;
   readonly takeover: boolean;
@@ -164,6 +167,23 @@ export class DeclarativeValidation {
   ) {
     this.enabled = gates.DeclarativeValidation === true;
     this.takeover = this.enabled && gates.DeclarativeValidationTakeover === true;
+  }
+
+  /**
+   * Declarative validation whose counts and log lines are handed to `record` (a worker thread's,
+   * to be replayed where the metrics live).
+   */
+  static recording(gates: FeatureGates, record: (e: DeclarativeEvent) => void): DeclarativeValidation {
+    return new DeclarativeValidation(gates, { mismatch: (id) => record({ mismatch: id }), panic: (id) => record({ panic: id }) }, (m) => record({ log: m }));
+  }
+
+  /** Counts and logs what a recording instance recorded, as if validation had run here. */
+  replay(events: readonly DeclarativeEvent[]): void {
+    for (const e of events) {
+      if ('mismatch' in e) this.metrics.mismatch(e.mismatch);
+      else if ('panic' in e) this.metrics.panic(e.panic);
+      else this.log(e.log);
+    }
   }
 
   /**

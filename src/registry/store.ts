@@ -1,7 +1,6 @@
 // The generic registry store: create, get, list, watch, update, delete and deletecollection for
 // any kind, driven by its definition. It knows no kind; kinds plug in through their strategy.
 
-import { randomUUID } from 'node:crypto';
 import type { Naming } from '../naming.ts';
 import { CompactedError, ConflictError, FutureRevisionError, InsufficientStorageError, KeyExistsError, KeyNotFoundError, UnavailableError, WatcherTooSlowError } from '../storage/errors.ts';
 import type { KeyValue, Watch, WatchEvent } from '../storage/interface.ts';
@@ -9,21 +8,19 @@ import type { WatchCache } from '../storage/cache/watch-cache.ts';
 import { CacheDelegator } from '../storage/cache/delegator.ts';
 import { DryRunnableStorage } from '../storage/dry-run.ts';
 import { decodeContinue, encodeContinue } from '../machinery/continue-token.ts';
-import { generateName, nowTimestamp, unchangedByUpdate, type KObject } from '../machinery/meta.ts';
+import { nowTimestamp, type KObject } from '../machinery/meta.ts';
 import { errors, StatusError, successStatus, type QualifiedResource, type StatusBody } from '../machinery/status.ts';
 import { parseResourceVersion, type ListOptions } from '../machinery/list-options.ts';
 import { apiVersionOf, storagePrefix, type KindDefinition, type SubresourceDefinition } from './definition.ts';
-import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
 import type { Admission } from './admission.ts';
 import { EncodedObject, type BodyEncoding } from './encoded.ts';
 import { encodeListFromItems } from '../wire/protobuf/index.ts';
 import { WatchStream, type WatchSink } from './watch-stream.ts';
-import { FieldManager } from './field-manager.ts';
-import { StoredJson } from './stored-json.ts';
-import { ConvertedJson, type ObjectCodec } from './converted-json.ts';
+import type { FieldManager } from './field-manager.ts';
+import type { ObjectCodec } from './converted-json.ts';
 import type { DeclarativeValidation } from './declarative-validation.ts';
 import { selectorMatcher } from './selection.ts';
-import { ruleValidator, type RuleValidator } from './validation-rules.ts';
+import { checkPreconditions, isWriteInput, kindKey, subresourcesOf, WritePreparation, type PreparationJob, type PreparationOffload, type PreparedWrite, type WriteInput } from './preparation.ts';
 
 export interface WriteOptions {
   dryRun: boolean;
@@ -35,6 +32,16 @@ export interface WriteOptions {
   applied?: boolean;
   /** Where the strategy's warnings about the written object go (the response's Warning headers). */
   warn?: (message: string) => void;
+  /** When the request must be answered by (epoch ms): a write prepared in a worker stops then. */
+  deadline?: number;
+}
+
+export interface UpdateOptions extends WriteOptions {
+  subresource?: SubresourceDefinition;
+  /** An update of a missing object creates it (a PUT of a kind that allows it, an apply). */
+  allowCreate?: boolean;
+  /** The uid of the object the input gives is a precondition (a PUT's body). */
+  uidFromInput?: boolean;
 }
 
 export interface DeleteOptions extends WriteOptions {
@@ -83,6 +90,31 @@ export function asBytes(body: string | Buffer | undefined): Buffer | undefined {
   return typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
 }
 
+/**
+ * What a create or update wrote: the object (decoded when first asked for, if the write was
+ * prepared in a worker) and the response body.
+ */
+export class Written {
+  private decoded: KObject | undefined;
+
+  constructor(
+    private readonly decode: () => KObject,
+    /** The response body; absent: the object as JSON. */
+    private readonly body: (() => Buffer) | undefined,
+    /** The write created the object (201). */
+    readonly created: boolean,
+  ) {}
+
+  get object(): KObject {
+    return (this.decoded ??= this.decode());
+  }
+
+  /** The response body: the stored JSON with its resourceVersion, parsed nowhere when it can be. */
+  responseBody(): Buffer {
+    return this.body ? this.body() : Buffer.from(JSON.stringify(this.object));
+  }
+}
+
 export type DeleteOutcome = { kind: 'deleted'; status: StatusBody; object: KObject } | { kind: 'pending'; object: KObject };
 
 export type { WatchSink } from './watch-stream.ts';
@@ -102,21 +134,19 @@ export class RegistryStore implements ReadableStore {
     private readonly naming: Naming,
     private readonly admission: Admission,
     /** The server's declarative validation (gates, metrics); absent: hand-written checks only. */
-    private readonly declarative?: DeclarativeValidation,
+    declarative?: DeclarativeValidation,
   ) {
     this.def = def;
     this.qualified = { group: def.group, resource: def.resource };
     this.apiVersion = apiVersionOf(def);
     this.prefix = storagePrefix(def);
-    this.json = def.storedAs ? new ConvertedJson(this.apiVersion, def.kind, def.storedAs) : new StoredJson(this.apiVersion, def.kind);
-    this.fields = new FieldManager(def);
+    this.prep = new WritePreparation(def, declarative);
+    this.json = this.prep.json;
+    this.fields = this.prep.fields;
+    this.subresources = subresourcesOf(def);
     this.reads = new CacheDelegator(cache);
     this.writes = new DryRunnableStorage(cache);
-    this.rules = ruleValidator(def.schema);
   }
-
-  /** The schema's validation rules, compiled with the store (a bad rule fails the server's start). */
-  private readonly rules: RuleValidator | undefined;
 
   /** Where reads and watches are served: the watch cache, or storage when it cannot answer. */
   private readonly reads: CacheDelegator;
@@ -131,9 +161,7 @@ export class RegistryStore implements ReadableStore {
    * managers recorded through it keep their fields when compared in its version.
    */
   sharesStorageWith(other: RegistryStore): void {
-    const toStored = (o: KObject): KObject => this.def.storedAs?.toStorage(o) ?? o;
-    const fromStored = (o: KObject): KObject => other.def.storedAs?.fromStorage(o) ?? o;
-    this.fields.addVersion(other.apiVersion, { schema: other.def.schema, convert: (o) => fromStored(toStored(o)) });
+    this.prep.sharesStorageWith(other.prep);
   }
 
   keyFor(namespace: string | undefined, name: string): string {
@@ -157,7 +185,7 @@ export class RegistryStore implements ReadableStore {
   }
 
   private encode(obj: KObject): Uint8Array {
-    return this.json.encode(obj);
+    return this.prep.encode(obj);
   }
 
   /**
@@ -169,14 +197,30 @@ export class RegistryStore implements ReadableStore {
     return c ? c.fromStorage(c.toStorage(obj)) : obj;
   }
 
-  /** The bytes just stored for an object a write returned, so its response needs no re-encoding. */
-  private readonly written = new WeakMap<KObject, Uint8Array>();
+  /**
+   * The result of a create or update whose stored bytes are `bytes` at `revision` (0: nothing was
+   * committed, a dry run's create), with `object` when the write was prepared on this thread.
+   * A write prepared in a worker is not parsed here unless its object is asked for: its response
+   * is the stored bytes with their resourceVersion spliced in.
+   */
+  private written(bytes: Uint8Array, revision: number, created: boolean, object?: KObject): Written {
+    const decode = (): KObject => {
+      if (!object) return this.prep.decodeStored(bytes, revision);
+      if (revision > 0) object.metadata.resourceVersion = String(revision);
+      return this.served(object);
+    };
+    const body = (): Buffer => {
+      if (revision > 0) return new EncodedObject(this.json.splice(bytes, revision)).bytes();
+      // Not committed: no version. A kind stored as itself is stored as the JSON it serves.
+      if (!object && !this.def.storedAs) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      return Buffer.from(JSON.stringify(decode()));
+    };
+    return new Written(decode, body, created);
+  }
 
-  /** The response body for an object a read or write produced. */
-  responseBytes(obj: KObject): Buffer {
-    const stored = this.written.get(obj);
-    if (stored && obj.metadata.resourceVersion) return new EncodedObject(this.json.splice(stored, Number(obj.metadata.resourceVersion))).bytes();
-    return Buffer.from(JSON.stringify(obj));
+  /** The result of a write that changed nothing: the stored object as it is. */
+  private unchanged(kv: KeyValue): Written {
+    return new Written(() => this.decode(kv), () => this.encoded(kv).bytes(), false);
   }
 
   // ---- reads ----
@@ -402,48 +446,64 @@ export class RegistryStore implements ReadableStore {
     return undefined;
   }
 
-  // ---- create ----
+  // ---- create and update ----
 
-  async create(namespace: string | undefined, obj: KObject, opts: WriteOptions): Promise<KObject> {
-    const meta = obj.metadata;
-    if (this.def.namespaced) {
-      if (meta.namespace && namespace && meta.namespace !== namespace)
-        throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
-      meta.namespace = namespace ?? meta.namespace;
-      if (!meta.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
-    } else delete meta.namespace;
-    const generated = !meta.name && !!meta.generateName;
+  /** Where large writes are prepared off the event loop (the server's worker pool); absent: here. */
+  offload: PreparationOffload | undefined;
+
+  /** The kind's write preparation, inline; a worker holds its own, built from the same definition. */
+  readonly prep: WritePreparation;
+
+  private readonly subresources: ReadonlyMap<string, SubresourceDefinition>;
+
+  /** Prepares a write in a worker when the offload takes it, else here. */
+  private prepareWrite(job: PreparationJob, input: WriteInput, opts: WriteOptions): Promise<PreparedWrite> {
+    const warn = opts.warn ?? (() => {});
+    const inline = () => this.prep.prepare(job, input.mutate, this.subresources, warn);
+    return this.offload?.prepare({ job, input, deadline: opts.deadline, warn, inline }) ?? inline();
+  }
+
+  private preparationJob(namespace: string | undefined, name: string | undefined, kv: KeyValue | undefined, opts: UpdateOptions): PreparationJob {
+    return {
+      kind: kindKey(this.def),
+      namespace,
+      name,
+      stored: kv && { value: kv.value, revision: kv.modRevision },
+      opts: { manager: opts.manager, applied: opts.applied, subresource: opts.subresource?.name, allowCreate: opts.allowCreate, uidFromInput: opts.uidFromInput },
+    };
+  }
+
+  /**
+   * Create an object: `input` is the object (taken as it is: a copy is stored) or a request's
+   * input, prepared (named, defaulted, validated) inline or in a worker, then admitted and stored.
+   */
+  async create(namespace: string | undefined, input: KObject | WriteInput, opts: WriteOptions): Promise<Written> {
+    const write = isWriteInput(input) ? input : { mutate: () => structuredClone(input) };
     for (let attempt = 0; ; attempt++) {
-      if (generated) meta.name = generateName(meta.generateName!);
-      this.def.strategy.defaults?.(obj);
-      if (opts.manager !== undefined && !opts.applied) this.fields.update(undefined, obj, opts.manager);
-      this.prepareCreate(obj, opts.warn);
-      await this.admission.admitCreate(this, obj);
-      const key = this.keyFor(meta.namespace, meta.name!);
+      const prepared = await this.prepareWrite(this.preparationJob(namespace, undefined, undefined, opts), write, opts);
+      if (prepared.op !== 'create') throw new Error(`a create was prepared as ${prepared.op}`);
       try {
-        let bytes: Uint8Array | undefined;
-        const kv = await this.storageCall(() => this.writes.create(key, () => (bytes = this.encode(obj)), opts.dryRun));
-        return this.wrote(obj, bytes, kv.modRevision);
+        return await this.commitCreate(prepared, opts);
       } catch (e) {
         if (!(e instanceof KeyExistsError)) throw e;
-        if (!generated || attempt + 1 >= MAX_GENERATE_NAME_TRIES) {
-          if (generated) throw errors.serverTimeout(this.qualified, 'POST');
-          const held = await this.storageCall(() => this.writes.get(key));
-          throw held ? this.nameTaken(held, meta.name!) : errors.alreadyExists(this.qualified, meta.name!);
+        const { name } = prepared.meta;
+        if (!prepared.generated || attempt + 1 >= MAX_GENERATE_NAME_TRIES) {
+          if (prepared.generated) throw errors.serverTimeout(this.qualified, 'POST');
+          const held = await this.storageCall(() => this.writes.get(e.key));
+          throw held ? this.nameTaken(held, name) : errors.alreadyExists(this.qualified, name);
         }
       }
     }
   }
 
-  /**
-   * The answer to a write of `bytes` committed at `revision`; 0 when nothing was committed (a dry
-   * run's create, which encodes no bytes): the object has no version yet.
-   */
-  private wrote(obj: KObject, bytes: Uint8Array | undefined, revision: number): KObject {
-    if (revision > 0) obj.metadata.resourceVersion = String(revision);
-    const out = this.served(obj);
-    if (bytes) this.written.set(out, bytes);
-    return out;
+  /** Admits and stores a prepared new object; a taken name is the storage's KeyExistsError. */
+  private async commitCreate(prepared: PreparedWrite & { op: 'create' }, opts: WriteOptions): Promise<Written> {
+    const { name, namespace } = prepared.meta;
+    await this.admission.admitCreate(this, { name, namespace, object: () => prepared.object ?? this.prep.decodeNew(prepared.bytes) });
+    const key = this.keyFor(namespace, name);
+    let committed = false;
+    const kv = await this.storageCall(() => this.writes.create(key, () => ((committed = true), prepared.bytes), opts.dryRun));
+    return this.written(prepared.bytes, committed ? kv.modRevision : 0, true, prepared.object);
   }
 
   /** AlreadyExists for a name held by `held`, saying when that object is being deleted. */
@@ -457,124 +517,55 @@ export class RegistryStore implements ReadableStore {
     return errors.alreadyExists(this.qualified, name, beingDeleted);
   }
 
-  /** System fields, strategy defaults and validation of a new object (BeforeCreate). */
-  private prepareCreate(obj: KObject, warn?: (message: string) => void): void {
-    const meta = obj.metadata;
-    meta.uid = randomUUID();
-    meta.creationTimestamp = nowTimestamp();
-    delete meta.deletionTimestamp;
-    delete meta.deletionGracePeriodSeconds;
-    delete meta.resourceVersion;
-    if (this.def.tracksGeneration) meta.generation = 1;
-    else delete meta.generation;
-    this.def.strategy.prepareForCreate?.(obj);
-    dropEmptyMetadata(obj);
-    const handwritten = [...validateObjectMetaCreate(obj, this.def), ...(this.def.strategy.validate?.(obj) ?? [])];
-    const checked = this.declarative ? this.declarative.validate(this.def, 'create', obj, handwritten) : handwritten;
-    const errs = this.rules ? [...checked, ...this.rules.validate(obj, undefined, warn, checked)] : checked;
-    if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
-    if (warn) for (const w of this.def.strategy.warnings?.(obj) ?? []) warn(w);
-  }
-
-  // ---- update ----
-
   /**
-   * Read, transform, validate and compare-and-swap until it sticks (GuaranteedUpdate). `mutate`
+   * Read, transform, validate and compare-and-swap until it sticks (GuaranteedUpdate). `input`
    * gets a copy of the stored object (undefined when absent) and returns the wanted object; a
    * `resourceVersion` it leaves on that object is a precondition.
    */
   async guaranteedUpdate(
     namespace: string | undefined,
     name: string,
-    mutate: (current: KObject | undefined) => KObject | Promise<KObject>,
-    opts: WriteOptions & { subresource?: SubresourceDefinition; allowCreate?: boolean; /** A PUT body's uid is a precondition. */ uid?: string },
-  ): Promise<{ object: KObject; created: boolean }> {
+    input: WriteInput | ((current: KObject | undefined) => KObject | Promise<KObject>),
+    opts: UpdateOptions,
+  ): Promise<Written> {
+    const write: WriteInput = isWriteInput(input) ? input : { mutate: (current) => input(current) };
     const key = this.keyFor(namespace, name);
     for (;;) {
       const kv = await this.storageCall(() => this.writes.get(key));
-      if (!kv) {
-        if (!opts.allowCreate || opts.subresource) throw errors.notFound(this.qualified, name);
-        const obj = await mutate(undefined);
-        validateName(obj, name, namespace, this.def);
+      const prepared = await this.prepareWrite(this.preparationJob(namespace, name, kv, opts), write, opts);
+      if (prepared.op === 'create') {
         try {
-          return { object: await this.create(namespace, obj, opts), created: true };
+          return await this.commitCreate(prepared, opts);
         } catch (e) {
           // Created by someone else since the read: update it instead.
-          if (e instanceof StatusError && e.reason === 'AlreadyExists') continue;
+          if (e instanceof KeyExistsError) continue;
           throw e;
         }
       }
-      const old = this.decode(kv);
-      checkPreconditions(this.qualified, old, opts.uid ? { uid: opts.uid } : undefined);
-      const wanted = await mutate(this.decode(kv));
-      const requestedRv = wanted.metadata.resourceVersion;
-      if (requestedRv && requestedRv !== old.metadata.resourceVersion) throw errors.staleUpdate(this.qualified, name);
-      validateName(wanted, name, namespace, this.def);
-      const obj = opts.subresource ? opts.subresource.apply(wanted, old) : wanted;
-      // An apply computed the managed fields on the request: a subresource's copy rule keeps them.
-      if (opts.subresource && opts.applied) {
-        if (wanted.metadata.managedFields === undefined) delete obj.metadata.managedFields;
-        else obj.metadata = { ...obj.metadata, managedFields: wanted.metadata.managedFields };
-      }
-      this.def.strategy.defaults?.(obj);
-      if (opts.manager !== undefined && !opts.applied) this.fields.update(old, obj, opts.manager, opts.subresource?.name);
-      this.prepareUpdate(obj, old, opts.subresource?.name, opts.warn);
-      await this.admission.admitUpdate(this, obj, old);
-      // The last finalizer of a deleting object is gone: the object goes with it.
-      if (obj.metadata.deletionTimestamp && !obj.metadata.finalizers?.length && !this.def.strategy.pendingFinalization?.(obj)) {
-        try {
-          await this.storageCall(() => this.writes.delete(key, kv.modRevision, opts.dryRun));
-        } catch (e) {
-          if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
-            if (requestedRv) throw errors.staleUpdate(this.qualified, name);
-            continue;
-          }
-          throw e;
-        }
-        return { object: obj, created: false };
-      }
-      // Nothing changed (the uid or namespace a patch dropped was filled in again, keys came back
-      // in another order, only a manager's timestamp moved): no write, no event, the same version.
-      if (unchangedByUpdate(obj, old)) return { object: old, created: false };
-      const bytes = this.encode(obj);
-      if (Buffer.compare(bytes, kv.value) === 0) return { object: old, created: false };
+      const stored = kv!;
+      if (prepared.op === 'unchanged') return this.unchanged(stored);
+      const { object } = prepared;
+      await this.admission.admitUpdate(this, {
+        name,
+        namespace,
+        object: () => object ?? this.prep.decodeNew(prepared.bytes),
+        oldObject: () => this.decode(stored),
+      });
       try {
-        const written = await this.storageCall(() => this.writes.update(key, kv.modRevision, bytes, opts.dryRun));
-        return { object: this.wrote(obj, bytes, written.modRevision), created: false };
+        if (prepared.op === 'delete') {
+          await this.storageCall(() => this.writes.delete(key, stored.modRevision, opts.dryRun));
+          return new Written(() => object ?? this.prep.decodeStored(prepared.bytes, stored.modRevision), undefined, false);
+        }
+        const written = await this.storageCall(() => this.writes.update(key, stored.modRevision, prepared.bytes, opts.dryRun));
+        return this.written(prepared.bytes, written.modRevision, false, object);
       } catch (e) {
         if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
-          if (requestedRv) throw errors.staleUpdate(this.qualified, name);
+          if (prepared.requestedRv) throw errors.staleUpdate(this.qualified, name);
           continue;
         }
         throw e;
       }
     }
-  }
-
-  /** System fields the client cannot change, strategy hooks and validation (BeforeUpdate). */
-  private prepareUpdate(obj: KObject, old: KObject, subresource: string | undefined, warn?: (message: string) => void): void {
-    const viaSubresource = subresource !== undefined;
-    const meta = obj.metadata;
-    const oldMeta = old.metadata;
-    meta.uid ||= oldMeta.uid;
-    meta.creationTimestamp = oldMeta.creationTimestamp;
-    // An update never removes or moves a deletion under way; setting one (or another grace period)
-    // is refused by validation as a change to an immutable field, as in kube-apiserver.
-    if (oldMeta.deletionTimestamp) meta.deletionTimestamp = oldMeta.deletionTimestamp;
-    if (oldMeta.deletionGracePeriodSeconds !== undefined && (meta.deletionGracePeriodSeconds === undefined || meta.deletionGracePeriodSeconds === null))
-      meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
-    if (this.def.tracksGeneration) meta.generation = oldMeta.generation ?? 1;
-    else delete meta.generation;
-    if (meta.namespace === undefined && this.def.namespaced) meta.namespace = oldMeta.namespace;
-    // A subresource's own copy rule decides what changes; the main resource's hook would undo it.
-    if (!viaSubresource) this.def.strategy.prepareForUpdate?.(obj, old);
-    dropEmptyMetadata(obj);
-    if (this.def.tracksGeneration && specChanged(obj, old)) meta.generation = (oldMeta.generation ?? 1) + 1;
-    const handwritten = [...validateObjectMetaUpdate(obj, old, this.def), ...(this.def.strategy.validateUpdate?.(obj, old) ?? [])];
-    const checked = this.declarative ? this.declarative.validate(this.def, 'update', obj, handwritten, subresource) : handwritten;
-    const errs = this.rules ? [...checked, ...this.rules.validate(obj, old, warn, checked)] : checked;
-    if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
-    if (warn && !viaSubresource) for (const w of this.def.strategy.warnings?.(obj, old) ?? []) warn(w);
   }
 
   // ---- delete ----
@@ -643,30 +634,5 @@ export class RegistryStore implements ReadableStore {
     }
     return deleted;
   }
-}
-
-function checkPreconditions(r: QualifiedResource, obj: KObject, pre: DeleteOptions['preconditions']): void {
-  if (!pre) return;
-  if (pre.uid && pre.uid !== obj.metadata.uid)
-    throw errors.conflict(r, obj.metadata.name ?? '', `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata.uid}`);
-  if (pre.resourceVersion && pre.resourceVersion !== obj.metadata.resourceVersion)
-    throw errors.conflict(
-      r,
-      obj.metadata.name ?? '',
-      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion}`,
-    );
-}
-
-/** Empty maps and lists in metadata are not kept (Go's omitempty, which clients expect). */
-function dropEmptyMetadata(obj: KObject): void {
-  const meta = obj.metadata;
-  for (const f of ['labels', 'annotations'] as const) if (meta[f] && Object.keys(meta[f]).length === 0) delete meta[f];
-  for (const f of ['finalizers', 'ownerReferences', 'managedFields'] as const) if (Array.isArray(meta[f]) && meta[f].length === 0) delete meta[f];
-}
-
-/** Whether anything outside metadata and status differs (what bumps `metadata.generation`). */
-function specChanged(obj: KObject, old: KObject): boolean {
-  const strip = ({ metadata: _m, status: _s, ...rest }: KObject) => JSON.stringify(rest);
-  return strip(obj) !== strip(old);
 }
 

@@ -7,7 +7,7 @@ import { namingProfile, type Naming } from '../naming.ts';
 import { parseFeatureGates, type FeatureGates } from '../machinery/feature-gates.ts';
 import { DeclarativeValidation } from '../registry/declarative-validation.ts';
 import { ApiRouter } from '../endpoints/router.ts';
-import { DecodePool } from '../endpoints/decode-pool.ts';
+import { WritePool } from '../endpoints/write-pool.ts';
 import { storeKey, startControllers, stopControllers, type Controller, type ControllerContext } from '../controllers/controller.ts';
 import { buildControllers } from '../controllers/index.ts';
 import { ensureSystemNamespaces } from '../controllers/system-namespaces.ts';
@@ -58,11 +58,14 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const served = await buildStores(defs, opened.backend, { naming, featureGates, declarative, watchCacheRetentionMs: opts.watchCacheRetentionMs });
   cleanups.push(() => served.close());
 
+  // Large writes are prepared by worker threads, so one cannot hold the event loop. The workers
+  // build the built-in kinds themselves; kinds added by the embedder are prepared inline.
+  const writes = new WritePool({ naming: naming.profile, featureGates, defs: defs.filter((d) => !opts.extraKinds?.includes(d)), declarative });
+  cleanups.push(() => writes.close());
+  for (const store of served.stores) store.offload = writes;
+
   const watches = openWatches(opts.minRequestTimeoutSeconds);
-  // Large request bodies are decoded by worker threads, so one cannot hold the event loop.
-  const bodies = new DecodePool({ naming: naming.profile, featureGates, defs });
-  cleanups.push(() => bodies.close());
-  const router = new ApiRouter(served.served, naming, { naming, featureGates, watches, bodies });
+  const router = new ApiRouter(served.served, naming, { naming, featureGates, watches });
   const phase: ServerPhase = { started: false, shuttingDown: false };
   const nonApi = nonApiRoutes({ health: healthEndpoints(opened.check, phase), metrics, defs, naming });
   const handler = buildHandlerChain(routeRequests(router, nonApi), chainOptions(opts, naming, featureGates, log));
@@ -80,7 +83,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   phase.started = true;
 
   let closing: Promise<void> | undefined;
-  const close = () => (closing ??= shutdown({ opts, phase, controllers, listener, watches, bodies, served, storage: opened }));
+  const close = () => (closing ??= shutdown({ opts, phase, controllers, listener, watches, writes, served, storage: opened }));
   return { url: listener.url, listening: listener.listening, port: listener.port, naming, featureGates, close };
 }
 
@@ -117,7 +120,7 @@ interface RunningParts {
   controllers: readonly Controller[];
   listener: Listener;
   watches: OpenWatches;
-  bodies: DecodePool;
+  writes: WritePool;
   served: ServedStores;
   storage: OpenedStorage;
 }
@@ -130,7 +133,7 @@ async function shutdown(p: RunningParts): Promise<void> {
   // In-flight requests finish within their own timeout, as kube-apiserver waits for them;
   // connections still open after that are cut.
   await p.listener.drain((p.opts.requestTimeoutMs ?? 60_000) + 5_000, () => p.watches.endAll());
-  await p.bodies.close();
+  await p.writes.close();
   await p.served.close();
   await p.storage.close();
 }

@@ -79,7 +79,7 @@ async function ownerAndDependent(ns: string): Promise<void> {
   await store('', 'namespaces').create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { dryRun: false });
   const leases = store('coordination', 'leases');
   const apiVersion = `${naming.group('coordination')}/v1`;
-  const owner = await leases.create(ns, { apiVersion, kind: 'Lease', metadata: { name: 'owner' }, spec: {} }, { dryRun: false });
+  const owner = (await leases.create(ns, { apiVersion, kind: 'Lease', metadata: { name: 'owner' }, spec: {} }, { dryRun: false })).object;
   const ownerReferences = [{ apiVersion, kind: 'Lease', name: 'owner', uid: owner.metadata.uid }];
   await leases.create(ns, { apiVersion, kind: 'Lease', metadata: { name: 'dependent', ownerReferences }, spec: {} }, { dryRun: false });
 }

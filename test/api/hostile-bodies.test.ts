@@ -14,7 +14,10 @@ import { api, testServer } from '../support/server.ts';
 import { pollReadyz } from '../support/readyz.ts';
 import { encodeCbor } from '../../src/wire/cbor.ts';
 import { encodeObject } from '../../src/wire/protobuf/index.ts';
-import { DecodePool } from '../../src/endpoints/decode-pool.ts';
+import { WritePool } from '../../src/endpoints/write-pool.ts';
+import { writeInput } from '../../src/endpoints/write-inputs.ts';
+import type { BodyType, FieldValidation } from '../../src/endpoints/decode.ts';
+import { kindKey, WritePreparation, type PreparedWrite } from '../../src/registry/preparation.ts';
 import { builtinKinds } from '../../src/registry/kinds/index.ts';
 import { namingProfile } from '../../src/naming.ts';
 import { parseFeatureGates } from '../../src/machinery/feature-gates.ts';
@@ -205,25 +208,34 @@ describe('decoding off the event loop answers as decoding on it', () => {
   });
 });
 
-describe('the decoding pool', () => {
+describe('the write pool', () => {
   const defs = builtinKinds(namingProfile('orch'), parseFeatureGates(''), { componentHealth: async () => [] });
   const lease = defs.find((d) => d.kind === 'Lease')!;
+  const prep = new WritePreparation(lease);
   const small = (name: string) => Buffer.from(JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Lease', metadata: { name }, spec: { holderIdentity: 'h', x: 1 } }));
+  /** A create of `body` prepared by the pool (every write goes to a worker: offLoopBytes is 0). */
+  const create = async (pool: WritePool, body: Buffer, type: BodyType, validation: FieldValidation, deadline?: number): Promise<PreparedWrite & { warnings: string[] }> => {
+    const input = writeInput({ form: 'body', bytes: body.length, body, type, validation }, prep);
+    const job = { kind: kindKey(lease), namespace: 'default', opts: {} };
+    const inline = () => Promise.reject(new Error('prepared inline: the pool was expected to take it'));
+    const warnings: string[] = [];
+    const prepared = await (pool.prepare({ job, input, deadline, warn: (w) => warnings.push(w), inline }) ?? Promise.reject(new Error('the pool refused the job')));
+    return { ...prepared, warnings };
+  };
 
-  test('a worker that runs out of memory refuses its body as too large (413) and the next job gets a new worker', async () => {
+  test('a worker that runs out of memory refuses its write as too large (413) and the next job gets a new worker', async () => {
     // A small heap, which 3 MiB of unknown fields exhausts.
-    const pool = new DecodePool({ naming: 'orch', featureGates: {}, defs, offLoopBytes: 0, heapMb: 32 });
+    const pool = new WritePool({ naming: 'orch', featureGates: {}, defs, offLoopBytes: 0, heapMb: 32 });
     try {
-      const first = await pool.decode(small('a'), 'json', lease, 'Warn');
+      const first = await create(pool, small('a'), 'json', 'Warn');
       assert.deepEqual(first.warnings, ['unknown field "spec.x"']);
+      assert.equal(first.op, 'create');
       const huge = Buffer.from(fill(THREE_MIB, `{"apiVersion":"${GROUP}/v1","kind":"Lease","metadata":{"name":"b"}`, (i) => `,"u${i}":{"v":[${i}]}`, '}'));
       await assert.rejects(
-        async () => pool.decode(huge, 'json', lease, 'Warn'),
+        async () => create(pool, huge, 'json', 'Warn'),
         (e: unknown) => isStatusError(e) && e.code === 413 && e.reason === 'RequestEntityTooLarge',
       );
-      const after = await Promise.resolve()
-        .then(() => pool.decode(small('c'), 'json', lease, 'Strict'))
-        .then(
+      const after = await create(pool, small('c'), 'json', 'Strict').then(
         () => undefined,
         (e: unknown) => e,
       );
@@ -234,12 +246,13 @@ describe('the decoding pool', () => {
   });
 
   test('a job past its deadline is answered 504 and its worker replaced', async () => {
-    const pool = new DecodePool({ naming: 'orch', featureGates: {}, defs, offLoopBytes: 0 });
+    const pool = new WritePool({ naming: 'orch', featureGates: {}, defs, offLoopBytes: 0 });
     try {
-      await pool.decode(small('d'), 'json', lease, 'Ignore');
+      await create(pool, small('d'), 'json', 'Ignore');
       const yaml = Buffer.from(fill(1 * MiB, yamlHead('e'), (i) => `u${i}: 1\n`));
-      await assert.rejects(async () => pool.decode(yaml, 'yaml', lease, 'Warn', Date.now() + 50), (e: unknown) => isStatusError(e) && e.code === 504);
-      assert.equal((await pool.decode(small('f'), 'json', lease, 'Ignore')).obj.metadata.name, 'f');
+      await assert.rejects(async () => create(pool, yaml, 'yaml', 'Warn', Date.now() + 50), (e: unknown) => isStatusError(e) && e.code === 504);
+      const f = await create(pool, small('f'), 'json', 'Ignore');
+      assert.equal(f.op === 'create' && prep.decodeNew(f.bytes).metadata.name, 'f');
     } finally {
       await pool.close();
     }

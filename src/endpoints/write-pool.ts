@@ -1,20 +1,24 @@
-// Create and update bodies decoded off the event loop. One event loop serves every client, and
-// decoding and checking a large body costs CPU in proportion to its size (the YAML library reads
-// well under 1 MiB/s; a 3 MiB JSON body of unknown fields takes a second to check), during which
-// no other request is served. A body above a size threshold is therefore decoded by a small pool
-// of worker threads; smaller bodies, the common case, keep the inline path, which costs less than
-// a hand-off. docs/architecture.md ("Hostile input") has the design.
+// Large writes prepared off the event loop. One event loop serves every client, and decoding a
+// large body, applying a patch to a large object, building its field sets, validating and encoding
+// it cost CPU in proportion to its size (the YAML library reads well under 1 MiB/s; a 3 MiB object
+// of labels takes seconds to prepare), during which no other request is served. A write whose
+// request and stored object are large is therefore prepared by a small pool of worker threads;
+// smaller writes, the common case, are prepared inline, where they cost less than a hand-off. The
+// event loop keeps admission and the storage write. docs/architecture.md ("Hostile input") has
+// the design.
 
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import type { NamingProfileName } from '../naming.ts';
 import type { FeatureGates } from '../machinery/feature-gates.ts';
 import { errors, StatusError } from '../machinery/status.ts';
-import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
-import { decodeBody, type BodyType, type Decoded, type FieldValidation } from './decode.ts';
+import type { KindDefinition } from '../registry/definition.ts';
+import type { DeclarativeEvent, DeclarativeValidation } from '../registry/declarative-validation.ts';
+import { kindKey, type PreparationCall, type PreparationJob, type PreparationOffload, type PreparedWrite } from '../registry/preparation.ts';
+import type { PortableForm } from './write-inputs.ts';
 
-/** Bodies from this size on are decoded by a worker (YAML costs several times more per byte). */
-const OFF_LOOP_BYTES: Record<BodyType, number> = { json: 64 * 1024, cbor: 64 * 1024, protobuf: 64 * 1024, yaml: 16 * 1024 };
+/** Writes of this many bytes' worth of work (request and stored object) on are prepared by a worker. */
+const OFF_LOOP_BYTES = 64 * 1024;
 
 /** Jobs waiting for a worker, at most; beyond, a request is refused with 429 (Retry-After). */
 const MAX_QUEUED = 64;
@@ -25,33 +29,38 @@ const DEFAULT_JOB_MS = 60_000;
 /** A worker's heap: a 3 MiB YAML document parses into a few hundred MB of nodes at most. */
 const WORKER_HEAP_MB = 1024;
 
-export interface DecodeWorkerData {
+export interface WriteWorkerData {
   naming: NamingProfileName;
   featureGates: Record<string, boolean>;
 }
 
-export interface DecodeJob {
+export interface WriteJob {
   id: number;
-  kind: string;
-  body: Uint8Array;
-  type: BodyType;
-  validation: FieldValidation;
+  job: PreparationJob;
+  input: PortableForm;
 }
 
-/** A worker's answer: the decoded body, the Status it was refused with, or an unexpected failure. */
-export type DecodeReply =
+/** A thrown Status, as it crosses threads. */
+export interface PortableStatus {
+  code: number;
+  reason: ConstructorParameters<typeof StatusError>[1];
+  message: string;
+  details: StatusError['status']['details'];
+  headers: Record<string, string>;
+}
+
+/** A worker's answer: the prepared write, the Status it was refused with, or an unexpected failure. */
+export type WriteReply =
   | { ready: true }
-  | { id: number; decoded: Decoded }
-  | { id: number; status: { code: number; reason: ConstructorParameters<typeof StatusError>[1]; message: string; details: StatusError['status']['details']; headers: Record<string, string> } }
+  | { id: number; prepared: PreparedWrite; warnings: string[]; declarative: DeclarativeEvent[] }
+  | { id: number; status: PortableStatus; warnings: string[]; declarative: DeclarativeEvent[] }
   | { id: number; failure: string };
 
-/** How a worker names a kind: its API version and kind, which the built-in definitions keep unique. */
-export const kindKey = (d: Pick<KindDefinition, 'group' | 'version' | 'kind'>): string => `${apiVersionOf(d)}/${d.kind}`;
-
 interface Pending {
-  job: DecodeJob;
+  job: WriteJob;
+  call: PreparationCall;
   deadline: number;
-  resolve(d: Decoded): void;
+  resolve(d: PreparedWrite): void;
   reject(e: Error): void;
 }
 
@@ -63,59 +72,58 @@ interface Slot {
   timer: NodeJS.Timeout | undefined;
 }
 
-export interface DecodePoolOptions {
+export interface WritePoolOptions {
   naming: NamingProfileName;
   featureGates: FeatureGates;
-  /** The served definitions: only these are decoded by workers, which hold the same ones. */
+  /**
+   * The definitions the workers hold (the built-in kinds of this naming profile and these gates):
+   * only writes of these are prepared by workers.
+   */
   defs: readonly KindDefinition[];
+  /** Where the workers' declarative validation results are counted and logged, as inline. */
+  declarative?: DeclarativeValidation;
   /** Workers at most (default: one fewer than the cores, at least one, at most four). */
   size?: number;
-  /** Overrides the size thresholds (tests: 0 sends every body to a worker). */
+  /** Overrides the size threshold (tests: 0 sends every write to a worker). */
   offLoopBytes?: number;
   /** A worker's heap limit in MB. */
   heapMb?: number;
 }
 
-/** Decodes create and update bodies (decodeBody), on the event loop or off it. */
-export interface BodyDecoder {
-  decode(body: Buffer, type: BodyType, def: KindDefinition, validation: FieldValidation, deadline?: number): Decoded | Promise<Decoded>;
-}
-
-/** Every body on the event loop (no pool: embedded handlers, tests of single handlers). */
-export const inlineDecoder: BodyDecoder = { decode: (body, type, def, validation) => decodeBody(body, type, def, validation) };
-
-export class DecodePool implements BodyDecoder {
+export class WritePool implements PreparationOffload {
   private readonly size: number;
-  private readonly known: WeakSet<KindDefinition>;
+  private readonly known: Set<string>;
   private readonly slots: Slot[] = [];
   private readonly queue: Pending[] = [];
   private nextId = 1;
   private closed = false;
-  /** A worker could not even start (its loader or entry point failed): every body decodes inline. */
+  /** A worker could not even start (its loader or entry point failed): every write is prepared inline. */
   private broken = false;
 
-  constructor(private readonly opts: DecodePoolOptions) {
+  constructor(private readonly opts: WritePoolOptions) {
     this.size = Math.max(1, opts.size ?? Math.min(4, availableParallelism() - 1));
-    this.known = new WeakSet(opts.defs);
+    this.known = new Set(opts.defs.map(kindKey));
   }
 
   /**
-   * Decode a create or update body: inline when it is small (or its kind is not one the workers
-   * know), else in a worker, by `deadline` (epoch ms) at the latest. Errors are the Status errors
-   * decodeBody throws, whichever thread decoded.
+   * Prepares a write in a worker when its request and stored object together are large enough,
+   * by `deadline` (epoch ms) at the latest; undefined when it should be prepared inline (small, a
+   * kind the workers do not know, an input that cannot cross). Errors are the Status errors the
+   * preparation throws, whichever thread ran it.
    */
-  decode(body: Buffer, type: BodyType, def: KindDefinition, validation: FieldValidation, deadline?: number): Decoded | Promise<Decoded> {
-    const threshold = this.opts.offLoopBytes ?? OFF_LOOP_BYTES[type];
-    if (this.closed || this.broken || body.length < threshold || !this.known.has(def)) return decodeBody(body, type, def, validation);
-    if (this.queue.length >= MAX_QUEUED) throw errors.tooManyRequests();
-    return new Promise<Decoded>((resolve, reject) => {
-      const job: DecodeJob = { id: this.nextId++, kind: kindKey(def), body, type, validation };
-      this.queue.push({ job, deadline: deadline ?? Date.now() + DEFAULT_JOB_MS, resolve, reject });
+  prepare(call: PreparationCall): Promise<PreparedWrite> | undefined {
+    const { job, input, deadline } = call;
+    const form = input.portable as PortableForm | undefined;
+    if (!form || this.closed || this.broken || !this.known.has(job.kind)) return undefined;
+    if (form.bytes + (job.stored?.value.byteLength ?? 0) < (this.opts.offLoopBytes ?? OFF_LOOP_BYTES)) return undefined;
+    if (this.queue.length >= MAX_QUEUED) return Promise.reject(errors.tooManyRequests());
+    return new Promise<PreparedWrite>((resolve, reject) => {
+      this.queue.push({ job: { id: this.nextId++, job, input: form }, call, deadline: deadline ?? Date.now() + DEFAULT_JOB_MS, resolve, reject });
       this.dispatch();
     });
   }
 
-  /** Stops every worker; jobs still queued or running fail with 503, later bodies decode inline. */
+  /** Stops every worker; jobs still queued or running fail with 503, later writes are prepared inline. */
   async close(): Promise<void> {
     this.closed = true;
     for (const p of this.queue.splice(0)) p.reject(errors.unavailable('the server is shutting down'));
@@ -147,7 +155,7 @@ export class DecodePool implements BodyDecoder {
   }
 
   private spawn(): Slot {
-    const data: DecodeWorkerData = { naming: this.opts.naming, featureGates: { ...this.opts.featureGates } };
+    const data: WriteWorkerData = { naming: this.opts.naming, featureGates: { ...this.opts.featureGates } };
     // The sources are TypeScript: the worker registers the same loader the server runs under
     // before it loads its entry point, whether the server was started with `--import tsx` or
     // registered it at run time.
@@ -160,7 +168,7 @@ export class DecodePool implements BodyDecoder {
     // Workers never keep the process alive: an idle pool is no reason to keep running.
     worker.unref();
     const slot: Slot = { worker, ready: false, running: undefined, timer: undefined };
-    worker.on('message', (reply: DecodeReply) => {
+    worker.on('message', (reply: WriteReply) => {
       if ('ready' in reply) {
         slot.ready = true;
         return;
@@ -168,19 +176,23 @@ export class DecodePool implements BodyDecoder {
       const p = slot.running;
       if (!p || p.job.id !== reply.id) return;
       this.finish(slot, (q) => {
-        if ('decoded' in reply) q.resolve(reply.decoded);
+        if ('declarative' in reply) {
+          for (const w of reply.warnings) q.call.warn(w);
+          this.opts.declarative?.replay(reply.declarative);
+        }
+        if ('prepared' in reply) q.resolve(reply.prepared);
         else if ('status' in reply) q.reject(new StatusError(reply.status.code, reply.status.reason, reply.status.message, reply.status.details, reply.status.headers));
-        else q.reject(new Error(`decoding the request body failed: ${reply.failure}`));
+        else q.reject(new Error(`preparing the write failed: ${reply.failure}`));
       });
       this.dispatch();
     });
-    // A worker that runs out of its heap was given a body too costly to decode: the request is
+    // A worker that runs out of its heap was given a write too costly to prepare: the request is
     // refused as too large (413), never answered as a server error. Any other death is a bug and
     // fails its job as one. Either way the worker is replaced by the next dispatch.
     worker.on('error', (e: Error & { code?: string }) =>
-      this.fail(slot, e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? tooCostly() : new Error(`the decoding worker failed: ${e.message}`)),
+      this.fail(slot, e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? tooCostly() : new Error(`the write worker failed: ${e.message}`)),
     );
-    worker.on('exit', (code) => this.fail(slot, new Error(`the decoding worker exited with code ${code}`)));
+    worker.on('exit', (code) => this.fail(slot, new Error(`the write worker exited with code ${code}`)));
     this.slots.push(slot);
     return slot;
   }
@@ -196,7 +208,7 @@ export class DecodePool implements BodyDecoder {
 
   /**
    * Fails the running job with `error` and retires the worker. A worker that failed before it was
-   * ready will fail again: the pool stops using workers, and the waiting jobs decode inline.
+   * ready will fail again: the pool stops using workers, and the waiting jobs are prepared inline.
    */
   private fail(slot: Slot, error: Error, died = true): void {
     const at = this.slots.indexOf(slot);
@@ -204,29 +216,24 @@ export class DecodePool implements BodyDecoder {
     this.slots.splice(at, 1);
     if (died && !slot.ready && !this.closed) {
       this.broken = true;
-      this.finish(slot, (p) => this.decodeInline(p));
-      for (const p of this.queue.splice(0)) this.decodeInline(p);
+      this.finish(slot, (p) => this.runInline(p));
+      for (const p of this.queue.splice(0)) this.runInline(p);
     } else this.finish(slot, (p) => p.reject(error));
     void slot.worker.terminate();
     if (!this.closed) this.dispatch();
   }
 
-  private decodeInline(p: Pending): void {
-    const def = this.opts.defs.find((d) => kindKey(d) === p.job.kind)!;
-    try {
-      p.resolve(decodeBody(Buffer.from(p.job.body.buffer, p.job.body.byteOffset, p.job.body.byteLength), p.job.type, def, p.job.validation));
-    } catch (e) {
-      p.reject(e as Error);
-    }
+  private runInline(p: Pending): void {
+    p.call.inline().then(p.resolve, p.reject);
   }
 }
 
 const tooCostly = () =>
-  new StatusError(413, 'RequestEntityTooLarge', 'Request entity too large: the request body needs more memory to decode than the server allows one request');
+  new StatusError(413, 'RequestEntityTooLarge', 'Request entity too large: the request needs more memory to prepare than the server allows one request');
 
 const jobTimedOut = () => errors.timeout('Timeout: request did not complete within requested timeout - context deadline exceeded');
 
-const ENTRY_URL = new URL('./decode-worker.ts', import.meta.url).href;
+const ENTRY_URL = new URL('./write-worker.ts', import.meta.url).href;
 const LOADER_URL = import.meta.resolve('tsx/esm/api');
 const BOOTSTRAP = `
 const { workerData } = require('node:worker_threads');

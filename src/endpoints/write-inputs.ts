@@ -1,0 +1,157 @@
+// What a create, update, patch or apply request asks the store for, as a WriteInput: a `mutate`
+// that decodes the request (once) and applies it to the stored object, and the same input as
+// plain data (`PortableForm`) from which a worker builds the identical `mutate`. The handler and
+// the worker both call `writeInput`, so a request means the same thing on either thread.
+
+import { findDuplicateKeys } from '../machinery/json-duplicates.ts';
+import { isPlainObject, type KObject } from '../machinery/meta.ts';
+import { applyJsonPatch, applyMergePatch, checkPatchResult } from '../machinery/patch.ts';
+import { applyStrategicMergePatch } from '../machinery/strategic-merge.ts';
+import { errors, StatusError } from '../machinery/status.ts';
+import type { KindDefinition } from '../registry/definition.ts';
+import type { FieldManager } from '../registry/field-manager.ts';
+import type { Mutate, PortableInput, Warn, WriteInput } from '../registry/preparation.ts';
+import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
+import { decodeApplyConfig, decodeApplyConfigValue } from './apply.ts';
+import { checkObject, decodeBody, decodeCborBody, parseJson, type BodyType, type Decoded, type FieldValidation } from './decode.ts';
+import { MAX_REQUEST_BODY_BYTES } from './respond.ts';
+
+export type PatchType = 'json-patch' | 'merge-patch' | 'strategic-merge-patch';
+
+/** A request's input as data: what crosses to a worker. */
+export type PortableForm =
+  /** A create or update body: the object itself. */
+  | { form: 'body'; bytes: number; body: Uint8Array; type: BodyType; validation: FieldValidation }
+  /** A JSON, merge or strategic merge patch of the stored object. */
+  | { form: 'patch'; bytes: number; body: Uint8Array; patchType: PatchType; validation: FieldValidation; /** The object the URL names. */ name: string }
+  /** A server-side apply: the intent, merged by field ownership. */
+  | {
+      form: 'apply';
+      bytes: number;
+      body: Uint8Array;
+      cbor: boolean;
+      validation: FieldValidation;
+      manager: string;
+      force: boolean;
+      /** The object the URL names. */
+      name: string;
+      namespace: string | undefined;
+      subresource: string | undefined;
+    };
+
+/** YAML costs several times more per byte to decode than the other formats: it counts so much more. */
+const YAML_WEIGHT = 4;
+
+/** How many bytes' worth of work a body of `type` is, for the choice of thread. */
+export const bodyWeight = (bytes: number, type: BodyType | 'yaml-apply'): number => (type === 'yaml' || type === 'yaml-apply' ? bytes * YAML_WEIGHT : bytes);
+
+/** What a worker needs besides the form: the kind, and its field manager for an apply. */
+export interface InputContext {
+  def: KindDefinition;
+  fields: FieldManager;
+}
+
+/** The request's WriteInput: how to apply it here, and the form to ship to a worker. */
+export function writeInput(form: PortableForm, ctx: InputContext): WriteInput {
+  const portable: PortableInput & PortableForm = form;
+  switch (form.form) {
+    case 'body':
+      return { mutate: bodyMutation(form, ctx.def), portable };
+    case 'patch':
+      return { mutate: patchMutation(form, ctx.def), portable };
+    case 'apply':
+      return { mutate: applyMutation(form, ctx), portable };
+  }
+}
+
+const asBuffer = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+
+/**
+ * A body's object: decoded on the first call, which hands it over as it is; a later call (a lost
+ * race) decodes it again, so each attempt starts from the request's own object.
+ */
+function bodyMutation(form: PortableForm & { form: 'body' }, def: KindDefinition): Mutate {
+  let first: Decoded | undefined;
+  let used = false;
+  return (_current, warn) => {
+    const decoded = !used ? (first ??= decodeBody(asBuffer(form.body), form.type, def, form.validation)) : decodeBody(asBuffer(form.body), form.type, def, form.validation);
+    used = true;
+    for (const w of decoded.warnings) warn(w);
+    return decoded.obj;
+  };
+}
+
+/** A patch, parsed once (a malformed patch is refused before a missing object is reported). */
+function patchMutation(form: PortableForm & { form: 'patch' }, def: KindDefinition): Mutate {
+  let parsed: { patch: unknown; duplicates: string[] } | undefined;
+  const parse = () => {
+    if (parsed) return parsed;
+    const text = asBuffer(form.body).toString('utf8');
+    const patch = parseJson(text, 'error decoding patch');
+    // A strategic patch is decoded against the stored object, so its shape is checked there.
+    if (form.patchType === 'merge-patch' && !isPlainObject(patch)) throw errors.badRequest('error decoding patch: the patch must be a JSON object');
+    const duplicates = form.validation === 'Ignore' || form.patchType === 'json-patch' ? [] : findDuplicateKeys(text);
+    return (parsed = { patch, duplicates });
+  };
+  return (current, warn) => {
+    const { patch, duplicates } = parse();
+    if (!current) throw errors.notFound({ group: def.group, resource: def.resource }, form.name);
+    const patched =
+      form.patchType === 'json-patch'
+        ? applyJsonPatch(current, patch, { maxCopyBytes: MAX_REQUEST_BODY_BYTES })
+        : form.patchType === 'merge-patch'
+          ? applyMergePatch(current, patch)
+          : applyStrategicMergePatch(current, patch, def.schema);
+    // What a patch built is bounded (the request-body limit) before it is decoded further.
+    checkPatchResult(patched, MAX_REQUEST_BODY_BYTES);
+    const decoded = checkObject(patched, def, form.validation, duplicates);
+    for (const w of decoded.warnings) warn(w);
+    return decoded.obj;
+  };
+}
+
+/**
+ * Server-side apply: the intent (decoded once) merged into the live object, or creating it, owned
+ * by its manager; a conflict with another manager's field is 409 unless forced.
+ */
+function applyMutation(form: PortableForm & { form: 'apply' }, { def, fields }: InputContext): Mutate {
+  let decoded: { config: KObject; warnings: string[] } | undefined;
+  const decode = () => {
+    if (decoded) return decoded;
+    const body = asBuffer(form.body);
+    decoded = form.cbor ? decodeApplyConfigValue(decodeCborBody(body, 'error decoding CBOR'), def, form.validation) : decodeApplyConfig(body.toString('utf8'), def, form.validation);
+    const meta = decoded.config.metadata;
+    if (meta.name !== undefined && meta.name !== form.name) throw errors.badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${form.name})`);
+    if (def.namespaced && meta.namespace !== undefined && meta.namespace !== form.namespace)
+      throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    return decoded;
+  };
+  return (current, warn: Warn) => {
+    const { config, warnings } = decode();
+    for (const w of warnings) warn(w);
+    const intent = structuredClone(config);
+    intent.metadata.name ??= form.name;
+    if (def.namespaced) intent.metadata.namespace ??= form.namespace;
+    const merged = applyOrConflict(() => fields.apply(current, intent, form.manager, form.force, form.subresource));
+    if (!current) {
+      merged.metadata.name = form.name;
+      if (def.namespaced) merged.metadata.namespace = form.namespace;
+    }
+    checkPatchResult(merged, MAX_REQUEST_BODY_BYTES);
+    // The merged object is checked whole: required fields and value rules (unknown and duplicate
+    // fields were the intent's to report).
+    return checkObject(merged, def, 'Ignore', []).obj;
+  };
+}
+
+/** Apply's errors as Status: conflicts are 409 with one cause per field, bad input 400. */
+function applyOrConflict(run: () => KObject): KObject {
+  try {
+    return run();
+  } catch (e) {
+    if (e instanceof ApplyConflictError)
+      throw new StatusError(409, 'Conflict', e.message, { causes: e.causes.map((c) => ({ reason: c.type, message: c.message, field: c.field })) });
+    if (e instanceof SsaBadRequestError || e instanceof SsaTypeError || e instanceof ManagedFieldsError) throw errors.badRequest(e.message);
+    throw e;
+  }
+}

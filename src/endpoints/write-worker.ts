@@ -1,0 +1,46 @@
+// A write worker: prepares large writes (decoding the request, applying it to the stored object,
+// field ownership, validation, encoding) off the server's event loop, for the pool in
+// write-pool.ts. It builds the built-in kind definitions and their preparations itself, from the
+// same naming profile and feature gates as the server, so a job names its kind instead of carrying
+// a definition (definitions hold functions, which cannot cross threads).
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { namingProfile } from '../naming.ts';
+import { parseFeatureGates } from '../machinery/feature-gates.ts';
+import { isStatusError } from '../machinery/status.ts';
+import { builtinKinds } from '../registry/kinds/index.ts';
+import { DeclarativeValidation, type DeclarativeEvent } from '../registry/declarative-validation.ts';
+import { kindKey, linkSharedStorage, subresourcesOf, WritePreparation } from '../registry/preparation.ts';
+import { writeInput } from './write-inputs.ts';
+import type { WriteJob, WriteReply, WriteWorkerData } from './write-pool.ts';
+
+const data = workerData as WriteWorkerData;
+const gates = parseFeatureGates(data.featureGates);
+// Declarative validation's metrics and log lines go back with each answer, to be counted there.
+let events: DeclarativeEvent[] = [];
+let warnings: string[] = [];
+const declarative = DeclarativeValidation.recording(gates, (e) => events.push(e));
+const defs = builtinKinds(namingProfile(data.naming), gates, { componentHealth: async () => [] }).filter((d) => !d.computed);
+const preps = defs.map((d) => new WritePreparation(d, declarative));
+linkSharedStorage(preps);
+const byKind = new Map(preps.map((p) => [kindKey(p.def), { prep: p, subresources: subresourcesOf(p.def) }]));
+
+parentPort!.postMessage({ ready: true } satisfies WriteReply);
+parentPort!.on('message', (msg: WriteJob) => void run(msg).then((reply) => parentPort!.postMessage(reply)));
+
+async function run({ id, job, input }: WriteJob): Promise<WriteReply> {
+  events = [];
+  warnings = [];
+  const kind = byKind.get(job.kind);
+  try {
+    if (!kind) throw new Error(`no definition for ${job.kind}`);
+    const prepared = await kind.prep.prepare(job, writeInput(input, kind.prep).mutate, kind.subresources, (w) => warnings.push(w));
+    // The object stays here: the bytes are what the event loop stores and answers with.
+    if ('object' in prepared) delete prepared.object;
+    return { id, prepared, warnings, declarative: events };
+  } catch (e) {
+    return isStatusError(e)
+      ? { id, status: { code: e.code, reason: e.status.reason ?? 'BadRequest', message: e.message, details: e.status.details, headers: e.headers }, warnings, declarative: events }
+      : { id, failure: e instanceof Error ? e.message : String(e) };
+  }
+}

@@ -1,0 +1,322 @@
+// Preparing a write: everything the store computes between a request and the bytes it stores —
+// the request's object or mutation applied to the stored one, system fields, defaults, field
+// ownership, validation, the no-change check and the encoding. It is a pure function of the
+// stored bytes, the request and the kind's definition, so it runs on whichever thread is cheaper:
+// inline for the common small write, in a worker for a large one (the server's pool), where it
+// cannot hold the event loop. The store keeps only what needs shared state: admission and the
+// compare-and-swap write. docs/architecture.md ("Hostile input") has the design.
+
+import { randomUUID } from 'node:crypto';
+import type { KeyValue } from '../storage/interface.ts';
+import { generateName, nowTimestamp, unchangedByUpdate, type KObject } from '../machinery/meta.ts';
+import { errors, type QualifiedResource } from '../machinery/status.ts';
+import { apiVersionOf, storagePrefix, type KindDefinition, type SubresourceDefinition } from './definition.ts';
+import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
+import { FieldManager } from './field-manager.ts';
+import { StoredJson } from './stored-json.ts';
+import { ConvertedJson, type ObjectCodec } from './converted-json.ts';
+import type { DeclarativeValidation } from './declarative-validation.ts';
+import { ruleValidator, type RuleValidator } from './validation-rules.ts';
+
+/** Where a write's warnings go (the response's Warning headers). */
+export type Warn = (message: string) => void;
+
+/**
+ * What a write request asks for: the object to create, or what to make of the stored object
+ * (undefined when there is none). It is called again when a compare-and-swap loses a race.
+ */
+export type Mutate = (current: KObject | undefined, warn: Warn) => KObject | Promise<KObject>;
+
+/**
+ * A request's input as plain data (its body and options), from which a worker builds the same
+ * `Mutate` the handler built: the endpoints layer defines its forms and how they are built.
+ */
+export interface PortableInput {
+  readonly form: string;
+  /** The bytes the input carries (its body): with the stored object's, what decides the thread. */
+  readonly bytes: number;
+}
+
+/** A write's input: how to apply it here, and optionally the same input as data for a worker. */
+export interface WriteInput {
+  mutate: Mutate;
+  portable?: PortableInput;
+}
+
+export function isWriteInput(v: unknown): v is WriteInput {
+  return typeof v === 'object' && v !== null && typeof (v as { mutate?: unknown }).mutate === 'function';
+}
+
+/** What a write carries into its preparation, besides its input. */
+export interface PrepareOptions {
+  /** The field manager (managedFields); an apply computed them itself and says `applied`. */
+  manager?: string;
+  applied?: boolean;
+  subresource?: string;
+  /** An update of a missing object creates it (PUT of a kind that allows it, apply). */
+  allowCreate?: boolean;
+  /** The uid of the object the input gives is a precondition (a PUT's body). */
+  uidFromInput?: boolean;
+}
+
+/** One write to prepare, as data: what a worker receives with the input. */
+export interface PreparationJob {
+  /** The kind, as kindKey names it. */
+  kind: string;
+  namespace: string | undefined;
+  /** The object's name; absent for a create, whose name comes from its body. */
+  name?: string;
+  /** The stored object (an update), as its bytes and revision; absent for a create or when missing. */
+  stored?: { value: Uint8Array; revision: number };
+  opts: PrepareOptions;
+}
+
+/** A prepared write: what the store does with it on the event loop. */
+export type PreparedWrite =
+  /** Store this new object (a create, or an update that creates). */
+  | {
+      op: 'create';
+      bytes: Uint8Array;
+      object?: KObject;
+      /** Where it is stored (what admission and the storage key need without decoding it). */
+      meta: { name: string; namespace: string | undefined };
+      /** Its name was generated (another try may pick a free one). */
+      generated: boolean;
+    }
+  /** Replace the stored object with these bytes; `requestedRv` makes a lost race a conflict. */
+  | { op: 'update'; bytes: Uint8Array; object?: KObject; requestedRv?: string }
+  /** The update removed the last finalizer of a deleting object: delete it. */
+  | { op: 'delete'; bytes: Uint8Array; object?: KObject; requestedRv?: string }
+  /** The update changes nothing: no write, no event. */
+  | { op: 'unchanged' };
+
+/**
+ * Prepares writes off the event loop when they are large: undefined means prepare it here (too
+ * small to be worth a hand-off, or a kind the workers do not know).
+ */
+export interface PreparationOffload {
+  prepare(call: PreparationCall): Promise<PreparedWrite> | undefined;
+}
+
+/** One write to prepare, as the store hands it to an offload. */
+export interface PreparationCall {
+  job: PreparationJob;
+  input: WriteInput;
+  /** When the request must be answered by (epoch ms). */
+  deadline: number | undefined;
+  /** Where its warnings go, whether it succeeds or not. */
+  warn: Warn;
+  /** The same preparation on this thread (when no worker can run it). */
+  inline(): Promise<PreparedWrite>;
+}
+
+/** How a worker names a kind: its API version and kind, which the definitions keep unique. */
+export const kindKey = (d: Pick<KindDefinition, 'group' | 'version' | 'kind'>): string => `${apiVersionOf(d)}/${d.kind}`;
+
+/**
+ * One kind's write preparation: its codec, field manager, validation rules and declarative
+ * validation. The store holds one; a worker builds its own from the same definition.
+ */
+export class WritePreparation {
+  readonly qualified: QualifiedResource;
+  readonly json: ObjectCodec;
+  readonly fields: FieldManager;
+  /** The schema's validation rules, compiled once (a bad rule fails the server's start). */
+  private readonly rules: RuleValidator | undefined;
+
+  constructor(
+    readonly def: KindDefinition,
+    /** The server's declarative validation (gates, metrics); absent: hand-written checks only. */
+    private readonly declarative?: DeclarativeValidation,
+  ) {
+    const apiVersion = apiVersionOf(def);
+    this.qualified = { group: def.group, resource: def.resource };
+    this.json = def.storedAs ? new ConvertedJson(apiVersion, def.kind, def.storedAs) : new StoredJson(apiVersion, def.kind);
+    this.fields = new FieldManager(def);
+    this.rules = ruleValidator(def.schema);
+  }
+
+  /**
+   * `other` serves the objects this kind serves (the same storage, another group or version):
+   * managers recorded through it keep their fields when compared in its version.
+   */
+  sharesStorageWith(other: WritePreparation): void {
+    const toStored = (o: KObject): KObject => this.def.storedAs?.toStorage(o) ?? o;
+    const fromStored = (o: KObject): KObject => other.def.storedAs?.fromStorage(o) ?? o;
+    this.fields.addVersion(apiVersionOf(other.def), { schema: other.def.schema, convert: (o) => fromStored(toStored(o)) });
+  }
+
+  encode(obj: KObject): Uint8Array {
+    return this.json.encode(obj);
+  }
+
+  decode(kv: KeyValue, revision = kv.modRevision): KObject {
+    return this.json.encoded(kv, revision).copy();
+  }
+
+  /** The object stored as `value` at `revision`, as reads return it. */
+  decodeStored(value: Uint8Array, revision: number): KObject {
+    return this.decode({ key: '', value, createRevision: 0, modRevision: revision });
+  }
+
+  /** A new object from the bytes a preparation encoded for it (no resourceVersion yet). */
+  decodeNew(bytes: Uint8Array): KObject {
+    const obj = this.decodeStored(bytes, 0);
+    delete obj.metadata.resourceVersion;
+    return obj;
+  }
+
+  /**
+   * A new object, ready to store: its namespace from the request, a generated name, system fields,
+   * defaults, field ownership, validation. Throws the Status the create is refused with.
+   */
+  prepareCreate(namespace: string | undefined, obj: KObject, opts: PrepareOptions, warn: Warn): { obj: KObject; generated: boolean } {
+    const meta = obj.metadata;
+    if (this.def.namespaced) {
+      if (meta.namespace && namespace && meta.namespace !== namespace)
+        throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      meta.namespace = namespace ?? meta.namespace;
+      if (!meta.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    } else delete meta.namespace;
+    const generated = !meta.name && !!meta.generateName;
+    if (generated) meta.name = generateName(meta.generateName!);
+    this.def.strategy.defaults?.(obj);
+    if (opts.manager !== undefined && !opts.applied) this.fields.update(undefined, obj, opts.manager);
+    meta.uid = randomUUID();
+    meta.creationTimestamp = nowTimestamp();
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.resourceVersion;
+    if (this.def.tracksGeneration) meta.generation = 1;
+    else delete meta.generation;
+    this.def.strategy.prepareForCreate?.(obj);
+    dropEmptyMetadata(obj);
+    const handwritten = [...validateObjectMetaCreate(obj, this.def), ...(this.def.strategy.validate?.(obj) ?? [])];
+    const checked = this.declarative ? this.declarative.validate(this.def, 'create', obj, handwritten) : handwritten;
+    const errs = this.rules ? [...checked, ...this.rules.validate(obj, undefined, warn, checked)] : checked;
+    if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
+    for (const w of this.def.strategy.warnings?.(obj) ?? []) warn(w);
+    return { obj, generated };
+  }
+
+  /**
+   * A write of `input` over the stored object `stored` (absent: there is none): the object to
+   * create, the bytes to replace it with, a deletion, or nothing to do. The input is applied
+   * first, so a malformed request is refused before a missing object is reported, as
+   * kube-apiserver's update applies the request to an empty object first.
+   */
+  async prepare(job: PreparationJob, mutate: Mutate, subresources: ReadonlyMap<string, SubresourceDefinition>, warn: Warn): Promise<PreparedWrite> {
+    const { opts, namespace } = job;
+    const subresource = opts.subresource !== undefined ? subresources.get(opts.subresource) : undefined;
+    if (opts.subresource !== undefined && !subresource) throw new Error(`${this.def.kind} has no subresource ${opts.subresource}`);
+    if (job.name === undefined) {
+      const { obj, generated } = this.prepareCreate(namespace, await mutate(undefined, warn), opts, warn);
+      return { op: 'create', bytes: this.encode(obj), object: obj, meta: placeOf(obj), generated };
+    }
+    const name = job.name;
+    const old = job.stored && this.decodeStored(job.stored.value, job.stored.revision);
+    const wanted = await mutate(old && structuredClone(old), warn);
+    const uid = wanted.metadata.uid;
+    if (old && opts.uidFromInput && typeof uid === 'string') checkPreconditions(this.qualified, old, { uid });
+    if (!old) {
+      if (!opts.allowCreate || subresource) throw errors.notFound(this.qualified, name);
+      validateName(wanted, name, namespace, this.def);
+      const { obj } = this.prepareCreate(namespace, wanted, opts, warn);
+      return { op: 'create', bytes: this.encode(obj), object: obj, meta: placeOf(obj), generated: false };
+    }
+    const requestedRv = wanted.metadata.resourceVersion;
+    if (requestedRv && requestedRv !== old.metadata.resourceVersion) throw errors.staleUpdate(this.qualified, name);
+    validateName(wanted, name, namespace, this.def);
+    const obj = subresource ? subresource.apply(wanted, old) : wanted;
+    // An apply computed the managed fields on the request: a subresource's copy rule keeps them.
+    if (subresource && opts.applied) {
+      if (wanted.metadata.managedFields === undefined) delete obj.metadata.managedFields;
+      else obj.metadata = { ...obj.metadata, managedFields: wanted.metadata.managedFields };
+    }
+    this.def.strategy.defaults?.(obj);
+    if (opts.manager !== undefined && !opts.applied) this.fields.update(old, obj, opts.manager, opts.subresource);
+    this.prepareUpdate(obj, old, opts.subresource, warn);
+    // The last finalizer of a deleting object is gone: the object goes with it.
+    if (obj.metadata.deletionTimestamp && !obj.metadata.finalizers?.length && !this.def.strategy.pendingFinalization?.(obj))
+      return { op: 'delete', bytes: this.encode(obj), object: obj, requestedRv };
+    // Nothing changed (the uid or namespace a patch dropped was filled in again, keys came back
+    // in another order, only a manager's timestamp moved): no write, no event, the same version.
+    if (unchangedByUpdate(obj, old)) return { op: 'unchanged' };
+    const bytes = this.encode(obj);
+    if (Buffer.compare(bytes, job.stored!.value) === 0) return { op: 'unchanged' };
+    return { op: 'update', bytes, object: obj, requestedRv };
+  }
+
+  /** System fields the client cannot change, strategy hooks and validation (BeforeUpdate). */
+  private prepareUpdate(obj: KObject, old: KObject, subresource: string | undefined, warn: Warn): void {
+    const viaSubresource = subresource !== undefined;
+    const meta = obj.metadata;
+    const oldMeta = old.metadata;
+    meta.uid ||= oldMeta.uid;
+    meta.creationTimestamp = oldMeta.creationTimestamp;
+    // An update never removes or moves a deletion under way; setting one (or another grace period)
+    // is refused by validation as a change to an immutable field, as in kube-apiserver.
+    if (oldMeta.deletionTimestamp) meta.deletionTimestamp = oldMeta.deletionTimestamp;
+    if (oldMeta.deletionGracePeriodSeconds !== undefined && (meta.deletionGracePeriodSeconds === undefined || meta.deletionGracePeriodSeconds === null))
+      meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
+    if (this.def.tracksGeneration) meta.generation = oldMeta.generation ?? 1;
+    else delete meta.generation;
+    if (meta.namespace === undefined && this.def.namespaced) meta.namespace = oldMeta.namespace;
+    // A subresource's own copy rule decides what changes; the main resource's hook would undo it.
+    if (!viaSubresource) this.def.strategy.prepareForUpdate?.(obj, old);
+    dropEmptyMetadata(obj);
+    if (this.def.tracksGeneration && specChanged(obj, old)) meta.generation = (oldMeta.generation ?? 1) + 1;
+    const handwritten = [...validateObjectMetaUpdate(obj, old, this.def), ...(this.def.strategy.validateUpdate?.(obj, old) ?? [])];
+    const checked = this.declarative ? this.declarative.validate(this.def, 'update', obj, handwritten, subresource) : handwritten;
+    const errs = this.rules ? [...checked, ...this.rules.validate(obj, old, warn, checked)] : checked;
+    if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
+    if (!viaSubresource) for (const w of this.def.strategy.warnings?.(obj, old) ?? []) warn(w);
+  }
+}
+
+const placeOf = (obj: KObject): { name: string; namespace: string | undefined } => ({ name: obj.metadata.name!, namespace: obj.metadata.namespace });
+
+/**
+ * Links the preparations of kinds kept under one storage prefix (a kind served in two groups),
+ * so each records and compares field ownership in the other's version too.
+ */
+export function linkSharedStorage(preps: readonly WritePreparation[]): void {
+  const seen: WritePreparation[] = [];
+  for (const p of preps) {
+    for (const sibling of seen.filter((s) => storagePrefix(s.def) === storagePrefix(p.def))) {
+      sibling.sharesStorageWith(p);
+      p.sharesStorageWith(sibling);
+    }
+    seen.push(p);
+  }
+}
+
+/** The subresources of a kind, by name. */
+export function subresourcesOf(def: KindDefinition): ReadonlyMap<string, SubresourceDefinition> {
+  return new Map((def.subresources ?? []).map((s) => [s.name, s]));
+}
+
+export function checkPreconditions(r: QualifiedResource, obj: KObject, pre: { uid?: string; resourceVersion?: string } | undefined): void {
+  if (!pre) return;
+  if (pre.uid && pre.uid !== obj.metadata.uid)
+    throw errors.conflict(r, obj.metadata.name ?? '', `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata.uid}`);
+  if (pre.resourceVersion && pre.resourceVersion !== obj.metadata.resourceVersion)
+    throw errors.conflict(
+      r,
+      obj.metadata.name ?? '',
+      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion}`,
+    );
+}
+
+/** Empty maps and lists in metadata are not kept (Go's omitempty, which clients expect). */
+function dropEmptyMetadata(obj: KObject): void {
+  const meta = obj.metadata;
+  for (const f of ['labels', 'annotations'] as const) if (meta[f] && Object.keys(meta[f]).length === 0) delete meta[f];
+  for (const f of ['finalizers', 'ownerReferences', 'managedFields'] as const) if (Array.isArray(meta[f]) && meta[f].length === 0) delete meta[f];
+}
+
+/** Whether anything outside metadata and status differs (what bumps `metadata.generation`). */
+function specChanged(obj: KObject, old: KObject): boolean {
+  const strip = ({ metadata: _m, status: _s, ...rest }: KObject) => JSON.stringify(rest);
+  return strip(obj) !== strip(old);
+}
