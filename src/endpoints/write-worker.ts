@@ -8,6 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { namingProfile } from '../naming.ts';
 import { parseFeatureGates } from '../machinery/feature-gates.ts';
 import { isStatusError } from '../machinery/status.ts';
+import { WarningRecorder } from '../request/context.ts';
 import { builtinKinds } from '../registry/kinds/index.ts';
 import { DeclarativeValidation, type DeclarativeEvent } from '../registry/declarative-validation.ts';
 import { kindKey, linkSharedStorage, subresourcesOf, WritePreparation } from '../registry/preparation.ts';
@@ -18,7 +19,9 @@ const data = workerData as WriteWorkerData;
 const gates = parseFeatureGates(data.featureGates);
 // Declarative validation's metrics and log lines go back with each answer, to be counted there.
 let events: DeclarativeEvent[] = [];
-let warnings: string[] = [];
+// Warnings are recorded here as the server's recorder records them (each text once, a bounded
+// total), so a body of a hundred thousand unknown fields sends back only what can be shown.
+let warnings = new WarningRecorder();
 const declarative = DeclarativeValidation.recording(gates, (e) => events.push(e));
 const defs = builtinKinds(namingProfile(data.naming), gates, { componentHealth: async () => [] }).filter((d) => !d.computed);
 const preps = defs.map((d) => new WritePreparation(d, declarative));
@@ -30,17 +33,17 @@ parentPort!.on('message', (msg: WriteJob) => void run(msg).then((reply) => paren
 
 async function run({ id, job, input }: WriteJob): Promise<WriteReply> {
   events = [];
-  warnings = [];
+  warnings = new WarningRecorder();
   const kind = byKind.get(job.kind);
   try {
     if (!kind) throw new Error(`no definition for ${job.kind}`);
-    const prepared = await kind.prep.prepare(job, writeInput(input, kind.prep).mutate, kind.subresources, (w) => warnings.push(w));
+    const prepared = await kind.prep.prepare(job, writeInput(input, kind.prep).mutate, kind.subresources, (w) => warnings.add(w));
     // The object stays here: the bytes are what the event loop stores and answers with.
     if ('object' in prepared) delete prepared.object;
-    return { id, prepared, warnings, declarative: events };
+    return { id, prepared, warnings: warnings.messages, declarative: events };
   } catch (e) {
     return isStatusError(e)
-      ? { id, status: { code: e.code, reason: e.status.reason ?? 'BadRequest', message: e.message, details: e.status.details, headers: e.headers }, warnings, declarative: events }
+      ? { id, status: { code: e.code, reason: e.status.reason ?? 'BadRequest', message: e.message, details: e.status.details, headers: e.headers }, warnings: warnings.messages, declarative: events }
       : { id, failure: e instanceof Error ? e.message : String(e) };
   }
 }
