@@ -84,7 +84,7 @@ describe('create', () => {
     });
     assert.deepEqual(causes(r), [
       // A rule on spec, reported at its fieldPath, its message from messageExpression.
-      ['FieldValueInvalid', 'spec.replicas', 'Invalid value: "object": replicas exceed maxReplicas'],
+      ['FieldValueInvalid', 'spec.replicas', 'Invalid value: "object": replicas 5 exceeds 3'],
       // Strings: the rule's message, else `failed rule: <rule>`.
       ['FieldValueInvalid', 'spec.name', 'Invalid value: "string": must be at most 10 characters'],
       ['FieldValueInvalid', 'spec.name', `Invalid value: "string": failed rule: self.matches('^[a-z]+$')`],
@@ -100,14 +100,14 @@ describe('create', () => {
       // reason Duplicate shows the schema type, not a message.
       ['FieldValueDuplicate', 'spec.steps', 'Duplicate value: "array"'],
       // A map and its values (keys in brackets).
-      ['FieldValueInvalid', 'spec.labels', 'Invalid value: "object": keys must start with x-, not y'],
+      ['FieldValueInvalid', 'spec.labels', 'Invalid value: "object": keys must start with x-, found y'],
       ['FieldValueInvalid', 'spec.labels[y]', 'Invalid value: "string": must not be empty'],
       // optionalOldSelf: the transition rule runs on create with oldSelf none.
       ['FieldValueInvalid', 'spec.stage', 'Invalid value: "string": stage must start at alpha'],
       // An empty messageExpression result falls back to the message.
       ['FieldValueInvalid', 'spec.note', 'Invalid value: "string": note must not be bad'],
     ]);
-    assert.match(r.body.message, /^RuleTest\.rules\.example\.com "bad" is invalid: \[spec\.replicas: Invalid value: "object": replicas exceed maxReplicas, spec\.name: /);
+    assert.match(r.body.message, /^RuleTest\.rules\.example\.com "bad" is invalid: \[spec\.replicas: Invalid value: "object": replicas 5 exceeds 3, spec\.name: /);
     assert.equal((await api(server, 'GET', `${base}/bad`)).status, 404);
   });
 
@@ -162,7 +162,7 @@ describe('update, patch and apply run the rules', () => {
       // Map-list items are matched by key, not position.
       ['FieldValueInvalid', 'spec.ports[1]', 'Invalid value: "object": port is immutable'],
       ['FieldValueInvalid', 'spec.frozen[a]', 'Invalid value: "string": values are immutable'],
-      ['FieldValueInvalid', 'spec.stage', 'Invalid value: "string": stage may not go back to alpha'],
+      ['FieldValueInvalid', 'spec.stage', 'Invalid value: "string": stage may not go back from beta'],
     ]));
     const stored = await api(server, 'GET', `${base}/upd`);
     assert.equal(stored.body.metadata.resourceVersion, rv);

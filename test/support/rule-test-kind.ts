@@ -54,7 +54,7 @@ const spec: Schema = obj(
       {
         maxProperties: 16,
         additionalProperties: str({ maxLength: 63, 'x-kubernetes-validations': [{ rule: 'self.size() > 0', message: 'must not be empty' }] }),
-        'x-kubernetes-validations': [{ rule: "self.all(k, k.startsWith('x-'))", messageExpression: "self.exists(k, k.startsWith('y')) ? 'keys must start with x-, not y' : 'keys must start with x-'" }],
+        'x-kubernetes-validations': [{ rule: "self.all(k, k.startsWith('x-'))", messageExpression: "'keys must start with x-, found %s'.format([self.filter(k, !k.startsWith('x-'))[0]])" }],
       },
     ),
     // Map values correlated by key: existing values may not change, new ones may be added.
@@ -67,7 +67,7 @@ const spec: Schema = obj(
       'x-kubernetes-validations': [
         {
           rule: "oldSelf.hasValue() ? self >= oldSelf.value() : self == 'alpha'",
-          messageExpression: "oldSelf.hasValue() ? 'stage may not go back to ' + self : 'stage must start at alpha'",
+          messageExpression: "oldSelf.hasValue() ? 'stage may not go back from %s'.format([oldSelf.value()]) : 'stage must start at alpha'",
           optionalOldSelf: true,
         },
       ],
@@ -79,7 +79,7 @@ const spec: Schema = obj(
   },
   {
     'x-kubernetes-validations': [
-      { rule: '!has(self.replicas) || !has(self.maxReplicas) || self.replicas <= self.maxReplicas', messageExpression: "self.replicas > 2 * self.maxReplicas ? 'replicas far exceed maxReplicas' : 'replicas exceed maxReplicas'", fieldPath: '.replicas' },
+      { rule: '!has(self.replicas) || !has(self.maxReplicas) || self.replicas <= self.maxReplicas', messageExpression: "'replicas %d exceeds %d'.format([self.replicas, self.maxReplicas])", fieldPath: '.replicas' },
     ],
   },
 );
