@@ -121,6 +121,17 @@ describe('create', () => {
     assert.deepEqual(cs.slice(1), [['FieldValueInvalid', '<nil>', 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation']]);
   });
 
+  test('errors of other validation that do not block (an invalid name) let the rules run, in the same 422', async () => {
+    const r = await api(server, 'POST', base, object('BAD_NAME', { name: 'ABC' }));
+    assert.deepEqual(
+      causes(r).map(([reason, field]) => [reason, field]),
+      [
+        ['FieldValueInvalid', 'metadata.name'],
+        ['FieldValueInvalid', 'spec.name'],
+      ],
+    );
+  });
+
   test('int-or-string: numbers and names', async () => {
     assert.equal((await create('port-int', { port: 8080 })).status, 201);
     assert.equal((await create('port-name', { port: 'http' })).status, 201);
