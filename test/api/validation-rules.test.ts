@@ -132,6 +132,21 @@ describe('create', () => {
     );
   });
 
+  test('allOf: the rules of each entry run at the node, those of its properties at theirs', async () => {
+    assert.equal((await create('window-ok', { window: { start: 2, end: 10 } })).status, 201);
+    assert.deepEqual(sorted(causes(await create('window-bad', { window: { start: 7, end: 4 } }))), [
+      ['FieldValueInvalid', 'spec.window', 'Invalid value: "object": start must not be after end'],
+      ['FieldValueInvalid', 'spec.window.start', 'Invalid value: "integer": start must be even'],
+    ]);
+  });
+
+  test('allOf: value validations of an entry are checked like the node’s own', async () => {
+    assert.deepEqual(causes(await create('window-range', { window: { start: -2, end: 200 } })), [
+      ['FieldValueInvalid', 'spec.window.start', 'Invalid value: -2: must be greater than or equal to 0'],
+      ['FieldValueInvalid', 'spec.window.end', 'Invalid value: 200: must be less than or equal to 100'],
+    ]);
+  });
+
   test('int-or-string: numbers and names', async () => {
     assert.equal((await create('port-int', { port: 8080 })).status, 201);
     assert.equal((await create('port-name', { port: 'http' })).status, 201);

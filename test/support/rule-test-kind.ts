@@ -1,6 +1,7 @@
 // A test-only kind whose schema carries validation rules (x-kubernetes-validations) on every kind
 // of node: strings, integers, int-or-string, map-type and set-type lists and their items, atomic
-// lists, maps and their values, and transition rules (with and without optionalOldSelf). Served
+// lists, maps and their values, allOf entries, and transition rules (with and without
+// optionalOldSelf). Served
 // only by servers started with `extraKinds: [ruleTestKind]`.
 
 import { ALL_VERBS, type KindDefinition } from '../../src/registry/definition.ts';
@@ -74,6 +75,18 @@ const spec: Schema = obj(
     }),
     // A message expression that gives an empty string falls back to the message.
     note: str({ 'x-kubernetes-validations': [{ rule: "self != 'bad'", message: 'note must not be bad', messageExpression: "''" }] }),
+    // allOf: rules and value validations the value must also satisfy, checked at the same node
+    // (a rule in an entry sees `self` of the node's type; an entry's properties apply where the
+    // node declares them).
+    window: obj(
+      { start: int64(), end: int64() },
+      {
+        allOf: [
+          { 'x-kubernetes-validations': [{ rule: '!has(self.start) || !has(self.end) || self.start <= self.end', message: 'start must not be after end' }] },
+          { properties: { start: { minimum: 0, 'x-kubernetes-validations': [{ rule: 'self % 2 == 0', message: 'start must be even' }] }, end: { maximum: 100 } } },
+        ],
+      },
+    ),
     // Expensive rules: stopped by the per-call cost limit.
     items: arr(str({ maxLength: 8 }), { maxItems: ITEMS_MAX_ITEMS, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, self.all(z, x != y || y == z || true)))' }] }),
   },
