@@ -301,10 +301,16 @@ class Estimator {
       }
       case 'string':
       case 'bytes': {
-        if (!subject || !isText(subject)) return fixed(1);
+        // Only string(bytes) and bytes(string) have a price and a result size in cel-go; every other
+        // conversion (string(int), string(timestamp), string(string), …) costs 1 and its result's
+        // size is unknown. A dyn argument may be either, so the estimate covers both overloads.
+        const from = name === 'string' ? 'bytes' : 'string';
+        const argType = subject?.checkedType;
+        if (!subject || (argType?.name !== from && argType?.kind !== 'dyn')) return fixed(1);
         const s = size(subject);
         this.sizes.set(node, name === 'bytes' ? { min: s.min, max: sat(s.max * 4) } : { min: Math.floor(s.min / 4), max: s.max });
-        return factor(s, TRAVERSAL);
+        const traversal = factor(s, TRAVERSAL);
+        return argType.kind === 'dyn' ? union(traversal, fixed(1)) : traversal;
       }
       case 'quote': {
         const s = size(subject);

@@ -7,11 +7,14 @@
 //    and duration and timestamp literals are validated (Kubernetes' literal validators);
 //  - `==`, `!=` and `+` on lists learn the contract's list types: a list with
 //    x-kubernetes-list-type=set or =map compares without regard to order and concatenates as a
-//    union or a keyed merge (its runtime value carries its list type, see schema-values.ts).
+//    union or a keyed merge (its runtime value carries its list type, see schema-values.ts);
+//  - where cel-js answers differently from cel-go at run time, cel-go's answer: a uint list
+//    index, a map literal repeating a key, a selection on a present optional's scalar, string()
+//    of bytes that are not UTF-8.
 // cel-js' AST nodes are plain objects with public `op`, `args` and `meta`; the interface below is
 // the part of them this file relies on.
 
-import { EvaluationError } from '@marcbachmann/cel-js';
+import { EvaluationError, Optional } from '@marcbachmann/cel-js';
 import { UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import { OVERRIDE_SUFFIX, position, type CelIssue } from './errors.ts';
 import { OVERRIDDEN_STRING_METHODS } from './library/strings.ts';
@@ -141,6 +144,22 @@ const MIN_INT = -(1n << 63n);
 export function rewriteAfterCheck(root: AstNode): void {
   walk(root, (node) => {
     if (priceMacro(node)) return;
+    if (node.op === 'map' && Array.isArray(node.args) && node.args.length > 1) return refuseRepeatedKeys(node);
+    if (node.op === '[]' && (node.left?.checkedType?.kind === 'list' || node.left?.checkedType?.kind === 'dyn')) {
+      // cel-go indexes a list by a uint too (`[7, 8][dyn(0u)]`); cel-js only by an int or a double.
+      return binary(node, (l, r, ast, ev) => ast.handle!(l, r instanceof UnsignedInt && (Array.isArray(l) || l instanceof Set) ? r.valueOf() : r, ast, ev), false);
+    }
+    if ((node.op === '.' || node.op === '[]') && node.left?.checkedType?.kind === 'optional') {
+      // A present optional's value is selected as itself: a field of a null, a number or a string
+      // is an error in cel-go, where cel-js answers none.
+      node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
+        const target = ev.run(ast.left!, ctx);
+        if (target instanceof Optional && target.hasValue() && !isContainer(target.value())) throw new EvaluationError('no such key');
+        // As cel-js' own evaluation, from the operand's value.
+        return ast.handle!(target, ast.op === '.' ? ast.right : ev.run(ast.right!, ctx), ast, ev);
+      });
+      return;
+    }
     if (node.op === '-_' && node.checkedType?.kind === 'dyn') {
       const negate = node.meta.evaluate;
       node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => RANGES.int!(negate(ev, ast, ctx)));
@@ -176,6 +195,7 @@ export function rewriteAfterCheck(root: AstNode): void {
       return;
     }
     if (node.op === 'call' || node.op === 'rcall') priceCall(node);
+    if (node.op === 'call' && (node.args as [string])[0] === 'string') refuseInvalidUtf8(node);
     const range = RANGES[node.checkedType?.name ?? ''];
     if (range && CHECKED_OPS.has(node.op)) {
       const compute = node.meta.evaluate;
@@ -215,16 +235,68 @@ type Combine = (l: unknown, r: unknown, ast: AstNode, ev: Evaluator) => unknown;
  * Gives a binary operator its evaluation: both operands, then (when cost is tracked) the price
  * cel-go gives the operator on them, then `combine`. The node itself costs nothing more.
  */
-function binary(node: AstNode, combine: Combine): void {
+function binary(node: AstNode, combine: Combine, priced = true): void {
   const op = node.op;
-  node.costUnits = 0;
+  if (priced) node.costUnits = 0;
   node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
     const l = ev.run(ast.left!, ctx);
     const r = ev.run(ast.right!, ctx);
-    const tracker = activeTracker();
+    const tracker = priced ? activeTracker() : undefined;
     if (tracker !== undefined) tracker.add(operatorPrice(op, l, r));
     return combine(l, r, ast, ev);
   });
+}
+
+/** Values whose fields or entries can be selected: maps and objects, lists (by index). */
+function isContainer(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && !(v instanceof Uint8Array) && !(v instanceof Date);
+}
+
+/**
+ * A map literal whose entries repeat a key fails when it is evaluated, as in cel-go ("Failed with
+ * repeated key"; keys equal across numeric types count: `{0: 1, 0u: 2}`). cel-js keeps the last.
+ */
+function refuseRepeatedKeys(node: AstNode): void {
+  const entries = node.args as [AstNode, AstNode][];
+  const build = node.meta.evaluate;
+  node.setMeta('evaluate', (ev: Evaluator, ast: AstNode, ctx: unknown) => {
+    const keys: unknown[] = [];
+    const values: unknown[] = [];
+    for (const [k, v] of entries) {
+      const key = ev.run(k, ctx);
+      if (key instanceof Promise) return build(ev, ast, ctx);
+      if (keys.some((x) => celEquals(x, key))) throw new EvaluationError('Failed with repeated key');
+      keys.push(key);
+      values.push(ev.run(v, ctx));
+    }
+    if (values.some((x) => x instanceof Promise)) return build(ev, ast, ctx);
+    // The object cel-js builds for a map literal (keys as property names, never the prototype's).
+    const out: Record<string, unknown> = {};
+    keys.forEach((k, i) => {
+      const name = String(k);
+      if (name !== '__proto__' && name !== 'constructor' && name !== 'prototype') out[name] = values[i];
+    });
+    return out;
+  });
+}
+
+/** string(bytes) of bytes that are not UTF-8 fails, as in cel-go; cel-js substitutes U+FFFD. */
+function refuseInvalidUtf8(node: AstNode): void {
+  const handle = node.handle as unknown as Handle | undefined;
+  if (handle === undefined) return;
+  const strict = new TextDecoder('utf-8', { fatal: true });
+  const guarded: Handle = (values, a, b) => {
+    const v = values[0];
+    if (v instanceof Uint8Array) {
+      try {
+        strict.decode(v);
+      } catch {
+        throw new EvaluationError('invalid UTF-8');
+      }
+    }
+    return handle(values, a, b);
+  };
+  node.handle = guarded as unknown as AstNode['handle'];
 }
 
 type Handle = (values: unknown[], a: unknown, b: unknown) => unknown;

@@ -239,6 +239,11 @@ interface Node {
   item: boolean;
   /** Errors computed by the parent list (duplicates, missing keys), emitted in document order. */
   pre?: FieldError[];
+  /**
+   * A value validation under `allOf`: it checks the value a second time against the entry's
+   * constraints, walks only the keys the entry describes, and records no unknown fields.
+   */
+  nested?: boolean;
 }
 
 /** Work items: a node to validate, or (a bare string) the path of an unknown field to record. */
@@ -269,6 +274,10 @@ export function validateAgainstSchema(value: unknown, schema: Schema, options: {
       continue;
     }
     if (v === null || v === undefined) continue; // untyped schema: null is as good as anything
+    if (s.allOf !== undefined) {
+      // Kubernetes validates each allOf entry against the same value, at the same path.
+      for (let i = s.allOf.length - 1; i >= 0; i--) stack.push({ value: v, schema: s.allOf[i]!, path, depth, item: work.item, nested: true });
+    }
 
     if (typeof v !== 'object') {
       validateScalar(v, s, path, errors);
@@ -285,12 +294,12 @@ export function validateAgainstSchema(value: unknown, schema: Schema, options: {
       const items = s.items;
       if (items === undefined || v.length === 0) continue;
       if (depth >= MAX_SCHEMA_DEPTH) {
-        errors.push(fieldError.invalid(path, '…', 'nesting too deep'));
+        if (!work.nested) errors.push(fieldError.invalid(path, '…', 'nesting too deep'));
         continue;
       }
       const pre = listErrors(v, s, path);
       for (let i = 0; i < v.length; i++) {
-        const node: Node = { value: v[i], schema: items, path: child(path, i), depth: depth + 1, item: true };
+        const node: Node = { value: v[i], schema: items, path: child(path, i), depth: depth + 1, item: true, nested: work.nested };
         if (pre?.[i] !== undefined) node.pre = pre[i];
         next.push(node);
       }
@@ -308,6 +317,20 @@ export function validateAgainstSchema(value: unknown, schema: Schema, options: {
           // Kubernetes defaults while decoding).
           if (isAbsent(own(obj, name), prop) && prop?.default === undefined) errors.push(fieldError.required(child(path, name)));
         }
+      }
+      if (work.nested) {
+        // Only the keys the entry describes; the node's own walk reports unknown fields (and too
+        // deep a nesting).
+        if (depth >= MAX_SCHEMA_DEPTH) continue;
+        for (const [key, sub] of Object.entries(s.properties ?? {})) {
+          if (Object.hasOwn(obj, key)) next.push({ value: obj[key], schema: sub, path: child(path, key), depth: depth + 1, item: false, nested: true });
+        }
+        const values = s.additionalProperties;
+        if (values !== undefined) {
+          for (const key of Object.keys(obj)) if (!Object.hasOwn(s.properties ?? {}, key)) next.push({ value: obj[key], schema: values, path: child(path, key), depth: depth + 1, item: false, nested: true });
+        }
+        while (next.length > 0) stack.push(next.pop() as Work);
+        continue;
       }
       if (!walksKeys(s)) continue;
       const keys = Object.keys(obj);

@@ -58,6 +58,13 @@ export interface Schema {
   'x-kubernetes-patch-merge-key'?: string;
   /** Expression rules the value at this node must satisfy (evaluated with `self` of its type). */
   'x-kubernetes-validations'?: ValidationRule[];
+  /**
+   * More value validations the value must also satisfy, as a structural schema's `allOf`: each entry
+   * restricts values (bounds, `pattern`, `enum`, `required`, rules) but declares no type or structure
+   * of its own; its `properties`, `items` and `additionalProperties` apply only where the node itself
+   * declares them.
+   */
+  allOf?: Schema[];
 }
 
 /** Why a failed validation rule is reported: the type of its field error (default FieldValueInvalid). */

@@ -14,6 +14,10 @@
 //   detail the string `messageExpression` gives, else `message`, else `failed rule: <rule>` (a
 //   message expression that fails, or gives an empty or over-long text or one with line breaks,
 //   falls back to `message`).
+// - The rules of `allOf` entries run at their node, after its own rules and before its children,
+//   with `self` of the node's type; an entry's properties and items reach only what the node
+//   declares; errors inside an entry ratchet by the node's nearest correlated ancestor only.
+//   Custom resources (`nestedRules: false`) may not write rules there, as in Kubernetes.
 // - The rules do not run when other validation found the object malformed (a missing,
 //   unsupported, too long or mistyped value); one error says so.
 // - Ratcheting (Kubernetes' CRDValidationRatcheting, on by default): on update, a false rule that
@@ -59,6 +63,8 @@ interface RuleNode {
   properties?: Map<string, RuleNode>;
   items?: RuleNode;
   values?: RuleNode;
+  /** The rules under the node's `allOf` entries, checked against the same value. */
+  allOf?: RuleNode[];
 }
 
 /** The estimated costs of a schema's rules as they are compiled: the limit, the running total, the refusals. */
@@ -66,6 +72,26 @@ interface CostTally {
   limit: number;
   total: number;
   problems: string[];
+  /** Rules may be written under `allOf` (else they are refused, as in a custom resource's schema). */
+  nestedRules: boolean;
+}
+
+/** Kubernetes' refusal of rules under allOf, anyOf, oneOf or not in a structural schema. */
+export const NESTED_RULES_FORBIDDEN = 'must be empty to be structural';
+
+/** Whether an allOf entry (or anything under it) carries rules. */
+function hasRules(s: Schema): boolean {
+  if (s['x-kubernetes-validations']?.length) return true;
+  return Object.values(s.properties ?? {}).some(hasRules) || (s.items !== undefined && hasRules(s.items)) || (s.additionalProperties !== undefined && hasRules(s.additionalProperties)) || (s.allOf ?? []).some(hasRules);
+}
+
+/** Refuses every rule under an allOf entry, at Kubernetes' field path. */
+function refuseNestedRules(s: Schema, at: string, tally: CostTally): void {
+  if (s['x-kubernetes-validations']?.length) tally.problems.push(`${at}.x-kubernetes-validations: Forbidden: ${NESTED_RULES_FORBIDDEN}`);
+  for (const [name, p] of Object.entries(s.properties ?? {})) refuseNestedRules(p, `${at}.properties[${name}]`, tally);
+  if (s.items) refuseNestedRules(s.items, `${at}.items`, tally);
+  if (s.additionalProperties) refuseNestedRules(s.additionalProperties, `${at}.additionalProperties`, tally);
+  (s.allOf ?? []).forEach((e, i) => refuseNestedRules(e, `${at}.allOf[${i}]`, tally));
 }
 
 /**
@@ -75,27 +101,45 @@ interface CostTally {
  * maxProperties of the lists and maps above it, or their estimates from the request size), is at
  * most the per-expression limit, and all of them together at most the per-schema limit.
  */
-function buildNode(schema: Schema, resourceRoot: boolean, at: string, cardinality: number, tally: CostTally): RuleNode | undefined {
-  const rules = compileRules(schema, { resourceRoot, at });
+function buildNode(schema: Schema, resourceRoot: boolean, at: string, cardinality: number, tally: CostTally, validation: Schema = schema): RuleNode | undefined {
+  // The rules of an allOf entry are compiled in the node's environment (`self` of the node's type),
+  // as Kubernetes compiles them against the node's structural schema.
+  const own = validation['x-kubernetes-validations'];
+  const rulesSchema = validation === schema || !own?.length ? schema : { ...schema, 'x-kubernetes-validations': own };
+  const rules = validation === schema || own?.length ? compileRules(rulesSchema, { resourceRoot, at }) : [];
   for (const c of rules) {
-    const where = `${at}.x-kubernetes-validations[${schema['x-kubernetes-validations']!.indexOf(c.rule)}]`;
+    const where = `${at}.x-kubernetes-validations[${own!.indexOf(c.rule)}]`;
     tally.total = Math.min(Number.MAX_SAFE_INTEGER, tally.total + estimateCost(c.program, c.env).max * cardinality);
     const failures = [checkEstimatedCost(c.program, c.env, `${where}.rule`, { cardinality, limit: tally.limit })];
     if (c.messageProgram)
       failures.push(checkEstimatedCost(c.messageProgram, c.env, `${where}.messageExpression`, { cardinality, limit: tally.limit, costName: 'estimated messageExpression cost' }));
     for (const f of failures) if (f) tally.problems.push(`${f.field}: Forbidden: ${f.message}`);
   }
+  // Children: those the validation schema describes, where the node declares them too (an allOf
+  // entry's properties off the node's structure carry nothing to check).
   let properties: Map<string, RuleNode> | undefined;
-  for (const [name, p] of Object.entries(schema.properties ?? {})) {
-    const n = buildNode(p, p['x-kubernetes-embedded-resource'] === true, `${at}.properties[${name}]`, cardinality, tally);
+  for (const [name, vp] of Object.entries(validation.properties ?? {})) {
+    const p = schema.properties?.[name];
+    if (p === undefined || !Object.hasOwn(schema.properties!, name)) continue;
+    const n = buildNode(p, p['x-kubernetes-embedded-resource'] === true, `${at}.properties[${name}]`, cardinality, tally, validation === schema ? p : vp);
     if (n) (properties ??= new Map()).set(name, n);
   }
   const below = (container: Schema) => Math.min(Number.MAX_SAFE_INTEGER, cardinality * Math.max(1, schemaBounds(container)?.maxElements ?? 1));
-  const items = schema.items ? buildNode(schema.items, schema.items['x-kubernetes-embedded-resource'] === true, `${at}.items`, below(schema), tally) : undefined;
+  const it = schema.items;
+  const items = it && validation.items ? buildNode(it, it['x-kubernetes-embedded-resource'] === true, `${at}.items`, below(schema), tally, validation === schema ? it : validation.items) : undefined;
   const ap = schema.additionalProperties;
-  const values = ap ? buildNode(ap, ap['x-kubernetes-embedded-resource'] === true, `${at}.additionalProperties`, below(schema), tally) : undefined;
-  if (rules.length === 0 && !properties && !items && !values) return undefined;
-  return { schema, rules, properties, items, values };
+  const vap = validation.additionalProperties;
+  const values = ap && vap ? buildNode(ap, ap['x-kubernetes-embedded-resource'] === true, `${at}.additionalProperties`, below(schema), tally, validation === schema ? ap : vap) : undefined;
+  let allOf: RuleNode[] | undefined;
+  (validation.allOf ?? []).forEach((entry, i) => {
+    const where = `${at}.allOf[${i}]`;
+    if (!tally.nestedRules) return refuseNestedRules(entry, where, tally);
+    if (!hasRules(entry)) return;
+    const n = buildNode(schema, resourceRoot, where, cardinality, tally, entry);
+    if (n) (allOf ??= []).push(n);
+  });
+  if (rules.length === 0 && !properties && !items && !values && !allOf) return undefined;
+  return { schema, rules, properties, items, values, allOf };
 }
 
 export interface RuleCostLimits {
@@ -107,11 +151,17 @@ export interface RuleCostLimits {
   estimated?: number;
   /** The estimated worst-case cost of all rules of the schema together (default STATIC_ESTIMATED_TOTAL_COST_LIMIT). */
   estimatedTotal?: number;
+  /**
+   * Whether rules may be written under `allOf` (default true, as Kubernetes allows for the
+   * declarative validation of built-in types); false refuses them as a custom resource's
+   * structural schema refuses them ("must be empty to be structural").
+   */
+  nestedRules?: boolean;
 }
 
 /** The rules of a kind's schema, compiled; undefined when the schema has none. Throws RuleDefinitionError. */
 export function ruleValidator(schema: Schema, limits: RuleCostLimits = {}): RuleValidator | undefined {
-  const tally: CostTally = { limit: limits.estimated ?? STATIC_ESTIMATED_COST_LIMIT, total: 0, problems: [] };
+  const tally: CostTally = { limit: limits.estimated ?? STATIC_ESTIMATED_COST_LIMIT, total: 0, problems: [], nestedRules: limits.nestedRules ?? true };
   const root = buildNode(schema, true, '<root>', 1, tally);
   const totalLimit = limits.estimatedTotal ?? STATIC_ESTIMATED_TOTAL_COST_LIMIT;
   if (tally.total > totalLimit) tally.problems.push(`<root>.x-kubernetes-validations: Forbidden: ${costErrorMessage('total CRD cost', tally.total, totalLimit)}`);
@@ -158,23 +208,32 @@ function unchangedFrom(value: unknown, old: unknown): Unchanged {
   return () => (answer ??= isDeepStrictEqual(value, old));
 }
 
-function validateNode(node: RuleNode, path: string, value: unknown, old: unknown, parentUnchanged: Unchanged, run: Run): void {
+/**
+ * Validates one node: its own rules, then its allOf entries' rules (against the same value), then
+ * its children. `fixed`: inside an allOf entry, where errors ratchet only by the entry's node's
+ * nearest correlated ancestor (Kubernetes does not correlate allOf subtrees on their own).
+ */
+function validateNode(node: RuleNode, path: string, value: unknown, old: unknown, parentUnchanged: Unchanged, run: Run, fixed?: Unchanged): void {
   if (value === undefined || value === null || run.remaining < 0) return;
   if (old === null) old = undefined;
-  const unchanged = old === undefined ? parentUnchanged : unchangedFrom(value, old);
+  const unchanged = fixed ?? (old === undefined ? parentUnchanged : unchangedFrom(value, old));
   if (node.rules.length > 0) evaluateRules(node, path, value, old, unchanged, run);
   if (run.remaining < 0) return;
+  for (const entry of node.allOf ?? []) {
+    validateNode(entry, path, value, old, parentUnchanged, run, fixed ?? parentUnchanged);
+    if (run.remaining < 0) return;
+  }
   if (Array.isArray(value)) {
     if (!node.items) return;
     const oldItem = correlateItems(node.schema, old);
-    for (let i = 0; i < value.length && run.remaining >= 0; i++) validateNode(node.items, `${path}[${i}]`, value[i], oldItem(value[i]), unchanged, run);
+    for (let i = 0; i < value.length && run.remaining >= 0; i++) validateNode(node.items, `${path}[${i}]`, value[i], oldItem(value[i]), unchanged, run, fixed);
   } else if (isObject(value)) {
     const oldMap = isObject(old) ? old : undefined;
     for (const [k, v] of Object.entries(value)) {
       if (run.remaining < 0) return;
       const prop = node.properties?.get(k);
-      if (prop) validateNode(prop, path ? `${path}.${k}` : k, v, oldMap?.[k], unchanged, run);
-      else if (node.values) validateNode(node.values, `${path}[${k}]`, v, oldMap?.[k], unchanged, run);
+      if (prop) validateNode(prop, path ? `${path}.${k}` : k, v, oldMap?.[k], unchanged, run, fixed);
+      else if (node.values) validateNode(node.values, `${path}[${k}]`, v, oldMap?.[k], unchanged, run, fixed);
     }
   }
 }

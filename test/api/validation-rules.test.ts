@@ -84,7 +84,7 @@ describe('create', () => {
     });
     assert.deepEqual(causes(r), [
       // A rule on spec, reported at its fieldPath, its message from messageExpression.
-      ['FieldValueInvalid', 'spec.replicas', 'Invalid value: "object": replicas exceed maxReplicas'],
+      ['FieldValueInvalid', 'spec.replicas', 'Invalid value: "object": replicas 5 exceeds 3'],
       // Strings: the rule's message, else `failed rule: <rule>`.
       ['FieldValueInvalid', 'spec.name', 'Invalid value: "string": must be at most 10 characters'],
       ['FieldValueInvalid', 'spec.name', `Invalid value: "string": failed rule: self.matches('^[a-z]+$')`],
@@ -100,14 +100,14 @@ describe('create', () => {
       // reason Duplicate shows the schema type, not a message.
       ['FieldValueDuplicate', 'spec.steps', 'Duplicate value: "array"'],
       // A map and its values (keys in brackets).
-      ['FieldValueInvalid', 'spec.labels', 'Invalid value: "object": keys must start with x-, not y'],
+      ['FieldValueInvalid', 'spec.labels', 'Invalid value: "object": keys must start with x-, found y'],
       ['FieldValueInvalid', 'spec.labels[y]', 'Invalid value: "string": must not be empty'],
       // optionalOldSelf: the transition rule runs on create with oldSelf none.
       ['FieldValueInvalid', 'spec.stage', 'Invalid value: "string": stage must start at alpha'],
       // An empty messageExpression result falls back to the message.
       ['FieldValueInvalid', 'spec.note', 'Invalid value: "string": note must not be bad'],
     ]);
-    assert.match(r.body.message, /^RuleTest\.rules\.example\.com "bad" is invalid: \[spec\.replicas: Invalid value: "object": replicas exceed maxReplicas, spec\.name: /);
+    assert.match(r.body.message, /^RuleTest\.rules\.example\.com "bad" is invalid: \[spec\.replicas: Invalid value: "object": replicas 5 exceeds 3, spec\.name: /);
     assert.equal((await api(server, 'GET', `${base}/bad`)).status, 404);
   });
 
@@ -119,6 +119,32 @@ describe('create', () => {
     assert.equal(cs[0]![0], 'FieldValueRequired');
     assert.equal(cs[0]![1], 'metadata.name');
     assert.deepEqual(cs.slice(1), [['FieldValueInvalid', '<nil>', 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation']]);
+  });
+
+  test('errors of other validation that do not block (an invalid name) let the rules run, in the same 422', async () => {
+    const r = await api(server, 'POST', base, object('BAD_NAME', { name: 'ABC' }));
+    assert.deepEqual(
+      causes(r).map(([reason, field]) => [reason, field]),
+      [
+        ['FieldValueInvalid', 'metadata.name'],
+        ['FieldValueInvalid', 'spec.name'],
+      ],
+    );
+  });
+
+  test('allOf: the rules of each entry run at the node, those of its properties at theirs', async () => {
+    assert.equal((await create('window-ok', { window: { start: 2, end: 10 } })).status, 201);
+    assert.deepEqual(sorted(causes(await create('window-bad', { window: { start: 7, end: 4 } }))), [
+      ['FieldValueInvalid', 'spec.window', 'Invalid value: "object": start must not be after end'],
+      ['FieldValueInvalid', 'spec.window.start', 'Invalid value: "integer": start must be even'],
+    ]);
+  });
+
+  test('allOf: value validations of an entry are checked like the node’s own', async () => {
+    assert.deepEqual(causes(await create('window-range', { window: { start: -2, end: 200 } })), [
+      ['FieldValueInvalid', 'spec.window.start', 'Invalid value: -2: must be greater than or equal to 0'],
+      ['FieldValueInvalid', 'spec.window.end', 'Invalid value: 200: must be less than or equal to 100'],
+    ]);
   });
 
   test('int-or-string: numbers and names', async () => {
@@ -162,7 +188,7 @@ describe('update, patch and apply run the rules', () => {
       // Map-list items are matched by key, not position.
       ['FieldValueInvalid', 'spec.ports[1]', 'Invalid value: "object": port is immutable'],
       ['FieldValueInvalid', 'spec.frozen[a]', 'Invalid value: "string": values are immutable'],
-      ['FieldValueInvalid', 'spec.stage', 'Invalid value: "string": stage may not go back to alpha'],
+      ['FieldValueInvalid', 'spec.stage', 'Invalid value: "string": stage may not go back from beta'],
     ]));
     const stored = await api(server, 'GET', `${base}/upd`);
     assert.equal(stored.body.metadata.resourceVersion, rv);

@@ -1,6 +1,7 @@
 // A test-only kind whose schema carries validation rules (x-kubernetes-validations) on every kind
 // of node: strings, integers, int-or-string, map-type and set-type lists and their items, atomic
-// lists, maps and their values, and transition rules (with and without optionalOldSelf). Served
+// lists, maps and their values, allOf entries, and transition rules (with and without
+// optionalOldSelf). Served
 // only by servers started with `extraKinds: [ruleTestKind]`.
 
 import { ALL_VERBS, type KindDefinition } from '../../src/registry/definition.ts';
@@ -54,7 +55,7 @@ const spec: Schema = obj(
       {
         maxProperties: 16,
         additionalProperties: str({ maxLength: 63, 'x-kubernetes-validations': [{ rule: 'self.size() > 0', message: 'must not be empty' }] }),
-        'x-kubernetes-validations': [{ rule: "self.all(k, k.startsWith('x-'))", messageExpression: "self.exists(k, k.startsWith('y')) ? 'keys must start with x-, not y' : 'keys must start with x-'" }],
+        'x-kubernetes-validations': [{ rule: "self.all(k, k.startsWith('x-'))", messageExpression: "'keys must start with x-, found %s'.format([self.filter(k, !k.startsWith('x-'))[0]])" }],
       },
     ),
     // Map values correlated by key: existing values may not change, new ones may be added.
@@ -67,19 +68,31 @@ const spec: Schema = obj(
       'x-kubernetes-validations': [
         {
           rule: "oldSelf.hasValue() ? self >= oldSelf.value() : self == 'alpha'",
-          messageExpression: "oldSelf.hasValue() ? 'stage may not go back to ' + self : 'stage must start at alpha'",
+          messageExpression: "oldSelf.hasValue() ? 'stage may not go back from %s'.format([oldSelf.value()]) : 'stage must start at alpha'",
           optionalOldSelf: true,
         },
       ],
     }),
     // A message expression that gives an empty string falls back to the message.
     note: str({ 'x-kubernetes-validations': [{ rule: "self != 'bad'", message: 'note must not be bad', messageExpression: "''" }] }),
+    // allOf: rules and value validations the value must also satisfy, checked at the same node
+    // (a rule in an entry sees `self` of the node's type; an entry's properties apply where the
+    // node declares them).
+    window: obj(
+      { start: int64(), end: int64() },
+      {
+        allOf: [
+          { 'x-kubernetes-validations': [{ rule: '!has(self.start) || !has(self.end) || self.start <= self.end', message: 'start must not be after end' }] },
+          { properties: { start: { minimum: 0, 'x-kubernetes-validations': [{ rule: 'self % 2 == 0', message: 'start must be even' }] }, end: { maximum: 100 } } },
+        ],
+      },
+    ),
     // Expensive rules: stopped by the per-call cost limit.
     items: arr(str({ maxLength: 8 }), { maxItems: ITEMS_MAX_ITEMS, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, self.all(z, x != y || y == z || true)))' }] }),
   },
   {
     'x-kubernetes-validations': [
-      { rule: '!has(self.replicas) || !has(self.maxReplicas) || self.replicas <= self.maxReplicas', messageExpression: "self.replicas > 2 * self.maxReplicas ? 'replicas far exceed maxReplicas' : 'replicas exceed maxReplicas'", fieldPath: '.replicas' },
+      { rule: '!has(self.replicas) || !has(self.maxReplicas) || self.replicas <= self.maxReplicas', messageExpression: "'replicas %d exceeds %d'.format([self.replicas, self.maxReplicas])", fieldPath: '.replicas' },
     ],
   },
 );

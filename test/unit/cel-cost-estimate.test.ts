@@ -197,6 +197,29 @@ test('conversions to string and concatenation: the sizes cel-go estimates', () =
   assert.match(check(INT, "'replicas ' + string(self)")!.message, /^estimated rule cost exceeds budget by factor of more than 100x/);
 });
 
+// The conversion functions take their price and result size from the overload the checker picks:
+// only string(bytes) and bytes(string) are priced by size. An identity conversion (string(string),
+// bytes(bytes)) costs 1 with a result of unknown size; a dyn argument (int-or-string) may be bytes,
+// so the estimate spans both overloads: 1 to a tenth of its size, the result as long as it.
+test('conversions: identity costs 1 with no size, a dyn argument spans the bytes overload', () => {
+  const est = (schema: Schema, expr: string) => {
+    const env = new RuleEnvironment(schema);
+    return estimateCost(env.env.compile(expr), env);
+  };
+  const BOUNDED: Schema = { type: 'string', maxLength: 10 };
+  assert.deepEqual(est(BOUNDED, 'string(self)'), { min: 2, max: 2 });
+  assert.deepEqual(est({ type: 'string', format: 'byte', maxLength: 10 }, 'bytes(self)'), { min: 2, max: 2 });
+  // string(string) has no size, so a concatenation with it is unbounded although self is bounded.
+  assert.ok(est(BOUNDED, "string(self) + 'x'").max > 1e18);
+  assert.ok(check(BOUNDED, "string(self) + 'x'") !== undefined);
+  // int-or-string: self 1, then string() 0..⌈0.1 × 3,145,726⌉ (the bytes overload), then a
+  // comparison with a 4-character literal 1.
+  const INT_OR_STRING: Schema = { 'x-kubernetes-int-or-string': true };
+  assert.deepEqual(est(INT_OR_STRING, "string(self) == 'http'"), { min: 2, max: 1 + 314_573 + 1 });
+  // The result keeps the argument's size: compared with itself, a tenth of it again.
+  assert.deepEqual(est(INT_OR_STRING, 'string(self) == string(self)'), { min: 3, max: 2 * (1 + 314_573) + 314_573 });
+});
+
 test('Kubernetes’ message: factor with six decimals under 1.5, one decimal to 100, then more than 100x', () => {
   const tail = '(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)';
   assert.equal(costErrorMessage('estimated rule cost', 12_000_000, 10_000_000), `estimated rule cost exceeds budget by factor of 1.200000x ${tail}`);

@@ -182,3 +182,24 @@ test('whatever the expression and the data, only typed errors come out', () => {
   }
   assert.ok(evaluations > 1000);
 });
+
+// Where cel-js departs from cel-go at run time and the compiler's rewrite (rewrite.ts) restores
+// cel-go's answer: each is a case of the conformance suite too.
+test('cel-go semantics restored after the type-check: uint list index, repeated map keys, selections on an optional’s scalar, invalid UTF-8', () => {
+  const env = claimsEnvironment();
+  const claims = jsonToValue({ groups: ['a', 'b'], n: null, k: 'x' });
+  const run = (expr: string) => env.compile(expr).evaluate({ claims }).value;
+  const fails = (expr: string, message: string) =>
+    assert.throws(() => run(expr), (e: unknown) => e instanceof CelEvaluationError && e.message.includes(message), expr);
+  assert.equal(run('claims.groups[dyn(1u)]'), 'b');
+  assert.equal(run('[7, 8, 9][dyn(0u)]'), 7n);
+  fails("{'a': 1, 'a': 2}['a']", 'Failed with repeated key');
+  fails("{string(claims.k): 1, 'x': 2}.size()", 'Failed with repeated key');
+  assert.equal(run("{'a': 1, 'b': 2}['b']"), 2n);
+  fails('claims.?n.invalid.hasValue()', 'no such key');
+  fails('claims.?k.invalid.hasValue()', 'no such key');
+  assert.equal(run('claims.?missing.invalid.hasValue()'), false);
+  assert.equal(run("claims.?groups[0].orValue('none')"), 'a');
+  fails("string(b'\\xff')", 'invalid UTF-8');
+  assert.equal(run("string(b'\\xc3\\xa9')"), 'é');
+});

@@ -219,3 +219,78 @@ test('a rule whose estimated cost is over budget is refused when the schema is w
   const many: Schema = { type: 'object', properties: Object.fromEntries(Array.from({ length: 24 }, (_, i) => [`f${i}`, item(100, 300)])) };
   assert.deepEqual(refused(many), [`<root>.x-kubernetes-validations: Forbidden: total CRD cost exceeds budget by factor of 1.173600x ${tail}`]);
 });
+
+// allOf, as Kubernetes' validator (apiextensions' schema/cel/validation.go) walks it: an entry's
+// rules run at the node with `self` of the node's type, after the node's own rules and before its
+// children; an entry's properties, items and map values reach only what the node declares; errors
+// inside an entry ratchet by the node's nearest correlated ancestor, never by the node itself.
+test('allOf: entries run at the node, in order, typed by the node; properties off the node are ignored', () => {
+  const v = ruleValidator(
+    wrap({
+      type: 'object',
+      properties: { a: { type: 'integer' }, list: { type: 'array', items: { type: 'string' } } },
+      'x-kubernetes-validations': [{ rule: 'self.a > 0', message: 'own' }],
+      allOf: [
+        { 'x-kubernetes-validations': [{ rule: 'self.a > 1', message: 'first' }] },
+        {
+          'x-kubernetes-validations': [{ rule: 'self.a > 2', message: 'second' }],
+          properties: { a: { 'x-kubernetes-validations': [{ rule: 'self > 3', message: 'property' }] }, ghost: { 'x-kubernetes-validations': [{ rule: 'false' }] } },
+          allOf: [{ properties: { list: { items: { 'x-kubernetes-validations': [{ rule: "self != 'x'", message: 'item' }] } } } }],
+        },
+      ],
+    }),
+  )!;
+  assert.deepEqual(
+    v.validate({ spec: { a: 0, list: ['x'], ghost: 1 } }).map((e) => e.message),
+    // The second entry's own rule, then its nested allOf (the list's items), then its properties.
+    ['spec: Invalid value: "object": own', 'spec: Invalid value: "object": first', 'spec: Invalid value: "object": second', 'spec.list[0]: Invalid value: "string": item', 'spec.a: Invalid value: "integer": property'],
+  );
+  assert.deepEqual(v.validate({ spec: { a: 4, list: ['y'] } }), []);
+});
+
+test('allOf: a rule of an entry that does not compile is refused at the entry’s path', () => {
+  assert.throws(
+    () => ruleValidator(wrap({ type: 'object', properties: { a: { type: 'integer' } }, allOf: [{}, { 'x-kubernetes-validations': [{ rule: 'self.b == 1' }] }] })),
+    (e: unknown) => e instanceof RuleDefinitionError && /^<root>\.properties\[spec\]\.allOf\[1\]\.x-kubernetes-validations\[0\]\.rule: Invalid value: "self\.b == 1": compilation failed: .*undefined field 'b'/.test(e.problems[0]!),
+  );
+});
+
+test('allOf: errors inside an entry ratchet by the nearest correlated ancestor, not by the node', () => {
+  const schema = wrap({
+    type: 'object',
+    properties: { inner: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, allOf: [{ 'x-kubernetes-validations': [{ rule: 'self.a > 0', message: 'a' }] }] } },
+  });
+  const v = ruleValidator(schema)!;
+  const warnings: string[] = [];
+  // inner is unchanged but spec is not (b elsewhere changed): the entry's error is an error.
+  const old = { spec: { inner: { a: 0 }, other: 1 } };
+  assert.deepEqual(
+    v.validate({ spec: { inner: { a: 0 }, other: 2 } }, old, (w) => warnings.push(w)).map((e) => e.message),
+    ['spec.inner: Invalid value: "object": a'],
+  );
+  // spec unchanged as a whole: the error ratchets to a warning.
+  assert.deepEqual(v.validate({ spec: { inner: { a: 0 }, other: 1 } }, old, (w) => warnings.push(w)), []);
+  assert.equal(warnings.length, 1);
+});
+
+test('custom resources: rules under allOf are refused as Kubernetes refuses them in a structural schema', () => {
+  const schema = wrap({
+    type: 'object',
+    properties: { a: { type: 'integer' } },
+    allOf: [{ 'x-kubernetes-validations': [{ rule: 'self.a > 0' }] }, { properties: { a: { 'x-kubernetes-validations': [{ rule: 'self > 0' }] } } }, { properties: { a: { minimum: 1 } } }],
+  });
+  assert.ok(ruleValidator(schema));
+  assert.throws(
+    () => ruleValidator(schema, { nestedRules: false }),
+    (e: unknown) => {
+      assert.ok(e instanceof RuleDefinitionError);
+      assert.deepEqual(e.problems, [
+        '<root>.properties[spec].allOf[0].x-kubernetes-validations: Forbidden: must be empty to be structural',
+        '<root>.properties[spec].allOf[1].properties[a].x-kubernetes-validations: Forbidden: must be empty to be structural',
+      ]);
+      return true;
+    },
+  );
+  // Value validations alone under allOf are structural.
+  assert.equal(ruleValidator(wrap({ type: 'object', properties: { a: { type: 'integer' } }, allOf: [{ properties: { a: { minimum: 1 } } }] }), { nestedRules: false }), undefined);
+});
