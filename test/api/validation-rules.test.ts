@@ -55,6 +55,16 @@ describe('create', () => {
     assert.deepEqual(r.body.spec, spec);
   });
 
+  test('a large body of a kind the embedder added is prepared inline, not sent to workers that do not know the kind', async () => {
+    const spec = { name: 'web', replicas: 2, maxReplicas: 3, port: 'http', ports: [{ name: 'a', port: 80 }], tags: ['x'], steps: ['a'], labels: { 'x-app': 'web' }, stage: 'alpha', note: 'fine', items: ['a'] };
+    const body = { ...object('large', spec), metadata: { name: 'large', annotations: { pad: 'x'.repeat(200_000) } } };
+    const r = await api(server, 'POST', base, body);
+    assert.equal(r.status, 201, r.text);
+    const patched = await api(server, 'PATCH', `${base}/large`, { spec: { replicas: 9 } }, MERGE);
+    assert.equal(patched.status, 422, patched.text);
+    assert.match(patched.text, /replicas 9 exceeds 3/);
+  });
+
   test('a rule at the resource root, reported at its fieldPath with reason Required', async () => {
     const r = await create('nospec', undefined);
     assert.deepEqual(causes(r), [['FieldValueRequired', 'spec', 'Required value: spec is required']]);
