@@ -156,14 +156,6 @@ export class RegistryStore implements ReadableStore {
   /** Field ownership (managedFields) of writes to this kind. */
   readonly fields: FieldManager;
 
-  /**
-   * `other` serves the objects this store serves (the same storage, another group or version):
-   * managers recorded through it keep their fields when compared in its version.
-   */
-  sharesStorageWith(other: RegistryStore): void {
-    this.prep.sharesStorageWith(other.prep);
-  }
-
   keyFor(namespace: string | undefined, name: string): string {
     return this.def.namespaced ? `${this.prefix}${namespace}/${name}` : `${this.prefix}${name}`;
   }
@@ -205,7 +197,7 @@ export class RegistryStore implements ReadableStore {
    */
   private written(bytes: Uint8Array, revision: number, created: boolean, object?: KObject): Written {
     const decode = (): KObject => {
-      if (!object) return this.prep.decodeStored(bytes, revision);
+      if (!object) return revision > 0 ? this.prep.decodeStored(bytes, revision) : this.prep.decodeNew(bytes);
       if (revision > 0) object.metadata.resourceVersion = String(revision);
       return this.served(object);
     };

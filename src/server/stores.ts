@@ -10,6 +10,7 @@ import { RegistryStore, type ReadableStore } from '../registry/store.ts';
 import { ComputedStore } from '../registry/computed-store.ts';
 import { namespaceLifecycle } from '../registry/admission.ts';
 import { storagePrefix, type KindDefinition } from '../registry/definition.ts';
+import { linkSharedStorage } from '../registry/preparation.ts';
 import type { DeclarativeValidation } from '../registry/declarative-validation.ts';
 
 export interface StoresOptions {
@@ -80,14 +81,13 @@ export async function buildStores(defs: readonly KindDefinition[], backend: Stor
         caches.push(cache);
       }
       const store = new RegistryStore(def, cache, o.naming, admission, o.declarative);
-      for (const sibling of stores.filter((st) => st.prefix === store.prefix)) {
-        sibling.sharesStorageWith(store);
-        store.sharesStorageWith(sibling);
-      }
       stores.push(store);
       served.push(store);
       if (def.group === '' && def.resource === 'namespaces') namespaceStore = store;
     }
+    // Kinds kept under one prefix compare field ownership in each other's versions (as the
+    // write pool's workers link their own preparations).
+    linkSharedStorage(stores.map((s) => s.prep));
   } catch (e) {
     await close().catch(() => {});
     throw e;
