@@ -13,7 +13,10 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
 const order = ['test/unit', 'test/storage', 'test/api'];
-/** Files with timed checks: run one at a time, before any other file, whatever the job count. */
+/**
+ * Files with timed checks (a latency or time bound, memory sizes, the fuzz test, a race on a
+ * connection): run one at a time, before any other file, whatever the job count.
+ */
 const alone = [
   'test/api/faults.test.ts',
   'test/api/hostile-memory.test.ts',
@@ -22,8 +25,8 @@ const alone = [
   'test/api/hostile-fuzz.test.ts',
   'test/api/hostile-fuzz-regressions.test.ts',
   'test/api/garbage-collector.test.ts',
-  'test/api/bad-input-corpus.test.ts',
-  'test/api/cli.test.ts',
+  'test/api/bad-input.test.ts',
+  'test/api/computed-store.test.ts',
   'test/storage/etcd-backend.test.ts',
   'test/unit/cel-cost-fuzz.test.ts',
   'test/unit/cel-environment.test.ts',
