@@ -1,13 +1,39 @@
 #!/usr/bin/env node
-// Runs every test file under test/ (`*.test.ts`) with Node's test runner, one file at a time:
-// unit tests first, then storage, then the API suites. Node 20's runner takes no globs, so the
-// files are found here and a new test file cannot be forgotten. Arguments narrow the run to the
-// files whose path contains one of them (`npm test -- kubectl yaml`).
+// Runs every test file under test/ (`*.test.ts`) with Node's test runner: unit tests first, then
+// storage, then the API suites. Node 20's runner takes no globs, so the files are found here and a
+// new test file cannot be forgotten. Arguments narrow the run to the files whose path contains one
+// of them (`npm test -- kubectl yaml`).
+//
+// By default one file runs at a time. TEST_JOBS=2 (or `--jobs=2`) runs two files at a time, after
+// the files whose checks are timed (a /readyz latency, a resident memory size, a time bound, the
+// fuzz test) have run one at a time on their own: those must not share the machine with another
+// suite of this run.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
 const order = ['test/unit', 'test/storage', 'test/api'];
+/**
+ * Files with timed checks (a latency or time bound, memory sizes, the fuzz test, a race on a
+ * connection): run one at a time, before any other file, whatever the job count.
+ */
+const alone = [
+  'test/api/faults.test.ts',
+  'test/api/hostile-memory.test.ts',
+  'test/api/hostile-bodies.test.ts',
+  'test/api/hostile-patches.test.ts',
+  'test/api/hostile-fuzz.test.ts',
+  'test/api/hostile-fuzz-regressions.test.ts',
+  'test/api/garbage-collector.test.ts',
+  'test/api/bad-input.test.ts',
+  'test/api/computed-store.test.ts',
+  'test/storage/etcd-backend.test.ts',
+  'test/unit/cel-cost-fuzz.test.ts',
+  'test/unit/cel-environment.test.ts',
+  'test/unit/cel-libraries.test.ts',
+  'test/unit/selectors.test.ts',
+];
+
 function find(dir) {
   return readdirSync(dir, { withFileTypes: true })
     .flatMap((e) => (e.isDirectory() ? find(join(dir, e.name)) : e.name.endsWith('.test.ts') ? [join(dir, e.name)] : []))
@@ -17,13 +43,42 @@ const rank = (f) => {
   const i = order.findIndex((d) => f.startsWith(`${d}/`));
   return i < 0 ? order.length : i;
 };
-const filters = process.argv.slice(2);
-const files = find('test')
-  .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
+
+const args = process.argv.slice(2);
+const jobsArg = args.find((a) => a.startsWith('--jobs='));
+const jobs = Number(jobsArg?.slice('--jobs='.length) ?? process.env.TEST_JOBS ?? 1);
+if (!Number.isInteger(jobs) || jobs < 1) {
+  process.stderr.write(`the job count must be a positive integer, not ${jobsArg ?? process.env.TEST_JOBS}\n`);
+  process.exit(2);
+}
+const filters = args.filter((a) => a !== jobsArg);
+const all = find('test').sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+const missing = alone.filter((f) => !all.includes(f));
+if (missing.length > 0) {
+  process.stderr.write(`run-tests.mjs names test files that do not exist: ${missing.join(' ')}\n`);
+  process.exit(1);
+}
+const files = all
   .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)));
 if (files.length === 0) {
   process.stderr.write(`no test files match ${filters.join(' ')}\n`);
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...files], { stdio: 'inherit' });
-process.exit(r.status ?? 1);
+
+const run = (list, concurrency) =>
+  list.length === 0 ? 0 : (spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...list], { stdio: 'inherit' }).status ?? 1);
+
+if (jobs === 1) process.exit(run(files, 1));
+const first = files.filter((f) => alone.includes(f));
+const rest = files.filter((f) => !alone.includes(f));
+const started = performance.now();
+const a = run(first, 1);
+const middle = performance.now();
+const b = run(rest, jobs);
+const secs = (from, to) => `${Math.round((to - from) / 1000)} s`;
+const result = (status) => (status === 0 ? 'passed' : 'FAILED');
+// Two runs print two summaries: this line says how both went.
+process.stderr.write(
+  `run-tests: ${first.length} files one at a time ${result(a)} in ${secs(started, middle)}, then ${rest.length} files ${jobs} at a time ${result(b)} in ${secs(middle, performance.now())}\n`,
+);
+process.exit(a || b);

@@ -25,7 +25,12 @@ function run(args: string[]) {
         resolve(m[1]!);
       }
     });
-    void exited.then(() => reject(new Error(`exited: ${stderr}`)));
+    // A run that exits (a bad flag, --help) clears the timer too: a pending timer keeps the test
+    // process alive after its last test.
+    void exited.then(() => {
+      clearTimeout(t);
+      reject(new Error(`exited: ${stderr}`));
+    });
   });
   // Runs that are meant to fail never serve: their rejection is expected, not unhandled.
   url.catch(() => {});
@@ -56,31 +61,35 @@ test('starts with kube-apiserver style flags, keeps data across restarts, stops 
 });
 
 test('--help lists the flags; bad flags exit 2 with a message', async () => {
+  // Independent runs: started together, each checked on its own.
   const help = run(['--help']);
-  assert.equal(await help.exited, 0);
-  assert.match(help.out(), /--storage-backend/);
-  assert.match(help.out(), /--etcd-servers/);
-  for (const [args, message] of [
+  const bad = [
     [['--no-such-flag=1'], /unknown flag: --no-such-flag/],
     [['--port=abc'], /invalid argument "abc" for "--port" flag/],
     [['--storage-backend=sqlite'], /invalid --storage-backend "sqlite"/],
     [['--request-timeout=soon'], /invalid duration/],
-  ] as const) {
-    const r = run([...args]);
-    assert.equal(await r.exited, 2, args.join(' '));
-    assert.match(r.err(), message);
+  ] as const;
+  const runs = bad.map(([args]) => run([...args]));
+  assert.equal(await help.exited, 0);
+  assert.match(help.out(), /--storage-backend/);
+  assert.match(help.out(), /--etcd-servers/);
+  for (const [i, [args, message]] of bad.entries()) {
+    assert.equal(await runs[i]!.exited, 2, args.join(' '));
+    assert.match(runs[i]!.err(), message);
   }
 });
 
 test('a bad feature gate or runtime-config stops start-up with an error', async () => {
-  for (const [args, message] of [
+  const bad = [
     [['--port=0', '--feature-gates=Nope=true'], /unrecognized feature gate: Nope/],
     [['--port=0', '--runtime-config=nope.orch.io/v1=false'], /unknown api groups nope.orch.io\/v1/],
     [['--port=0', '--storage-backend=etcd3'], /--etcd-servers must be specified/],
-  ] as const) {
-    const r = run([...args, `--data-dir=${tempDir('cli-bad')}`]);
-    assert.equal(await r.exited, 1, args.join(' '));
-    assert.match(r.err(), message);
+  ] as const;
+  // Each with its own data directory, so they can start together.
+  const runs = bad.map(([args]) => run([...args, `--data-dir=${tempDir('cli-bad')}`]));
+  for (const [i, [args, message]] of bad.entries()) {
+    assert.equal(await runs[i]!.exited, 1, args.join(' '));
+    assert.match(runs[i]!.err(), message);
   }
 });
 

@@ -7,6 +7,8 @@ import net from 'node:net';
 
 const bin = new URL('../../bin/orch-apiserver.js', import.meta.url).pathname;
 const gcPreload = new URL('./gc-on-signal.mjs', import.meta.url).href;
+/** What gc-on-signal.mjs writes to stderr once a collection asked for with SIGUSR2 is done. */
+const GC_DONE = '\u0000gc-done\u0000\n';
 
 export interface ServerProcess {
   url: string;
@@ -41,7 +43,17 @@ export async function startServerProcess(args: string[], timeoutMs = 30_000): Pr
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  // Collections done (GC_DONE lines, stripped from what the server wrote), and who waits for one.
+  let collections = 0;
+  const collected: (() => void)[] = [];
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    if (!stderr.includes(GC_DONE)) return;
+    const parts = stderr.split(GC_DONE);
+    collections += parts.length - 1;
+    stderr = parts.join('');
+    for (const wake of collected.splice(0)) wake();
+  });
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   const url = `http://127.0.0.1:${port}`;
   const field = (name: string) => {
@@ -57,9 +69,25 @@ export async function startServerProcess(args: string[], timeoutMs = 30_000): Pr
     rss,
     rssParts: () => ({ anon: field('RssAnon'), file: field('RssFile') }),
     async rssAfterGc() {
+      // Wait for the collection to finish, then until the kernel's figure settles: V8 returns freed
+      // pages to the system for some tens of milliseconds after the collection ends.
+      const target = collections + 1;
       child.kill('SIGUSR2');
-      await new Promise((r) => setTimeout(r, 300));
-      return rss();
+      const deadline = Date.now() + 10_000;
+      while (collections < target && Date.now() < deadline && child.exitCode === null) {
+        await new Promise<void>((r) => {
+          collected.push(r);
+          setTimeout(r, 100);
+        });
+      }
+      let last = rss();
+      for (let i = 0; i < 12; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        const now = rss();
+        if (now === last && i >= 1) break;
+        last = now;
+      }
+      return last;
     },
     async kill() {
       if (child.exitCode !== null || child.signalCode !== null) return;
