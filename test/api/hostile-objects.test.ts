@@ -133,4 +133,15 @@ describe('a large object is prepared off the event loop', () => {
     assert.equal(conflict.status, 409);
     assert.equal(conflict.body.reason, 'Conflict');
   });
+
+  test('a RuntimeClass with 100,000 invalid overhead names: its 422 is built off the event loop too', async () => {
+    const podFixed: Record<string, string> = {};
+    for (let i = 0; i < 100_000; i++) podFixed[`-${i}`] = '1';
+    const body = JSON.stringify({ apiVersion: 'node.orch.io/v1', kind: 'RuntimeClass', metadata: { name: 'many-overheads' }, handler: 'h', overhead: { podFixed } });
+    const { answer, worstMs } = await withReadyz(() => send('POST', '/apis/node.orch.io/v1/runtimeclasses', body, 'application/json'));
+    assert.equal(answer.status, 422);
+    assert.equal(answer.body.reason, 'Invalid');
+    assert.ok(worstMs < READYZ_BOUND_MS, `/readyz waited ${worstMs.toFixed(0)} ms behind the refused create`);
+    assert.equal((await api(server, 'GET', '/apis/node.orch.io/v1/runtimeclasses/many-overheads')).status, 404);
+  });
 });
