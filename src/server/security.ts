@@ -31,13 +31,24 @@ export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | '
     anonymous = false;
   }
   const clientCa = ctx.clientCa ?? (a?.clientCaFile === undefined ? undefined : readClientCa(a.clientCaFile));
-  return newAuthenticator({
+  return logRejections(ctx.log, newAuthenticator({
     clientCAs: clientCa === undefined ? undefined : parseCertificates(clientCa, '--client-ca-file'),
     tokenAuthFile: a?.tokenAuthFile,
     anonymous,
     credentialIdKey: `${ctx.naming.group('authentication')}/credential-id`,
     warn: ctx.log,
-  });
+  }));
+}
+
+/** A rejected credential is logged, as kube-apiserver logs it: why, never the credential itself. */
+function logRejections(log: (message: string) => void, inner: Authenticator): Authenticator {
+  return {
+    async authenticate(req) {
+      const r = await inner.authenticate(req);
+      if (r.kind === 'rejected') log(`Unable to authenticate the request: ${r.message}`);
+      return r;
+    },
+  };
 }
 
 function readClientCa(path: string): string {

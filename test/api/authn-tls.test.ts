@@ -93,7 +93,8 @@ const dir = tempDir('authn-tls');
 const tokenFile = join(dir, 'tokens.csv');
 writeFileSync(tokenFile, ['abc123,alice,1001,"dev,ops"', 'def456,bob,1002', ',nobody,1003', 'ghi789,carol,1004,system:masters'].join('\n') + '\n');
 const authz = recordingAuthorizer();
-const secure = await testServer({ secureServing: {}, authentication: { tokenAuthFile: tokenFile }, authorizer: authz });
+const logs: string[] = [];
+const secure = await testServer({ secureServing: {}, authentication: { tokenAuthFile: tokenFile }, authorizer: authz, log: (m) => logs.push(m) });
 const admin = await adminCredentials(secure);
 
 async function adminCredentials(s: RunningServer): Promise<Credentials> {
@@ -181,6 +182,9 @@ describe('the static token file', () => {
       assert.equal(r.status, 401, token);
       assert.deepEqual(r.body, UNAUTHORIZED);
     }
+    // The rejection is logged, the token never.
+    assert.ok(logs.includes('Unable to authenticate the request: invalid bearer token'));
+    assert.ok(!logs.some((l) => l.includes('not-a-token') || l.includes('abc12')), logs.join('\n'));
     assert.equal((await https(secure, 'GET', '/api/v1/namespaces/by-bad-token', admin)).status, 404);
   });
 
@@ -237,7 +241,8 @@ describe('client certificates (--client-ca-file)', async () => {
   const caFile = join(dir, 'client-ca.crt');
   writeFileSync(caFile, ca.cert);
   const seen = recordingAuthorizer();
-  const server = await testServer({ secureServing: {}, authentication: { clientCaFile: caFile }, authorizer: seen });
+  const certLogs: string[] = [];
+  const server = await testServer({ secureServing: {}, authentication: { clientCaFile: caFile }, authorizer: seen, log: (m) => certLogs.push(m) });
   const as = (c: TestCert, chain = ''): Credentials => ({ ca: server.ca, cert: `${c.cert.trimEnd()}\n${chain}`, key: c.key });
   const now = Date.now();
   const day = 24 * 3600 * 1000;
@@ -277,6 +282,9 @@ describe('client certificates (--client-ca-file)', async () => {
     }
     const alice = await issueCert(ca, { subject: 'CN=alice, O=system:masters' });
     assert.equal((await https(server, 'GET', '/api/v1/namespaces/by-bad-cert', as(alice))).status, 404);
+    // Why each was refused is logged, as Go's x509 words it.
+    for (const why of [/CN=expired.*certificate has expired or is not yet valid: current time \S+ is after/, /CN=future.*is before/, /CN=mallory.*certificate signed by unknown authority/, /CN=server.*incompatible key usage/, /CN=late.*is after/])
+      assert.ok(certLogs.some((l) => why.test(l)), `${why}\n${certLogs.join('\n')}`);
   });
 
   test('a certificate without a Common Name is no credential: the request is anonymous', async () => {
