@@ -365,6 +365,29 @@ describe('certificates and TLS settings', () => {
 // ---------------------------------------------------------------------------------------------
 // Start-up errors: one clear line, nothing served.
 
+describe('the command line', () => {
+  test('--secure-port serves HTTPS and the banner says export KUBECONFIG=<data dir>/admin.kubeconfig, which kubectl uses as is', async () => {
+    const bin = new URL('../../bin/orch-apiserver.js', import.meta.url).pathname;
+    const data = tempDir('authn-cli-https');
+    const child = spawn(process.execPath, [bin, '--secure-port=0', `--data-dir=${data}`, '--anonymous-auth=false'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = once(child, 'exit');
+    try {
+      const deadline = Date.now() + 20_000;
+      while (!/export KUBECONFIG=\S+/.test(stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.match(stderr, /serving on https:\/\/127\.0\.0\.1:\d+ /);
+      assert.equal(/export KUBECONFIG=(\S+)/.exec(stderr)?.[1], join(data, 'admin.kubeconfig'));
+      const url = /serving on (https:\/\/\S+)/.exec(stderr)![1]!;
+      const k = kubectlFor({ url }, { label: 'kubectl-cli-https' });
+      assert.match(await k.ok(['--kubeconfig', join(data, 'admin.kubeconfig'), 'get', 'ns', 'default', '-o', 'name']), /namespace\/default/);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+});
+
 describe('start-up errors', () => {
   const bad = async (name: string, text: string) => {
     const f = join(dir, name);
