@@ -140,6 +140,14 @@ function writePair(dir: string, name: string, pair: KeyPair): void {
  * written, mode 0600) otherwise. A new CA means new certificates under it.
  */
 export async function certificatesIn(dir: string, hosts: readonly string[]): Promise<Pki> {
+  try {
+    return await keptIn(dir, hosts);
+  } catch (e) {
+    throw new Error(`--cert-dir ${dir}: ${(e as Error).message}`);
+  }
+}
+
+async function keptIn(dir: string, hosts: readonly string[]): Promise<Pki> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   let ca = readPair(dir, FILES.ca);
   const freshCa = !ca;
@@ -156,11 +164,21 @@ const processServing = new Map<string, Promise<KeyPair>>();
 
 /** The process's own CA and admin pair, and a serving pair per set of hosts: made once per process. */
 export async function processCertificates(hosts: readonly string[]): Promise<Pki> {
-  processCa ??= makeCa().then(async (ca) => ({ ca, admin: await makeAdmin(ca) }));
+  // A failure is not remembered: the next server tries again.
+  processCa ??= makeCa()
+    .then(async (ca) => ({ ca, admin: await makeAdmin(ca) }))
+    .catch((e: unknown) => {
+      processCa = undefined;
+      throw e;
+    });
   const { ca, admin } = await processCa;
   const key = hosts.join(',');
   let serving = processServing.get(key);
-  if (!serving) processServing.set(key, (serving = makeServing(ca, hosts)));
+  if (!serving) {
+    serving = makeServing(ca, hosts);
+    processServing.set(key, serving);
+    serving.catch(() => processServing.delete(key));
+  }
   return { ca, admin, serving: await serving };
 }
 

@@ -395,7 +395,14 @@ describe('start-up errors', () => {
     return f;
   };
 
-  test('token files Kubernetes refuses, unknown TLS names, missing files', async () => {
+  const badCertDir = () => {
+    const d = tempDir('authn-bad-pki');
+    writeFileSync(join(d, 'ca.crt'), 'not a certificate');
+    writeFileSync(join(d, 'ca.key'), 'not a key');
+    return d;
+  };
+
+  test('token files Kubernetes refuses, unknown TLS names, missing files, a certificate directory that cannot be used', async () => {
     const cases: [Parameters<typeof startServer>[0], RegExp][] = [
       [{ authentication: { tokenAuthFile: await bad('short.csv', 'tok,user\n') } }, /must have at least 3 columns \(token, user name, user uid\), found 2/],
       [{ authentication: { tokenAuthFile: await bad('quote.csv', 'to"k,user,1\n') } }, /parse error on line 1, column 3: bare " in non-quoted-field/],
@@ -405,8 +412,9 @@ describe('start-up errors', () => {
       [{ secureServing: { tlsMinVersion: 'VersionTLS14' } }, /unknown tls version "VersionTLS14"/],
       [{ secureServing: { tlsCertFile: join(dir, 'given.crt') } }, /must be given together/],
       [{ secureServing: {}, authentication: { clientCaFile: await bad('empty-ca.crt', 'nothing here') } }, /no certificate found/],
+      [{ secureServing: { certDir: badCertDir() } }, /^Error: --cert-dir \S+: /],
     ];
-    for (const [opts, message] of cases) await assert.rejects(startServer(opts), message);
+    for (const [opts, message] of cases) await assert.rejects(startServer(opts), (e: Error) => (assert.match(`Error: ${e.message}`, message), !e.message.includes('\n')));
   });
 
   test('the command line exits 1 with one line', async () => {

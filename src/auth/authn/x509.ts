@@ -119,7 +119,8 @@ function authenticated(leaf: X509Certificate, subject: Readonly<Record<string, s
     const v = subject[key];
     return v === undefined ? [] : Array.isArray(v) ? v : [v];
   };
-  const cn = values('CN')[0];
+  // Go keeps the last Common Name of a subject that has several.
+  const cn = values('CN').at(-1);
   // A certificate without a Common Name names nobody: not a credential of this kind.
   if (!cn) return { kind: 'no-credential' };
   const fingerprint = createHash('sha256').update(leaf.raw).digest('hex');
