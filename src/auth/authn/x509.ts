@@ -87,7 +87,7 @@ function verify(chain: readonly X509Certificate[], subject: Readonly<Record<stri
   };
   const leafProblem = valid(leaf);
   if (leafProblem) return reject(leafProblem);
-  // Every certificate of the chain must allow client authentication when it restricts its usages.
+  // Every certificate of the chain, the CA's included, must allow client authentication when it restricts its usages.
   const allowsClientAuth = (c: X509Certificate) => !c.keyUsage || c.keyUsage.includes(CLIENT_AUTH) || c.keyUsage.includes(ANY_EXTENDED_KEY_USAGE);
   if (!allowsClientAuth(leaf)) return reject('certificate specifies an incompatible key usage');
   const issues = (issuer: X509Certificate, c: X509Certificate) => c.checkIssued(issuer) && c.verify(issuer.publicKey);
@@ -99,6 +99,7 @@ function verify(chain: readonly X509Certificate[], subject: Readonly<Record<stri
     if (root) {
       const problem = valid(root);
       if (problem) return reject(problem);
+      if (!allowsClientAuth(root)) return reject('certificate specifies an incompatible key usage');
       return { result: authenticated(leaf, subject, credentialIdKey), from, until };
     }
     const next = intermediates.find((i) => i !== current && i.ca && issues(i, current));
