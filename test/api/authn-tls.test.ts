@@ -91,7 +91,7 @@ const namespace = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', meta
 
 const dir = tempDir('authn-tls');
 const tokenFile = join(dir, 'tokens.csv');
-writeFileSync(tokenFile, ['abc123,alice,1001,"dev,ops"', 'def456,bob,1002', ',nobody,1003', 'ghi789,carol,1004,system:masters'].join('\n') + '\n');
+writeFileSync(tokenFile, ['abc123,alice,1001,"dev,ops"', 'def456,bob,1002', ',nobody,1003', 'ghi789,carol,1004,system:masters', 'jkl012,dave,1005,"x,system:authenticated"', 'mno345,eve,1006,system:unauthenticated'].join('\n') + '\n');
 const authz = recordingAuthorizer();
 const logs: string[] = [];
 const secure = await testServer({ secureServing: {}, authentication: { tokenAuthFile: tokenFile }, authorizer: authz, log: (m) => logs.push(m) });
@@ -161,6 +161,11 @@ describe('the static token file', () => {
     assert.deepEqual(authz.seen.get('/api/v1/namespaces/kube-token-check'), { name: 'alice', uid: '1001', groups: ['dev', 'ops', 'system:authenticated'] });
     await https(secure, 'GET', '/api/v1/namespaces/bob-check', { ca: secure.ca, token: 'def456' });
     assert.deepEqual(authz.seen.get('/api/v1/namespaces/bob-check'), { name: 'bob', uid: '1002', groups: ['system:authenticated'] });
+    // system:authenticated is added once, and not to a member of system:unauthenticated.
+    await https(secure, 'GET', '/api/v1/namespaces/dave-check', { ca: secure.ca, token: 'jkl012' });
+    assert.deepEqual(authz.seen.get('/api/v1/namespaces/dave-check')?.groups, ['x', 'system:authenticated']);
+    await https(secure, 'GET', '/api/v1/namespaces/eve-check', { ca: secure.ca, token: 'mno345' });
+    assert.deepEqual(authz.seen.get('/api/v1/namespaces/eve-check')?.groups, ['system:unauthenticated']);
     // "Bearer" is matched in any case.
     await https(secure, 'GET', '/api/v1/namespaces/case-check', { ca: secure.ca, headers: { Authorization: 'bEaReR def456' } });
     assert.equal(authz.seen.get('/api/v1/namespaces/case-check')?.name, 'bob');
