@@ -3,7 +3,7 @@
 // the listener, the controllers. Shutdown takes them down in the order a graceful stop needs.
 // `startServer` is the embeddable entry point for tests and the command line alike.
 
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Authenticator } from '../auth/authn/authenticator.ts';
@@ -108,6 +108,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
  */
 function writeAdminKubeconfig(dataDir: string | undefined, url: string, secure: SecureServing, cleanups: (() => unknown)[]): { text: string; path: string; remove(): void } {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'orch-apiserver-admin-'));
+  mkdirSync(dir, { recursive: true });
   const remove = () => {
     if (dataDir === undefined) rmSync(dir, { recursive: true, force: true });
   };
