@@ -2,12 +2,26 @@
 // ServerOptions, and SIGTERM/SIGINT handled as a graceful shutdown.
 
 import { parseDuration } from './durations.ts';
-import { startServer, type ServerOptions } from './server.ts';
+import { startServer, type RunningServer, type ServerOptions } from './server.ts';
 
 interface FlagSpec {
   help: string;
+  /** A boolean flag: `--name` alone means true. */
+  bool?: true;
   apply(o: ServerOptions, v: string): void;
 }
+
+/** As Go's strconv.ParseBool. */
+const bool = (name: string, v: string): boolean => {
+  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(v)) return true;
+  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(v)) return false;
+  throw new Error(`invalid argument ${JSON.stringify(v)} for "--${name}" flag: parse error`);
+};
+
+/** The secure-serving options, made on first use of one of their flags. */
+const secure = (o: ServerOptions) => (o.secureServing ??= { port: 6443 });
+const authn = (o: ServerOptions) => (o.authentication ??= {});
+const list = (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean);
 
 const int = (name: string, v: string): number => {
   if (!/^\d+$/.test(v)) throw new Error(`invalid argument ${JSON.stringify(v)} for "--${name}" flag: must be a non-negative integer`);
@@ -39,6 +53,23 @@ const FLAGS: Record<string, FlagSpec> = {
   'shutdown-delay-duration': { help: 'how long /readyz fails before the server stops listening (default 0s)', apply: (o, v) => (o.shutdownDelayMs = parseDuration(v)) },
   'event-ttl': { help: 'how long events are kept after their last write (default 1h0m0s)', apply: (o, v) => (o.eventTtlMs = parseDuration(v)) },
   'service-cluster-ip-range': { help: 'CIDR (or IPv4,IPv6 pair) of the default ServiceCIDR (default 10.0.0.0/24)', apply: (o, v) => (o.serviceClusterIpRange = v) },
+  'secure-port': {
+    help: 'port to serve HTTPS on (default 6443 once any TLS flag is given; 0 picks a free one); --port is not served then',
+    apply: (o, v) => (secure(o).port = int('secure-port', v)),
+  },
+  'cert-dir': { help: 'where generated certificates are kept (default <data-dir>/pki); implies HTTPS', apply: (o, v) => (secure(o).certDir = v) },
+  'tls-cert-file': { help: 'serving certificate (PEM), in place of a generated one; implies HTTPS', apply: (o, v) => (secure(o).tlsCertFile = v) },
+  'tls-private-key-file': { help: 'private key of --tls-cert-file (PEM)', apply: (o, v) => (secure(o).tlsPrivateKeyFile = v) },
+  'tls-min-version': { help: 'VersionTLS12 (default) or VersionTLS13; implies HTTPS', apply: (o, v) => (secure(o).tlsMinVersion = v) },
+  'tls-cipher-suites': { help: 'comma-separated IANA cipher suite names for TLS 1.2 (default: safe ones); implies HTTPS', apply: (o, v) => (secure(o).tlsCipherSuites = list(v)) },
+  'advertise-address': { help: 'address clients reach the server on; added to the generated serving certificate', apply: (o, v) => (secure(o).advertiseAddress = v) },
+  'client-ca-file': { help: 'CAs of client certificates (default over HTTPS: the generated CA)', apply: (o, v) => (authn(o).clientCaFile = v) },
+  'token-auth-file': { help: 'CSV of bearer tokens: token,user,uid,"group1,group2"', apply: (o, v) => (authn(o).tokenAuthFile = v) },
+  'anonymous-auth': {
+    help: 'requests with no credential are system:anonymous (default true; off while every request is authorized)',
+    bool: true,
+    apply: (o, v) => (authn(o).anonymousAuth = bool('anonymous-auth', v)),
+  },
   naming: {
     help: 'naming profile: orch (default) or kubernetes',
     apply: (o, v) => {
@@ -59,6 +90,7 @@ function parseArgs(argv: readonly string[]): ServerOptions | 'help' {
     const spec = FLAGS[m[1]!];
     if (!spec) throw new Error(`unknown flag: --${m[1]}`);
     let value = m[2];
+    if (value === undefined && spec.bool) value = 'true';
     if (value === undefined) {
       value = argv[++i];
       if (value === undefined) throw new Error(`flag needs an argument: --${m[1]}`);
@@ -73,12 +105,13 @@ function usage(): string {
 }
 
 /** Where the server listens, on what storage, and who it lets in. */
-function banner(listening: string, opts: ServerOptions): string {
+function banner(server: RunningServer, opts: ServerOptions): string {
   const storage = `${opts.storageBackend ?? 'lmdb'}${opts.storageBackend === 'etcd3' ? '' : ` in ${opts.dataDir}`}`;
-  return [
-    `orch-apiserver serving on ${listening} (storage: ${storage})`,
-    'No authentication yet: every request is treated as an administrator. Listen beyond this machine (--bind-address=0.0.0.0) only on a trusted network.',
-  ].join('\n');
+  const first = `orch-apiserver serving on ${server.listening} (storage: ${storage})`;
+  if (server.kubeconfigPath)
+    return [first, `Administrator's kubeconfig (client certificate in group system:masters): export KUBECONFIG=${server.kubeconfigPath}`].join('\n');
+  if (opts.authentication) return first;
+  return [first, 'No authentication: every request is treated as an administrator. Listen beyond this machine (--bind-address=0.0.0.0) only on a trusted network.'].join('\n');
 }
 
 export async function main(argv: readonly string[]): Promise<void> {
@@ -97,7 +130,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.stderr.write(`Error: ${e.message}\n`);
     process.exit(1);
   });
-  process.stderr.write(`${banner(server.listening, opts)}\n`);
+  process.stderr.write(`${banner(server, opts)}\n`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) process.exit(1);

@@ -1,7 +1,10 @@
-// The listener: plain HTTP on one address and port, with the connection bookkeeping a graceful
-// shutdown needs. A TLS listener takes this part's place and keeps its contract.
+// The listener: HTTP or HTTPS on one address and port, with the connection bookkeeping a graceful
+// shutdown needs. Over TLS a client certificate is asked for but not required nor checked here:
+// the client-certificate authenticator verifies it, so a bad one is a 401, not a failed handshake.
 
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { SecureVersion } from 'node:tls';
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { errors } from '../machinery/status.ts';
@@ -11,6 +14,19 @@ export interface ListenOptions {
   bindAddress?: string;
   /** 0 (default) picks a free port. */
   port?: number;
+  /** Serve HTTPS with these; absent: plain HTTP. */
+  tls?: ListenerTls;
+}
+
+export interface ListenerTls {
+  /** PEM. */
+  cert: string;
+  key: string;
+  /** The client CAs, named to clients in the handshake so they pick a matching certificate. */
+  clientCA?: string;
+  minVersion: SecureVersion;
+  /** OpenSSL cipher list. */
+  ciphers: string;
 }
 
 export interface Listener {
@@ -31,10 +47,23 @@ export interface Listener {
 
 export async function listen(options: ListenOptions, handle: RequestListener): Promise<Listener> {
   // kube-apiserver accepts headers up to 1 MiB (long selectors travel in the URL).
-  const server: Server = createServer({ keepAlive: true, maxHeaderSize: 1 << 20 }, handle);
+  const tls = options.tls;
+  const server: Server = tls
+    ? createHttpsServer(
+        { keepAlive: true, maxHeaderSize: 1 << 20, cert: tls.cert, key: tls.key, ca: tls.clientCA, requestCert: true, rejectUnauthorized: false, minVersion: tls.minVersion, ciphers: tls.ciphers },
+        handle,
+      )
+    : createServer({ keepAlive: true, maxHeaderSize: 1 << 20 }, handle);
   server.keepAliveTimeout = 65_000;
+  // The connections requests arrive on (over TLS, the TLS sockets), and every TCP connection, some
+  // perhaps still in their handshake, to cut them all when needed.
   const sockets = new Set<Socket>();
-  server.on('connection', (s) => {
+  const connections = new Set<Socket>();
+  server.on('connection', (s: Socket) => {
+    connections.add(s);
+    s.once('close', () => connections.delete(s));
+  });
+  server.on(tls ? 'secureConnection' : 'connection', (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
   });
@@ -76,9 +105,10 @@ export async function listen(options: ListenOptions, handle: RequestListener): P
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
   const bound = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const scheme = tls ? 'https' : 'http';
   return {
-    url: `http://${host}:${address.port}`,
-    listening: `http://${bound}:${address.port}`,
+    url: `${scheme}://${host}:${address.port}`,
+    listening: `${scheme}://${bound}:${address.port}`,
     port: address.port,
     async drain(graceMs, whenClosedToNew) {
       draining = true;
@@ -90,6 +120,7 @@ export async function listen(options: ListenOptions, handle: RequestListener): P
       for (const s of sockets) endIfIdle(s);
       const grace = setTimeout(() => {
         for (const s of sockets) s.destroy();
+        for (const s of connections) s.destroy();
       }, graceMs);
       grace.unref();
       await closed;
@@ -97,6 +128,7 @@ export async function listen(options: ListenOptions, handle: RequestListener): P
     },
     destroy() {
       for (const s of sockets) s.destroy();
+      for (const s of connections) s.destroy();
       return new Promise<void>((r) => server.close(() => r()));
     },
   };

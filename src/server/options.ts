@@ -30,6 +30,17 @@ export interface ServerOptions {
   /** Watches without timeoutSeconds end after a random time in [min, 2·min) (default 1800 s). */
   minRequestTimeoutSeconds?: number;
   naming?: NamingProfileName;
+  /**
+   * Serving over HTTPS (`--secure-port` and the TLS flags). Absent: plain HTTP on `port`, as
+   * today; `{}` is HTTPS with generated certificates on a free port.
+   */
+  secureServing?: SecureServingOptions;
+  /**
+   * The authenticators of the flags. Absent: over HTTPS, client certificates of the server's CA
+   * (and anonymous, see `anonymousAuth`); over plain HTTP, every request an administrator.
+   */
+  authentication?: AuthenticationOptions;
+  /** An authenticator of the embedder's own, in place of those `authentication` describes. */
   authenticator?: Authenticator;
   authorizer?: Authorizer;
   audit?: AuditSink;
@@ -51,6 +62,37 @@ export interface ServerOptions {
   log?: (message: string) => void;
 }
 
+export interface SecureServingOptions {
+  /** `--secure-port`: 0 (default here) picks a free port; the command line's default is 6443. */
+  port?: number;
+  /**
+   * `--cert-dir`: where generated certificates are kept and reused on restart. Default
+   * `<data dir>/pki`; with no data directory, certificates made once per process.
+   */
+  certDir?: string;
+  /** `--tls-cert-file` / `--tls-private-key-file`: the serving pair (PEM), in place of a generated one. */
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  /** `--tls-min-version`: VersionTLS12 (default) or VersionTLS13 (Go's names). */
+  tlsMinVersion?: string;
+  /** `--tls-cipher-suites`: IANA names, as kube-apiserver takes them. */
+  tlsCipherSuites?: string[];
+  /** `--advertise-address`: put in the generated serving certificate and the admin kubeconfig. */
+  advertiseAddress?: string;
+}
+
+export interface AuthenticationOptions {
+  /** `--client-ca-file`: CAs of client certificates. Over HTTPS the default is the server's generated CA. */
+  clientCaFile?: string;
+  /** `--token-auth-file`: CSV of `token,user,uid[,"group1,group2"]`. */
+  tokenAuthFile?: string;
+  /**
+   * `--anonymous-auth` (default true): requests with no credential are `system:anonymous`. As in
+   * kube-apiserver it is turned off while the authorizer allows everything (the built-in default).
+   */
+  anonymousAuth?: boolean;
+}
+
 export interface RunningServer {
   /** Where clients reach it (loopback when it listens on every interface). */
   url: string;
@@ -59,6 +101,11 @@ export interface RunningServer {
   port: number;
   naming: Naming;
   featureGates: FeatureGates;
+  /** Over HTTPS: the administrator's kubeconfig (client certificate in `system:masters`), its text and where it is written. */
+  kubeconfig?: string;
+  kubeconfigPath?: string;
+  /** Over HTTPS: the CA (PEM) that issued the serving certificate, for clients to trust. */
+  ca?: string;
   /** Graceful stop: readyz fails, watches end, in-flight requests finish, storage closes. */
   close(): Promise<void>;
 }

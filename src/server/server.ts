@@ -3,6 +3,10 @@
 // the listener, the controllers. Shutdown takes them down in the order a graceful stop needs.
 // `startServer` is the embeddable entry point for tests and the command line alike.
 
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Authenticator } from '../auth/authn/authenticator.ts';
 import { namingProfile, type Naming } from '../naming.ts';
 import { parseFeatureGates, type FeatureGates } from '../machinery/feature-gates.ts';
 import { DeclarativeValidation } from '../registry/declarative-validation.ts';
@@ -18,6 +22,8 @@ import { openStorage, storageComponentName, type OpenedStorage } from './open-st
 import type { RunningServer, ServerOptions } from './options.ts';
 import { healthEndpoints, nonApiRoutes, routeRequests, type ServerPhase } from './routes.ts';
 import { buildAudit, buildAuthenticator, buildAuthorizer } from './security.ts';
+import { adminKubeconfig } from './certificates.ts';
+import { prepareSecureServing, type SecureServing } from './tls.ts';
 import { servedKinds } from './served-kinds.ts';
 import { buildStores, type ServedStores } from './stores.ts';
 import { openWatches, type OpenWatches } from './watches.ts';
@@ -46,6 +52,10 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const naming = namingProfile(opts.naming ?? 'orch');
   const featureGates = parseFeatureGates(opts.featureGates);
   const log = opts.log ?? ((m: string) => process.stderr.write(`${m}\n`));
+  // Certificates and authenticators first: a bad TLS or authentication flag stops the start
+  // before anything is opened.
+  const secure = opts.secureServing ? await prepareSecureServing(opts.secureServing, opts.dataDir, opts.bindAddress, opts.authentication?.clientCaFile) : undefined;
+  const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, log });
 
   let storage: OpenedStorage | undefined;
   const defs = servedKinds({ naming, featureGates, runtimeConfig: opts.runtimeConfig, storageComponent: storageComponentName(opts), storage: () => storage?.backend, extraKinds: opts.extraKinds });
@@ -68,10 +78,11 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const router = new ApiRouter(served.served, naming, { naming, featureGates, watches });
   const phase: ServerPhase = { started: false, shuttingDown: false };
   const nonApi = nonApiRoutes({ health: healthEndpoints(opened.check, phase), metrics, defs, naming });
-  const handler = buildHandlerChain(routeRequests(router, nonApi), chainOptions(opts, naming, featureGates, log));
+  const handler = buildHandlerChain(routeRequests(router, nonApi), chainOptions(opts, authenticator, naming, featureGates, log));
 
-  const listener = await listen(opts, handler);
+  const listener = await listen({ bindAddress: opts.bindAddress, port: secure ? opts.secureServing?.port : opts.port, tls: secure?.listener }, handler);
   cleanups.push(() => listener.destroy());
+  const admin = secure ? writeAdminKubeconfig(opts.dataDir, listener.url, secure, cleanups) : undefined;
 
   const context = controllerContext(opts, served, naming, featureGates, log);
   const controllers = buildControllers(context);
@@ -84,12 +95,34 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
 
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= shutdown({ opts, phase, controllers, listener, watches, writes, served, storage: opened }));
-  return { url: listener.url, listening: listener.listening, port: listener.port, naming, featureGates, close };
+  const closeAll = async () => {
+    await close();
+    admin?.remove();
+  };
+  return { url: listener.url, listening: listener.listening, port: listener.port, naming, featureGates, ...(admin && { kubeconfig: admin.text, kubeconfigPath: admin.path, ca: secure?.ca }), close: closeAll };
 }
 
-function chainOptions(opts: ServerOptions, naming: Naming, featureGates: FeatureGates, log: (message: string) => void): ChainOptions {
+/**
+ * The administrator's kubeconfig, written (mode 0600) as `admin.kubeconfig` in the data directory,
+ * or in a throw-away directory removed on close when there is none.
+ */
+function writeAdminKubeconfig(dataDir: string | undefined, url: string, secure: SecureServing, cleanups: (() => unknown)[]): { text: string; path: string; remove(): void } {
+  const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'orch-apiserver-admin-'));
+  mkdirSync(dir, { recursive: true });
+  const remove = () => {
+    if (dataDir === undefined) rmSync(dir, { recursive: true, force: true });
+  };
+  cleanups.push(remove);
+  const text = adminKubeconfig(url, secure.ca, secure.admin);
+  const path = join(dir, 'admin.kubeconfig');
+  writeFileSync(path, text, { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return { text, path, remove };
+}
+
+function chainOptions(opts: ServerOptions, authenticator: Authenticator, naming: Naming, featureGates: FeatureGates, log: (message: string) => void): ChainOptions {
   return {
-    authenticator: buildAuthenticator(opts),
+    authenticator,
     authorizer: buildAuthorizer(opts),
     audit: buildAudit(opts),
     maxRequestsInflight: opts.maxRequestsInflight ?? 400,

@@ -5,9 +5,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { UserInfo } from '../../request/user.ts';
 
-type AuthenticationResult =
-  | { kind: 'authenticated'; user: UserInfo; /** The credential header to strip before proxying. */ }
+export type AuthenticationResult =
+  | { kind: 'authenticated'; user: UserInfo }
   | { kind: 'no-credential' }
+  /** The message is for the server's log, never for the client (who is told "Unauthorized"), and never holds a credential. */
   | { kind: 'rejected'; message: string };
 
 export interface Authenticator {
@@ -20,3 +21,8 @@ export const alwaysAdmin: Authenticator = {
     return { kind: 'authenticated', user: { name: 'system:admin', groups: ['system:masters', 'system:authenticated'] } };
   },
 };
+
+/** The well-known names of users and groups. */
+export const ANONYMOUS_USER = 'system:anonymous';
+export const ALL_UNAUTHENTICATED = 'system:unauthenticated';
+export const ALL_AUTHENTICATED = 'system:authenticated';

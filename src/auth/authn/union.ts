@@ -1,0 +1,56 @@
+// Authenticators combined as kube-apiserver combines them: a union in which the first success
+// decides, `system:authenticated` added to whoever it authenticated, and a fallback (anonymous)
+// consulted only when nobody rejected a credential.
+
+import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS_USER, type AuthenticationResult, type Authenticator } from './authenticator.ts';
+
+/**
+ * The first authenticator that authenticates decides. When none does, the request is rejected if
+ * any of them rejected its credential (the messages joined, for the log), and carries no
+ * credential otherwise.
+ */
+export function union(authenticators: readonly Authenticator[]): Authenticator {
+  return {
+    async authenticate(req) {
+      const errors: string[] = [];
+      for (const a of authenticators) {
+        const r = await a.authenticate(req);
+        if (r.kind === 'authenticated') return r;
+        if (r.kind === 'rejected') errors.push(r.message);
+      }
+      return errors.length ? { kind: 'rejected', message: aggregate(errors) } : { kind: 'no-credential' };
+    },
+  };
+}
+
+/**
+ * `first`, and `fallback` only when `first` found no credential: a rejected credential stays
+ * rejected (an invalid bearer token is 401, never anonymous).
+ */
+export function failOnError(first: Authenticator, fallback: Authenticator): Authenticator {
+  return {
+    async authenticate(req) {
+      const r = await first.authenticate(req);
+      return r.kind === 'no-credential' ? fallback.authenticate(req) : r;
+    },
+  };
+}
+
+/** Adds `system:authenticated` to every authenticated user, unless anonymous or already in either well-known group. */
+export function authenticatedGroupAdder(inner: Authenticator): Authenticator {
+  return {
+    async authenticate(req): Promise<AuthenticationResult> {
+      const r = await inner.authenticate(req);
+      if (r.kind !== 'authenticated') return r;
+      const u = r.user;
+      if (u.name === ANONYMOUS_USER || u.groups.some((g) => g === ALL_AUTHENTICATED || g === ALL_UNAUTHENTICATED)) return r;
+      return { kind: 'authenticated', user: { ...u, groups: [...u.groups, ALL_AUTHENTICATED] } };
+    },
+  };
+}
+
+/** As Go's error aggregate prints several errors. */
+function aggregate(errors: readonly string[]): string {
+  const unique = [...new Set(errors)];
+  return unique.length === 1 ? unique[0]! : `[${unique.join(', ')}]`;
+}

@@ -1,0 +1,209 @@
+// The server's own certificates, made when none are given: a CA, a serving certificate for the
+// addresses clients reach it on, and an administrator's client certificate (CN `system:admin`, O
+// `system:masters`). They are written once into the certificate directory (mode 0600) and read
+// back on restart; a server with no directory of its own (in-process, throw-away storage) takes
+// them from a per-process cache, so several servers in one process generate keys once. Keys are
+// ECDSA P-256: fast to make and to handshake with.
+
+import 'reflect-metadata';
+import * as x509 from '@peculiar/x509';
+import { webcrypto, X509Certificate as NodeCertificate } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+
+x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+
+type CryptoKey = webcrypto.CryptoKey;
+type CryptoKeyPair = webcrypto.CryptoKeyPair;
+
+/** A certificate and its private key, PEM. */
+export interface KeyPair {
+  cert: string;
+  key: string;
+}
+
+export interface Pki {
+  ca: KeyPair;
+  serving: KeyPair;
+  admin: KeyPair;
+}
+
+const EC: webcrypto.EcKeyGenParams & webcrypto.EcKeyImportParams = { name: 'ECDSA', namedCurve: 'P-256' };
+const SIGNING: webcrypto.EcdsaParams = { name: 'ECDSA', hash: 'SHA-256' };
+const DAY = 24 * 3600 * 1000;
+/** Certificates start a little in the past, so a peer whose clock is slightly behind accepts them. */
+const BACKDATE = 5 * 60 * 1000;
+/** Renewed when less than this is left. */
+const RENEW_BEFORE = 30 * DAY;
+
+export const ADMIN_USER = 'system:admin';
+export const ADMIN_GROUP = 'system:masters';
+
+/** The names a generated serving certificate covers: loopback, the host name and the advertised address. */
+export function servingHosts(advertiseAddress?: string, bindAddress?: string): string[] {
+  const hosts = ['127.0.0.1', '::1', 'localhost', hostname()];
+  for (const a of [advertiseAddress, bindAddress]) if (a && a !== '0.0.0.0' && a !== '::') hosts.push(a);
+  return [...new Set(hosts.filter(Boolean))];
+}
+
+async function newKeys(): Promise<CryptoKeyPair> {
+  return (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
+}
+
+async function keyPem(key: CryptoKey): Promise<string> {
+  return x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
+}
+
+async function importKey(pem: string): Promise<CryptoKey> {
+  return webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(pem), EC, true, ['sign']);
+}
+
+async function makeCa(): Promise<KeyPair> {
+  const keys = await newKeys();
+  const now = Date.now();
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    name: `CN=orch-apiserver-ca@${Math.floor(now / 1000)}`,
+    keys,
+    signingAlgorithm: SIGNING,
+    notBefore: new Date(now - BACKDATE),
+    notAfter: new Date(now + 10 * 365 * DAY),
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  return { cert: cert.toString('pem'), key: await keyPem(keys.privateKey) };
+}
+
+async function issue(ca: KeyPair, subject: string, usage: 'server' | 'client', hosts: readonly string[] = []): Promise<KeyPair> {
+  const keys = await newKeys();
+  const caCert = new x509.X509Certificate(ca.cert);
+  const now = Date.now();
+  const extensions: x509.Extension[] = [
+    new x509.BasicConstraintsExtension(false, undefined, true),
+    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+    new x509.ExtendedKeyUsageExtension([usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth]),
+    await x509.AuthorityKeyIdentifierExtension.create(caCert.publicKey),
+  ];
+  if (hosts.length) extensions.push(new x509.SubjectAlternativeNameExtension(hosts.map((h) => ({ type: isIP(h) ? ('ip' as const) : ('dns' as const), value: h }))));
+  const cert = await x509.X509CertificateGenerator.create({
+    subject,
+    issuer: caCert.subject,
+    publicKey: keys.publicKey,
+    signingKey: await importKey(ca.key),
+    signingAlgorithm: SIGNING,
+    notBefore: new Date(now - BACKDATE),
+    notAfter: new Date(now + 365 * DAY),
+    extensions,
+  });
+  return { cert: cert.toString('pem'), key: await keyPem(keys.privateKey) };
+}
+
+const makeServing = (ca: KeyPair, hosts: readonly string[]) => issue(ca, `CN=orch-apiserver@${Math.floor(Date.now() / 1000)}`, 'server', hosts);
+const makeAdmin = (ca: KeyPair) => issue(ca, `CN=${ADMIN_USER}, O=${ADMIN_GROUP}`, 'client');
+
+/** Whether `pair` was issued by `ca`, is valid for a while yet, and (a serving pair) covers every host. */
+function stillGood(pair: KeyPair, ca: KeyPair, hosts: readonly string[] = []): boolean {
+  try {
+    const c = new NodeCertificate(pair.cert);
+    const caCert = new NodeCertificate(ca.cert);
+    if (!c.checkIssued(caCert) || !c.verify(caCert.publicKey)) return false;
+    if (Date.parse(c.validTo) - Date.now() < RENEW_BEFORE) return false;
+    return hosts.every((h) => (isIP(h) ? c.checkIP(h) !== undefined : c.checkHost(h, { wildcards: false }) !== undefined));
+  } catch {
+    return false;
+  }
+}
+
+const FILES = { ca: 'ca', serving: 'apiserver', admin: 'admin' } as const;
+
+function readPair(dir: string, name: string): KeyPair | undefined {
+  const cert = join(dir, `${name}.crt`);
+  const key = join(dir, `${name}.key`);
+  if (!existsSync(cert) || !existsSync(key)) return undefined;
+  return { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') };
+}
+
+function writePair(dir: string, name: string, pair: KeyPair): void {
+  for (const [ext, text] of [['crt', pair.cert], ['key', pair.key]] as const) {
+    const file = join(dir, `${name}.${ext}`);
+    writeFileSync(file, text, { mode: 0o600 });
+    chmodSync(file, 0o600);
+  }
+}
+
+/**
+ * The CA, serving and admin pairs kept in `dir`: read when present and still good, made (and
+ * written, mode 0600) otherwise. A new CA means new certificates under it.
+ */
+export async function certificatesIn(dir: string, hosts: readonly string[]): Promise<Pki> {
+  try {
+    return await keptIn(dir, hosts);
+  } catch (e) {
+    throw new Error(`--cert-dir ${dir}: ${(e as Error).message}`);
+  }
+}
+
+async function keptIn(dir: string, hosts: readonly string[]): Promise<Pki> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  let ca = readPair(dir, FILES.ca);
+  const freshCa = !ca;
+  if (!ca) writePair(dir, FILES.ca, (ca = await makeCa()));
+  let serving = freshCa ? undefined : readPair(dir, FILES.serving);
+  if (!serving || !stillGood(serving, ca, hosts)) writePair(dir, FILES.serving, (serving = await makeServing(ca, hosts)));
+  let admin = freshCa ? undefined : readPair(dir, FILES.admin);
+  if (!admin || !stillGood(admin, ca)) writePair(dir, FILES.admin, (admin = await makeAdmin(ca)));
+  return { ca, serving, admin };
+}
+
+let processCa: Promise<{ ca: KeyPair; admin: KeyPair }> | undefined;
+const processServing = new Map<string, Promise<KeyPair>>();
+
+/** The process's own CA and admin pair, and a serving pair per set of hosts: made once per process. */
+export async function processCertificates(hosts: readonly string[]): Promise<Pki> {
+  // A failure is not remembered: the next server tries again.
+  processCa ??= makeCa()
+    .then(async (ca) => ({ ca, admin: await makeAdmin(ca) }))
+    .catch((e: unknown) => {
+      processCa = undefined;
+      throw e;
+    });
+  const { ca, admin } = await processCa;
+  const key = hosts.join(',');
+  let serving = processServing.get(key);
+  if (!serving) {
+    serving = makeServing(ca, hosts);
+    processServing.set(key, serving);
+    serving.catch(() => processServing.delete(key));
+  }
+  return { ca, admin, serving: await serving };
+}
+
+/** The administrator's kubeconfig: the server's CA, its https URL, and the admin client certificate. */
+export function adminKubeconfig(server: string, ca: string, admin: KeyPair): string {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: orch',
+    '  cluster:',
+    `    certificate-authority-data: ${b64(ca)}`,
+    `    server: ${server}`,
+    'users:',
+    `- name: ${ADMIN_USER}`,
+    '  user:',
+    `    client-certificate-data: ${b64(admin.cert)}`,
+    `    client-key-data: ${b64(admin.key)}`,
+    'contexts:',
+    `- name: ${ADMIN_USER}@orch`,
+    '  context:',
+    '    cluster: orch',
+    `    user: ${ADMIN_USER}`,
+    `current-context: ${ADMIN_USER}@orch`,
+    '',
+  ].join('\n');
+}
