@@ -322,7 +322,7 @@ async function timing(cases: HostileCase[]): Promise<number> {
   const echo = await echoServer();
   const namespace = 'hostile';
   await send(server.url, { method: 'POST', path: '/api/v1/namespaces', headers: JSON_TYPE, body: Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } })) });
-  // The first large body of each format starts a decoding worker; that start is no case's cost.
+  // The first large body of each format starts a write worker; that start is no case's cost.
   for (const c of cases) await measure(c, server.url, namespace, 64 * KiB);
   console.log(`hostile request bodies: ${cases.length} cases; handling ms at 256 KiB / 1 MiB / 3 MiB, ms per MiB (at 3 MiB), growth 1→3 MiB, worst /readyz ms`);
   console.log(`goals: growth ≤ ${GROWTH_GOAL}×, /readyz ≤ ${READYZ_GOAL_MS} ms at 3 MiB; the floor is a bare node:http server reading the same bytes\n`);

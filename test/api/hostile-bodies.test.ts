@@ -90,7 +90,7 @@ describe('the cost of a body is linear in its size', () => {
   // The YAML library reads well under 1 MiB/s on this hardware, so YAML is measured from 256 KiB
   // to 768 KiB (3× the bytes); a quadratic check took minutes at 768 KiB.
   test('YAML (fieldValidation Warn): unknown fields, duplicate fields and many keys', async () => {
-    // The first large body starts a decoding worker: that start is not part of any figure.
+    // The first large body starts a write worker: that start is not part of any figure.
     assert.equal((await send('POST', `${LEASES}?dryRun=All`, yamlShapes['unknown fields']!(64 * KiB), 'application/yaml')).status, 201);
     for (const [shape, build] of Object.entries(yamlShapes)) {
       const small = await send('POST', LEASES, build(256 * KiB), 'application/yaml', 30_000);
