@@ -11,7 +11,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { api, testServer } from '../support/server.ts';
-import { pollReadyz } from '../support/readyz.ts';
+import { whileReadyzPolled } from '../support/readyz.ts';
 import { encodeCbor } from '../../src/wire/cbor.ts';
 import { encodeObject } from '../../src/wire/protobuf/index.ts';
 import { WritePool } from '../../src/endpoints/write-pool.ts';
@@ -63,14 +63,8 @@ function send(method: string, path: string, body: Buffer | string, contentType: 
 
 /** The request's answer, and the worst /readyz latency of another client meanwhile. */
 async function withReadyz(run: () => Promise<Answer>): Promise<{ answer: Answer; worstReadyzMs: number; polls: number }> {
-  const poller = await pollReadyz(server.url);
-  const answered = await run().then(
-    (answer) => ({ answer }),
-    (failure: unknown) => ({ failure }),
-  );
-  const seen = await poller.stop();
-  if (!('answer' in answered)) throw answered.failure;
-  return { answer: answered.answer, worstReadyzMs: seen.worstMs, polls: seen.polls };
+  const { answer, worstMs, polls } = await whileReadyzPolled(server.url, run);
+  return { answer, worstReadyzMs: worstMs, polls };
 }
 
 let serial = 0;

@@ -9,7 +9,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { api, testServer } from '../support/server.ts';
-import { pollReadyz } from '../support/readyz.ts';
+import { whileReadyzPolled } from '../support/readyz.ts';
 
 const server = await testServer();
 after(() => server.close());
@@ -57,16 +57,7 @@ function send(method: string, path: string, body: string, contentType: string): 
 }
 
 /** The answer, and the worst /readyz latency of another client while it was prepared. */
-async function withReadyz(run: () => Promise<Answer>): Promise<{ answer: Answer; worstMs: number }> {
-  const poller = await pollReadyz(server.url);
-  const answered = await run().then(
-    (answer) => ({ answer }),
-    (failure: unknown) => ({ failure }),
-  );
-  const seen = await poller.stop();
-  if (!('answer' in answered)) throw answered.failure;
-  return { answer: answered.answer, worstMs: seen.worstMs };
-}
+const withReadyz = (run: () => Promise<Answer>) => whileReadyzPolled(server.url, run);
 
 /** About `bytes` of labels (each ~16 bytes as JSON). */
 function labels(bytes: number, prefix = 'l'): Record<string, string> {

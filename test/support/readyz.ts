@@ -57,3 +57,18 @@ export async function pollReadyz(url: string): Promise<ReadyzPoller> {
     },
   };
 }
+
+/**
+ * `run`'s answer, and the worst /readyz latency another client saw while it ran (its failure is
+ * rethrown once the poller has stopped).
+ */
+export async function whileReadyzPolled<T>(url: string, run: () => Promise<T>): Promise<{ answer: T; worstMs: number; polls: number }> {
+  const poller = await pollReadyz(url);
+  const answered = await run().then(
+    (answer) => ({ answer }),
+    (failure: unknown) => ({ failure }),
+  );
+  const seen = await poller.stop();
+  if (!('answer' in answered)) throw answered.failure;
+  return { answer: answered.answer, ...seen };
+}
