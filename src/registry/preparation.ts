@@ -83,10 +83,10 @@ export type PreparedWrite =
       /** Its name was generated (another try may pick a free one). */
       generated: boolean;
     }
-  /** Replace the stored object with these bytes; `requestedRv` makes a lost race a conflict. */
-  | { op: 'update'; bytes: Uint8Array; object?: KObject; requestedRv?: string }
+  /** Replace the stored object with these bytes. */
+  | { op: 'update'; bytes: Uint8Array; object?: KObject }
   /** The update removed the last finalizer of a deleting object: delete it. */
-  | { op: 'delete'; bytes: Uint8Array; object?: KObject; requestedRv?: string }
+  | { op: 'delete'; bytes: Uint8Array; object?: KObject }
   /** The update changes nothing: no write, no event. */
   | { op: 'unchanged' };
 
@@ -238,13 +238,13 @@ export class WritePreparation {
     this.prepareUpdate(obj, old, opts.subresource, warn);
     // The last finalizer of a deleting object is gone: the object goes with it.
     if (obj.metadata.deletionTimestamp && !obj.metadata.finalizers?.length && !this.def.strategy.pendingFinalization?.(obj))
-      return { op: 'delete', bytes: this.encode(obj), object: obj, requestedRv };
+      return { op: 'delete', bytes: this.encode(obj), object: obj };
     // Nothing changed (the uid or namespace a patch dropped was filled in again, keys came back
     // in another order, only a manager's timestamp moved): no write, no event, the same version.
     if (unchangedByUpdate(obj, old)) return { op: 'unchanged' };
     const bytes = this.encode(obj);
     if (Buffer.compare(bytes, job.stored!.value) === 0) return { op: 'unchanged' };
-    return { op: 'update', bytes, object: obj, requestedRv };
+    return { op: 'update', bytes, object: obj };
   }
 
   /** System fields the client cannot change, strategy hooks and validation (BeforeUpdate). */

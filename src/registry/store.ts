@@ -551,8 +551,12 @@ export class RegistryStore implements ReadableStore {
         const written = await this.storageCall(() => this.writes.update(key, stored.modRevision, prepared.bytes, opts.dryRun));
         return this.written(prepared.bytes, written.modRevision, false, object);
       } catch (e) {
+        // Another write won the race: prepare again from what is stored now, as kube-apiserver's
+        // GuaranteedUpdate does. A resourceVersion the request itself gave (a PUT's, or one a patch
+        // sets) no longer matches, and that attempt refuses it with 409; a patch or apply that gave
+        // none applies to the new object. Retries end with the request's deadline.
         if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
-          if (prepared.requestedRv) throw errors.staleUpdate(this.qualified, name);
+          if (opts.deadline !== undefined && Date.now() >= opts.deadline) throw errors.timeout('Timeout: request did not complete within requested timeout - context deadline exceeded');
           continue;
         }
         throw e;
