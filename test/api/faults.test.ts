@@ -87,9 +87,13 @@ test('200 watchers that never read: memory stays bounded, /readyz stays fast, ev
     await new Promise((r) => setTimeout(r, 100));
   }
   for (const s of sockets) s.destroy();
-  await new Promise((r) => setTimeout(r, 1000));
-  await server.rssAfterGc();
-  const released = await server.rssAfterGc();
+  // Released memory goes back to the system a little after the sockets close (later on newer
+  // Node.js versions): read it after a collection until it is back, for up to ten seconds.
+  let released = Infinity;
+  for (const stop = Date.now() + 10_000; released - before >= 50 * MB && Date.now() < stop; ) {
+    await new Promise((r) => setTimeout(r, 500));
+    released = await server.rssAfterGc();
+  }
   t.diagnostic(`readyz samples ${samples.join(' ')}`);
   t.diagnostic(`server RSS: ${Math.round(before / MB)} MB before, peak ${Math.round(peak / MB)} MB (+${Math.round((peak - before) / MB)} MB) with 200 silent watchers, ${Math.round(released / MB)} MB after they closed; slowest /readyz ${Math.round(slowest)} ms`);
   assert.ok(peak - before < 300 * MB, `RSS grew by ${Math.round((peak - before) / MB)} MB`);
