@@ -49,7 +49,7 @@ export function x509Authenticator(roots: readonly X509Certificate[], credentialI
       if (cached && now >= cached.from && now <= cached.until) return cached.result;
       const peer = socket.getPeerCertificate(true);
       if (!peer || !peer.raw) return { kind: 'no-credential' };
-      const verified = verify(peerChain(peer), peer.subject as Readonly<Record<string, string | string[] | undefined>>, roots, now, credentialIdKey);
+      const verified = verify(peerChain(peer), peer.subject as Readonly<Record<string, string | string[] | undefined>>, roots, now, credentialIdKey, socket.authorized);
       cache.set(socket, verified);
       return verified.result;
     },
@@ -70,7 +70,20 @@ function peerChain(peer: DetailedPeerCertificate): X509Certificate[] {
 const dateOf = (s: string): number => Date.parse(s);
 const goTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 
-function verify(chain: readonly X509Certificate[], subject: Readonly<Record<string, string | string[] | undefined>>, roots: readonly X509Certificate[], now: number, credentialIdKey: string): Verified {
+/**
+ * `handshakeVerified`: the TLS handshake verified the client's chain against the same client CA
+ * (the listener's `ca`). Some Node.js versions (24) give only the leaf from getPeerCertificate
+ * even when the client sent intermediates: then a leaf that reaches no CA by itself is accepted on
+ * the handshake's verdict, which checked the intermediates' signatures, validity and purpose.
+ */
+function verify(
+  chain: readonly X509Certificate[],
+  subject: Readonly<Record<string, string | string[] | undefined>>,
+  roots: readonly X509Certificate[],
+  now: number,
+  credentialIdKey: string,
+  handshakeVerified = false,
+): Verified {
   const leaf = chain[0]!;
   const id = `"${leaf.subject.replace(/\n/g, ',')}" (serial ${leaf.serialNumber})`;
   const reject = (why: string): Verified => ({ result: { kind: 'rejected', message: `verifying certificate ${id} failed: x509: ${why}` }, from: now, until: now });
@@ -112,6 +125,7 @@ function verify(chain: readonly X509Certificate[], subject: Readonly<Record<stri
     if (!allowsClientAuth(next)) return reject('certificate specifies an incompatible key usage');
     current = next;
   }
+  if (!lastProblem && chain.length === 1 && handshakeVerified) return { result: authenticated(leaf, subject, credentialIdKey), from, until };
   return reject(lastProblem ?? 'certificate signed by unknown authority');
 }
 
