@@ -2,25 +2,16 @@
 // token none of them accepts is rejected (401), never treated as no credential.
 
 import type { AuthenticationResult, Authenticator } from './authenticator.ts';
+import { firstSuccess } from './union.ts';
 
 /** Recognises a token as its own and authenticates it, rejects it, or answers no-credential (not its kind). */
 export interface TokenAuthenticator {
   authenticateToken(token: string): Promise<AuthenticationResult>;
 }
 
-/** Token authenticators combined: the first that authenticates decides; rejections are kept for the log. */
+/** Token authenticators combined as authenticators are (`union`): the first that authenticates decides. */
 export function tokenUnion(authenticators: readonly TokenAuthenticator[]): TokenAuthenticator {
-  return {
-    async authenticateToken(token) {
-      const errors: string[] = [];
-      for (const a of authenticators) {
-        const r = await a.authenticateToken(token);
-        if (r.kind === 'authenticated') return r;
-        if (r.kind === 'rejected') errors.push(r.message);
-      }
-      return errors.length ? { kind: 'rejected', message: errors.join(', ') } : { kind: 'no-credential' };
-    },
-  };
+  return { authenticateToken: (token) => firstSuccess(authenticators, (a) => a.authenticateToken(token)) };
 }
 
 export function bearerToken(tokens: TokenAuthenticator): Authenticator {

@@ -10,17 +10,21 @@ import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS_USER, type Authentica
  * credential otherwise.
  */
 export function union(authenticators: readonly Authenticator[]): Authenticator {
-  return {
-    async authenticate(req) {
-      const errors: string[] = [];
-      for (const a of authenticators) {
-        const r = await a.authenticate(req);
-        if (r.kind === 'authenticated') return r;
-        if (r.kind === 'rejected') errors.push(r.message);
-      }
-      return errors.length ? { kind: 'rejected', message: aggregate(errors) } : { kind: 'no-credential' };
-    },
-  };
+  return { authenticate: (req) => firstSuccess(authenticators, (a) => a.authenticate(req)) };
+}
+
+/**
+ * Tries `attempt` on each in turn: the first authentication decides; otherwise the rejections,
+ * aggregated as kube-apiserver aggregates them, or no credential when nobody rejected.
+ */
+export async function firstSuccess<T>(each: readonly T[], attempt: (t: T) => Promise<AuthenticationResult>): Promise<AuthenticationResult> {
+  const errors: string[] = [];
+  for (const a of each) {
+    const r = await attempt(a);
+    if (r.kind === 'authenticated') return r;
+    if (r.kind === 'rejected') errors.push(r.message);
+  }
+  return errors.length ? { kind: 'rejected', message: aggregate(errors) } : { kind: 'no-credential' };
 }
 
 /**
