@@ -13,7 +13,7 @@ import type { FieldManager } from '../registry/field-manager.ts';
 import type { Mutate, PortableInput, Warn, WriteInput } from '../registry/preparation.ts';
 import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
 import { decodeApplyConfig, decodeApplyConfigValue } from './apply.ts';
-import { checkObject, decodeBody, decodeCborBody, parseJson, type BodyType, type Decoded, type FieldValidation } from './decode.ts';
+import { checkObject, decodeBody, decodeCborBody, parseJson, type BodyType, type FieldValidation } from './decode.ts';
 import { MAX_REQUEST_BODY_BYTES } from './respond.ts';
 
 export type PatchType = 'json-patch' | 'merge-patch' | 'strategic-merge-patch';
@@ -67,15 +67,12 @@ export function writeInput(form: PortableForm, ctx: InputContext): WriteInput {
 const asBuffer = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
 /**
- * A body's object: decoded on the first call, which hands it over as it is; a later call (a lost
- * race) decodes it again, so each attempt starts from the request's own object.
+ * A body's object, decoded on each call: the first hands it over as it is, and a later call (a
+ * lost race) starts again from the request's own object.
  */
 function bodyMutation(form: PortableForm & { form: 'body' }, def: KindDefinition): Mutate {
-  let first: Decoded | undefined;
-  let used = false;
   return (_current, warn) => {
-    const decoded = !used ? (first ??= decodeBody(asBuffer(form.body), form.type, def, form.validation)) : decodeBody(asBuffer(form.body), form.type, def, form.validation);
-    used = true;
+    const decoded = decodeBody(asBuffer(form.body), form.type, def, form.validation);
     for (const w of decoded.warnings) warn(w);
     return decoded.obj;
   };

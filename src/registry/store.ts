@@ -144,6 +144,7 @@ export class RegistryStore implements ReadableStore {
     this.json = this.prep.json;
     this.fields = this.prep.fields;
     this.subresources = subresourcesOf(def);
+    this.kindKey = kindKey(def);
     this.reads = new CacheDelegator(cache);
     this.writes = new DryRunnableStorage(cache);
   }
@@ -448,6 +449,9 @@ export class RegistryStore implements ReadableStore {
 
   private readonly subresources: ReadonlyMap<string, SubresourceDefinition>;
 
+  /** The kind as a write job names it (computed once, not per write). */
+  private readonly kindKey: string;
+
   /** Prepares a write in a worker when the offload takes it, else here. */
   private prepareWrite(job: PreparationJob, input: WriteInput, opts: WriteOptions): Promise<PreparedWrite> {
     const warn = opts.warn ?? (() => {});
@@ -457,7 +461,7 @@ export class RegistryStore implements ReadableStore {
 
   private preparationJob(namespace: string | undefined, name: string | undefined, kv: KeyValue | undefined, opts: UpdateOptions): PreparationJob {
     return {
-      kind: kindKey(this.def),
+      kind: this.kindKey,
       namespace,
       name,
       stored: kv && { value: kv.value, revision: kv.modRevision },
