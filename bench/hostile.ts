@@ -245,6 +245,8 @@ export const bodyCases: HostileCase[] = [
 interface Answer {
   status: number;
   ms: number;
+  /** The answer's body. */
+  body: Buffer;
 }
 
 /** One request on its own connection; answers with any number of headers are read whole. */
@@ -255,8 +257,9 @@ function send(url: string, r: { method: string; path: string; headers: Record<st
       url + r.path,
       { method: r.method, headers: { ...r.headers, 'Content-Length': String(r.body.length) }, agent: agent ?? false, maxHeaderSize: 64 * 1024 * 1024 },
       (res: IncomingMessage) => {
-        res.on('data', () => {});
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - start }));
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - start, body: Buffer.concat(chunks) }));
       },
     );
     req.on('error', reject);
@@ -284,12 +287,23 @@ const MiB = 1024 * KiB;
 const SIZES = [256 * KiB, 1 * MiB, 3 * MiB - 8 * KiB];
 const GROWTH_GOAL = 3.5;
 const READYZ_GOAL_MS = 250;
+/**
+ * Where the shape itself defeats linear time in V8 (an object of 10⁵ keys is a dictionary whose
+ * every walk, parse and stringify grows faster than its size), the server's growth is held to the
+ * growth of V8's own JSON.parse and JSON.stringify of the same answer, within this margin, and the
+ * work must be off the event loop (the /readyz goal). docs/architecture.md, "Hostile input".
+ */
+const FLOOR_MARGIN = 1.15;
+/** Each size from 1 MiB on is measured this many times and the fastest counts: one run is noisy. */
+const REPEATS = Number(process.env.HOSTILE_REPEATS ?? 3);
 
 interface Measured {
   status: number;
   ms: number;
   readyz: number;
   bytes: number;
+  /** JSON.parse and JSON.stringify of the answer's object in this process: V8's floor for its shape. */
+  v8ms: number | undefined;
 }
 
 /** A full garbage collection, so what building a body left behind is not collected while it is handled. */
@@ -298,7 +312,7 @@ const collect: () => void = (() => {
   return runInNewContext('gc') as () => void;
 })();
 
-async function measure(c: HostileCase, url: string, namespace: string, bytes: number): Promise<Measured> {
+async function measureOnce(c: HostileCase, url: string, namespace: string, bytes: number): Promise<Measured> {
   const r = await c.build(bytes, { url, namespace });
   collect();
   // The other client polls from a thread of its own: on this loop it could not be waiting while
@@ -306,7 +320,33 @@ async function measure(c: HostileCase, url: string, namespace: string, bytes: nu
   const poller = await pollReadyz(url);
   const a = await send(url, r);
   const { worstMs } = await poller.stop();
-  return { status: a.status, ms: a.ms, readyz: worstMs, bytes: r.body.length };
+  return { status: a.status, ms: a.ms, readyz: worstMs, bytes: r.body.length, v8ms: a.status < 300 ? v8Floor(a.body) : undefined };
+}
+
+/** The fastest of `repeats` runs (the worst /readyz of all of them). */
+async function measure(c: HostileCase, url: string, namespace: string, bytes: number, repeats = 1): Promise<Measured> {
+  let best: Measured | undefined;
+  let readyz = 0;
+  for (let i = 0; i < repeats; i++) {
+    const m = await measureOnce(c, url, namespace, bytes);
+    readyz = Math.max(readyz, m.readyz);
+    if (!best || m.ms < best.ms) best = m;
+  }
+  return { ...best!, readyz };
+}
+
+/** The time V8 itself takes to parse and stringify an answer's JSON object (the fastest of three). */
+function v8Floor(body: Buffer): number | undefined {
+  const text = body.toString('utf8');
+  if (!text.startsWith('{')) return undefined;
+  let best = Infinity;
+  for (let i = 0; i < 3; i++) {
+    collect();
+    const start = performance.now();
+    JSON.stringify(JSON.parse(text));
+    best = Math.min(best, performance.now() - start);
+  }
+  return best;
 }
 
 async function main(): Promise<void> {
@@ -318,28 +358,32 @@ async function main(): Promise<void> {
 }
 
 async function timing(cases: HostileCase[]): Promise<number> {
-  const server = await startServer({ port: 0, featureGates: 'CBORServingAndStorage=true', maxRequestsInflight: 0, maxMutatingRequestsInflight: 0, log: () => {} });
+  const server = await startServer({ port: 0, insecureServing: {}, featureGates: 'CBORServingAndStorage=true', maxRequestsInflight: 0, maxMutatingRequestsInflight: 0, log: () => {} });
   const echo = await echoServer();
   const namespace = 'hostile';
   await send(server.url, { method: 'POST', path: '/api/v1/namespaces', headers: JSON_TYPE, body: Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } })) });
   // The first large body of each format starts a write worker; that start is no case's cost.
   for (const c of cases) await measure(c, server.url, namespace, 64 * KiB);
   console.log(`hostile request bodies: ${cases.length} cases; handling ms at 256 KiB / 1 MiB / 3 MiB, ms per MiB (at 3 MiB), growth 1→3 MiB, worst /readyz ms`);
-  console.log(`goals: growth ≤ ${GROWTH_GOAL}×, /readyz ≤ ${READYZ_GOAL_MS} ms at 3 MiB; the floor is a bare node:http server reading the same bytes\n`);
-  console.log(`${'case'.padEnd(30)} ${'status'.padEnd(11)} ${'256K'.padStart(7)} ${'1M'.padStart(7)} ${'3M'.padStart(7)} ${'ms/MiB'.padStart(7)} ${'growth'.padStart(7)} ${'readyz'.padStart(7)} ${'×floor'.padStart(7)}  goals`);
+  console.log(`goals: growth ≤ ${GROWTH_GOAL}×, /readyz ≤ ${READYZ_GOAL_MS} ms at 3 MiB; the floor is a bare node:http server reading the same bytes`);
+  console.log(`v8: growth of V8's own JSON.parse + JSON.stringify of the answer; a growth above ${GROWTH_GOAL}× within ${FLOOR_MARGIN}× of it is the shape's floor (ok, floor)`);
+  console.log(`the fastest of ${REPEATS} runs at 1 MiB and 3 MiB counts\n`);
+  console.log(`${'case'.padEnd(30)} ${'status'.padEnd(11)} ${'256K'.padStart(7)} ${'1M'.padStart(7)} ${'3M'.padStart(7)} ${'ms/MiB'.padStart(7)} ${'growth'.padStart(7)} ${'v8'.padStart(7)} ${'readyz'.padStart(7)} ${'×floor'.padStart(7)}  goals`);
   let missed = 0;
   try {
     for (const c of cases) {
       const at: Measured[] = [];
-      for (const bytes of SIZES) at.push(await measure(c, server.url, namespace, bytes));
+      for (const bytes of SIZES) at.push(await measure(c, server.url, namespace, bytes, bytes >= MiB ? REPEATS : 1));
       const [, m1, m3] = at as [Measured, Measured, Measured];
       const floor = await send(echo.url, { method: 'POST', path: '/', headers: {}, body: Buffer.alloc(m3.bytes, 0x20) });
       const growth = m3.ms / m1.ms;
+      const v8growth = m1.v8ms && m3.v8ms ? m3.v8ms / m1.v8ms : undefined;
+      const atFloor = growth > GROWTH_GOAL && v8growth !== undefined && growth <= v8growth * FLOOR_MARGIN;
       const readyz = Math.max(...at.map((m) => m.readyz));
-      const misses = [growth > GROWTH_GOAL ? 'MISS growth' : '', m3.readyz > READYZ_GOAL_MS ? 'MISS readyz' : ''].filter(Boolean);
+      const misses = [growth > GROWTH_GOAL && !atFloor ? 'MISS growth' : '', readyz > READYZ_GOAL_MS ? 'MISS readyz' : ''].filter(Boolean);
       if (misses.length) missed++;
       console.log(
-        `${c.name.padEnd(30)} ${[...new Set(at.map((m) => m.status))].join('/').padEnd(11)} ${at.map((m) => fmt(m.ms).padStart(7)).join(' ')} ${fmt(m3.ms / (m3.bytes / MiB)).padStart(7)} ${fmt(growth, 2).padStart(6)}× ${fmt(readyz).padStart(7)} ${fmt(m3.ms / floor.ms).padStart(6)}×  ${misses.join(', ') || 'ok'}`,
+        `${c.name.padEnd(30)} ${[...new Set(at.map((m) => m.status))].join('/').padEnd(11)} ${at.map((m) => fmt(m.ms).padStart(7)).join(' ')} ${fmt(m3.ms / (m3.bytes / MiB)).padStart(7)} ${fmt(growth, 2).padStart(6)}× ${(v8growth === undefined ? '-' : `${fmt(v8growth, 2)}×`).padStart(7)} ${fmt(readyz).padStart(7)} ${fmt(m3.ms / floor.ms).padStart(6)}×  ${misses.join(', ') || (atFloor ? 'ok, floor' : 'ok')}`,
       );
     }
   } finally {
