@@ -81,6 +81,8 @@ async function api(): Promise<() => Promise<void>> {
   const server = await startServer({
     dataDir,
     port: 0,
+    // The request path against bare node:http: plain HTTP, every request the administrator.
+    insecureServing: {},
     maxRequestsInflight: 0,
     maxMutatingRequestsInflight: 0,
     log: (m) => process.stderr.write(`${m}\n`),

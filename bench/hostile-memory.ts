@@ -86,7 +86,7 @@ function sequences(): { name: string; method: string; path: string; type: string
 }
 
 export async function hostileMemory(): Promise<number> {
-  const server: ServerProcess = await startServerProcess([`--data-dir=${tempDir('bench-hostile-memory')}`, '--feature-gates=CBORServingAndStorage=true']);
+  const server: ServerProcess = await startServerProcess(['--insecure-port=0', `--data-dir=${tempDir('bench-hostile-memory')}`, '--feature-gates=CBORServingAndStorage=true']);
   let missed = 0;
   try {
     await send(server.url, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }));

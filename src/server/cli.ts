@@ -18,8 +18,8 @@ const bool = (name: string, v: string): boolean => {
   throw new Error(`invalid argument ${JSON.stringify(v)} for "--${name}" flag: parse error`);
 };
 
-/** The secure-serving options, made on first use of one of their flags. */
-const secure = (o: ServerOptions) => (o.secureServing ??= { port: 6443 });
+/** The TLS settings, made on first use of one of their flags. */
+const secure = (o: ServerOptions) => (o.secureServing ??= {});
 const authn = (o: ServerOptions) => (o.authentication ??= {});
 const list = (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean);
 
@@ -30,10 +30,24 @@ const int = (name: string, v: string): number => {
 
 const FLAGS: Record<string, FlagSpec> = {
   'bind-address': {
-    help: 'IP address to listen on (default 127.0.0.1: with no authentication yet, every client is an administrator; 0.0.0.0 opens it to every interface)',
+    help: 'IP address to serve HTTPS on (default 127.0.0.1; 0.0.0.0 opens it to every interface)',
     apply: (o, v) => (o.bindAddress = v),
   },
-  port: { help: 'port to serve HTTP on (default 8080; 0 picks a free one)', apply: (o, v) => (o.port = int('port', v)) },
+  'secure-port': { help: 'port to serve HTTPS on (default 6443; 0 picks a free one)', apply: (o, v) => (o.port = int('secure-port', v)) },
+  'insecure-port': {
+    help: 'serve plain HTTP on this port instead of HTTPS: nothing is encrypted and, without --token-auth-file, every request is an administrator; loopback only',
+    apply: (o, v) => {
+      o.insecureServing ??= {};
+      o.port = int('insecure-port', v);
+    },
+  },
+  'insecure-bind-address': {
+    help: 'with --insecure-port: listen on this address even if it is not loopback',
+    apply: (o, v) => {
+      o.insecureServing = { allowRemote: true };
+      o.bindAddress = v;
+    },
+  },
   'data-dir': { help: 'directory of the embedded store (default ./data)', apply: (o, v) => (o.dataDir = v) },
   'storage-backend': {
     help: 'lmdb (embedded, default) or etcd3',
@@ -53,20 +67,16 @@ const FLAGS: Record<string, FlagSpec> = {
   'shutdown-delay-duration': { help: 'how long /readyz fails before the server stops listening (default 0s)', apply: (o, v) => (o.shutdownDelayMs = parseDuration(v)) },
   'event-ttl': { help: 'how long events are kept after their last write (default 1h0m0s)', apply: (o, v) => (o.eventTtlMs = parseDuration(v)) },
   'service-cluster-ip-range': { help: 'CIDR (or IPv4,IPv6 pair) of the default ServiceCIDR (default 10.0.0.0/24)', apply: (o, v) => (o.serviceClusterIpRange = v) },
-  'secure-port': {
-    help: 'port to serve HTTPS on (default 6443 once any TLS flag is given; 0 picks a free one); --port is not served then',
-    apply: (o, v) => (secure(o).port = int('secure-port', v)),
-  },
-  'cert-dir': { help: 'where generated certificates are kept (default <data-dir>/pki); implies HTTPS', apply: (o, v) => (secure(o).certDir = v) },
-  'tls-cert-file': { help: 'serving certificate (PEM), in place of a generated one; implies HTTPS', apply: (o, v) => (secure(o).tlsCertFile = v) },
+  'cert-dir': { help: 'where generated certificates are kept (default <data-dir>/pki)', apply: (o, v) => (secure(o).certDir = v) },
+  'tls-cert-file': { help: 'serving certificate (PEM), in place of a generated one', apply: (o, v) => (secure(o).tlsCertFile = v) },
   'tls-private-key-file': { help: 'private key of --tls-cert-file (PEM)', apply: (o, v) => (secure(o).tlsPrivateKeyFile = v) },
-  'tls-min-version': { help: 'VersionTLS12 (default) or VersionTLS13; implies HTTPS', apply: (o, v) => (secure(o).tlsMinVersion = v) },
-  'tls-cipher-suites': { help: 'comma-separated IANA cipher suite names for TLS 1.2 (default: safe ones); implies HTTPS', apply: (o, v) => (secure(o).tlsCipherSuites = list(v)) },
+  'tls-min-version': { help: 'VersionTLS12 (default) or VersionTLS13', apply: (o, v) => (secure(o).tlsMinVersion = v) },
+  'tls-cipher-suites': { help: 'comma-separated IANA cipher suite names for TLS 1.2 (default: safe ones)', apply: (o, v) => (secure(o).tlsCipherSuites = list(v)) },
   'advertise-address': { help: 'address clients reach the server on; added to the generated serving certificate', apply: (o, v) => (secure(o).advertiseAddress = v) },
   'client-ca-file': { help: 'CAs of client certificates (default over HTTPS: the generated CA)', apply: (o, v) => (authn(o).clientCaFile = v) },
   'token-auth-file': { help: 'CSV of bearer tokens: token,user,uid,"group1,group2"', apply: (o, v) => (authn(o).tokenAuthFile = v) },
   'anonymous-auth': {
-    help: 'requests with no credential are system:anonymous (default true; off while every request is authorized)',
+    help: 'requests with no credential are system:anonymous (default true; while every request is authorized, only on /healthz, /livez, /readyz and /version)',
     bool: true,
     apply: (o, v) => (authn(o).anonymousAuth = bool('anonymous-auth', v)),
   },
@@ -80,8 +90,8 @@ const FLAGS: Record<string, FlagSpec> = {
 };
 
 function parseArgs(argv: readonly string[]): ServerOptions | 'help' {
-  // Loopback only by default: until authentication exists, whoever reaches the port is an administrator.
-  const o: ServerOptions = { bindAddress: '127.0.0.1', port: 8080, dataDir: 'data' };
+  // Loopback by default: while every authenticated request is authorized, the server is for this machine.
+  const o: ServerOptions = { bindAddress: '127.0.0.1', port: 6443, dataDir: 'data' };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '-h' || arg === '--help') return 'help';
@@ -97,6 +107,7 @@ function parseArgs(argv: readonly string[]): ServerOptions | 'help' {
     }
     spec.apply(o, value);
   }
+  if (o.insecureServing && !argv.some((a) => /^--insecure-port(=|$)/.test(a))) throw new Error('--insecure-bind-address needs --insecure-port');
   return o;
 }
 
@@ -111,7 +122,7 @@ function banner(server: RunningServer, opts: ServerOptions): string {
   if (server.kubeconfigPath)
     return [first, `Administrator's kubeconfig (client certificate in group system:masters): export KUBECONFIG=${server.kubeconfigPath}`].join('\n');
   if (opts.authentication) return first;
-  return [first, 'No authentication: every request is treated as an administrator. Listen beyond this machine (--bind-address=0.0.0.0) only on a trusted network.'].join('\n');
+  return [first, 'Plain HTTP with no authentication: every request is treated as an administrator.'].join('\n');
 }
 
 export async function main(argv: readonly string[]): Promise<void> {

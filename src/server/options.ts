@@ -8,9 +8,9 @@ import type { AuditSink } from './filters.ts';
 import type { KindDefinition } from '../registry/definition.ts';
 
 export interface ServerOptions {
-  /** Default 127.0.0.1, as on the command line: with no authentication, loopback only unless asked. */
+  /** Where the server listens; default 127.0.0.1 (loopback), as on the command line. */
   bindAddress?: string;
-  /** 0 (default) picks a free port. */
+  /** The port it serves on (HTTPS, or plain HTTP with `insecureServing`); 0 (default) picks a free one. */
   port?: number;
   /** Where the embedded store keeps its data; absent: a throw-away directory removed on close. */
   dataDir?: string;
@@ -31,10 +31,17 @@ export interface ServerOptions {
   minRequestTimeoutSeconds?: number;
   naming?: NamingProfileName;
   /**
-   * Serving over HTTPS (`--secure-port` and the TLS flags). Absent: plain HTTP on `port`, as
-   * today; `{}` is HTTPS with generated certificates on a free port.
+   * HTTPS (the default): its certificates and TLS settings. Absent: a CA, a serving certificate
+   * and the administrator's client certificate are generated (kept in `<dataDir>/pki`, or made
+   * once per process without a data directory) and the admin kubeconfig is written.
    */
   secureServing?: SecureServingOptions;
+  /**
+   * Plain HTTP instead of HTTPS (`--insecure-port`): nothing is encrypted, and unless
+   * `authentication` names authenticators every request is an administrator. Refused on an
+   * address other than loopback unless `allowRemote` (`--insecure-bind-address`) insists.
+   */
+  insecureServing?: InsecureServingOptions;
   /**
    * The authenticators of the flags. Absent: over HTTPS, client certificates of the server's CA
    * (and anonymous, see `anonymousAuth`); over plain HTTP, every request an administrator.
@@ -63,8 +70,6 @@ export interface ServerOptions {
 }
 
 export interface SecureServingOptions {
-  /** `--secure-port`: 0 (default here) picks a free port; the command line's default is 6443. */
-  port?: number;
   /**
    * `--cert-dir`: where generated certificates are kept and reused on restart. Default
    * `<data dir>/pki`; with no data directory, certificates made once per process.
@@ -81,14 +86,21 @@ export interface SecureServingOptions {
   advertiseAddress?: string;
 }
 
+export interface InsecureServingOptions {
+  /** Listen on an address other than loopback all the same. */
+  allowRemote?: boolean;
+}
+
 export interface AuthenticationOptions {
   /** `--client-ca-file`: CAs of client certificates. Over HTTPS the default is the server's generated CA. */
   clientCaFile?: string;
   /** `--token-auth-file`: CSV of `token,user,uid[,"group1,group2"]`. */
   tokenAuthFile?: string;
   /**
-   * `--anonymous-auth` (default true): requests with no credential are `system:anonymous`. As in
-   * kube-apiserver it is turned off while the authorizer allows everything (the built-in default).
+   * `--anonymous-auth` (default true): requests with no credential are `system:anonymous`. While
+   * the authorizer allows everything (the built-in default), only the public health and version
+   * paths (`/healthz`, `/livez`, `/readyz`, `/version`) are open to them: kube-apiserver turns
+   * anonymous off with that authorizer, and its default roles open those paths to anonymous.
    */
   anonymousAuth?: boolean;
 }
@@ -101,7 +113,7 @@ export interface RunningServer {
   port: number;
   naming: Naming;
   featureGates: FeatureGates;
-  /** Over HTTPS: the administrator's kubeconfig (client certificate in `system:masters`), its text and where it is written. */
+  /** Over HTTPS (the default): the administrator's kubeconfig (client certificate in `system:masters`), its text and where it is written. */
   kubeconfig?: string;
   kubeconfigPath?: string;
   /** Over HTTPS: the CA (PEM) that issued the serving certificate, for clients to trust. */

@@ -12,6 +12,9 @@ import type { Naming } from '../naming.ts';
 import { noAudit, type AuditSink } from './filters.ts';
 import type { ServerOptions } from './options.ts';
 
+/** What anonymous requests reach while every request is authorized (system:public-info-viewer's paths). */
+export const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']);
+
 export interface AuthenticatorContext {
   naming: Naming;
   /** Over HTTPS: the client CAs (PEM) certificates are verified against. */
@@ -24,11 +27,12 @@ export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | '
   if (opts.authenticator) return opts.authenticator;
   const a = opts.authentication;
   if (!a && ctx.clientCa === undefined) return alwaysAdmin;
-  let anonymous = a?.anonymousAuth ?? true;
-  // As kube-apiserver: anonymous requests are refused while the authorizer allows everything.
+  let anonymous: boolean | { paths: ReadonlySet<string> } = a?.anonymousAuth ?? true;
+  // kube-apiserver turns anonymous off while the authorizer allows everything, and its default
+  // roles open only the health and version paths to anonymous requests: here they reach those.
   if (anonymous && buildAuthorizer(opts) === alwaysAllow) {
-    if (a?.anonymousAuth) ctx.log('AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer');
-    anonymous = false;
+    if (a?.anonymousAuth) ctx.log(`AnonymousAuth is not allowed with the AlwaysAllow authorizer: anonymous requests reach only ${[...PUBLIC_PATHS].join(', ')}. You should use a different authorizer`);
+    anonymous = { paths: PUBLIC_PATHS };
   }
   const clientCa = ctx.clientCa ?? (a?.clientCaFile === undefined ? undefined : readClientCa(a.clientCaFile));
   return logRejections(ctx.log, newAuthenticator({

@@ -5,7 +5,7 @@
 
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Authenticator } from '../auth/authn/authenticator.ts';
 import { namingProfile, type Naming } from '../naming.ts';
 import { parseFeatureGates, type FeatureGates } from '../machinery/feature-gates.ts';
@@ -54,7 +54,8 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const log = opts.log ?? ((m: string) => process.stderr.write(`${m}\n`));
   // Certificates and authenticators first: a bad TLS or authentication flag stops the start
   // before anything is opened.
-  const secure = opts.secureServing ? await prepareSecureServing(opts.secureServing, opts.dataDir, opts.bindAddress, opts.authentication?.clientCaFile) : undefined;
+  if (opts.insecureServing) checkInsecureServing(opts);
+  const secure = opts.insecureServing ? undefined : await prepareSecureServing(opts.secureServing ?? {}, opts.dataDir, opts.bindAddress, opts.authentication?.clientCaFile);
   const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, log });
 
   let storage: OpenedStorage | undefined;
@@ -80,7 +81,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const nonApi = nonApiRoutes({ health: healthEndpoints(opened.check, phase), metrics, defs, naming });
   const handler = buildHandlerChain(routeRequests(router, nonApi), chainOptions(opts, authenticator, naming, featureGates, log));
 
-  const listener = await listen({ bindAddress: opts.bindAddress, port: secure ? opts.secureServing?.port : opts.port, tls: secure?.listener }, handler);
+  const listener = await listen({ bindAddress: opts.bindAddress, port: opts.port, tls: secure?.listener }, handler);
   cleanups.push(() => listener.destroy());
   const admin = secure ? writeAdminKubeconfig(opts.dataDir, listener.url, secure, cleanups) : undefined;
 
@@ -103,6 +104,19 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
 }
 
 /**
+ * Plain HTTP, asked for explicitly: only on loopback unless the embedder insists, since whoever
+ * reaches the port is an administrator when no authenticator is configured.
+ */
+function checkInsecureServing(opts: ServerOptions): void {
+  if (opts.secureServing) throw new Error('--insecure-port serves plain HTTP: it cannot be combined with the TLS flags (--tls-cert-file, --cert-dir, ...)');
+  const address = opts.bindAddress ?? '127.0.0.1';
+  if (!opts.insecureServing?.allowRemote && !isLoopback(address))
+    throw new Error(`--insecure-port serves plain HTTP${opts.authentication ? '' : ' and every request is an administrator'}: it listens on a loopback address only (asked: ${address}); use --insecure-bind-address=${address} to insist`);
+}
+
+const isLoopback = (address: string): boolean => address === 'localhost' || address === '::1' || /^127\.\d+\.\d+\.\d+$/.test(address);
+
+/**
  * The administrator's kubeconfig, written (mode 0600) as `admin.kubeconfig` in the data directory,
  * or in a throw-away directory removed on close when there is none.
  */
@@ -114,7 +128,7 @@ function writeAdminKubeconfig(dataDir: string | undefined, url: string, secure: 
   };
   cleanups.push(remove);
   const text = adminKubeconfig(url, secure.ca, secure.admin);
-  const path = join(dir, 'admin.kubeconfig');
+  const path = resolve(dir, 'admin.kubeconfig');
   writeFileSync(path, text, { mode: 0o600 });
   chmodSync(path, 0o600);
   return { text, path, remove };

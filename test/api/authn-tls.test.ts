@@ -174,7 +174,7 @@ describe('the static token file', () => {
   test('kubectl --token works; a wrong token is Unauthorized', async () => {
     const caFile = join(dir, 'ca.crt');
     writeFileSync(caFile, secure.ca!);
-    const k = kubectlFor(secure, { label: 'kubectl-token' });
+    const k = kubectlFor(secure, { label: 'kubectl-token', anonymous: true });
     const out = await k.ok(['--certificate-authority', caFile, '--token', 'abc123', 'get', 'ns', 'default', '-o', 'name']);
     assert.equal(out.trim(), 'namespace/default');
     const bad = await k.fails(['--certificate-authority', caFile, '--token', 'nope', 'get', 'ns', 'default']);
@@ -234,6 +234,37 @@ describe('anonymous requests', () => {
     assert.deepEqual([r2.status, r2.body], [401, UNAUTHORIZED]);
     assert.ok(logs.some((l) => /AnonymousAuth is not allowed with the AlwaysAllow authorizer/.test(l)));
     assert.equal((await https(off, 'GET', '/api/v1/namespaces/anon-off', await adminCredentials(off))).status, 404);
+  });
+});
+
+describe('secure by default', () => {
+  test('startServer() with no options serves HTTPS with client certificates; anonymous requests reach only the health and version paths', async () => {
+    const plain = await testServer();
+    assert.match(plain.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+    assert.ok(plain.kubeconfig && plain.kubeconfigPath && plain.ca);
+    assert.equal((await https(plain, 'POST', '/api/v1/namespaces', await adminCredentials(plain), namespace('by-default'))).status, 201);
+    for (const path of ['/healthz', '/livez', '/readyz', '/version', '/version/', '/readyz?verbose', '/livez?exclude=ping']) {
+      const r = await https(plain, 'GET', path, { ca: plain.ca });
+      assert.equal(r.status, 200, path);
+    }
+    for (const [method, path] of [['GET', '/api/v1/namespaces'], ['GET', '/api'], ['GET', '/readyz/ping'], ['GET', '/livez/'], ['GET', '/metrics'], ['GET', '/openapi/v2'], ['POST', '/api/v1/namespaces']] as const) {
+      const r = await https(plain, method, path, { ca: plain.ca }, method === 'POST' ? namespace('anon-by-default') : undefined);
+      assert.deepEqual([r.status, r.body], [401, UNAUTHORIZED], `${method} ${path}`);
+    }
+    assert.equal((await https(plain, 'GET', '/api/v1/namespaces/anon-by-default', await adminCredentials(plain))).status, 404, 'nothing was created');
+  });
+
+  test('insecureServing: plain HTTP on loopback, every request the administrator; another address only when the embedder insists', async () => {
+    const insecure = await testServer({ insecureServing: {} });
+    assert.match(insecure.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(insecure.kubeconfig, undefined);
+    const r = await fetch(`${insecure.url}/api/v1/namespaces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(namespace('insecure')) });
+    assert.equal(r.status, 201);
+    await assert.rejects(startServer({ insecureServing: {}, bindAddress: '0.0.0.0' }), /listens on a loopback address only \(asked: 0\.0\.0\.0\)/);
+    await assert.rejects(startServer({ insecureServing: {}, secureServing: { tlsMinVersion: 'VersionTLS13' } }), /cannot be combined with the TLS flags/);
+    const wide = await testServer({ insecureServing: { allowRemote: true }, bindAddress: '0.0.0.0' });
+    assert.match(wide.listening, /^http:\/\/0\.0\.0\.0:\d+$/);
+    assert.equal((await fetch(`${wide.url}/api/v1/namespaces/insecure`)).status, 404, 'each server has its own storage');
   });
 });
 
@@ -424,7 +455,7 @@ describe('start-up errors', () => {
 
   test('the command line exits 1 with one line', async () => {
     const bin = new URL('../../bin/orch-apiserver.js', import.meta.url).pathname;
-    const child = spawn(process.execPath, [bin, '--port=0', `--data-dir=${tempDir('authn-cli')}`, '--tls-cipher-suites=TLS_NOPE'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [bin, '--secure-port=0', `--data-dir=${tempDir('authn-cli')}`, '--tls-cipher-suites=TLS_NOPE'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     const [code] = await once(child, 'exit');

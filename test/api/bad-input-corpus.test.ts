@@ -5,14 +5,13 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import { testServer } from '../support/server.ts';
 import { partialChunks } from '../support/fuzz/wire.ts';
+import { clientSocket } from '../support/tls-clients.ts';
 
 const internalErrors: string[] = [];
 const server = await testServer({ log: (m) => void internalErrors.push(m) });
-const { hostname, port } = new URL(server.url);
 
 // ---------------------------------------------------------------------------------------------
 // Raw HTTP.
@@ -26,7 +25,7 @@ interface Answer {
 /** One request on a fresh connection; the answer once the server closes it, or an error after `ms`. */
 function exchange(request: Buffer, ms = 4000): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), hostname);
+    const socket = clientSocket(server.url);
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => {
       socket.destroy();

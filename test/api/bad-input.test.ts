@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { testServer } from '../support/server.ts';
 import type { RunningServer } from '../../src/server/server.ts';
+import { clientSocket } from '../support/tls-clients.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Servers. Internal errors (what the server answers 500 for) are reported through `log`.
@@ -1020,7 +1021,7 @@ interface RawConnection {
 function connect(on: RunningServer = server): Promise<RawConnection> {
   const url = new URL(on.url);
   return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(url.port), url.hostname);
+    const socket = clientSocket(url);
     let data = '';
     socket.on('data', (d: Buffer) => (data += d.toString('latin1')));
     let isClosed = false;

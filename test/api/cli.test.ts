@@ -4,7 +4,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { startTrusted } from '../support/server.ts';
 import { tempDir } from '../support/tmp.ts';
+import { registerServer, tlsFor } from '../support/tls-clients.ts';
 import { readWatch } from '../support/watch.ts';
 
 const bin = new URL('../../bin/orch-apiserver.js', import.meta.url).pathname;
@@ -19,11 +23,16 @@ function run(args: string[]) {
   const url = new Promise<string>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`no start-up line: ${stderr}`)), 20_000);
     child.stderr.on('data', () => {
-      const m = /serving on (http:\/\/\S+)/.exec(stderr);
-      if (m) {
-        clearTimeout(t);
-        resolve(m[1]!);
+      const m = /serving on (https?:\/\/\S+)/.exec(stderr);
+      if (!m) return;
+      // Over HTTPS the banner names the administrator's kubeconfig: this process's clients use it.
+      const kubeconfig = /export KUBECONFIG=(\S+)/.exec(stderr)?.[1];
+      if (m[1]!.startsWith('https:')) {
+        if (!kubeconfig) return;
+        registerServer({ url: m[1]!.replace('0.0.0.0', '127.0.0.1'), kubeconfig: readFileSync(kubeconfig, 'utf8') });
       }
+      clearTimeout(t);
+      resolve(m[1]!);
     });
     // A run that exits (a bad flag, --help) clears the timer too: a pending timer keeps the test
     // process alive after its last test.
@@ -39,7 +48,7 @@ function run(args: string[]) {
 
 test('starts with kube-apiserver style flags, keeps data across restarts, stops cleanly on SIGTERM', async () => {
   const dir = tempDir('cli');
-  const flags = ['--bind-address=127.0.0.1', '--port', '0', `--data-dir=${dir}`, '--watch-cache-retention=30s', '--request-timeout=30s', '--max-requests-inflight=100', '--shutdown-delay-duration=300ms', '--feature-gates=WatchList=true'];
+  const flags = ['--bind-address=127.0.0.1', '--secure-port', '0', `--data-dir=${dir}`, '--watch-cache-retention=30s', '--request-timeout=30s', '--max-requests-inflight=100', '--shutdown-delay-duration=300ms', '--feature-gates=WatchList=true'];
   const first = run(flags);
   const url = await first.url;
   assert.equal((await fetch(`${url}/readyz`)).status, 200);
@@ -65,7 +74,9 @@ test('--help lists the flags; bad flags exit 2 with a message', async () => {
   const help = run(['--help']);
   const bad = [
     [['--no-such-flag=1'], /unknown flag: --no-such-flag/],
-    [['--port=abc'], /invalid argument "abc" for "--port" flag/],
+    [['--secure-port=abc'], /invalid argument "abc" for "--secure-port" flag/],
+    [['--port=8080'], /unknown flag: --port/],
+    [['--insecure-bind-address=0.0.0.0'], /--insecure-bind-address needs --insecure-port/],
     [['--storage-backend=sqlite'], /invalid --storage-backend "sqlite"/],
     [['--request-timeout=soon'], /invalid duration/],
   ] as const;
@@ -81,9 +92,9 @@ test('--help lists the flags; bad flags exit 2 with a message', async () => {
 
 test('a bad feature gate or runtime-config stops start-up with an error', async () => {
   const bad = [
-    [['--port=0', '--feature-gates=Nope=true'], /unrecognized feature gate: Nope/],
-    [['--port=0', '--runtime-config=nope.orch.io/v1=false'], /unknown api groups nope.orch.io\/v1/],
-    [['--port=0', '--storage-backend=etcd3'], /--etcd-servers must be specified/],
+    [['--secure-port=0', '--feature-gates=Nope=true'], /unrecognized feature gate: Nope/],
+    [['--secure-port=0', '--runtime-config=nope.orch.io/v1=false'], /unknown api groups nope.orch.io\/v1/],
+    [['--secure-port=0', '--storage-backend=etcd3'], /--etcd-servers must be specified/],
   ] as const;
   // Each with its own data directory, so they can start together.
   const runs = bad.map(([args]) => run([...args, `--data-dir=${tempDir('cli-bad')}`]));
@@ -97,7 +108,7 @@ test('a start that fails half-way releases what it opened: the data directory an
   const { startServer } = await import('../../src/server/server.ts');
   const dataDir = tempDir('failed-start');
   await assert.rejects(startServer({ dataDir, serviceClusterIpRange: 'not-a-cidr' }), /not-a-cidr/);
-  const first = await startServer({ dataDir });
+  const first = await startTrusted({ dataDir });
   try {
     // The same port again: refused, and the second server's storage (another directory) is closed.
     const otherDir = tempDir('failed-start-port');
@@ -111,44 +122,82 @@ test('a start that fails half-way releases what it opened: the data directory an
   }
 });
 
-test('with no --bind-address it listens on 127.0.0.1 only, and the banner says where and that every request is an administrator', async () => {
+/** A GET that trusts the server's CA and presents no credential: the status. */
+function anonymousGet(url: string, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    httpsRequest(`${url}${path}`, { ca: tlsFor(url)!.ca }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+test('with no flags it serves HTTPS on 127.0.0.1, writes the admin kubeconfig and says how to use it; health paths are open to anonymous requests, nothing else', async () => {
   // A data directory whose name has a dot (~/.orch) is a directory like any other.
   const dir = `${tempDir('cli-dot')}/.orch`;
-  const r = run(['--port=0', `--data-dir=${dir}`]);
+  const r = run(['--secure-port=0', `--data-dir=${dir}`]);
   const url = await r.url;
-  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
-  assert.match(r.err(), /every request is treated as an administrator/);
-  assert.match(r.err(), /--bind-address=0\.0\.0\.0/);
+  assert.match(url, /^https:\/\/127\.0\.0\.1:\d+$/);
+  assert.match(r.err(), new RegExp(`export KUBECONFIG=${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/admin\\.kubeconfig`));
   const created = await fetch(`${url}/api/v1/nodes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }) });
   assert.equal(created.status, 201);
+  for (const path of ['/healthz', '/livez', '/readyz', '/version']) assert.equal(await anonymousGet(url, path), 200, path);
+  for (const path of ['/api/v1/nodes', '/readyz/ping', '/metrics', '/healthz/', '/apis']) assert.equal(await anonymousGet(url, path), 401, path);
   r.child.kill('SIGTERM');
   assert.equal(await r.exited, 0);
 
-  const wide = run(['--port=0', '--bind-address=0.0.0.0', `--data-dir=${tempDir('cli-wide')}/tmp.AbC123`]);
+  const wide = run(['--secure-port=0', '--bind-address=0.0.0.0', `--data-dir=${tempDir('cli-wide')}/tmp.AbC123`]);
   const wideUrl = await wide.url;
-  assert.match(wideUrl, /^http:\/\/0\.0\.0\.0:\d+$/, 'the banner names the address it bound');
-  assert.equal((await fetch(`${wideUrl.replace('0.0.0.0', '127.0.0.1')}/readyz`)).status, 200);
+  assert.match(wideUrl, /^https:\/\/0\.0\.0\.0:\d+$/, 'the banner names the address it bound');
+  assert.equal((await fetch(`${wideUrl.replace('0.0.0.0', '127.0.0.1')}/api/v1/nodes`)).status, 200);
   wide.child.kill('SIGTERM');
   assert.equal(await wide.exited, 0);
 
   const help = run(['--help']);
   assert.equal(await help.exited, 0);
-  assert.match(help.out(), /--bind-address\s+IP address to listen on \(default 127\.0\.0\.1/);
+  assert.match(help.out(), /--bind-address\s+IP address to serve HTTPS on \(default 127\.0\.0\.1/);
+  assert.match(help.out(), /--insecure-port\s+serve plain HTTP/);
+});
+
+test('--insecure-port serves plain HTTP on loopback, every request an administrator; another address only with --insecure-bind-address', async () => {
+  const r = run(['--insecure-port=0', `--data-dir=${tempDir('cli-insecure')}`]);
+  const url = await r.url;
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  assert.match(r.err(), /Plain HTTP with no authentication: every request is treated as an administrator/);
+  const created = await fetch(`${url}/api/v1/nodes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }) });
+  assert.equal(created.status, 201);
+  r.child.kill('SIGTERM');
+  assert.equal(await r.exited, 0);
+
+  const refused = run(['--insecure-port=0', '--bind-address=0.0.0.0', `--data-dir=${tempDir('cli-insecure-wide')}`]);
+  assert.equal(await refused.exited, 1);
+  assert.match(refused.err(), /^Error: --insecure-port serves plain HTTP and every request is an administrator: it listens on a loopback address only \(asked: 0\.0\.0\.0\); use --insecure-bind-address=0\.0\.0\.0 to insist\n$/);
+  const mixed = run(['--insecure-port=0', '--tls-min-version=VersionTLS13', `--data-dir=${tempDir('cli-insecure-tls')}`]);
+  assert.equal(await mixed.exited, 1);
+  assert.match(mixed.err(), /--insecure-port serves plain HTTP: it cannot be combined with the TLS flags/);
+
+  const wide = run(['--insecure-port=0', '--insecure-bind-address=0.0.0.0', `--data-dir=${tempDir('cli-insecure-insist')}`]);
+  const wideUrl = await wide.url;
+  assert.match(wideUrl, /^http:\/\/0\.0\.0\.0:\d+$/);
+  assert.equal((await fetch(`${wideUrl.replace('0.0.0.0', '127.0.0.1')}/readyz`)).status, 200);
+  wide.child.kill('SIGTERM');
+  assert.equal(await wide.exited, 0);
 });
 
 test('startServer: the default address is 127.0.0.1; a data directory with a dot in its name works and keeps its data', async () => {
-  const { startServer } = await import('../../src/server/server.ts');
   for (const name of ['.orch', 'tmp.AbC123']) {
     const dataDir = `${tempDir('dot-dir')}/${name}`;
-    const first = await startServer({ dataDir });
+    const first = await startTrusted({ dataDir });
     try {
-      assert.match(first.listening, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.match(first.listening, /^https:\/\/127\.0\.0\.1:\d+$/);
       const r = await fetch(`${first.url}/api/v1/nodes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'kept' } }) });
       assert.equal(r.status, 201, name);
     } finally {
       await first.close();
     }
-    const second = await startServer({ dataDir });
+    const second = await startTrusted({ dataDir });
     try {
       assert.equal((await fetch(`${second.url}/api/v1/nodes/kept`)).status, 200, `${name}: the node survived the restart`);
     } finally {

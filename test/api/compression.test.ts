@@ -4,9 +4,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { api, testServer } from '../support/server.ts';
+import { clientRequest as request } from '../support/tls-clients.ts';
 
 const LEASES = '/apis/coordination.orch.io/v1/namespaces/default/leases';
 

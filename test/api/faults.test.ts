@@ -12,6 +12,7 @@ import { testServer } from '../support/server.ts';
 import { tempDir } from '../support/tmp.ts';
 import { readWatch } from '../support/watch.ts';
 import { startEtcd } from '../support/etcd.ts';
+import { clientSocket } from '../support/tls-clients.ts';
 
 const MB = 1024 * 1024;
 const running: ServerProcess[] = [];
@@ -65,10 +66,9 @@ test('200 watchers that never read: memory stays bounded, /readyz stays fast, ev
   t.diagnostic(`created 10000 objects of 10 KB in ${Math.round(performance.now() - t0)} ms`);
   const before = await server.rssAfterGc();
 
-  const { port } = new URL(server.url);
   const sockets: net.Socket[] = [];
   for (let i = 0; i < 200; i++) {
-    const s = net.connect(Number(port), '127.0.0.1');
+    const s = clientSocket(server.url);
     s.on('error', () => {});
     s.write(`GET /apis/coordination.orch.io/v1/namespaces/w/leases?watch=true&resourceVersion=0 HTTP/1.1\r\nHost: x\r\n\r\n`);
     // Never read: the server must not buffer the replay for us.
@@ -281,8 +281,8 @@ test('a hung etcd (SIGSTOP): /readyz and /livez answer in time naming the etcd c
 });
 
 /** A raw HTTP/1.1 exchange on its own connection: the full response text, or the socket error. */
-function rawRequest(port: number, head: string): { socket: net.Socket; response: Promise<string> } {
-  const socket = net.connect(port, '127.0.0.1');
+function rawRequest(url: string, head: string): { socket: net.Socket; response: Promise<string> } {
+  const socket = clientSocket(url);
   socket.write(head);
   const response = new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -314,7 +314,6 @@ function httpBody(raw: string): string {
 
 test('SIGTERM with requests in flight: each is answered in full, then the process exits 0', async (t) => {
   const server = await serve([`--data-dir=${tempDir('faults-shutdown')}`]);
-  const port = Number(new URL(server.url).port);
   assert.equal((await post(server.url, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 's' } })).status, 201);
   const path = '/apis/coordination.orch.io/v1/namespaces/s/leases';
   const value = 'x'.repeat(10_000);
@@ -329,16 +328,16 @@ test('SIGTERM with requests in flight: each is answered in full, then the proces
   );
   // A create whose body is still arriving, and two 20 MB lists read slowly (paused sockets).
   const body = JSON.stringify({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'late' }, spec: {} });
-  const create = rawRequest(port, `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
-  const lists = [0, 1].map(() => rawRequest(port, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`));
+  const create = rawRequest(server.url, `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+  const lists = [0, 1].map(() => rawRequest(server.url, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`));
   for (const l of lists) l.socket.pause();
   // An idle keep-alive connection whose client never closes its side, and a watcher that never reads:
   // neither may hold the shutdown.
-  const idle = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+  const idle = clientSocket(server.url, { allowHalfOpen: true });
   idle.on('error', () => {});
   idle.write('GET /version HTTP/1.1\r\nHost: x\r\n\r\n');
   await new Promise((resolve) => idle.once('data', resolve));
-  const silent = rawRequest(port, `GET ${path}?watch=true HTTP/1.1\r\nHost: x\r\n\r\n`);
+  const silent = rawRequest(server.url, `GET ${path}?watch=true HTTP/1.1\r\nHost: x\r\n\r\n`);
   silent.socket.pause();
   silent.response.catch(() => {});
   await new Promise((r) => setTimeout(r, 300));
@@ -365,8 +364,7 @@ test('a watcher that stops reading while events flow is closed once it is over i
   const server = await testServer();
   const path = '/apis/coordination.orch.io/v1/namespaces/default/leases';
   assert.equal((await post(server.url, path, { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'hot' }, spec: {} })).status, 201);
-  const port = Number(new URL(server.url).port);
-  const silent = net.connect(port, '127.0.0.1');
+  const silent = clientSocket(server.url);
   silent.write(`GET ${path}?watch=true HTTP/1.1\r\nHost: x\r\n\r\n`);
   silent.pause();
   const closed = new Promise<void>((resolve) => silent.once('close', () => resolve()));

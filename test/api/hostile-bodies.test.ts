@@ -9,7 +9,6 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { api, testServer } from '../support/server.ts';
 import { whileReadyzPolled } from '../support/readyz.ts';
 import { encodeCbor } from '../../src/wire/cbor.ts';
@@ -23,6 +22,7 @@ import { namingProfile } from '../../src/naming.ts';
 import { parseFeatureGates } from '../../src/machinery/feature-gates.ts';
 import { isStatusError } from '../../src/machinery/status.ts';
 import { fillText as fill } from '../../bench/hostile.ts';
+import { clientRequest as request } from '../support/tls-clients.ts';
 
 const server = await testServer({ featureGates: 'CBORServingAndStorage=true' });
 const GROUP = 'coordination.orch.io';

@@ -6,12 +6,12 @@
 // memory can be read.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { Encoder } from 'cbor-x';
 import { stringify as toYaml } from 'yaml';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { tempDir } from '../support/tmp.ts';
 import { encodeObject } from '../../src/wire/protobuf/index.ts';
+import { clientRequest } from '../support/tls-clients.ts';
 
 const MB = 1024 * 1024;
 const LIMIT = 3 * MB;
@@ -46,7 +46,7 @@ interface Answer {
  */
 function send(method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}, timeoutMs = 15_000): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request(server.url + path, { method, headers: { ...headers, ...(body !== undefined ? { 'Content-Length': Buffer.byteLength(body) } : {}) }, signal: AbortSignal.timeout(timeoutMs) }, (res) => {
+    const req = clientRequest(server.url + path, { method, headers: { ...headers, ...(body !== undefined ? { 'Content-Length': Buffer.byteLength(body) } : {}) }, signal: AbortSignal.timeout(timeoutMs) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

@@ -7,9 +7,9 @@
 
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { api, testServer } from '../support/server.ts';
 import { whileReadyzPolled } from '../support/readyz.ts';
+import { clientRequest as request } from '../support/tls-clients.ts';
 
 const server = await testServer();
 after(() => server.close());

@@ -6,9 +6,11 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import https from 'node:https';
 import { testServer, api } from '../support/server.ts';
 import { patchCases } from '../../bench/hostile-patches.ts';
 import type { HostileCase } from '../../bench/hostile.ts';
+import { clientRequest, tlsFor } from '../support/tls-clients.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -29,7 +31,7 @@ function caseNamed(name: string): HostileCase {
 function send(req: { method: string; path: string; headers: Record<string, string>; body: Buffer }): Promise<{ status: number; ms: number; text: string }> {
   return new Promise((resolve, reject) => {
     const t = performance.now();
-    const r = http.request(url + req.path, { method: req.method, headers: { ...req.headers, 'content-length': String(req.body.length) }, maxHeaderSize: 64 * MiB, agent: false }, (res) => {
+    const r = clientRequest(url + req.path, { method: req.method, headers: { ...req.headers, 'content-length': String(req.body.length) }, maxHeaderSize: 64 * MiB, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t, text: Buffer.concat(chunks).toString('utf8') }));
@@ -82,13 +84,13 @@ for (const name of [
 test('/readyz is answered within 1 s while a 3 MiB strategic patch deletes a long keyed list', { timeout: 120_000 }, async () => {
   const req = await caseNamed('patch strategic-merge-patch list-map-deletions').build(3 * SMALL - 4 * KiB, { url, namespace: 'hostile-patches-readyz' });
   // The client shares the server's event loop: a latency counts from when the poll was due.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const agent = new (url.startsWith('https:') ? https.Agent : http.Agent)({ keepAlive: true, maxSockets: 1, ...tlsFor(url) });
   let worst = 0;
   let running = true;
   const poll = (async () => {
     let due = performance.now();
     while (running) {
-      await new Promise<void>((resolve) => http.get(`${url}/readyz`, { agent }, (res) => res.resume().on('end', () => resolve())).on('error', () => resolve()));
+      await new Promise<void>((resolve) => clientRequest(`${url}/readyz`, { agent }, (res) => res.resume().on('end', () => resolve())).on('error', () => resolve()).end());
       const end = performance.now();
       worst = Math.max(worst, end - due);
       due = end + 10;

@@ -15,9 +15,9 @@ import { testServer } from '../support/server.ts';
 const PYTHON = process.env.PYTHON_FOR_KUBERNETES || '/usr/bin/python3';
 const suite = fileURLToPath(new URL('../python/suite.py', import.meta.url));
 
-function run(url: string, profile: string): Promise<{ code: number; out: string }> {
+function run(url: string, profile: string, kubeconfig: string | undefined): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    execFile(PYTHON, [suite, url, profile], { timeout: 120_000, encoding: 'utf8' }, (err, stdout, stderr) => {
+    execFile(PYTHON, [suite, url, profile, ...(kubeconfig ? [kubeconfig] : [])], { timeout: 120_000, encoding: 'utf8' }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       resolve({ code, out: `${stdout}${stderr}` });
     });
@@ -38,7 +38,7 @@ for (const [profile, scenarios] of [
 ] as const) {
   test(`python3-kubernetes, ${profile} profile: ${scenarios.join(', ')}`, async () => {
     const server = await testServer({ naming: profile });
-    const { code, out } = await run(server.url, profile);
+    const { code, out } = await run(server.url, profile, server.kubeconfigPath);
     if (/No module named 'kubernetes'/.test(out)) assert.fail(`${PYTHON} lacks the kubernetes package: run \`bash scripts/test-setup.sh\` (installs python3-kubernetes) — ${out}`);
     assert.equal(code, 0, out);
     const ok = out.split('\n').filter((l) => l.startsWith('ok ')).map((l) => l.slice(3));

@@ -1,6 +1,8 @@
 """The server driven by the real, unmodified Python client (Debian's python3-kubernetes).
 
-Usage: python3 suite.py <server-url> <profile>   (profile: kubernetes | orch)
+Usage: python3 suite.py <server-url> <profile> [kubeconfig]   (profile: kubernetes | orch)
+
+Over HTTPS the kubeconfig the server wrote gives the CA and the administrator's certificate.
 
 In the kubernetes profile the typed clients run (CoreV1Api, CoordinationV1Api), watch with
 resume, paging, errors, and the dynamic client; in the orch profile the same scenarios run through
@@ -22,11 +24,14 @@ from kubernetes.client.rest import ApiException
 from kubernetes.dynamic import DynamicClient
 
 URL, PROFILE = sys.argv[1], sys.argv[2]
+KUBECONFIG = sys.argv[3] if len(sys.argv) > 3 else None
 DOMAIN = "k8s.io" if PROFILE == "kubernetes" else "orch.io"
 COORD = "coordination.%s/v1" % DOMAIN
 NS = "py-%s" % PROFILE
 
 conf = client.Configuration()
+if KUBECONFIG:
+    kubernetes.config.load_kube_config(config_file=KUBECONFIG, client_configuration=conf)
 conf.host = URL
 api_client = client.ApiClient(conf)
 core = client.CoreV1Api(api_client)

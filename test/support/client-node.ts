@@ -2,6 +2,7 @@
 
 import zlib from 'node:zlib';
 import workerThreads from 'node:worker_threads';
+import { tlsFor } from './tls-clients.ts';
 import type * as K8s from '@kubernetes/client-node';
 
 // ---- Node 20 compatibility of client-node's HTTP stack ----
@@ -52,12 +53,14 @@ export async function loadClientNode(): Promise<typeof K8s> {
   return import('@kubernetes/client-node');
 }
 
-/** A KubeConfig with one context for the server at `url` (no credentials: plain HTTP). */
+/** A KubeConfig with one context for the server at `url`: over HTTPS, as its administrator. */
 export function kubeConfigFor(k8s: typeof K8s, url: string): K8s.KubeConfig {
   const kc = new k8s.KubeConfig();
+  const tls = tlsFor(url);
+  const b64 = (pem: string) => Buffer.from(pem).toString('base64');
   kc.loadFromOptions({
-    clusters: [{ name: 't', server: url, skipTLSVerify: true }],
-    users: [{ name: 'u' }],
+    clusters: [tls ? { name: 't', server: url, caData: b64(tls.ca), skipTLSVerify: false } : { name: 't', server: url, skipTLSVerify: true }],
+    users: [tls ? { name: 'u', certData: b64(tls.cert), keyData: b64(tls.key) } : { name: 'u' }],
     contexts: [{ name: 't', cluster: 't', user: 'u' }],
     currentContext: 't',
   });

@@ -14,6 +14,7 @@ import { existsSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from './tmp.ts';
+import { tlsFor } from './tls-clients.ts';
 
 export interface KubectlRun {
   code: number;
@@ -88,6 +89,8 @@ export interface KubectlOptions {
   /** Names the throw-away directory. */
   label?: string;
   timeoutMs?: number;
+  /** Over HTTPS, trust the server's CA but present no client certificate (the test gives its own credential). */
+  anonymous?: boolean;
 }
 
 export interface Kubectl {
@@ -110,16 +113,21 @@ export interface Kubectl {
   file(name: string, text: string): string;
 }
 
-/** A kubectl that talks to `server` (any URL: the server, or a proxy in front of it). */
+/** A kubectl that talks to `server` (any URL: the server, or a proxy in front of it), as its administrator. */
 export function kubectlFor(server: { url: string }, opts: KubectlOptions = {}): Kubectl {
   const bin = opts.bin ?? newestKubectl();
   const version = clientVersion(bin) ?? 'unknown';
   const dir = tempDir(opts.label ?? 'kubectl');
   const kubeconfig = join(dir, 'kubeconfig');
   const ns = opts.namespace ? `, namespace: ${opts.namespace}` : '';
+  // Over HTTPS, the server's CA and its administrator's certificate (what its kubeconfig holds).
+  const tls = tlsFor(server.url);
+  const b64 = (pem: string) => Buffer.from(pem).toString('base64');
+  const caLine = tls ? `\n    certificate-authority-data: ${b64(tls.ca)}` : '';
+  const user = tls && !opts.anonymous ? `\n    client-certificate-data: ${b64(tls.cert)}\n    client-key-data: ${b64(tls.key)}` : ' {}';
   writeFileSync(
     kubeconfig,
-    `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: ${server.url}\nusers:\n- name: u\n  user: {}\n` +
+    `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: ${server.url}${caLine}\nusers:\n- name: u\n  user:${user}\n` +
       `contexts:\n- name: c\n  context: {cluster: c, user: u${ns}}\ncurrent-context: c\n`,
   );
   const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: kubeconfig, HOME: dir, KUBECACHEDIR: join(dir, 'cache') };

@@ -4,11 +4,12 @@
 // until the loop is free again, so it would never be waiting when the server is busy.
 
 import { Worker } from 'node:worker_threads';
+import { tlsFor } from './tls-clients.ts';
 
 const POLLER = `
 const { parentPort, workerData } = require('node:worker_threads');
-const http = require('node:http');
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const http = require(workerData.tls ? 'node:https' : 'node:http');
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1, ...workerData.tls });
 let stopping = false;
 let worst = 0;
 let polls = 0;
@@ -34,7 +35,7 @@ export interface ReadyzPoller {
 
 /** Starts polling `url`/readyz; resolves once the first answer has come back. */
 export async function pollReadyz(url: string): Promise<ReadyzPoller> {
-  const worker = new Worker(POLLER, { eval: true, workerData: { url } });
+  const worker = new Worker(POLLER, { eval: true, workerData: { url, tls: tlsFor(url) } });
   const replies: { started?: boolean; worst?: number; polls?: number; error?: string }[] = [];
   let wake: (() => void) | undefined;
   worker.on('message', (m) => {

@@ -3,6 +3,7 @@
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { clientRequest } from './tls-clients.ts';
 
 export interface Exchange {
   method: string;
@@ -29,7 +30,8 @@ export async function recordingProxy(target: string): Promise<RecordingProxy> {
   const upstream = new URL(target);
   const log: Exchange[] = [];
   const proxy = http.createServer((req, res) => {
-    const out = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+    // Over HTTPS the proxy is the server's administrator: its clients need no credentials.
+    const out = clientRequest(new URL(req.url ?? '/', upstream), { method: req.method, headers: { ...req.headers, host: upstream.host } }, (up) => {
       const exchange: Exchange = {
         method: req.method ?? '',
         path: req.url ?? '',

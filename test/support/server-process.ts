@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { registerServer } from './tls-clients.ts';
 
 const bin = new URL('../../bin/orch-apiserver.js', import.meta.url).pathname;
 const gcPreload = new URL('./gc-on-signal.mjs', import.meta.url).href;
@@ -36,10 +37,16 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Start the server with `args` (bind address and port are chosen here) and wait until it is ready. */
+/**
+ * Start the server with `args` (bind address and port are chosen here) and wait until it is ready.
+ * It serves HTTPS unless `args` ask for `--insecure-port` (then give `--insecure-port=0`: the port
+ * is chosen here); this process's clients reach it as the administrator of the kubeconfig it writes.
+ */
 export async function startServerProcess(args: string[], timeoutMs = 30_000): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--expose-gc', '--import', gcPreload, bin, '--bind-address=127.0.0.1', `--port=${port}`, ...args], {
+  const insecure = args.some((a) => a.startsWith('--insecure-port'));
+  const portFlag = insecure ? `--insecure-port=${port}` : `--secure-port=${port}`;
+  const child = spawn(process.execPath, ['--expose-gc', '--import', gcPreload, bin, '--bind-address=127.0.0.1', portFlag, ...args.filter((a) => !a.startsWith('--insecure-port'))], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -55,7 +62,10 @@ export async function startServerProcess(args: string[], timeoutMs = 30_000): Pr
     for (const wake of collected.splice(0)) wake();
   });
   const exited = once(child, 'exit').then(([code]) => code as number | null);
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${insecure ? 'http' : 'https'}://127.0.0.1:${port}`;
+  // The banner names the administrator's kubeconfig once the server listens.
+  const kubeconfigPath = () => /export KUBECONFIG=(\S+)/.exec(stderr)?.[1];
+  let trusted = insecure;
   const field = (name: string) => {
     const m = new RegExp(`${name}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
     return Number(m?.[1] ?? 0) * 1024;
@@ -99,7 +109,12 @@ export async function startServerProcess(args: string[], timeoutMs = 30_000): Pr
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}: ${stderr}`);
     try {
-      if ((await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) })).status === 200) return proc;
+      const path = trusted ? undefined : kubeconfigPath();
+      if (path) {
+        registerServer({ url, kubeconfig: readFileSync(path, 'utf8') });
+        trusted = true;
+      }
+      if (trusted && (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) })).status === 200) return proc;
     } catch {
       // not listening yet
     }

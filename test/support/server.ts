@@ -2,6 +2,7 @@
 
 import { after } from 'node:test';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/server.ts';
+import { registerServer } from './tls-clients.ts';
 
 const started: RunningServer[] = [];
 // Registered when this module loads, so it belongs to the file's root: every server started by the
@@ -10,14 +11,25 @@ after(async () => {
   await Promise.all(started.map((s) => s.close()));
 });
 
-/** A server for the current test file; closed when the file's tests end. */
+/**
+ * A server for the current test file; closed when the file's tests end. It serves HTTPS, and this
+ * process's clients (fetch, `api`, kubectl, client-node) reach it as the administrator of the
+ * kubeconfig it returns.
+ */
 export async function testServer(opts: ServerOptions = {}): Promise<RunningServer> {
-  const server = await startServer({ namespaceSyncIntervalMs: 200, log: (m) => process.stderr.write(`${m}\n`), ...opts });
+  const server = await startTrusted({ namespaceSyncIntervalMs: 200, log: (m) => process.stderr.write(`${m}\n`), ...opts });
   started.push(server);
   return server;
 }
 
-/** fetch against the server with JSON in and out. */
+/** startServer, its credentials registered for this process's clients; the caller closes it. */
+export async function startTrusted(opts: ServerOptions = {}): Promise<RunningServer> {
+  const server = await startServer(opts);
+  registerServer(server);
+  return server;
+}
+
+/** fetch against the server with JSON in and out (as its administrator over HTTPS). */
 export async function api(server: { url: string }, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers; text: string }> {
   const res = await fetch(server.url + path, {
     method,

@@ -4,7 +4,7 @@
 
 import type { X509Certificate } from 'node:crypto';
 import type { Authenticator } from './authenticator.ts';
-import { anonymous } from './anonymous.ts';
+import { anonymous, anonymousOn } from './anonymous.ts';
 import { bearerToken, tokenUnion, type TokenAuthenticator } from './bearer-token.ts';
 import { tokenFileAuthenticator } from './token-file.ts';
 import { authenticatedGroupAdder, failOnError, union } from './union.ts';
@@ -15,8 +15,8 @@ export interface AuthenticatorConfig {
   clientCAs?: readonly X509Certificate[];
   /** `--token-auth-file`. */
   tokenAuthFile?: string;
-  /** `--anonymous-auth`. */
-  anonymous: boolean;
+  /** `--anonymous-auth`: on every path, on some paths only, or off. */
+  anonymous: boolean | { paths: ReadonlySet<string> };
   /** The extra key a certificate's fingerprint is given under (`authentication.orch.io/credential-id`). */
   credentialIdKey: string;
   /** Start-up warnings (an empty or repeated token in the token file). */
@@ -31,5 +31,6 @@ export function newAuthenticator(c: AuthenticatorConfig): Authenticator {
   if (c.tokenAuthFile !== undefined) tokens.push(tokenFileAuthenticator(c.tokenAuthFile, c.warn));
   if (tokens.length) authenticators.push(bearerToken(tokenUnion(tokens)));
   const identified = authenticatedGroupAdder(union(authenticators));
-  return c.anonymous ? failOnError(identified, anonymous) : identified;
+  if (!c.anonymous) return identified;
+  return failOnError(identified, c.anonymous === true ? anonymous : anonymousOn(c.anonymous.paths));
 }

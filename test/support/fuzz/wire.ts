@@ -3,10 +3,10 @@
 // exchange ends when the body is complete (Content-Length reached or the last chunk seen), when
 // the server closes the connection, or at a deadline.
 
-import net from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import { decodeObject } from '../../../src/wire/protobuf/index.ts';
 import { decodeCbor } from '../../../src/wire/cbor.ts';
+import { clientSocket } from '../tls-clients.ts';
 
 export interface RawRequest {
   method: string;
@@ -112,10 +112,9 @@ export interface ExchangeOptions {
 
 /** One request on a fresh connection. */
 export function exchange(url: string, r: RawRequest, opts: ExchangeOptions): Promise<Answer> {
-  const { hostname, port } = new URL(url);
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), hostname);
+    const socket = clientSocket(url);
     let data = Buffer.alloc(0);
     let head: Head | undefined;
     let settled = false;
