@@ -1,6 +1,8 @@
 // The listener: HTTP or HTTPS on one address and port, with the connection bookkeeping a graceful
 // shutdown needs. Over TLS a client certificate is asked for but not required nor checked here:
 // the client-certificate authenticator verifies it, so a bad one is a 401, not a failed handshake.
+// A connection whose first byte is not a TLS record is answered as Go's server answers plain HTTP
+// sent to an HTTPS port: 400 and the connection closed.
 
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -55,11 +57,14 @@ export async function listen(options: ListenOptions, handle: RequestListener): P
       )
     : createServer({ keepAlive: true, maxHeaderSize: 1 << 20 }, handle);
   server.keepAliveTimeout = 65_000;
+  // Over TLS a plain TCP server accepts connections and hands those that begin a TLS handshake to
+  // the HTTPS server; the HTTP server itself never listens.
+  const front: NetServer = tls ? new NetServer({ pauseOnConnect: true }, (s) => sortConnection(s, server)) : server;
   // The connections requests arrive on (over TLS, the TLS sockets), and every TCP connection, some
   // perhaps still in their handshake, to cut them all when needed.
   const sockets = new Set<Socket>();
   const connections = new Set<Socket>();
-  server.on('connection', (s: Socket) => {
+  front.on('connection', (s: Socket) => {
     connections.add(s);
     s.once('close', () => connections.delete(s));
   });
@@ -99,10 +104,10 @@ export async function listen(options: ListenOptions, handle: RequestListener): P
     endWithStatus(socket, 405, 'Method Not Allowed', 'MethodNotAllowed', errors.methodNotAllowed().message);
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.bindAddress ?? '127.0.0.1', () => resolve());
+    front.once('error', reject);
+    front.listen(options.port ?? 0, options.bindAddress ?? '127.0.0.1', () => resolve());
   });
-  const address = server.address() as AddressInfo;
+  const address = front.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
   const bound = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const scheme = tls ? 'https' : 'http';
@@ -115,7 +120,7 @@ export async function listen(options: ListenOptions, handle: RequestListener): P
       // net.Server's close, not http.Server's: the latter destroys every connection whose response
       // is written but not yet flushed (a large list to a slow reader), cutting it short. Here the
       // listener stops, idle connections end, and busy ones end once their response is out.
-      const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+      const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(front, () => resolve()));
       whenClosedToNew();
       for (const s of sockets) endIfIdle(s);
       const grace = setTimeout(() => {
@@ -129,9 +134,36 @@ export async function listen(options: ListenOptions, handle: RequestListener): P
     destroy() {
       for (const s of sockets) s.destroy();
       for (const s of connections) s.destroy();
-      return new Promise<void>((r) => server.close(() => r()));
+      return new Promise<void>((r) => front.close(() => r()));
     },
   };
+}
+
+/** Node's default for the TLS handshake. */
+const HANDSHAKE_TIMEOUT_MS = 120_000;
+
+/** A TLS handshake's first record is a handshake record (content type 22). */
+const TLS_HANDSHAKE = 0x16;
+
+/**
+ * Reads a new connection's first bytes and puts them back: a TLS handshake goes to the HTTPS
+ * server, anything else is answered 400 as Go's server answers it, and closed.
+ */
+function sortConnection(socket: Socket, https: Server): void {
+  socket.on('error', () => socket.destroy());
+  // A connection that never says anything is closed when a TLS handshake would have timed out.
+  socket.setTimeout(HANDSHAKE_TIMEOUT_MS, () => socket.destroy());
+  socket.once('data', (first: Buffer) => {
+    socket.pause();
+    socket.setTimeout(0);
+    if (first[0] === TLS_HANDSHAKE) {
+      socket.unshift(first);
+      https.emit('connection', socket);
+      return;
+    }
+    socket.end('HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n');
+  });
+  socket.resume();
 }
 
 /** A Status written straight to a socket the chain never sees, and the connection closed. */

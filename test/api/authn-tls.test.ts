@@ -11,6 +11,7 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
+import { connect as netConnect } from 'node:net';
 import { connect, type TLSSocket } from 'node:tls';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -149,8 +150,15 @@ describe('HTTPS with generated certificates and the admin kubeconfig', () => {
     assert.ok(list.items.some((n) => n.metadata?.name === 'default'));
   });
 
-  test('plain HTTP to the HTTPS port does not reach the API', async () => {
-    await assert.rejects(fetch(secure.url.replace('https:', 'http:') + '/api/v1/namespaces'));
+  test('plain HTTP to the HTTPS port is answered 400 as Go answers it, and reaches nothing', async () => {
+    const socket = netConnect(Number(new URL(secure.url).port), '127.0.0.1');
+    socket.end(`POST /api/v1/namespaces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(namespace('plain-http'))}`);
+    const chunks: Buffer[] = [];
+    for await (const c of socket) chunks.push(c as Buffer);
+    assert.equal(Buffer.concat(chunks).toString(), 'HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n');
+    const r = await fetch(secure.url.replace('https:', 'http:') + '/api/v1/namespaces');
+    assert.equal(r.status, 400);
+    assert.equal((await https(secure, 'GET', '/api/v1/namespaces/plain-http', await adminCredentials(secure))).status, 404);
   });
 });
 
