@@ -28,6 +28,8 @@ export interface Pki {
   ca: KeyPair;
   serving: KeyPair;
   admin: KeyPair;
+  /** The key service-account tokens are signed with (PKCS#8 PEM), when none is given. */
+  serviceAccountKey: string;
 }
 
 const EC: webcrypto.EcKeyGenParams & webcrypto.EcKeyImportParams = { name: 'ECDSA', namedCurve: 'P-256' };
@@ -147,6 +149,13 @@ export async function certificatesIn(dir: string, hosts: readonly string[]): Pro
   }
 }
 
+/** A new service-account signing key (PKCS#8 PEM). */
+async function makeServiceAccountKey(): Promise<string> {
+  return keyPem((await newKeys()).privateKey);
+}
+
+const SERVICE_ACCOUNT_KEY = 'sa.key';
+
 async function keptIn(dir: string, hosts: readonly string[]): Promise<Pki> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   let ca = readPair(dir, FILES.ca);
@@ -156,22 +165,29 @@ async function keptIn(dir: string, hosts: readonly string[]): Promise<Pki> {
   if (!serving || !stillGood(serving, ca, hosts)) writePair(dir, FILES.serving, (serving = await makeServing(ca, hosts)));
   let admin = freshCa ? undefined : readPair(dir, FILES.admin);
   if (!admin || !stillGood(admin, ca)) writePair(dir, FILES.admin, (admin = await makeAdmin(ca)));
-  return { ca, serving, admin };
+  // Kept as long as the directory is: tokens signed with it stay valid across restarts.
+  const saFile = join(dir, SERVICE_ACCOUNT_KEY);
+  let serviceAccountKey = existsSync(saFile) ? readFileSync(saFile, 'utf8') : undefined;
+  if (!serviceAccountKey) {
+    writeFileSync(saFile, (serviceAccountKey = await makeServiceAccountKey()), { mode: 0o600 });
+    chmodSync(saFile, 0o600);
+  }
+  return { ca, serving, admin, serviceAccountKey };
 }
 
-let processCa: Promise<{ ca: KeyPair; admin: KeyPair }> | undefined;
+let processCa: Promise<{ ca: KeyPair; admin: KeyPair; serviceAccountKey: string }> | undefined;
 const processServing = new Map<string, Promise<KeyPair>>();
 
 /** The process's own CA and admin pair, and a serving pair per set of hosts: made once per process. */
 export async function processCertificates(hosts: readonly string[]): Promise<Pki> {
   // A failure is not remembered: the next server tries again.
   processCa ??= makeCa()
-    .then(async (ca) => ({ ca, admin: await makeAdmin(ca) }))
+    .then(async (ca) => ({ ca, admin: await makeAdmin(ca), serviceAccountKey: await makeServiceAccountKey() }))
     .catch((e: unknown) => {
       processCa = undefined;
       throw e;
     });
-  const { ca, admin } = await processCa;
+  const { ca, admin, serviceAccountKey } = await processCa;
   const key = hosts.join(',');
   let serving = processServing.get(key);
   if (!serving) {
@@ -179,7 +195,7 @@ export async function processCertificates(hosts: readonly string[]): Promise<Pki
     processServing.set(key, serving);
     serving.catch(() => processServing.delete(key));
   }
-  return { ca, admin, serving: await serving };
+  return { ca, admin, serviceAccountKey, serving: await serving };
 }
 
 /** The administrator's kubeconfig: the server's CA, its https URL, and the admin client certificate. */

@@ -21,6 +21,7 @@ const bool = (name: string, v: string): boolean => {
 /** The TLS settings, made on first use of one of their flags. */
 const secure = (o: ServerOptions) => (o.secureServing ??= {});
 const authn = (o: ServerOptions) => (o.authentication ??= {});
+const sa = (o: ServerOptions) => (authn(o).serviceAccounts ??= {});
 const list = (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean);
 
 const int = (name: string, v: string): number => {
@@ -80,6 +81,15 @@ const FLAGS: Record<string, FlagSpec> = {
     bool: true,
     apply: (o, v) => (authn(o).anonymousAuth = bool('anonymous-auth', v)),
   },
+  'service-account-issuer': {
+    help: 'issuer of service-account tokens (repeatable: each is accepted, the first signs; default https://kubernetes.default.svc.cluster.local)',
+    apply: (o, v) => (sa(o).issuers = [...(sa(o).issuers ?? []), v]),
+  },
+  'service-account-signing-key-file': { help: 'private key (PEM) service-account tokens are signed with (default generated into --cert-dir)', apply: (o, v) => (sa(o).signingKeyFile = v) },
+  'service-account-key-file': { help: 'PEM keys service-account tokens are verified with (repeatable)', apply: (o, v) => (sa(o).keyFiles = [...(sa(o).keyFiles ?? []), v]) },
+  'service-account-lookup': { help: 'refuse tokens of service accounts that are gone (default true)', bool: true, apply: (o, v) => (sa(o).lookup = bool('service-account-lookup', v)) },
+  'service-account-max-token-expiration': { help: 'the longest lifetime of a requested service-account token', apply: (o, v) => (sa(o).maxTokenExpirationSeconds = Math.floor(parseDuration(v) / 1000)) },
+  'api-audiences': { help: 'comma-separated audiences of the API (default: the service-account issuers)', apply: (o, v) => (sa(o).apiAudiences = list(v)) },
   naming: {
     help: 'naming profile: orch (default) or kubernetes',
     apply: (o, v) => {

@@ -103,6 +103,27 @@ export interface AuthenticationOptions {
    * anonymous off with that authorizer, and its default roles open those paths to anonymous.
    */
   anonymousAuth?: boolean;
+  /** Service-account tokens: what signs them (TokenRequest) and what they are verified with. */
+  serviceAccounts?: ServiceAccountOptions;
+}
+
+export interface ServiceAccountOptions {
+  /**
+   * `--service-account-issuer` (repeatable): tokens of each are accepted, the first names the
+   * tokens this server signs. Default `https://kubernetes.default.svc.cluster.local` (the orch
+   * profile: `https://orch.default.svc.cluster.local`).
+   */
+  issuers?: string[];
+  /** `--service-account-signing-key-file`: default, a key generated with the certificates (`<cert dir>/sa.key`). */
+  signingKeyFile?: string;
+  /** `--service-account-key-file` (repeatable): more keys (PEM, public or private) tokens are verified with. */
+  keyFiles?: string[];
+  /** `--service-account-lookup` (default true): a token of an account (or bound object) that is gone is refused. */
+  lookup?: boolean;
+  /** `--service-account-max-token-expiration`: the longest lifetime a requested token gets. */
+  maxTokenExpirationSeconds?: number;
+  /** `--api-audiences`: the audiences tokens must name one of; default the issuers. */
+  apiAudiences?: string[];
 }
 
 export interface RunningServer {

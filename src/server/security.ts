@@ -9,6 +9,9 @@ import { newAuthenticator } from '../auth/authn/config.ts';
 import { parseCertificates } from '../auth/authn/x509.ts';
 import { alwaysAllow, type Authorizer } from '../auth/authz/authorizer.ts';
 import type { Naming } from '../naming.ts';
+import { parseSigningKey, parseVerificationKeys, readKeyFile, type LiveObject, type ServiceAccountConfig, type ServiceAccountGetter } from '../auth/authn/service-account.ts';
+import { isStatusError } from '../machinery/status.ts';
+import type { RegistryStore } from '../registry/store.ts';
 import { noAudit, type AuditSink } from './filters.ts';
 import type { ServerOptions } from './options.ts';
 
@@ -19,7 +22,35 @@ export interface AuthenticatorContext {
   naming: Naming;
   /** Over HTTPS: the client CAs (PEM) certificates are verified against. */
   clientCa?: string;
+  /** Service-account tokens, when the server has a key to sign them with. */
+  serviceAccounts?: ServiceAccountConfig;
   log: (message: string) => void;
+}
+
+/**
+ * Service-account tokens as the flags (or their defaults) describe them: undefined when there is
+ * no key to sign with (plain HTTP without `--service-account-signing-key-file`). `getter` answers
+ * lookups once the stores exist.
+ */
+export function serviceAccountConfig(opts: Pick<ServerOptions, 'authentication'>, generatedKey: string | undefined, naming: Naming, getter: ServiceAccountGetter): ServiceAccountConfig | undefined {
+  const o = opts.authentication?.serviceAccounts ?? {};
+  const signingPem = o.signingKeyFile !== undefined ? readKeyFile(o.signingKeyFile, '--service-account-signing-key-file') : generatedKey;
+  if (signingPem === undefined) return undefined;
+  const signing = parseSigningKey(signingPem, o.signingKeyFile ?? 'the generated service-account key');
+  const verification = (o.keyFiles ?? []).flatMap((f) => parseVerificationKeys(readKeyFile(f, '--service-account-key-file'), `--service-account-key-file ${f}`));
+  const issuers = o.issuers?.length ? o.issuers : [`https://${naming.profile === 'kubernetes' ? 'kubernetes' : naming.product}.default.svc.cluster.local`];
+  for (const i of issuers) if (i.includes(':') && !URL.canParse(i)) throw new Error(`--service-account-issuer ${JSON.stringify(i)} contained a ':' but was not a valid URL`);
+  if (o.maxTokenExpirationSeconds !== undefined && o.maxTokenExpirationSeconds < 3600) throw new Error('--service-account-max-token-expiration: the value must be at least 1h');
+  return {
+    issuers,
+    apiAudiences: o.apiAudiences?.length ? o.apiAudiences : issuers,
+    signing,
+    verification,
+    maxExpirationSeconds: o.maxTokenExpirationSeconds,
+    claimKey: naming.labelDomain,
+    extraPrefix: `authentication.${naming.labelDomain}`,
+    getter: o.lookup === false ? undefined : getter,
+  };
 }
 
 /** Throws (a start-up error) when a configured file cannot be read or parsed. */
@@ -38,8 +69,9 @@ export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | '
   return logRejections(ctx.log, newAuthenticator({
     clientCAs: clientCa === undefined ? undefined : parseCertificates(clientCa, '--client-ca-file'),
     tokenAuthFile: a?.tokenAuthFile,
+    serviceAccounts: ctx.serviceAccounts,
     anonymous,
-    credentialIdKey: `${ctx.naming.group('authentication')}/credential-id`,
+    credentialIdKey: `authentication.${ctx.naming.labelDomain}/credential-id`,
     warn: ctx.log,
   }));
 }
@@ -69,4 +101,30 @@ export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer'>): Author
 
 export function buildAudit(opts: Pick<ServerOptions, 'audit'>): AuditSink {
   return opts.audit ?? noAudit;
+}
+
+/** Objects a service-account token names, read from the stores once they exist (before: none). */
+export function storeLookups(): { getter: ServiceAccountGetter; bind(stores: readonly RegistryStore[]): void } {
+  let stores: readonly RegistryStore[] = [];
+  const live = async (group: string, resource: string, namespace: string | undefined, name: string): Promise<LiveObject | undefined> => {
+    const store = stores.find((s) => s.def.group === group && s.def.resource === resource);
+    if (!store) return undefined;
+    try {
+      const obj = await store.get(store.def.namespaced ? namespace : undefined, name);
+      const deletion = obj.metadata.deletionTimestamp;
+      return { uid: obj.metadata.uid ?? '', deleting: deletion !== undefined && Date.parse(deletion) <= Date.now() };
+    } catch (e) {
+      if (isStatusError(e) && e.code === 404) return undefined;
+      throw e;
+    }
+  };
+  return {
+    getter: {
+      serviceAccount: (namespace, name) => live('', 'serviceaccounts', namespace, name),
+      bound: (kind, namespace, name) => live('', kind === 'Pod' ? 'pods' : kind === 'Secret' ? 'secrets' : 'nodes', namespace, name),
+    },
+    bind(s) {
+      stores = s;
+    },
+  };
 }

@@ -21,7 +21,7 @@ import { listen, type Listener } from './listener.ts';
 import { openStorage, storageComponentName, type OpenedStorage } from './open-storage.ts';
 import type { RunningServer, ServerOptions } from './options.ts';
 import { healthEndpoints, nonApiRoutes, routeRequests, type ServerPhase } from './routes.ts';
-import { buildAudit, buildAuthenticator, buildAuthorizer } from './security.ts';
+import { buildAudit, buildAuthenticator, buildAuthorizer, serviceAccountConfig, storeLookups } from './security.ts';
 import { adminKubeconfig } from './certificates.ts';
 import { prepareSecureServing, type SecureServing } from './tls.ts';
 import { servedKinds } from './served-kinds.ts';
@@ -56,7 +56,9 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   // before anything is opened.
   if (opts.insecureServing) checkInsecureServing(opts);
   const secure = opts.insecureServing ? undefined : await prepareSecureServing(opts.secureServing ?? {}, opts.dataDir, opts.bindAddress, opts.authentication?.clientCaFile);
-  const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, log });
+  const lookups = storeLookups();
+  const serviceAccounts = serviceAccountConfig(opts, secure?.serviceAccountKey, naming, lookups.getter);
+  const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, serviceAccounts, log });
 
   let storage: OpenedStorage | undefined;
   const defs = servedKinds({ naming, featureGates, runtimeConfig: opts.runtimeConfig, storageComponent: storageComponentName(opts), storage: () => storage?.backend, extraKinds: opts.extraKinds });
@@ -68,6 +70,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const declarative = new DeclarativeValidation(featureGates, metrics.validation, log);
   const served = await buildStores(defs, opened.backend, { naming, featureGates, declarative, watchCacheRetentionMs: opts.watchCacheRetentionMs });
   cleanups.push(() => served.close());
+  lookups.bind(served.stores);
 
   // Large writes are prepared by worker threads, so one cannot hold the event loop. The workers
   // build the built-in kinds themselves; kinds added by the embedder are prepared inline.

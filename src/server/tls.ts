@@ -81,6 +81,8 @@ export interface SecureServing {
   generatedCa: string;
   admin: KeyPair;
   clientCa: string;
+  /** The generated service-account signing key (PKCS#8 PEM). */
+  serviceAccountKey: string;
 }
 
 /**
@@ -108,7 +110,7 @@ export async function prepareSecureServing(s: SecureServingOptions, dataDir: str
   }
   const clientCa = clientCaFile === undefined ? pki.ca.cert : readPem(clientCaFile, '--client-ca-file');
   parseCertificates(clientCa, clientCaFile === undefined ? 'the generated CA' : `--client-ca-file ${clientCaFile}`);
-  return { listener: { cert: serving.cert, key: serving.key, clientCA: clientCa, ...settings }, ca, generatedCa: pki.ca.cert, admin: pki.admin, clientCa };
+  return { listener: { cert: serving.cert, key: serving.key, clientCA: clientCa, ...settings }, ca, generatedCa: pki.ca.cert, admin: pki.admin, clientCa, serviceAccountKey: pki.serviceAccountKey };
 }
 
 function readPem(path: string, flag: string): string {

@@ -7,6 +7,7 @@ import type { Authenticator } from './authenticator.ts';
 import { anonymous, anonymousOn } from './anonymous.ts';
 import { bearerToken, tokenUnion, type TokenAuthenticator } from './bearer-token.ts';
 import { tokenFileAuthenticator } from './token-file.ts';
+import { serviceAccountAuthenticator, type ServiceAccountConfig } from './service-account.ts';
 import { authenticatedGroupAdder, failOnError, union } from './union.ts';
 import { x509Authenticator } from './x509.ts';
 
@@ -15,6 +16,8 @@ export interface AuthenticatorConfig {
   clientCAs?: readonly X509Certificate[];
   /** `--token-auth-file`. */
   tokenAuthFile?: string;
+  /** Service-account tokens. */
+  serviceAccounts?: ServiceAccountConfig;
   /** `--anonymous-auth`: on every path, on some paths only, or off. */
   anonymous: boolean | { paths: ReadonlySet<string> };
   /** The extra key a certificate's fingerprint is given under (`authentication.orch.io/credential-id`). */
@@ -29,6 +32,7 @@ export function newAuthenticator(c: AuthenticatorConfig): Authenticator {
   const tokens: TokenAuthenticator[] = [];
   if (c.clientCAs?.length) authenticators.push(x509Authenticator(c.clientCAs, c.credentialIdKey));
   if (c.tokenAuthFile !== undefined) tokens.push(tokenFileAuthenticator(c.tokenAuthFile, c.warn));
+  if (c.serviceAccounts) tokens.push(serviceAccountAuthenticator(c.serviceAccounts));
   if (tokens.length) authenticators.push(bearerToken(tokenUnion(tokens)));
   const identified = authenticatedGroupAdder(union(authenticators));
   if (!c.anonymous) return identified;
