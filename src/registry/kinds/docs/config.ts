@@ -3,6 +3,7 @@
 
 import type { Naming } from '../../../naming.ts';
 import type { ObjectDocs } from '../../schemas.ts';
+import { objectReferenceDocs } from './event.ts';
 
 const KEY_RULE = "Each key consists of letters, digits, '-', '_' or '.' (at most 253 characters, not '.' or '..' and not starting with '..').";
 
@@ -31,19 +32,9 @@ export const secretDocs = (n: Naming): ObjectDocs => ({
 export const serviceAccountDocs: ObjectDocs = {
   about: 'An identity for processes that call the API: requests authenticated as this account have the user name system:serviceaccount:<namespace>:<name>.',
   fields: {
-    secrets: {
-      about: 'Secrets of this namespace that pods running as this account may use. Not a way to find token secrets: request tokens through the token subresource instead.',
-      typeAbout: 'A reference to one object by kind, namespace, name and uid, or to a part of it.',
-      fields: {
-        kind: 'The kind of the object, such as Secret.',
-        namespace: 'The namespace of the object.',
-        name: 'The name of the object.',
-        uid: 'The uid of the object.',
-        apiVersion: 'The group and version of the object.',
-        resourceVersion: 'The resource version of the object the reference was made against, if it matters.',
-        fieldPath: 'A part of the object the reference is about; empty for the whole object.',
-      },
-    },
+    secrets: objectReferenceDocs(
+      'Secrets of this namespace that pods running as this account may use; a reference keeps only its name. Not a way to find token secrets: request tokens through the token subresource instead.',
+    ),
     imagePullSecrets: {
       about: 'Secrets of this namespace holding registry credentials, used to pull the images of pods running as this account.',
       typeAbout: 'A reference to an object of the same namespace, by name.',
