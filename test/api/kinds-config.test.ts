@@ -9,9 +9,10 @@ import assert from 'node:assert/strict';
 import { api, testServer, waitFor } from '../support/server.ts';
 import { kubectlFor, tableRows } from '../support/kubectl.ts';
 import { decodeObject, encodeObject } from '../../src/wire/protobuf/index.ts';
+import { CborBytes, decodeCbor, encodeCbor } from '../../src/wire/cbor.ts';
 import type { KObject } from '../../src/machinery/meta.ts';
 
-const server = await testServer();
+const server = await testServer({ featureGates: 'CBORServingAndStorage=true' });
 const kube = await testServer({ naming: 'kubernetes' });
 
 type Body = Record<string, any>;
@@ -383,6 +384,30 @@ describe('the service-account controller', () => {
     const release = await api(server, 'PATCH', `/api/v1/namespaces/${ns}/configmaps/held`, { metadata: { finalizers: null } }, { 'Content-Type': 'application/merge-patch+json' });
     assert.equal(release.status, 200, release.text);
     await waitFor('the namespace gone', async () => (await api(server, 'GET', `/api/v1/namespaces/${ns}`)).status === 404);
+  });
+});
+
+describe('CBOR', () => {
+  test('binaryData and Secret data are byte strings tagged for base64 (22), both ways; text stays text', async () => {
+    const ns = await namespace();
+    const raw = Buffer.from([0, 1, 2, 0xc3, 0x28, 255]);
+    const base = `/api/v1/namespaces/${ns}`;
+    assert.equal((await api(server, 'POST', `${base}/configmaps`, configMap('c', { data: { t: 'text' }, binaryData: { b: b64(raw) } }))).status, 201);
+    const res = await fetch(`${server.url}${base}/configmaps/c`, { headers: { Accept: 'application/cbor' } });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    // Tag 22 (0xd6), then a byte string of 6 bytes (0x46), then the raw bytes.
+    assert.ok(bytes.includes(Buffer.concat([Buffer.from([0xd6, 0x46]), raw])), bytes.toString('hex'));
+    const decoded = decodeCbor(bytes) as Body;
+    assert.deepEqual([decoded.binaryData, decoded.data], [{ b: b64(raw) }, { t: 'text' }]);
+    // A list of Secrets, and a CBOR create with a tagged byte string.
+    const body = encodeCbor({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { k: new CborBytes(raw) } });
+    const created = await fetch(`${server.url}${base}/secrets`, { method: 'POST', headers: { 'Content-Type': 'application/cbor', Accept: 'application/json' }, body });
+    assert.equal(created.status, 201, await created.clone().text());
+    assert.equal(((await created.json()) as Body).data.k, b64(raw));
+    const list = await fetch(`${server.url}${base}/secrets`, { headers: { Accept: 'application/cbor' } });
+    const listBytes = Buffer.from(await list.arrayBuffer());
+    assert.ok(listBytes.includes(Buffer.concat([Buffer.from([0xd6, 0x46]), raw])));
+    assert.equal((decodeCbor(listBytes) as Body).items[0].data.k, b64(raw));
   });
 });
 
