@@ -63,7 +63,7 @@ function jsonObjectProblem(bytes: Buffer): string | undefined {
   return `json: cannot unmarshal ${type} into Go value of type map[string]interface {}`;
 }
 
-/** The rules of a bootstrap token secret (spec 02): its namespace, name and keys. */
+/** The rules of a bootstrap token secret: its namespace, name and keys (token id and secret formats, expiry, usages, extra groups). */
 function validateBootstrapToken(s: SecretObject, data: Record<string, string>, n: Naming): FieldError[] {
   const errs: FieldError[] = [];
   const ns = s.metadata.namespace;
