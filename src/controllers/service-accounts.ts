@@ -1,7 +1,8 @@
 // The service-account controller, as kube-controller-manager's serviceaccount controller: every
 // active namespace has a ServiceAccount named `default`. A namespace that appears (or becomes
 // active) gets one; a deleted one is created again; a terminating namespace gets none. Watches of
-// namespaces and service accounts drive it, with a periodic resync as a safety net.
+// namespaces and service accounts drive it, with a full pass at start and whenever a watch had to
+// be started again.
 
 import { matchEverything } from '../machinery/list-options.ts';
 import type { KObject } from '../machinery/meta.ts';
@@ -12,7 +13,6 @@ import { storeKey, type Controller, type ControllerFactory } from './controller.
 /** The accounts every namespace has. */
 export const DEFAULT_SERVICE_ACCOUNTS = ['default'] as const;
 
-const RESYNC_MS = 30_000;
 const WATCH_RESTART_MS = 1_000;
 /** Failed namespaces are tried again after this long. */
 const RETRY_MS = 1_000;
@@ -38,14 +38,17 @@ class ServiceAccountsController implements Controller {
 
   /** Resolves once every namespace that exists at start has its accounts. */
   async start(): Promise<void> {
-    await this.watch(this.namespaces, (type, o) => {
-      if (type !== 'DELETED' && isActive(o) && o.metadata.name) this.enqueue(o.metadata.name);
+    await this.watch(this.namespaces, (type, view) => {
+      if (type === 'DELETED') return;
+      const o = view();
+      if (isActive(o) && o.metadata.name) this.enqueue(o.metadata.name);
     });
-    await this.watch(this.accounts, (type, o) => {
-      if (type === 'DELETED' && o.metadata.namespace && (DEFAULT_SERVICE_ACCOUNTS as readonly string[]).includes(o.metadata.name ?? '')) this.enqueue(o.metadata.namespace);
+    await this.watch(this.accounts, (type, view) => {
+      if (type !== 'DELETED') return;
+      const o = view();
+      if (o.metadata.namespace && (DEFAULT_SERVICE_ACCOUNTS as readonly string[]).includes(o.metadata.name ?? '')) this.enqueue(o.metadata.namespace);
     });
     await this.resync();
-    this.every(RESYNC_MS, () => void this.resync().catch(() => {}));
   }
 
   stop(): void {
@@ -64,20 +67,20 @@ class ServiceAccountsController implements Controller {
     this.timers.add(t);
   }
 
-  private every(ms: number, fn: () => void): void {
-    this.later(ms, () => {
-      fn();
-      this.every(ms, fn);
-    });
-  }
-
-  private async watch(store: RegistryStore, observe: (type: 'ADDED' | 'MODIFIED' | 'DELETED', o: KObject) => void): Promise<void> {
+  /**
+   * Watches `store`; a watch that ends is started again, followed by a full pass for what it may
+   * have missed meanwhile.
+   */
+  private async watch(store: RegistryStore, observe: (type: 'ADDED' | 'MODIFIED' | 'DELETED', view: () => KObject) => void): Promise<void> {
     if (this.stopped) return;
-    const restart = () => this.later(WATCH_RESTART_MS, () => void this.watch(store, observe));
+    const restart = () =>
+      this.later(WATCH_RESTART_MS, () => {
+        void this.watch(store, observe).then(() => this.resync());
+      });
     try {
       const w = await store.watch(undefined, matchEverything(true), {
         send: (type, encoded) => {
-          if (type !== 'BOOKMARK') observe(type, encoded.view());
+          if (type !== 'BOOKMARK') observe(type, () => encoded.view());
           return true;
         },
         error: () => {},
@@ -91,10 +94,17 @@ class ServiceAccountsController implements Controller {
     }
   }
 
-  /** Every active namespace, looked at now. */
+  /** Every active namespace, looked at now; a failure is logged and the pass tried again. */
   private async resync(): Promise<void> {
-    const list = await this.namespaces.list(undefined, matchEverything());
-    for (const ns of list.items) if (isActive(ns) && ns.metadata.name) this.queue.add(ns.metadata.name);
+    if (this.stopped) return;
+    try {
+      const list = await this.namespaces.list(undefined, matchEverything());
+      for (const ns of list.items) if (isActive(ns) && ns.metadata.name) this.queue.add(ns.metadata.name);
+    } catch (e) {
+      this.log(`${this.name}: listing namespaces: ${e instanceof Error ? e.message : String(e)}`);
+      this.later(RETRY_MS, () => void this.resync());
+      return;
+    }
     await this.drain();
   }
 
