@@ -8,8 +8,9 @@ import { apiServiceController } from './api-services.ts';
 import { eventTtl } from './event-ttl.ts';
 import { leaseCandidateGc } from './lease-candidate-gc.ts';
 import { serviceCidrController } from './service-cidr.ts';
+import { serviceAccountsController } from './service-accounts.ts';
 
-export const builtinControllers: readonly ControllerFactory[] = [namespaceController, garbageCollector, apiServiceController, serviceCidrController, leaseCandidateGc, eventTtl];
+export const builtinControllers: readonly ControllerFactory[] = [namespaceController, garbageCollector, apiServiceController, serviceCidrController, serviceAccountsController, leaseCandidateGc, eventTtl];
 
 /** The controllers that apply to what is served; throws when a flag they read is invalid. */
 export function buildControllers(ctx: ControllerContext, factories: readonly ControllerFactory[] = builtinControllers): Controller[] {

@@ -35,7 +35,7 @@ export function decodeApplyConfigValue(value: unknown, def: KindDefinition, vali
   const expected = apiVersionOf(def);
   if (value.apiVersion !== expected)
     throw errors.badRequest(`Incorrect version specified in apply patch. Specified patch version: ${typeof value.apiVersion === 'string' ? value.apiVersion : ''}, expected: ${expected}`);
-  if (value.kind === undefined || value.kind === null || value.kind === '') throw errors.badRequest(`Object 'Kind' is missing in '${JSON.stringify(value)}'`);
+  if (value.kind === undefined || value.kind === null || value.kind === '') throw errors.badRequest(`Object 'Kind' is missing in '${def.secretValues ? '<secret contents redacted>' : JSON.stringify(value)}'`);
   if (value.kind !== def.kind) throw errors.badRequest(`the kind in the data (${String(value.kind)}) does not match the expected kind (${def.kind})`);
   if (!isPlainObject(value.metadata)) value.metadata = {};
   if ((value.metadata as Record<string, unknown>).managedFields !== undefined) throw errors.badRequest('metadata.managedFields must be nil');

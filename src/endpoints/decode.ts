@@ -26,13 +26,22 @@ export function parseFieldValidation(v: string | null): FieldValidation {
 /** Deeper documents are refused before any recursive code sees them. */
 const MAX_JSON_DEPTH = 1000;
 
+/**
+ * A JSON.parse message without the piece of the input V8 quotes (`Unexpected token 'h', "…" is
+ * not valid JSON`): the body may hold secret values, and Go's decoder names the offending
+ * character only.
+ */
+function withoutQuotedInput(message: string): string {
+  return message.replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, ' in JSON');
+}
+
 /** JSON.parse with the parse failure (and hostile nesting) as a 400. */
 export function parseJson(text: string, what = "couldn't get version/kind; json parse error"): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw errors.badRequest(`${what}: ${(e as Error).message}`);
+    throw errors.badRequest(`${what}: ${withoutQuotedInput((e as Error).message)}`);
   }
   checkJsonDepth(text, what);
   return value;

@@ -6,6 +6,7 @@ import type { KObject } from '../machinery/meta.ts';
 import type { StatusBody } from '../machinery/status.ts';
 import { negotiateResponse, type Conversion, type ResponseFormat, type ResponseMediaType } from '../negotiation/negotiate.ts';
 import { encodeCbor } from '../wire/cbor.ts';
+import { withCborBytes } from '../wire/cbor-bytes.ts';
 import { encodeList, encodeObject, encodeStatus, encodeWatchEvent, supportsProtobuf } from '../wire/protobuf/index.ts';
 import { lengthPrefixed, type BodyEncoding } from '../registry/encoded.ts';
 
@@ -57,7 +58,7 @@ export class Encoder implements BodyEncoding {
       case 'application/yaml':
         return yamlText(value);
       case 'application/cbor':
-        return encodeCbor(value);
+        return encodeCbor(withCborBytes(value));
       case 'protobuf':
         return protobufBody(value);
       default:
@@ -68,7 +69,7 @@ export class Encoder implements BodyEncoding {
   /** One watch event (a converted object, or an ERROR with its Status) as a frame of the stream. */
   event(type: string, object: object | StatusBody): string | Buffer {
     if (this.mediaType === 'protobuf') return lengthPrefixed(encodeWatchEvent(type, object));
-    if (this.mediaType === 'application/cbor') return encodeCbor({ type, object });
+    if (this.mediaType === 'application/cbor') return encodeCbor({ type, object: withCborBytes(object) });
     return `${JSON.stringify({ type, object })}\n`;
   }
 }

@@ -82,6 +82,8 @@ const TYPE_NAMES: Record<string, string> = {
   'Event.deprecatedSource': 'EventSource',
   'Event.involvedObject': 'ObjectReference',
   'Event.source': 'EventSource',
+  'ServiceAccount.secrets': 'ObjectReference',
+  'ServiceAccount.imagePullSecrets': 'LocalObjectReference',
   'IPAddressSpec.parentRef': 'ParentReference',
   'ServiceCIDRStatus.conditions': `${META}.Condition`,
   'RuntimeClass.overhead': 'Overhead',

@@ -105,6 +105,16 @@ function isAbsent(v: unknown, schema: Schema | undefined): boolean {
 /** Standard base64 with padding, as Go's encoding/json reads []byte. */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
+/**
+ * Where Go's base64 decoder stops on text BASE64 rejects: the first character outside the
+ * alphabet (padding too early counts), else the start of the incomplete last group.
+ */
+function base64ErrorOffset(v: string): number {
+  const end = v.length - (v.endsWith('==') ? 2 : v.endsWith('=') ? 1 : 0);
+  for (let i = 0; i < end; i++) if (!/[A-Za-z0-9+/]/.test(v[i]!)) return i;
+  return end - (end % 4);
+}
+
 /** Unicode code points, as Go counts characters (runes) for minLength/maxLength. */
 function charCount(s: string): number {
   let n = s.length;
@@ -146,7 +156,8 @@ function compiledPattern(pattern: string): RegExp | null {
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
 
-function isDateTime(s: string): boolean {
+/** RFC 3339 with a valid date and time, as Go's time.Parse reads it. */
+export function isDateTime(s: string): boolean {
   const m = RFC3339.exec(s);
   if (m === null) return false;
   const year = Number(m[1]);
@@ -366,7 +377,8 @@ function validateScalar(v: unknown, s: Schema, path: string, errors: FieldError[
     }
     if (s.format === 'byte' && !BASE64.test(v)) {
       // Go decodes []byte from base64 while decoding the body: a decoding error, like a wrong type.
-      errors.push(fieldError.typeInvalid(path, v, 'illegal base64 data'));
+      // Its message gives the position only, never the text (bytes are often secret).
+      errors.push({ type: 'FieldValueTypeInvalid', field: path, message: `illegal base64 data at input byte ${base64ErrorOffset(v)}` });
     }
     if (s.format === 'date-time' && !isDateTime(v)) {
       errors.push(fieldError.typeInvalid(path, v, `${path} in body must be of type date-time: ${JSON.stringify(v)}`));

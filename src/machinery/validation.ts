@@ -65,3 +65,20 @@ export function validateConditions(list: unknown, path: string, rules: Condition
 export function validateImmutable(value: unknown, old: unknown, path: string): FieldError[] {
   return JSON.stringify(value) === JSON.stringify(old) ? [] : [fieldError.invalid(path, value ?? null, 'field is immutable')];
 }
+
+const CONFIG_KEY_MSG =
+  "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
+
+/**
+ * IsConfigMapKey: at most 253 characters of `[-._a-zA-Z0-9]`, not `.`, `..` or starting with `..`
+ * (keys of ConfigMaps and Secrets, which become file names).
+ */
+export function configMapKey(v: string): string[] {
+  const out: string[] = [];
+  if (v.length > 253) out.push('must be no more than 253 characters');
+  if (!/^[-._a-zA-Z0-9]+$/.test(v)) out.push(CONFIG_KEY_MSG);
+  if (v === '.') out.push("must not be '.'");
+  else if (v === '..') out.push("must not be '..'");
+  else if (v.startsWith('..')) out.push("must not start with '..'");
+  return out;
+}

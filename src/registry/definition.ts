@@ -119,6 +119,11 @@ export interface KindDefinition {
    */
   deprecatedIn?: string;
   /**
+   * The kind's values are secret (Secret): an error never quotes the request body, where
+   * Kubernetes would echo it (an apply body without a kind).
+   */
+  secretValues?: boolean;
+  /**
    * Served from another kind's storage (core v1 Event from the events group's): objects are
    * converted on every write and read, so both kinds see the same objects with the same name, uid
    * and resourceVersion. Absent: the kind stores objects in its own form under its own prefix.

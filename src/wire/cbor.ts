@@ -106,9 +106,25 @@ function toHalf(v: number): number | undefined {
   return undefined;
 }
 
+/**
+ * A []byte value (base64 text in JSON): written as Kubernetes writes it, a byte string under tag
+ * 22 ("expected later conversion to base64"), so that its JSON form is the base64 text again.
+ */
+export class CborBytes {
+  constructor(readonly bytes: Uint8Array) {}
+}
+
+/** Tag 22: the byte string that follows becomes base64 text when converted to JSON. */
+const TAG_BASE64_LATER = 22;
+
 function writeValue(out: Out, v: unknown, depth: number): void {
   if (depth > MAX_DEPTH) throw new CborError('nesting too deep');
   if (v === null || v === undefined) return out.byte(0xf6);
+  if (v instanceof CborBytes) {
+    out.head(6, TAG_BASE64_LATER);
+    out.head(2, v.bytes.length);
+    return out.bytes(v.bytes);
+  }
   if (v === false) return out.byte(0xf4);
   if (v === true) return out.byte(0xf5);
   if (typeof v === 'number') {
@@ -200,7 +216,8 @@ class In {
 
 const BREAK = Symbol('break');
 
-function readString(input: In, major: 2 | 3, n: number): string {
+/** The content of a string of `major` type (definite length `n`, or chunks when n < 0). */
+function readChunks(input: In, major: 2 | 3, n: number): Uint8Array {
   const parts: Uint8Array[] = [];
   if (n >= 0) parts.push(input.slice(n));
   else {
@@ -213,7 +230,16 @@ function readString(input: In, major: 2 | 3, n: number): string {
       parts.push(input.slice(len));
     }
   }
-  const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+}
+
+function readBytes(input: In, n: number): Buffer {
+  const bytes = readChunks(input, 2, n);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function readString(input: In, major: 2 | 3, n: number): string {
+  const bytes = readChunks(input, major, n);
   if (major === 2) return Buffer.from(bytes).toString('utf8');
   try {
     return utf8.decode(bytes);
@@ -271,10 +297,20 @@ function readValue(input: In, depth: number): unknown {
       }
       return out;
     }
-    case 6:
-      // A tag: its content stands for it (the self-described tag, a date, base64 hints…).
-      input.arg(info);
+    case 6: {
+      // A tag: its content stands for it (the self-described tag, a date, …), except that a byte
+      // string tagged for later base64 conversion (a []byte value) is read as its base64 text.
+      const tag = input.arg(info);
+      if (tag === TAG_BASE64_LATER) {
+        input.need(1);
+        const next = input.b[input.at]!;
+        if (next >> 5 === 2) {
+          input.at++;
+          return readBytes(input, input.arg(next & 0x1f)).toString('base64');
+        }
+      }
       return readValue(input, depth + 1);
+    }
     default: {
       if (info === 20) return false;
       if (info === 21) return true;

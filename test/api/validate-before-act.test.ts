@@ -179,7 +179,7 @@ test('strategic-merge directives of the wrong type are 400 with Kubernetes messa
   await lease(server, ns, 'held', {
     finalizers: ['example.com/a', 'example.com/b'],
     labels: { keep: 'me' },
-    ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'o', uid: 'u-1' }],
+    ownerReferences: [{ apiVersion: 'example.com/v1', kind: 'Widget', name: 'o', uid: 'u-1' }],
   });
   const path = `${leasesIn(ns)}/held`;
   const LIST = 'expected a []interface {}, but received a map[string]interface {}';

@@ -191,6 +191,31 @@ function examples(n: Naming): KObject[] {
       reportingInstance: 'node-1',
     },
     {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: objectMeta('settings', 'default'),
+      immutable: true,
+      data: { 'mode.txt': 'fast', level: '3' },
+      binaryData: { 'blob.bin': Buffer.from([0, 1, 254, 255]).toString('base64') },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: objectMeta('creds', 'default'),
+      immutable: false,
+      data: { password: Buffer.from([0, 115, 51, 255]).toString('base64'), user: Buffer.from('admin').toString('base64') },
+      stringData: { extra: 'text' },
+      type: `${n.labelDomain}/basic-auth`,
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: objectMeta('robot', 'default'),
+      secrets: [{ kind: 'Secret', namespace: 'default', name: 'robot-token', uid: 'secret-uid', apiVersion: 'v1', resourceVersion: '12', fieldPath: 'data' }],
+      imagePullSecrets: [{ name: 'registry' }],
+      automountServiceAccountToken: false,
+    },
+    {
       apiVersion: gv(n, 'events', 'v1'),
       kind: 'Event',
       metadata: objectMeta('pod-a.17f0', 'default'),
@@ -352,6 +377,10 @@ message APIService { optional ObjectMeta metadata = 1; optional APIServiceSpec s
 message APIServiceSpec { optional ServiceReference service = 1; optional string group = 2; optional string version = 3; optional bool insecureSkipTLSVerify = 4; optional bytes caBundle = 5; optional int32 groupPriorityMinimum = 7; optional int32 versionPriority = 8; }
 message ServiceReference { optional string namespace = 1; optional string name = 2; optional int32 port = 3; }
 message APIServiceStatus { repeated APIServiceCondition conditions = 1; }
+message ConfigMap { optional ObjectMeta metadata = 1; map<string, string> data = 2; map<string, bytes> binaryData = 3; optional bool immutable = 4; }
+message Secret { optional ObjectMeta metadata = 1; map<string, bytes> data = 2; optional string type = 3; map<string, string> stringData = 4; optional bool immutable = 5; }
+message ServiceAccount { optional ObjectMeta metadata = 1; repeated ObjectReference secrets = 2; repeated LocalObjectReference imagePullSecrets = 3; optional bool automountServiceAccountToken = 4; }
+message LocalObjectReference { optional string name = 1; }
 message APIServiceCondition { optional string type = 1; optional string status = 2; optional Time lastTransitionTime = 3; optional string reason = 4; optional string message = 5; }
 `;
 

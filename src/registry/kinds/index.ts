@@ -5,6 +5,7 @@ import type { FeatureGates } from '../../machinery/feature-gates.ts';
 import type { KindDefinition } from '../definition.ts';
 import { apiServiceDefinition } from './api-service.ts';
 import { componentStatusDefinition, type ComponentProbe } from './component-status.ts';
+import { configMapDefinition } from './config-map.ts';
 import { coreEventDefinition } from './core-event.ts';
 import { eventDefinition } from './event.ts';
 import { ipAddressDefinition } from './ip-address.ts';
@@ -13,6 +14,8 @@ import { leaseDefinition } from './lease.ts';
 import { namespaceDefinition } from './namespace.ts';
 import { nodeDefinition } from './node.ts';
 import { runtimeClassDefinition } from './runtime-class.ts';
+import { secretDefinition } from './secret.ts';
+import { serviceAccountDefinition } from './service-account.ts';
 import { serviceCidrDefinition } from './service-cidr.ts';
 
 /** What definitions may ask of the running server. */
@@ -28,6 +31,9 @@ export function builtinKinds(naming: Naming, gates: FeatureGates, env: KindEnvir
     componentStatusDefinition(() => env.componentHealth()),
     nodeDefinition(naming),
     coreEventDefinition(naming, gates),
+    configMapDefinition(),
+    secretDefinition(naming),
+    serviceAccountDefinition(),
     leaseDefinition(naming, gates),
     leaseCandidateDefinition(naming, gates),
     eventDefinition(naming, gates),

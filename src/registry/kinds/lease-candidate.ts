@@ -7,7 +7,7 @@ import type { Naming } from '../../naming.ts';
 import type { FeatureGates } from '../../machinery/feature-gates.ts';
 import { fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import { isPlainObject, pathSegmentName, qualifiedName, type KObject } from '../../machinery/meta.ts';
-import { validateImmutable } from '../../machinery/validation.ts';
+import { configMapKey, validateImmutable } from '../../machinery/validation.ts';
 import { markCoveredByDeclarative } from '../declarative-validation.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { ageColumn, nameColumn, type PrinterColumn } from '../printers.ts';
@@ -95,20 +95,6 @@ const leaseCandidateColumns: readonly PrinterColumn[] = [
   { name: 'EmulationVersion', type: 'string', description: '', value: (o) => specOf(o).emulationVersion ?? '' },
   ageColumn,
 ];
-
-const CONFIG_KEY_MSG =
-  "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
-
-/** IsConfigMapKey: at most 253 characters of `[-._a-zA-Z0-9]`, not `.`, `..` or starting with `..`. */
-function configMapKey(v: string): string[] {
-  const out: string[] = [];
-  if (v.length > 253) out.push('must be no more than 253 characters');
-  if (!/^[-._a-zA-Z0-9]+$/.test(v)) out.push(CONFIG_KEY_MSG);
-  if (v === '.') out.push("must not be '.'");
-  else if (v === '..') out.push("must not be '..'");
-  else if (v.startsWith('..')) out.push("must not start with '..'");
-  return out;
-}
 
 function validateCandidateName(o: KObject): FieldError[] {
   const name = o.metadata.name;

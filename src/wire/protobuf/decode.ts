@@ -249,6 +249,7 @@ function readEntry(r: Reader, plan: MessagePlan, f: FieldPlan): [string, unknown
     if (tag === 0x0a) key = readString(r);
     else if (tag === 0x12) {
       if (f.kind === 'string') value = readString(r);
+      else if (f.kind === 'bytes') value = readBytes(r).toString('base64');
       else if (f.kind === 'quantity') value = readQuantity(r);
       else throw new DecodeError(`${plan.name}.${f.name}: maps of ${f.kind} are not supported`);
     } else r.skipType(tag & 7);

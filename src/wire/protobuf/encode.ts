@@ -90,7 +90,8 @@ const runtime = {
 
   /** JSON carries []byte as base64. */
   bytes(w: WireWriter, plan: MessagePlan, f: FieldPlan, v: unknown): void {
-    if (typeof v !== 'string') throw new EncodeError(plan, f, `expected base64 text, got ${JSON.stringify(v)}`);
+    // The value may be secret: the message does not show it.
+    if (typeof v !== 'string') throw new EncodeError(plan, f, 'expected base64 text');
     w.uint32(f.tag).bytes(Buffer.from(v, 'base64'));
   },
 
@@ -108,6 +109,10 @@ const runtime = {
       if (f.kind === 'string') {
         if (typeof value !== 'string') throw new EncodeError(plan, f, `${JSON.stringify(key)}: expected a string, got ${JSON.stringify(value)}`);
         w.uint32(0x12).string(value);
+      } else if (f.kind === 'bytes') {
+        // Values of byte maps may be secret: the message names the key only.
+        if (typeof value !== 'string') throw new EncodeError(plan, f, `${JSON.stringify(key)}: expected base64 text`);
+        w.uint32(0x12).bytes(Buffer.from(value, 'base64'));
       } else {
         const text = quantityText(plan, f, value);
         w.uint32(0x12);

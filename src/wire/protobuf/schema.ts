@@ -109,7 +109,8 @@ function planOf(type: protobuf.Type): MessagePlan {
     const options = field.options ?? {};
     const kind = kindOf(field, where);
     const map = field instanceof protobuf.MapField;
-    if (map && (field.keyType !== 'string' || (kind !== 'string' && kind !== 'quantity'))) throw new Error(`protobuf schema: ${where}: only maps of strings to strings or quantities are supported`);
+    if (map && (field.keyType !== 'string' || (kind !== 'string' && kind !== 'quantity' && kind !== 'bytes')))
+      throw new Error(`protobuf schema: ${where}: only maps of strings to strings, bytes or quantities are supported`);
     const repeated = field.repeated || map;
     if (options['(ptr)'] === true && repeated) throw new Error(`protobuf schema: ${where}: a repeated field cannot be a pointer`);
     // Map entries are messages; repeated scalars are written unpacked, one tag per element.

@@ -3,7 +3,7 @@
 import type { ObjectDocs } from '../../schemas.ts';
 
 /** An ObjectReference: which object something is about. */
-const objectReferenceDocs = (about: string): ObjectDocs => ({
+export const objectReferenceDocs = (about: string): ObjectDocs => ({
   about,
   typeAbout: 'A reference to one object by kind, namespace, name and uid, or to a part of it.',
   fields: {
