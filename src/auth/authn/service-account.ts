@@ -221,7 +221,6 @@ export function serviceAccountAuthenticator(c: ServiceAccountConfig): TokenAuthe
         } catch (e) {
           if (e instanceof joseErrors.JWTExpired) return rejected('service account token has expired');
           if (e instanceof joseErrors.JWTClaimValidationFailed && e.claim === 'nbf') return rejected('service account token is not valid yet');
-          if (e instanceof joseErrors.JWTClaimValidationFailed && e.claim === 'iat') return rejected('service account token is issued in the future');
           failure = e instanceof joseErrors.JOSEError ? e.message : String(e);
         }
       }
@@ -229,6 +228,7 @@ export function serviceAccountAuthenticator(c: ServiceAccountConfig): TokenAuthe
       // Expired to the second, as kube-apiserver checks it (the leeway is for nbf and iat only).
       if (typeof payload.exp !== 'number') return rejected('service account token has no expiry');
       if (nowSeconds() > payload.exp) return rejected('service account token has expired');
+      if (typeof payload.iat === 'number' && payload.iat > nowSeconds() + LEEWAY_SECONDS) return rejected('service account token is issued in the future');
       const audiences = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
       const accepted = audiences.filter((a) => c.apiAudiences.includes(a));
       if (!accepted.length) return rejected(`token audiences ${JSON.stringify(audiences)} is invalid for the target audiences ${JSON.stringify(c.apiAudiences)}`);

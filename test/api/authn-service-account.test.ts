@@ -1,0 +1,176 @@
+// Service-account tokens as bearer tokens: signed here with the key the server is given
+// (--service-account-signing-key-file) or with keys it only verifies (--service-account-key-file),
+// checked for issuer, audience, time, signature and, with lookup on, the account and the object
+// the token is bound to. Every refused token is 401 with a Status and changes nothing.
+
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { SignJWT } from 'jose';
+import { api, testServer } from '../support/server.ts';
+import { tempDir } from '../support/tmp.ts';
+import { tlsFor } from '../support/tls-clients.ts';
+import type { Authorizer } from '../../src/auth/authz/authorizer.ts';
+import type { UserInfo } from '../../src/request/user.ts';
+
+const UNAUTHORIZED = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 };
+
+/** Allows everything (so anonymous stays on) and remembers who asked for which path. */
+function recordingAuthorizer(): Authorizer & { seen: Map<string, UserInfo> } {
+  const seen = new Map<string, UserInfo>();
+  return {
+    seen,
+    async authorize({ user, info }) {
+      seen.set(info.path, user);
+      return { decision: 'allow' };
+    },
+  };
+}
+
+/** A request with a bearer token and no client certificate: the token alone says who it is. */
+function withToken(server: { url: string }, method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(
+      server.url + path,
+      { method, agent: false, ca: tlsFor(server.url)!.ca, headers: { Authorization: `Bearer ${token}`, ...(data ? { 'Content-Type': 'application/json' } : {}) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+const dir = tempDir('authn-sa');
+const pem = (k: KeyObject, type: 'pkcs8' | 'spki') => k.export({ type, format: 'pem' }).toString();
+const signing = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const rotated = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+writeFileSync(join(dir, 'sa.key'), pem(signing.privateKey, 'pkcs8'));
+writeFileSync(join(dir, 'old.pub'), pem(rotated.publicKey, 'spki'));
+
+const ISSUER = 'https://issuer.example';
+const authz = recordingAuthorizer();
+const server = await testServer({
+  authorizer: authz,
+  authentication: { serviceAccounts: { signingKeyFile: join(dir, 'sa.key'), keyFiles: [join(dir, 'old.pub')], issuers: [ISSUER, 'https://old-issuer.example'], apiAudiences: ['api', 'other-api'] } },
+});
+const noLookup = await testServer({
+  authorizer: recordingAuthorizer(),
+  authentication: { serviceAccounts: { signingKeyFile: join(dir, 'sa.key'), issuers: [ISSUER], apiAudiences: ['api'], lookup: false } },
+});
+
+const NS = 'sa-tokens';
+const create = async (s: { url: string }, path: string, body: object) => {
+  const r = await api(s, 'POST', path, body);
+  assert.equal(r.status, 201, r.text);
+  return r.body as { metadata: { uid: string; name: string } };
+};
+for (const s of [server, noLookup]) await create(s, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+const robot = await create(server, `/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'robot' } });
+
+interface Claims {
+  iss?: string;
+  sub?: string;
+  aud?: string[];
+  exp?: number;
+  nbf?: number;
+  iat?: number;
+  claim?: Record<string, unknown>;
+  alg?: string;
+  key?: KeyObject;
+  kid?: string;
+}
+
+/** A token as kube-apiserver's TokenRequest makes them, with any claim overridden. */
+async function token(name: string, uid: string, c: Claims = {}): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const payload = {
+    'orch.io': c.claim ?? { namespace: NS, serviceaccount: { name, uid } },
+    iss: c.iss ?? ISSUER,
+    sub: c.sub ?? `system:serviceaccount:${NS}:${name}`,
+    aud: c.aud ?? ['api'],
+    exp: c.exp ?? now + 600,
+    nbf: c.nbf ?? now,
+    iat: c.iat ?? now,
+    jti: randomUUID(),
+  };
+  return new SignJWT(payload).setProtectedHeader({ alg: c.alg ?? 'ES256', ...(c.kid ? { kid: c.kid } : {}) }).sign(c.key ?? signing.privateKey);
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+describe('service-account tokens', () => {
+  test('a token of the account is system:serviceaccount:<ns>:<name> with its uid, groups and credential id', async () => {
+    const t = await token('robot', robot.metadata.uid);
+    const r = await withToken(server, 'GET', `/api/v1/namespaces/${NS}/serviceaccounts/robot`, t);
+    assert.equal(r.status, 200);
+    const user = authz.seen.get(`/api/v1/namespaces/${NS}/serviceaccounts/robot`)!;
+    assert.equal(user.name, `system:serviceaccount:${NS}:robot`);
+    assert.equal(user.uid, robot.metadata.uid);
+    assert.deepEqual(user.groups, ['system:serviceaccounts', `system:serviceaccounts:${NS}`, 'system:authenticated']);
+    assert.match(user.extra?.['authentication.orch.io/credential-id']?.[0] ?? '', /^JTI=[0-9a-f-]{36}$/);
+  });
+
+  test('every issuer given is accepted, and so is a key the server only verifies with (rotation)', async () => {
+    assert.equal((await withToken(server, 'GET', '/api/v1/namespaces/default', await token('robot', robot.metadata.uid, { iss: 'https://old-issuer.example' }))).status, 200);
+    assert.equal((await withToken(server, 'GET', '/api/v1/namespaces/default', await token('robot', robot.metadata.uid, { aud: ['nobody', 'other-api'] }))).status, 200);
+    const old = await token('robot', robot.metadata.uid, { alg: 'RS256', key: rotated.privateKey });
+    assert.equal((await withToken(server, 'GET', '/api/v1/namespaces/default', old)).status, 200);
+  });
+
+  test('refused: expired, not yet valid, wrong audience, unknown issuer, bad signature, unknown key, wrong subject, missing claims: 401, nothing created', async () => {
+    const uid = robot.metadata.uid;
+    const cases: [string, Promise<string>][] = [
+      ['expired', token('robot', uid, { exp: now() - 1, iat: now() - 700, nbf: now() - 700 })],
+      ['not yet valid (past the leeway)', token('robot', uid, { nbf: now() + 300, iat: now() })],
+      ['issued in the future', token('robot', uid, { iat: now() + 300 })],
+      ['wrong audience', token('robot', uid, { aud: ['someone-else'] })],
+      ['unknown issuer', token('robot', uid, { iss: 'https://elsewhere.example' })],
+      ['signed by a stranger', token('robot', uid, { key: stranger.privateKey })],
+      ['a kid the server does not know', token('robot', uid, { key: stranger.privateKey, kid: 'nope' })],
+      ['subject of another account', token('robot', uid, { sub: `system:serviceaccount:${NS}:other` })],
+      ['no private claim', token('robot', uid, { claim: {} })],
+    ];
+    const tampered = (await token('robot', uid)).split('.');
+    tampered[1] = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(tampered[1]!, 'base64url').toString()), sub: `system:serviceaccount:${NS}:admin` })).toString('base64url');
+    cases.push(['a payload changed after signing', Promise.resolve(tampered.join('.'))]);
+    for (const [what, t] of cases) {
+      const name = `refused-${cases.findIndex((c) => c[0] === what)}`;
+      const r = await withToken(server, 'POST', '/api/v1/namespaces', await t, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      assert.deepEqual([r.status, r.body], [401, UNAUTHORIZED], what);
+      assert.equal((await api(server, 'GET', `/api/v1/namespaces/${name}`)).status, 404, `${what}: nothing created`);
+    }
+  });
+
+  test('with lookup on, a token of a deleted account or with another uid is refused; a token bound to a deleted Secret too', async () => {
+    const temp = await create(server, `/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'temp' } });
+    const t = await token('temp', temp.metadata.uid);
+    assert.equal((await withToken(server, 'GET', '/api/v1/namespaces/default', t)).status, 200);
+    assert.deepEqual((await withToken(server, 'GET', '/api/v1/namespaces/default', await token('temp', randomUUID()))).status, 401, 'another uid');
+    assert.equal((await api(server, 'DELETE', `/api/v1/namespaces/${NS}/serviceaccounts/temp`)).status, 200);
+    assert.deepEqual((await withToken(server, 'GET', '/api/v1/namespaces/default', t)).status, 401, 'the account is gone');
+    // Made again with the same name: a new uid, so the old token stays refused.
+    await create(server, `/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'temp' } });
+    assert.equal((await withToken(server, 'GET', '/api/v1/namespaces/default', t)).status, 401, 'a new account of the same name');
+
+    const secret = await create(server, `/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bound' } });
+    const bound = await token('robot', robot.metadata.uid, { claim: { namespace: NS, serviceaccount: { name: 'robot', uid: robot.metadata.uid }, secret: { name: 'bound', uid: secret.metadata.uid } } });
+    assert.equal((await withToken(server, 'GET', '/api/v1/namespaces/default', bound)).status, 200);
+    assert.equal((await api(server, 'DELETE', `/api/v1/namespaces/${NS}/secrets/bound`)).status, 200);
+    assert.equal((await withToken(server, 'GET', '/api/v1/namespaces/default', bound)).status, 401, 'the secret it was bound to is gone');
+  });
+
+  test('with --service-account-lookup=false a token of an account that does not exist is accepted', async () => {
+    const t = await token('ghost', randomUUID());
+    assert.equal((await withToken(noLookup, 'GET', '/api/v1/namespaces/default', t)).status, 200);
+  });
+});
