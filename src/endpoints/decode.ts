@@ -255,3 +255,23 @@ function decodeObject(text: string, def: KindDefinition, validation: FieldValida
   const duplicates = validation === 'Ignore' ? [] : findDuplicateKeys(text);
   return checkObject(value, def, validation, duplicates);
 }
+
+/**
+ * The apiVersion a body names, read without checking anything else (to pick the spelling to
+ * decode it in); undefined when it names none or does not parse, which decoding then reports.
+ */
+export function bodyApiVersion(body: Buffer, type: BodyType): string | undefined {
+  try {
+    const value =
+      type === 'protobuf'
+        ? decodeProtobuf(body)
+        : type === 'cbor'
+          ? decodeCborBody(body, 'error decoding CBOR')
+          : type === 'json'
+            ? (JSON.parse(body.toString('utf8')) as unknown)
+            : parseYaml(body.toString('utf8'), 'Ignore').value;
+    return isPlainObject(value) && typeof value.apiVersion === 'string' ? value.apiVersion : undefined;
+  } catch {
+    return undefined;
+  }
+}

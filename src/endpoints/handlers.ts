@@ -8,13 +8,13 @@ import type { Naming } from '../naming.ts';
 import type { FeatureGates } from '../machinery/feature-gates.ts';
 import type { ReadableStore, RegistryStore, WatchSink } from '../registry/store.ts';
 import { readDeleteOptions } from './delete-options.ts';
-import type { SubresourceDefinition, Verb } from '../registry/definition.ts';
+import type { NamedCreateDefinition, SubresourceDefinition, Verb } from '../registry/definition.ts';
 import { negotiateBody, negotiateResponse, type Conversion } from '../negotiation/negotiate.ts';
 import { encoderFor, JSON_ENCODER, type Encoder } from './encoder.ts';
 import { convertList, convertObject, includeObjectOption, type TableRequest } from './transform.ts';
 import { bodyWeight, writeInput } from './write-inputs.ts';
 import { managerFromUserAgent } from '../registry/field-manager.ts';
-import { type FieldValidation, parseFieldValidation } from './decode.ts';
+import { bodyApiVersion, decodeBody, type FieldValidation, parseFieldValidation } from './decode.ts';
 import { parseBool, parseListOptions } from '../machinery/list-options.ts';
 import { failedAfterNegotiating, readBodyBytes, writeBody, writeObject, writeStatus, writeStoredJson } from './respond.ts';
 import { supportsProtobuf } from '../wire/protobuf/index.ts';
@@ -247,6 +247,31 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
     const input = writeInput({ form: 'body', bytes: bodyWeight(body.length, type), body, type, validation: fieldValidation }, t.store);
     const created = await t.store.create(t.namespace, input, { dryRun, manager, warn: (m) => ctx.warnings.add(m), deadline: ctx.deadline });
     writeStoredJson(ctx, enc, 201, created.responseBody());
+  } catch (e) {
+    throw failedAfterNegotiating(e, enc);
+  }
+}
+
+/**
+ * POST `<name>/<subresource>` of a named create (serviceaccounts/<name>/token): the request decoded
+ * as its own kind, in the spelling its apiVersion names, the answer made from the stored object
+ * and written in that spelling; nothing is stored.
+ */
+export async function handleNamedCreate(ctx: RequestContext, env: HandlerEnv, t: { store: ReadableStore; namespace: string | undefined; name: string; create: NamedCreateDefinition }): Promise<void> {
+  const own = t.create.request[0]!;
+  const protobuf = supportsProtobuf(apiVersionOf(own), own.kind) ? env.naming.wire.protobufMediaTypes : undefined;
+  const enc = encoderFor(negotiateResponse(ctx.req.headers.accept, undefined, { cbor: ctx.cbor }, protobuf));
+  try {
+    const { dryRun, fieldValidation } = writeOptions(ctx, env, 'CreateOptions');
+    const type = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobuf, ctx.cbor);
+    const body = await readBodyBytes(ctx);
+    const spelled = bodyApiVersion(body, type);
+    const def = t.create.request.find((d) => apiVersionOf(d) === spelled) ?? own;
+    const decoded = decodeBody(body, type, def, fieldValidation);
+    for (const w of decoded.warnings) ctx.warnings.add(w);
+    const parent = (await t.store.getEncoded(t.namespace, t.name)).view();
+    const answer = await t.create.create(parent, decoded.obj, { dryRun });
+    writeObject(ctx, enc, 201, { ...answer, apiVersion: apiVersionOf(def), kind: def.kind });
   } catch (e) {
     throw failedAfterNegotiating(e, enc);
   }

@@ -18,7 +18,7 @@ import {
   type GroupVersion,
 } from './discovery.ts';
 import {
-  handleCreate,
+  handleCreate, handleNamedCreate,
   handleDelete,
   handleDeleteCollection,
   handleGet,
@@ -69,6 +69,12 @@ export class ApiRouter {
     const store = this.byPath.get(`${gv}/${i.resource}`);
     if (!store) throw errors.noRoute();
     const def = store.def;
+    const named = i.subresource ? def.namedCreates?.find((c) => c.name === i.subresource) : undefined;
+    if (named) {
+      if (i.parts.length > 3 || (def.namespaced && !i.namespace) || (!def.namespaced && i.namespace)) throw errors.noRoute();
+      if (ctx.req.method !== 'POST') throw errors.methodNotAllowed();
+      return this.run(handleNamedCreate(ctx, this.env, { store, namespace: def.namespaced ? i.namespace : undefined, name: i.name, create: named }));
+    }
     let subresource;
     if (i.subresource) {
       subresource = def.subresources?.find((s) => s.name === i.subresource);

@@ -50,6 +50,24 @@ export interface SubresourceDefinition {
   apply(request: KObject, stored: KObject): KObject;
 }
 
+/**
+ * A POST to `<name>/<subresource>` that answers with an object of another kind made from the
+ * stored object and the request, storing nothing (serviceaccounts/<name>/token answers a
+ * TokenRequest), as kube-apiserver's named creaters do.
+ */
+export interface NamedCreateDefinition {
+  /** The subresource: `token`. */
+  name: string;
+  /**
+   * The request's kind (it is also the answer's), one definition per accepted spelling of its
+   * group (clients hard-code `authentication.k8s.io`): the body is decoded by the one its
+   * apiVersion names, the profile's own (the first) when it names none of them.
+   */
+  request: readonly KindDefinition[];
+  /** The answer, from the stored object and the decoded request; throws the Status it is refused with. */
+  create(parent: KObject, request: KObject, opts: { dryRun: boolean }): Promise<KObject>;
+}
+
 export interface KindDefinition {
   /** '' for the core group. */
   group: string;
@@ -72,6 +90,8 @@ export interface KindDefinition {
   /** Extra `fieldSelector` fields beyond metadata.name/metadata.namespace, with their value getters. */
   selectableFields?: Record<string, (obj: KObject) => string | undefined>;
   subresources?: readonly SubresourceDefinition[];
+  /** POSTs to `<name>/<subresource>` that answer with another kind (NamedCreateDefinition). */
+  namedCreates?: readonly NamedCreateDefinition[];
   /**
    * Table columns (`kubectl get`), Kubernetes' own for the kind, Name first; absent: the default
    * Name / Created At table.

@@ -6,6 +6,7 @@ import type { FeatureGates } from '../machinery/feature-gates.ts';
 import type { Storage } from '../storage/interface.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
 import { builtinKinds } from '../registry/kinds/index.ts';
+import type { TokenIssuer } from '../registry/kinds/token-request.ts';
 
 /** Parse `--runtime-config` into enabled/disabled group versions. */
 function runtimeConfig(text: string | undefined, defs: readonly KindDefinition[]): (d: KindDefinition) => boolean {
@@ -33,6 +34,8 @@ export interface ServedKindsOptions {
   storage(): Storage | undefined;
   /** Served beside the built-in definitions, under the same rules. */
   extraKinds?: readonly KindDefinition[];
+  /** What signs service-account tokens (TokenRequest). */
+  tokens?: TokenIssuer;
 }
 
 /** The served definitions; throws on an invalid `--runtime-config`. */
@@ -43,6 +46,7 @@ export function servedKinds(o: ServedKindsOptions): KindDefinition[] {
       const h = backend ? await backend.health() : { healthy: false, message: 'storage is not open' };
       return [{ name: o.storageComponent, ...h }];
     },
+    tokens: o.tokens,
   });
   const all = [...builtin, ...(o.extraKinds ?? [])];
   return all.filter(runtimeConfig(o.runtimeConfig, all));

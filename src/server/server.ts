@@ -22,6 +22,7 @@ import { openStorage, storageComponentName, type OpenedStorage } from './open-st
 import type { RunningServer, ServerOptions } from './options.ts';
 import { healthEndpoints, nonApiRoutes, routeRequests, type ServerPhase } from './routes.ts';
 import { buildAudit, buildAuthenticator, buildAuthorizer, serviceAccountConfig, storeLookups } from './security.ts';
+import { serviceAccountTokens } from '../auth/authn/service-account.ts';
 import { adminKubeconfig } from './certificates.ts';
 import { prepareSecureServing, type SecureServing } from './tls.ts';
 import { servedKinds } from './served-kinds.ts';
@@ -61,7 +62,8 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, serviceAccounts, log });
 
   let storage: OpenedStorage | undefined;
-  const defs = servedKinds({ naming, featureGates, runtimeConfig: opts.runtimeConfig, storageComponent: storageComponentName(opts), storage: () => storage?.backend, extraKinds: opts.extraKinds });
+  const tokens = serviceAccounts && { ...serviceAccountTokens(serviceAccounts), bound: lookups.getter.bound };
+  const defs = servedKinds({ naming, featureGates, runtimeConfig: opts.runtimeConfig, storageComponent: storageComponentName(opts), storage: () => storage?.backend, extraKinds: opts.extraKinds, tokens });
 
   const opened = (storage = await openStorage(opts));
   cleanups.push(() => opened.close());

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { api, testServer } from '../support/server.ts';
 import { tempDir } from '../support/tmp.ts';
+import { kubectlFor } from '../support/kubectl.ts';
 import { tlsFor } from '../support/tls-clients.ts';
 import type { Authorizer } from '../../src/auth/authz/authorizer.ts';
 import type { UserInfo } from '../../src/request/user.ts';
@@ -172,5 +173,80 @@ describe('service-account tokens', () => {
   test('with --service-account-lookup=false a token of an account that does not exist is accepted', async () => {
     const t = await token('ghost', randomUUID());
     assert.equal((await withToken(noLookup, 'GET', '/api/v1/namespaces/default', t)).status, 200);
+  });
+});
+
+describe('TokenRequest (serviceaccounts/<name>/token) and kubectl create token', () => {
+  const tokenPath = (name: string) => `/api/v1/namespaces/${NS}/serviceaccounts/${name}/token`;
+  const tokenRequest = (spec: object, group = 'authentication.orch.io') => ({ apiVersion: `${group}/v1`, kind: 'TokenRequest', spec });
+
+  test('a token for the account: an hour and the API audiences by default, and it authenticates as the account', async () => {
+    const before = Date.now();
+    const r = await api(server, 'POST', tokenPath('robot'), tokenRequest({}));
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.body.apiVersion, 'authentication.orch.io/v1');
+    assert.equal(r.body.kind, 'TokenRequest');
+    assert.deepEqual(r.body.spec, { audiences: ['api', 'other-api'], expirationSeconds: 3600 });
+    const expires = Date.parse(r.body.status.expirationTimestamp);
+    assert.ok(Math.abs(expires - (before + 3600_000)) < 5_000, r.body.status.expirationTimestamp);
+    const got = await withToken(server, 'GET', `/api/v1/namespaces/${NS}/serviceaccounts/robot`, r.body.status.token);
+    assert.equal(got.status, 200);
+    assert.equal(authz.seen.get(`/api/v1/namespaces/${NS}/serviceaccounts/robot`)?.name, `system:serviceaccount:${NS}:robot`);
+    // The group clients hard-code is taken too, and answered in that spelling.
+    const k8s = await api(server, 'POST', tokenPath('robot'), tokenRequest({ expirationSeconds: 600 }, 'authentication.k8s.io'));
+    assert.equal(k8s.status, 201, k8s.text);
+    assert.equal(k8s.body.apiVersion, 'authentication.k8s.io/v1');
+    assert.equal(k8s.body.spec.expirationSeconds, 600);
+  });
+
+  test('a token for another audience is not accepted by the API; durations out of range are 422; a missing account is 404; GET is 405', async () => {
+    const vault = await api(server, 'POST', tokenPath('robot'), tokenRequest({ audiences: ['vault'] }));
+    assert.equal(vault.status, 201);
+    assert.deepEqual(vault.body.spec.audiences, ['vault']);
+    assert.equal((await withToken(server, 'GET', '/api/v1/namespaces/default', vault.body.status.token)).status, 401);
+    for (const [seconds, message] of [[599, 'may not specify a duration less than 10 minutes'], [2 ** 32 + 1, 'may not specify a duration larger than 2^32 seconds']] as const) {
+      const r = await api(server, 'POST', tokenPath('robot'), tokenRequest({ expirationSeconds: seconds }));
+      assert.equal(r.status, 422, r.text);
+      assert.equal(r.body.reason, 'Invalid');
+      assert.equal(r.body.details.causes[0].field, 'spec.expirationSeconds');
+      assert.match(r.body.message, new RegExp(message.replace(/\^/g, '\\^')));
+    }
+    const missing = await api(server, 'POST', tokenPath('nobody'), tokenRequest({}));
+    assert.deepEqual([missing.status, missing.body.message], [404, 'serviceaccounts "nobody" not found']);
+    assert.equal((await api(server, 'GET', tokenPath('robot'))).status, 405);
+    const wrongKind = await api(server, 'POST', tokenPath('robot'), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } });
+    assert.equal(wrongKind.status, 400, wrongKind.text);
+  });
+
+  test('a token bound to a Secret: refused once the Secret is gone; a missing object is 404, another uid 409', async () => {
+    const secret = await create(server, `/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'holder' } });
+    const r = await api(server, 'POST', tokenPath('robot'), tokenRequest({ boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 'holder', uid: secret.metadata.uid } }));
+    assert.equal(r.status, 201, r.text);
+    assert.equal((await withToken(server, 'GET', '/api/v1/namespaces/default', r.body.status.token)).status, 200);
+    assert.equal((await api(server, 'DELETE', `/api/v1/namespaces/${NS}/secrets/holder`)).status, 200);
+    assert.equal((await withToken(server, 'GET', '/api/v1/namespaces/default', r.body.status.token)).status, 401);
+    const gone = await api(server, 'POST', tokenPath('robot'), tokenRequest({ boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 'holder' } }));
+    assert.equal(gone.status, 404, gone.text);
+    await create(server, `/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'holder' } });
+    const stale = await api(server, 'POST', tokenPath('robot'), tokenRequest({ boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 'holder', uid: secret.metadata.uid } }));
+    assert.equal(stale.status, 409, stale.text);
+    const odd = await api(server, 'POST', tokenPath('robot'), tokenRequest({ boundObjectRef: { kind: 'ConfigMap', apiVersion: 'v1', name: 'x' } }));
+    assert.equal(odd.status, 400, odd.text);
+  });
+
+  test('kubectl create token prints a token kubectl --token then uses as the account; --duration and --audience are sent', async () => {
+    const admin = kubectlFor(server, { label: 'sa-create-token' });
+    const printed = (await admin.ok(['create', 'token', 'robot', '-n', NS, '--duration=20m'])).trim();
+    assert.match(printed, /^[\w-]+\.[\w-]+\.[\w-]+$/);
+    const claims = JSON.parse(Buffer.from(printed.split('.')[1]!, 'base64url').toString()) as { exp: number; iat: number; aud: string[]; sub: string };
+    assert.equal(claims.exp - claims.iat, 1200);
+    assert.deepEqual(claims.aud, ['api', 'other-api']);
+    assert.equal(claims.sub, `system:serviceaccount:${NS}:robot`);
+    const asRobot = kubectlFor(server, { label: 'sa-use-token', anonymous: true });
+    assert.equal((await asRobot.ok(['--token', printed, 'get', 'serviceaccount', 'robot', '-n', NS, '-o', 'name'])).trim(), 'serviceaccount/robot');
+    const other = (await admin.ok(['create', 'token', 'robot', '-n', NS, '--audience=vault'])).trim();
+    assert.deepEqual((JSON.parse(Buffer.from(other.split('.')[1]!, 'base64url').toString()) as { aud: string[] }).aud, ['vault']);
+    const missing = await admin.fails(['create', 'token', 'nobody', '-n', NS]);
+    assert.match(missing.stderr, /serviceaccounts "nobody" not found/);
   });
 });

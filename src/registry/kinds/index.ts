@@ -17,11 +17,14 @@ import { runtimeClassDefinition } from './runtime-class.ts';
 import { secretDefinition } from './secret.ts';
 import { serviceAccountDefinition } from './service-account.ts';
 import { serviceCidrDefinition } from './service-cidr.ts';
+import { serviceAccountTokenCreate, type TokenIssuer } from './token-request.ts';
 
 /** What definitions may ask of the running server. */
 interface KindEnvironment {
   /** Live health of the components ComponentStatus reports. */
   componentHealth(): Promise<ComponentProbe[]>;
+  /** What signs service-account tokens (`serviceaccounts/<name>/token`); absent: no such subresource. */
+  tokens?: TokenIssuer;
 }
 
 /** Definitions get the naming profile and the feature gates (fields behind a disabled gate are dropped). */
@@ -33,7 +36,7 @@ export function builtinKinds(naming: Naming, gates: FeatureGates, env: KindEnvir
     coreEventDefinition(naming, gates),
     configMapDefinition(),
     secretDefinition(naming),
-    serviceAccountDefinition(),
+    serviceAccountDefinition(env.tokens && serviceAccountTokenCreate(naming, env.tokens)),
     leaseDefinition(naming, gates),
     leaseCandidateDefinition(naming, gates),
     eventDefinition(naming, gates),

@@ -2,7 +2,7 @@
 // and image pull secrets its pods may use.
 
 import { isPlainObject, type KObject } from '../../machinery/meta.ts';
-import { ALL_VERBS, type KindDefinition } from '../definition.ts';
+import { ALL_VERBS, type KindDefinition, type NamedCreateDefinition } from '../definition.ts';
 import { ageColumn, nameColumn } from '../printers.ts';
 import { arr, bool, describe, obj, objectSchema, str } from '../schemas.ts';
 import { serviceAccountDocs } from './docs/config.ts';
@@ -19,8 +19,9 @@ function cleanSecretReferences(o: KObject): void {
   sa.secrets = sa.secrets.map((ref: unknown) => (isPlainObject(ref) && ref.name !== undefined && ref.name !== null ? { name: ref.name } : isPlainObject(ref) ? {} : ref));
 }
 
-export function serviceAccountDefinition(): KindDefinition {
+export function serviceAccountDefinition(token?: NamedCreateDefinition): KindDefinition {
   return {
+    ...(token && { namedCreates: [token] }),
     group: '',
     version: 'v1',
     kind: 'ServiceAccount',
