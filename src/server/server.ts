@@ -125,6 +125,7 @@ function chainOptions(opts: ServerOptions, authenticator: Authenticator, naming:
     authenticator,
     authorizer: buildAuthorizer(opts),
     audit: buildAudit(opts),
+    authenticationGroup: naming.group('authentication'),
     maxRequestsInflight: opts.maxRequestsInflight ?? 400,
     maxMutatingRequestsInflight: opts.maxMutatingRequestsInflight ?? 200,
     requestTimeoutMs: opts.requestTimeoutMs ?? 60_000,
