@@ -14,7 +14,8 @@ import { encoderFor, JSON_ENCODER, type Encoder } from './encoder.ts';
 import { convertList, convertObject, includeObjectOption, type TableRequest } from './transform.ts';
 import { bodyWeight, writeInput } from './write-inputs.ts';
 import { managerFromUserAgent } from '../registry/field-manager.ts';
-import { type FieldValidation, parseFieldValidation } from './decode.ts';
+import { decodeBody, type FieldValidation, parseFieldValidation } from './decode.ts';
+import type { ReviewStore } from '../registry/review-store.ts';
 import { parseBool, parseListOptions } from '../machinery/list-options.ts';
 import { failedAfterNegotiating, readBodyBytes, writeBody, writeObject, writeStatus, writeStoredJson } from './respond.ts';
 import { supportsProtobuf } from '../wire/protobuf/index.ts';
@@ -247,6 +248,25 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
     const input = writeInput({ form: 'body', bytes: bodyWeight(body.length, type), body, type, validation: fieldValidation }, t.store);
     const created = await t.store.create(t.namespace, input, { dryRun, manager, warn: (m) => ctx.warnings.add(m), deadline: ctx.deadline });
     writeStoredJson(ctx, enc, 201, created.responseBody());
+  } catch (e) {
+    throw failedAfterNegotiating(e, enc);
+  }
+}
+
+/**
+ * A review kind's create: the body decoded and checked as any create's, answered by the kind for
+ * the user the request acts as (after impersonation), stored nowhere. A dry run answers the same.
+ */
+export async function handleReview(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget<ReviewStore>): Promise<void> {
+  allowed(t, 'create');
+  const enc = encoderFor(negotiateResponse(ctx.req.headers.accept, undefined, { cbor: ctx.cbor }, protobufFor(env, t)));
+  try {
+    const { fieldValidation } = writeOptions(ctx, env, 'CreateOptions');
+    const type = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
+    const decoded = decodeBody(await readBodyBytes(ctx), type, t.store.def, fieldValidation);
+    for (const w of decoded.warnings) ctx.warnings.add(w);
+    if (!ctx.effectiveUser) throw errors.badRequest('no user present on request');
+    writeObject(ctx, enc, 201, await t.store.review(decoded.obj, ctx.effectiveUser));
   } catch (e) {
     throw failedAfterNegotiating(e, enc);
   }

@@ -86,6 +86,8 @@ export interface AuthenticationOptions {
   clientCaFile?: string;
   /** `--token-auth-file`: CSV of `token,user,uid[,"group1,group2"]`. */
   tokenAuthFile?: string;
+  /** `--api-audiences`: the audiences of the server's own tokens (and of a TokenReview that names none). */
+  apiAudiences?: string[];
   /**
    * `--anonymous-auth` (default true): requests with no credential are `system:anonymous`. As in
    * kube-apiserver it is turned off while the authorizer allows everything (the built-in default).

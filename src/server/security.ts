@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { alwaysAdmin, type Authenticator } from '../auth/authn/authenticator.ts';
 import { newAuthenticator } from '../auth/authn/config.ts';
 import { parseCertificates } from '../auth/authn/x509.ts';
+import type { TokenReviewer } from '../registry/kinds/authentication.ts';
 import { alwaysAllow, type Authorizer } from '../auth/authz/authorizer.ts';
 import type { Naming } from '../naming.ts';
 import { noAudit, type AuditSink } from './filters.ts';
@@ -19,8 +20,11 @@ export interface AuthenticatorContext {
   log: (message: string) => void;
 }
 
-/** Throws (a start-up error) when a configured file cannot be read or parsed. */
-export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | 'authentication' | 'authorizer'>, ctx: AuthenticatorContext): Authenticator {
+/**
+ * The request authenticator and, when the flags built it, its token authenticators for TokenReview.
+ * Throws (a start-up error) when a configured file cannot be read or parsed.
+ */
+export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | 'authentication' | 'authorizer'>, ctx: AuthenticatorContext): Authenticator & { reviewToken?: TokenReviewer } {
   if (opts.authenticator) return opts.authenticator;
   const a = opts.authentication;
   if (!a && ctx.clientCa === undefined) return alwaysAdmin;
@@ -31,13 +35,15 @@ export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | '
     anonymous = false;
   }
   const clientCa = ctx.clientCa ?? (a?.clientCaFile === undefined ? undefined : readClientCa(a.clientCaFile));
-  return logRejections(ctx.log, newAuthenticator({
+  const built = newAuthenticator({
     clientCAs: clientCa === undefined ? undefined : parseCertificates(clientCa, '--client-ca-file'),
     tokenAuthFile: a?.tokenAuthFile,
+    apiAudiences: a?.apiAudiences,
     anonymous,
     credentialIdKey: `${ctx.naming.group('authentication')}/credential-id`,
     warn: ctx.log,
-  }));
+  });
+  return { ...logRejections(ctx.log, built), reviewToken: built.reviewToken };
 }
 
 /** A rejected credential is logged, as kube-apiserver logs it: why, never the credential itself. */

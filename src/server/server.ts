@@ -58,7 +58,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, log });
 
   let storage: OpenedStorage | undefined;
-  const defs = servedKinds({ naming, featureGates, runtimeConfig: opts.runtimeConfig, storageComponent: storageComponentName(opts), storage: () => storage?.backend, extraKinds: opts.extraKinds });
+  const defs = servedKinds({ naming, featureGates, runtimeConfig: opts.runtimeConfig, storageComponent: storageComponentName(opts), storage: () => storage?.backend, extraKinds: opts.extraKinds, reviewToken: authenticator.reviewToken, apiAudiences: opts.authentication?.apiAudiences });
 
   const opened = (storage = await openStorage(opts));
   cleanups.push(() => opened.close());

@@ -8,9 +8,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import type { OutgoingHttpHeaders } from 'node:http';
-import { request } from 'node:https';
 import { join } from 'node:path';
 import { testServer } from '../support/server.ts';
+import { httpsRequest } from '../support/https.ts';
 import { tempDir } from '../support/tmp.ts';
 import { kubectlFor } from '../support/kubectl.ts';
 import { loadClientNode } from '../support/client-node.ts';
@@ -18,33 +18,7 @@ import type { Authorizer } from '../../src/auth/authz/authorizer.ts';
 import type { AuditSink } from '../../src/server/filters.ts';
 import type { UserInfo } from '../../src/request/user.ts';
 
-interface Reply {
-  status: number;
-  body: any;
-}
-
-/** One HTTPS request; header values may be arrays (a header sent once per value). */
-function https(server: { url: string; ca?: string }, method: string, path: string, headers: OutgoingHttpHeaders, body?: unknown): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(server.url + path, { method, ca: server.ca, headers: { ...(data ? { 'Content-Type': 'application/json' } : {}), ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => {
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          /* not JSON */
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed });
-      });
-    });
-    req.on('error', reject);
-    req.end(data);
-  });
-}
+const https = httpsRequest;
 
 /** What an impersonation check asked, in the form the tests compare. */
 interface Check {
