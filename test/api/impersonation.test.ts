@@ -214,12 +214,9 @@ describe('refusals', () => {
     assert.deepEqual(made, []);
   });
 
-  test('bad credentials are 401 before impersonation is looked at', async () => {
-    const made = await checksOf(() => refused({ Authorization: 'Bearer wrong', 'Impersonate-User': 'jane' }, 401, 'Unauthorized', 'Unauthorized'));
-    assert.deepEqual(made, []);
-  });
-
-  test('with no credentials and anonymous off: 401; with anonymous on, system:anonymous is checked', async () => {
+  test('bad credentials, or none with anonymous off, are 401 before impersonation; anonymous is checked as system:anonymous', async () => {
+    const bad = await checksOf(() => refused({ Authorization: 'Bearer wrong', 'Impersonate-User': 'jane' }, 401, 'Unauthorized', 'Unauthorized'));
+    assert.deepEqual(bad, []);
     const closed = await testServer({ secureServing: {}, authentication: { tokenAuthFile: tokenFile, anonymousAuth: false }, authorizer });
     const made = await checksOf(async () => {
       const r = await https(closed, 'GET', '/api/v1/namespaces', { 'Impersonate-User': 'jane' });
