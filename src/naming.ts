@@ -9,6 +9,11 @@ interface WireNames {
   readonly protobufMediaTypes: readonly string[];
   /** The group of `as=Table` / `as=PartialObjectMetadata(List)` media-type parameters: `meta.orch.io`, `meta.k8s.io`. */
   readonly metaGroups: readonly string[];
+  /**
+   * The group domains (`orch.io`, `k8s.io`): kubectl hard-codes the review endpoints of
+   * `authentication.k8s.io` and `authorization.k8s.io`, so they are served in every spelling.
+   */
+  readonly groupDomains: readonly string[];
 }
 
 export interface Naming {
@@ -57,7 +62,7 @@ const protobufMediaTypeOf = (profile: NamingProfileName) => `application/vnd.${p
 /** The wire-level names of every profile, `own`'s spelling first. */
 function wireNames(own: NamingProfileName): WireNames {
   const order = [own, ...(Object.keys(DOMAINS) as NamingProfileName[]).filter((p) => p !== own)];
-  return { protobufMediaTypes: order.map(protobufMediaTypeOf), metaGroups: order.map((p) => `meta.${DOMAINS[p]}`) };
+  return { protobufMediaTypes: order.map(protobufMediaTypeOf), metaGroups: order.map((p) => `meta.${DOMAINS[p]}`), groupDomains: order.map((p) => DOMAINS[p]) };
 }
 
 function profile(profile: NamingProfileName, product: string, labelDomain: string, namespaceFinalizer: string): Naming {

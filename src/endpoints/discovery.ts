@@ -20,6 +20,7 @@ export interface GroupVersion {
 export function groupVersions(defs: readonly KindDefinition[], naming: Naming, registered?: (group: string, version: string) => ApiPriority | undefined): GroupVersion[] {
   const map = new Map<string, GroupVersion & { priority: ApiPriority }>();
   for (const d of defs) {
+    if (d.unlisted) continue;
     const key = apiVersionOf(d);
     if (!map.has(key))
       map.set(key, { group: d.group, version: d.version, kinds: [], priority: registered?.(d.group, d.version) ?? builtinPriority(naming, d.group, d.version) ?? DEFAULT_PRIORITY });

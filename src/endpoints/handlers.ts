@@ -15,6 +15,7 @@ import { convertList, convertObject, includeObjectOption, type TableRequest } fr
 import { bodyWeight, writeInput } from './write-inputs.ts';
 import { managerFromUserAgent } from '../registry/field-manager.ts';
 import { bodyApiVersion, decodeBody, type FieldValidation, parseFieldValidation } from './decode.ts';
+import type { ReviewStore } from '../registry/review-store.ts';
 import { parseBool, parseListOptions } from '../machinery/list-options.ts';
 import { failedAfterNegotiating, readBodyBytes, writeBody, writeObject, writeStatus, writeStoredJson } from './respond.ts';
 import { supportsProtobuf } from '../wire/protobuf/index.ts';
@@ -272,6 +273,25 @@ export async function handleNamedCreate(ctx: RequestContext, env: HandlerEnv, t:
     const parent = (await t.store.getEncoded(t.namespace, t.name)).view();
     const answer = await t.create.create(parent, decoded.obj, { dryRun });
     writeObject(ctx, enc, 201, { ...answer, apiVersion: apiVersionOf(def), kind: def.kind });
+  } catch (e) {
+    throw failedAfterNegotiating(e, enc);
+  }
+}
+
+/**
+ * A review kind's create: the body decoded and checked as any create's, answered by the kind for
+ * the user the request acts as (after impersonation), stored nowhere. A dry run answers the same.
+ */
+export async function handleReview(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget<ReviewStore>): Promise<void> {
+  allowed(t, 'create');
+  const enc = encoderFor(negotiateResponse(ctx.req.headers.accept, undefined, { cbor: ctx.cbor }, protobufFor(env, t)));
+  try {
+    const { fieldValidation } = writeOptions(ctx, env, 'CreateOptions');
+    const type = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
+    const decoded = decodeBody(await readBodyBytes(ctx), type, t.store.def, fieldValidation);
+    for (const w of decoded.warnings) ctx.warnings.add(w);
+    if (!ctx.effectiveUser) throw errors.badRequest('no user present on request');
+    writeObject(ctx, enc, 201, await t.store.review(decoded.obj, ctx.effectiveUser));
   } catch (e) {
     throw failedAfterNegotiating(e, enc);
   }

@@ -90,6 +90,7 @@ const TYPE_NAMES: Record<string, string> = {
   'Scheduling.tolerations': 'Toleration',
   'APIServiceSpec.service': 'ServiceReference',
   'APIServiceStatus.conditions': 'APIServiceCondition',
+  'TokenReviewStatus.user': 'UserInfo',
 };
 
 /** Descriptions of shared types published at a field (where the field's own text is the field's). */
@@ -454,7 +455,8 @@ function kindPaths(d: KindDefinition, names: { kind: string; list: string }): Js
       requestBody: { content: content(ref(DELETE_OPTIONS)) },
       ...responses({ '200': ref(STATUS), '202': ref(STATUS) }),
     });
-  paths[`${scoped}/{name}`] = item;
+  // A kind served on create only (the reviews) has no object to address.
+  if (Object.keys(item).length > 1) paths[`${scoped}/{name}`] = item;
   for (const s of d.subresources ?? []) {
     const sub: Json = { parameters: [nameParam, ...(d.namespaced ? [nsParam] : []), COMMON.pretty] };
     const suffix = capitalize(s.name);

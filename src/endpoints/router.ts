@@ -5,6 +5,7 @@ import type { RequestContext } from '../request/context.ts';
 import type { Naming } from '../naming.ts';
 import { errors } from '../machinery/status.ts';
 import { RegistryStore, type ReadableStore } from '../registry/store.ts';
+import { ReviewStore } from '../registry/review-store.ts';
 import { apiVersionOf, deprecationWarning, type KindDefinition } from '../registry/definition.ts';
 import { apiServiceName, apiServicePriority } from '../registry/api-priorities.ts';
 import {
@@ -24,6 +25,7 @@ import {
   handleGet,
   handleList,
   handlePatch,
+  handleReview,
   handleUpdate,
   handleWatch,
   type HandlerEnv,
@@ -101,6 +103,7 @@ export class ApiRouter {
       throw errors.methodNotAllowed();
     }
     if ((m === 'GET' || m === 'HEAD') && i.verb !== 'watch') return this.run(handleList(ctx, this.env, target));
+    if (m === 'POST' && store instanceof ReviewStore) return this.run(handleReview(ctx, this.env, { ...target, store }));
     if (!writable(target)) throw errors.methodNotAllowed();
     if (m === 'GET' || m === 'HEAD') return this.run(handleWatch(ctx, this.env, target));
     if (namespaced && !i.namespace) throw errors.methodNotAllowed();

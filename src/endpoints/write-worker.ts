@@ -25,7 +25,7 @@ let events: DeclarativeEvent[] = [];
 // total), so a body of a hundred thousand unknown fields sends back only what can be shown.
 let warnings = new WarningRecorder();
 const declarative = DeclarativeValidation.recording(gates, (e) => events.push(e));
-const defs = builtinKinds(namingProfile(data.naming), gates, { componentHealth: async () => [] }).filter((d) => !d.computed);
+const defs = builtinKinds(namingProfile(data.naming), gates, { componentHealth: async () => [] }).filter((d) => !d.computed && !d.review);
 const preps = defs.map((d) => new WritePreparation(d, declarative));
 linkSharedStorage(preps);
 const byKind = new Map(preps.map((p) => [kindKey(p.def), { prep: p, subresources: subresourcesOf(p.def) }]));

@@ -17,6 +17,7 @@ export function builtinPriority(naming: Naming, group: string, version: string):
     'v1': { groupPriorityMinimum: 18000, versionPriority: 1 },
     [`${naming.group('apiregistration')}/v1`]: { groupPriorityMinimum: 18000, versionPriority: 15 },
     [`${naming.group('events')}/v1`]: { groupPriorityMinimum: 17750, versionPriority: 15 },
+    [`${naming.group('authentication')}/v1`]: { groupPriorityMinimum: 17700, versionPriority: 15 },
     [`${naming.group('networking')}/v1`]: { groupPriorityMinimum: 17200, versionPriority: 15 },
     [`${naming.group('coordination')}/v1`]: { groupPriorityMinimum: 16500, versionPriority: 15 },
     [`${naming.group('coordination')}/v1beta1`]: { groupPriorityMinimum: 16500, versionPriority: 13 },

@@ -5,6 +5,7 @@
 import type { FieldError } from '../machinery/field-errors.ts';
 import type { KObject } from '../machinery/meta.ts';
 import type { Schema } from '../machinery/schema.ts';
+import type { UserInfo } from '../request/user.ts';
 import type { PrinterColumn } from './printers.ts';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
@@ -122,6 +123,17 @@ export interface KindDefinition {
    * answer from this, and its verbs are get and list only.
    */
   computed?: () => Promise<KObject[]>;
+  /**
+   * A kind whose create is answered, never stored (TokenReview, SelfSubjectReview): the decoded
+   * request object and the user the request acts as go to this, and its answer is the response
+   * (201). Its only verb is create.
+   */
+  review?: (obj: KObject, requester: UserInfo) => Promise<KObject>;
+  /**
+   * Served, but absent from discovery and OpenAPI: the Kubernetes spelling of a review endpoint
+   * that kubectl hard-codes, in a profile whose groups are spelled otherwise (docs/wire-names.md).
+   */
+  unlisted?: boolean;
   /**
    * false: PATCH refuses `application/strategic-merge-patch+json` with 415, as kube-apiserver does for
    * custom resources (their schemas carry no Go struct tags to merge by). Built-in kinds support it

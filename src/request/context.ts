@@ -12,9 +12,12 @@ export interface RequestContext {
   receivedAt: number;
   /** When the request must have been answered (non-long-running requests). */
   deadline?: number;
+  /** Who authenticated. */
   user?: UserInfo;
-  /** The user the request acts as after impersonation. */
+  /** The user the request acts as: the impersonated user when it impersonates, `user` otherwise. */
   effectiveUser?: UserInfo;
+  /** Set when the request impersonates (the audit event's `impersonatedUser`). */
+  impersonatedUser?: UserInfo;
   warnings: WarningRecorder;
   auditAnnotations: Record<string, string>;
   /** Whether get/list responses may be gzip-compressed (gate APIResponseCompression). */

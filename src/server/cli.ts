@@ -89,7 +89,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'service-account-key-file': { help: 'PEM keys service-account tokens are verified with (repeatable)', apply: (o, v) => (sa(o).keyFiles = [...(sa(o).keyFiles ?? []), v]) },
   'service-account-lookup': { help: 'refuse tokens of service accounts that are gone (default true)', bool: true, apply: (o, v) => (sa(o).lookup = bool('service-account-lookup', v)) },
   'service-account-max-token-expiration': { help: 'the longest lifetime of a requested service-account token', apply: (o, v) => (sa(o).maxTokenExpirationSeconds = Math.floor(parseDuration(v) / 1000)) },
-  'api-audiences': { help: 'comma-separated audiences of the API (default: the service-account issuers)', apply: (o, v) => (sa(o).apiAudiences = list(v)) },
+  'api-audiences': { help: 'comma-separated audiences of the API (default: the service-account issuers)', apply: (o, v) => (authn(o).apiAudiences = list(v)) },
   naming: {
     help: 'naming profile: orch (default) or kubernetes',
     apply: (o, v) => {

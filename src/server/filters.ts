@@ -4,6 +4,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authenticator } from '../auth/authn/authenticator.ts';
 import type { Authorizer } from '../auth/authz/authorizer.ts';
+import { forbidden } from '../auth/authz/forbidden.ts';
+import { asksImpersonation, impersonatedUser } from '../auth/impersonation.ts';
 import { errors, StatusError } from '../machinery/status.ts';
 import { negotiatedBefore, toStatusError, writeError } from '../endpoints/respond.ts';
 import { WarningRecorder, type RequestContext } from '../request/context.ts';
@@ -12,7 +14,11 @@ import { parseRequestInfo, splitRequestTarget } from '../request/request-info.ts
 export type Handler = (ctx: RequestContext) => Promise<void>;
 type Filter = (next: Handler) => Handler;
 
-/** Audit: receives each request's stage events. The audit issue adds policy and backends. */
+/**
+ * Audit: receives each request's stage events. The audit issue adds policy and backends. An
+ * event's `user` is `ctx.user` (who authenticated); a request that impersonates has its
+ * `impersonatedUser` in `ctx.impersonatedUser` by the time the response completes.
+ */
 export interface AuditSink {
   requestReceived(ctx: RequestContext): void;
   responseComplete(ctx: RequestContext, code: number): void;
@@ -24,6 +30,8 @@ export interface ChainOptions {
   authenticator: Authenticator;
   authorizer: Authorizer;
   audit: AuditSink;
+  /** The naming profile's authentication group: impersonating uids and extras is checked in it. */
+  authenticationGroup: string;
   /** 0 turns the limit off. */
   maxRequestsInflight: number;
   maxMutatingRequestsInflight: number;
@@ -93,11 +101,14 @@ const audit = (opts: ChainOptions): Filter => (next) => async (ctx) => {
   }
 };
 
-/** Impersonation headers: refused until the authorization issue implements the checks. */
-const impersonation: Filter = (next) => async (ctx) => {
-  const h = ctx.req.headers;
-  if (h['impersonate-user'] || h['impersonate-group'] || h['impersonate-uid'] || Object.keys(h).some((k) => k.startsWith('impersonate-extra-')))
-    throw new StatusError(403, 'Forbidden', 'impersonation is not supported by this server yet');
+/** Impersonation: the request acts as the user its headers ask for, if the authenticated user may. */
+const impersonation = (opts: ChainOptions): Filter => (next) => async (ctx) => {
+  if (!asksImpersonation(ctx.req.headers)) return next(ctx);
+  const user = await impersonatedUser(ctx.user!, ctx.req, opts.authorizer, opts.authenticationGroup);
+  if (user) {
+    ctx.impersonatedUser = user;
+    ctx.effectiveUser = user;
+  }
   return next(ctx);
 };
 
@@ -123,14 +134,7 @@ const maxInFlight = (opts: ChainOptions): Filter => {
 
 const authorization = (opts: ChainOptions): Filter => (next) => async (ctx) => {
   const d = await opts.authorizer.authorize({ user: ctx.effectiveUser!, info: ctx.info });
-  if (d.decision !== 'allow') {
-    const i = ctx.info;
-    const who = ctx.effectiveUser!.name;
-    const what = i.isResourceRequest
-      ? `User "${who}" cannot ${i.verb} resource "${i.resource}${i.subresource ? `/${i.subresource}` : ''}" in API group "${i.apiGroup}"${i.namespace ? ` in the namespace "${i.namespace}"` : ' at the cluster scope'}`
-      : `User "${who}" cannot ${i.verb} path "${i.path}"`;
-    throw new StatusError(403, 'Forbidden', `${i.resource ? `${i.resource}${i.apiGroup ? `.${i.apiGroup}` : ''} "${i.name}" is forbidden: ` : 'forbidden: '}${what}${d.reason ? `: ${d.reason}` : ''}`);
-  }
+  if (d.decision !== 'allow') throw forbidden(ctx.effectiveUser!.name, ctx.info, d.reason);
   return next(ctx);
 };
 
@@ -141,7 +145,7 @@ export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: I
     timeout(opts),
     authentication(opts),
     audit(opts),
-    impersonation,
+    impersonation(opts),
     maxInFlight(opts),
     authorization(opts),
   ];

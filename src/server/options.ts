@@ -97,6 +97,11 @@ export interface AuthenticationOptions {
   /** `--token-auth-file`: CSV of `token,user,uid[,"group1,group2"]`. */
   tokenAuthFile?: string;
   /**
+   * `--api-audiences`: the audiences of the server's own tokens (and of a TokenReview that names
+   * none); default the service-account issuers.
+   */
+  apiAudiences?: string[];
+  /**
    * `--anonymous-auth` (default true): requests with no credential are `system:anonymous`. While
    * the authorizer allows everything (the built-in default), only the public health and version
    * paths (`/healthz`, `/livez`, `/readyz`, `/version`) are open to them: kube-apiserver turns
@@ -122,8 +127,6 @@ export interface ServiceAccountOptions {
   lookup?: boolean;
   /** `--service-account-max-token-expiration`: the longest lifetime a requested token gets. */
   maxTokenExpirationSeconds?: number;
-  /** `--api-audiences`: the audiences tokens must name one of; default the issuers. */
-  apiAudiences?: string[];
 }
 
 export interface RunningServer {

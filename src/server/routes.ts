@@ -49,7 +49,7 @@ export interface NonApiParts {
 export function nonApiRoutes(parts: NonApiParts): Handler {
   const { health: checks, metrics } = parts;
   const openapi = new OpenApi(parts.naming, groupVersions(parts.defs, parts.naming), versionInfo().gitVersion);
-  const groups = parts.defs.filter((d) => d.group).flatMap((d) => [`/apis/${d.group}`, `/apis/${apiVersionOf(d)}`]);
+  const groups = parts.defs.filter((d) => d.group && !d.unlisted).flatMap((d) => [`/apis/${d.group}`, `/apis/${apiVersionOf(d)}`]);
   const index = { paths: ['/api', '/api/v1', '/apis', ...new Set(groups), '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'].sort() };
   return async (ctx) => {
     const path = ctx.url.pathname.replace(/\/+$/, '') || '/';

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { alwaysAdmin, type Authenticator } from '../auth/authn/authenticator.ts';
 import { newAuthenticator } from '../auth/authn/config.ts';
 import { parseCertificates } from '../auth/authn/x509.ts';
+import type { TokenReviewer } from '../registry/kinds/authentication.ts';
 import { alwaysAllow, type Authorizer } from '../auth/authz/authorizer.ts';
 import type { Naming } from '../naming.ts';
 import { parseSigningKey, parseVerificationKeys, readKeyFile, type LiveObject, type ServiceAccountConfig, type ServiceAccountGetter } from '../auth/authn/service-account.ts';
@@ -43,7 +44,7 @@ export function serviceAccountConfig(opts: Pick<ServerOptions, 'authentication'>
   if (o.maxTokenExpirationSeconds !== undefined && o.maxTokenExpirationSeconds < 3600) throw new Error('--service-account-max-token-expiration: the value must be at least 1h');
   return {
     issuers,
-    apiAudiences: o.apiAudiences?.length ? o.apiAudiences : issuers,
+    apiAudiences: opts.authentication?.apiAudiences?.length ? opts.authentication.apiAudiences : issuers,
     signing,
     verification,
     maxExpirationSeconds: o.maxTokenExpirationSeconds,
@@ -53,8 +54,11 @@ export function serviceAccountConfig(opts: Pick<ServerOptions, 'authentication'>
   };
 }
 
-/** Throws (a start-up error) when a configured file cannot be read or parsed. */
-export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | 'authentication' | 'authorizer'>, ctx: AuthenticatorContext): Authenticator {
+/**
+ * The request authenticator and, when the flags built it, its token authenticators for TokenReview.
+ * Throws (a start-up error) when a configured file cannot be read or parsed.
+ */
+export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | 'authentication' | 'authorizer'>, ctx: AuthenticatorContext): Authenticator & { reviewToken?: TokenReviewer } {
   if (opts.authenticator) return opts.authenticator;
   const a = opts.authentication;
   if (!a && ctx.clientCa === undefined) return alwaysAdmin;
@@ -66,14 +70,16 @@ export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | '
     anonymous = { paths: PUBLIC_PATHS };
   }
   const clientCa = ctx.clientCa ?? (a?.clientCaFile === undefined ? undefined : readClientCa(a.clientCaFile));
-  return logRejections(ctx.log, newAuthenticator({
+  const built = newAuthenticator({
     clientCAs: clientCa === undefined ? undefined : parseCertificates(clientCa, '--client-ca-file'),
     tokenAuthFile: a?.tokenAuthFile,
     serviceAccounts: ctx.serviceAccounts,
+    apiAudiences: ctx.serviceAccounts?.apiAudiences ?? a?.apiAudiences,
     anonymous,
     credentialIdKey: `authentication.${ctx.naming.labelDomain}/credential-id`,
     warn: ctx.log,
-  }));
+  });
+  return { ...logRejections(ctx.log, built), reviewToken: built.reviewToken };
 }
 
 /** A rejected credential is logged, as kube-apiserver logs it: why, never the credential itself. */

@@ -7,6 +7,7 @@ import type { Storage } from '../storage/interface.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
 import { builtinKinds } from '../registry/kinds/index.ts';
 import type { TokenIssuer } from '../registry/kinds/token-request.ts';
+import type { TokenReviewer } from '../registry/kinds/authentication.ts';
 
 /** Parse `--runtime-config` into enabled/disabled group versions. */
 function runtimeConfig(text: string | undefined, defs: readonly KindDefinition[]): (d: KindDefinition) => boolean {
@@ -32,6 +33,9 @@ export interface ServedKindsOptions {
   storageComponent: string;
   /** The storage once it is open: the definitions are read before it is. */
   storage(): Storage | undefined;
+  /** The server's token authenticators and audiences, for TokenReview. */
+  reviewToken?: TokenReviewer;
+  apiAudiences?: readonly string[];
   /** Served beside the built-in definitions, under the same rules. */
   extraKinds?: readonly KindDefinition[];
   /** What signs service-account tokens (TokenRequest). */
@@ -47,6 +51,8 @@ export function servedKinds(o: ServedKindsOptions): KindDefinition[] {
       return [{ name: o.storageComponent, ...h }];
     },
     tokens: o.tokens,
+    reviewToken: o.reviewToken,
+    apiAudiences: o.apiAudiences,
   });
   const all = [...builtin, ...(o.extraKinds ?? [])];
   return all.filter(runtimeConfig(o.runtimeConfig, all));

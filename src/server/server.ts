@@ -63,7 +63,8 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
 
   let storage: OpenedStorage | undefined;
   const tokens = serviceAccounts && { ...serviceAccountTokens(serviceAccounts), bound: lookups.getter.bound };
-  const defs = servedKinds({ naming, featureGates, runtimeConfig: opts.runtimeConfig, storageComponent: storageComponentName(opts), storage: () => storage?.backend, extraKinds: opts.extraKinds, tokens });
+  const apiAudiences = serviceAccounts?.apiAudiences ?? opts.authentication?.apiAudiences;
+  const defs = servedKinds({ naming, featureGates, runtimeConfig: opts.runtimeConfig, storageComponent: storageComponentName(opts), storage: () => storage?.backend, extraKinds: opts.extraKinds, tokens, reviewToken: authenticator.reviewToken, apiAudiences });
 
   const opened = (storage = await openStorage(opts));
   cleanups.push(() => opened.close());
@@ -144,6 +145,7 @@ function chainOptions(opts: ServerOptions, authenticator: Authenticator, naming:
     authenticator,
     authorizer: buildAuthorizer(opts),
     audit: buildAudit(opts),
+    authenticationGroup: naming.group('authentication'),
     maxRequestsInflight: opts.maxRequestsInflight ?? 400,
     maxMutatingRequestsInflight: opts.maxMutatingRequestsInflight ?? 200,
     requestTimeoutMs: opts.requestTimeoutMs ?? 60_000,

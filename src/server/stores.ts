@@ -8,6 +8,7 @@ import { StatusError } from '../machinery/status.ts';
 import type { FeatureGates } from '../machinery/feature-gates.ts';
 import { RegistryStore, type ReadableStore } from '../registry/store.ts';
 import { ComputedStore } from '../registry/computed-store.ts';
+import { isReview, ReviewStore } from '../registry/review-store.ts';
 import { namespaceLifecycle } from '../registry/admission.ts';
 import { storagePrefix, type KindDefinition } from '../registry/definition.ts';
 import { linkSharedStorage } from '../registry/preparation.ts';
@@ -66,6 +67,11 @@ export async function buildStores(defs: readonly KindDefinition[], backend: Stor
       // Computed kinds store nothing: no cache, nothing to watch or collect.
       if (def.computed) {
         served.push(new ComputedStore(def, def.computed));
+        continue;
+      }
+      // Review kinds answer their create and keep nothing.
+      if (isReview(def)) {
+        served.push(new ReviewStore(def));
         continue;
       }
       const prefix = storagePrefix(def);

@@ -62,11 +62,11 @@ const ISSUER = 'https://issuer.example';
 const authz = recordingAuthorizer();
 const server = await testServer({
   authorizer: authz,
-  authentication: { serviceAccounts: { signingKeyFile: join(dir, 'sa.key'), keyFiles: [join(dir, 'old.pub')], issuers: [ISSUER, 'https://old-issuer.example'], apiAudiences: ['api', 'other-api'] } },
+  authentication: { serviceAccounts: { signingKeyFile: join(dir, 'sa.key'), keyFiles: [join(dir, 'old.pub')], issuers: [ISSUER, 'https://old-issuer.example'] }, apiAudiences: ['api', 'other-api'] },
 });
 const noLookup = await testServer({
   authorizer: recordingAuthorizer(),
-  authentication: { serviceAccounts: { signingKeyFile: join(dir, 'sa.key'), issuers: [ISSUER], apiAudiences: ['api'], lookup: false } },
+  authentication: { serviceAccounts: { signingKeyFile: join(dir, 'sa.key'), issuers: [ISSUER], lookup: false }, apiAudiences: ['api'] },
 });
 
 const NS = 'sa-tokens';

@@ -630,7 +630,9 @@ test('kubectl api-resources and api-versions', async () => {
     'namespaces',
     'nodes',
     'runtimeclasses.node.orch.io',
+    'selfsubjectreviews.authentication.orch.io',
     'servicecidrs.networking.orch.io',
+    'tokenreviews.authentication.orch.io',
   ]);
   const wide = lines(await ok(['api-resources', '--api-group=coordination.orch.io', '-o', 'wide']));
   assert.match(wide[1]!, /\s\[?create[ ,]delete[ ,]deletecollection[ ,]get[ ,]list[ ,]patch[ ,]update[ ,]watch\]?$/);

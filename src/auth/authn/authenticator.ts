@@ -6,7 +6,8 @@ import type { IncomingMessage } from 'node:http';
 import type { UserInfo } from '../../request/user.ts';
 
 export type AuthenticationResult =
-  | { kind: 'authenticated'; user: UserInfo; /** The audiences the credential was accepted for (tokens that name theirs). */ audiences?: string[] }
+  /** `audiences`: those of the asked audiences the credential is valid for, when its authenticator knows. */
+  | { kind: 'authenticated'; user: UserInfo; audiences?: string[] }
   | { kind: 'no-credential' }
   /** The message is for the server's log, never for the client (who is told "Unauthorized"), and never holds a credential. */
   | { kind: 'rejected'; message: string };

@@ -3,12 +3,14 @@
 // `system:authenticated`; anonymous last, reached only by requests that carry no credential.
 
 import type { X509Certificate } from 'node:crypto';
+import { errors } from '../../machinery/status.ts';
+import type { TokenReviewer } from '../../registry/kinds/authentication.ts';
 import type { Authenticator } from './authenticator.ts';
 import { anonymous, anonymousOn } from './anonymous.ts';
-import { bearerToken, tokenUnion, type TokenAuthenticator } from './bearer-token.ts';
+import { audienceAgnostic, authenticateBearer, bearerToken, bearerTokenOf, intersect, tokenUnion, type TokenAuthenticator } from './bearer-token.ts';
 import { tokenFileAuthenticator } from './token-file.ts';
 import { serviceAccountAuthenticator, type ServiceAccountConfig } from './service-account.ts';
-import { authenticatedGroupAdder, failOnError, union } from './union.ts';
+import { authenticatedGroupAdder, failOnError, union, withAuthenticatedGroup } from './union.ts';
 import { x509Authenticator } from './x509.ts';
 
 export interface AuthenticatorConfig {
@@ -16,6 +18,8 @@ export interface AuthenticatorConfig {
   clientCAs?: readonly X509Certificate[];
   /** `--token-auth-file`. */
   tokenAuthFile?: string;
+  /** `--api-audiences`: what the server's own tokens are for; a request's token must be for one of them. */
+  apiAudiences?: readonly string[];
   /** Service-account tokens. */
   serviceAccounts?: ServiceAccountConfig;
   /** `--anonymous-auth`: on every path, on some paths only, or off. */
@@ -26,15 +30,37 @@ export interface AuthenticatorConfig {
   warn?: (message: string) => void;
 }
 
-/** Throws (a start-up error) when a configured file cannot be read or parsed. */
-export function newAuthenticator(c: AuthenticatorConfig): Authenticator {
+/**
+ * The request authenticator, and the same token authenticators for TokenReview (`reviewToken`).
+ * Throws (a start-up error) when a configured file cannot be read or parsed.
+ */
+export function newAuthenticator(c: AuthenticatorConfig): Authenticator & { reviewToken: TokenReviewer } {
   const authenticators: Authenticator[] = [];
   const tokens: TokenAuthenticator[] = [];
+  const apiAudiences = c.apiAudiences ?? [];
   if (c.clientCAs?.length) authenticators.push(x509Authenticator(c.clientCAs, c.credentialIdKey));
-  if (c.tokenAuthFile !== undefined) tokens.push(tokenFileAuthenticator(c.tokenAuthFile, c.warn));
+  if (c.tokenAuthFile !== undefined) tokens.push(audienceAgnostic(apiAudiences, tokenFileAuthenticator(c.tokenAuthFile, c.warn)));
   if (c.serviceAccounts) tokens.push(serviceAccountAuthenticator(c.serviceAccounts));
-  if (tokens.length) authenticators.push(bearerToken(tokenUnion(tokens)));
+  const bearer = tokenUnion(tokens);
+  if (tokens.length) authenticators.push(bearerToken(bearer, apiAudiences));
   const identified = authenticatedGroupAdder(union(authenticators));
-  if (!c.anonymous) return identified;
-  return failOnError(identified, c.anonymous === true ? anonymous : anonymousOn(c.anonymous.paths));
+  const withAnonymous = !c.anonymous ? identified : failOnError(identified, c.anonymous === true ? anonymous : anonymousOn(c.anonymous.paths));
+  return { authenticate: withAnonymous.authenticate, reviewToken: tokenReviewer(bearer) };
+}
+
+/**
+ * TokenReview: the token as a request's bearer token would carry it, through the bearer token
+ * authenticators only (never certificates or anonymous), for `audiences`.
+ */
+function tokenReviewer(tokens: TokenAuthenticator): TokenReviewer {
+  return async (token, audiences) => {
+    const bearer = bearerTokenOf(`Bearer ${token}`);
+    if (bearer === undefined) return { authenticated: false };
+    const r = withAuthenticatedGroup(await authenticateBearer(tokens, bearer, audiences));
+    if (r.kind !== 'authenticated') return { authenticated: false, ...(r.kind === 'rejected' ? { error: r.message } : {}) };
+    // An authenticator that said the token is for none of the audiences asked is a bug, as
+    // kube-apiserver treats it.
+    if (audiences.length && r.audiences && intersect(audiences, r.audiences).length === 0) throw errors.internal('error validating audiences');
+    return { authenticated: true, user: r.user, ...(r.audiences ? { audiences: r.audiences } : {}) };
+  };
 }

@@ -200,7 +200,7 @@ export function serviceAccountAuthenticator(c: ServiceAccountConfig): TokenAuthe
   const keys = [c.signing, ...c.verification.filter((k) => k.kid !== c.signing.kid)].map((k) => ({ ...k, key: k.key.type === 'private' ? createPublicKey(k.key) : k.key }));
   const nowSeconds = () => Math.floor((c.now?.() ?? Date.now()) / 1000);
   return {
-    async authenticateToken(token) {
+    async authenticateToken(token, asked) {
       // Not a JWT of one of our issuers: another authenticator's to judge.
       let unverified: JWTPayload;
       let kid: string | undefined;
@@ -230,8 +230,10 @@ export function serviceAccountAuthenticator(c: ServiceAccountConfig): TokenAuthe
       if (nowSeconds() > payload.exp) return rejected('service account token has expired');
       if (typeof payload.iat === 'number' && payload.iat > nowSeconds() + LEEWAY_SECONDS) return rejected('service account token is issued in the future');
       const audiences = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
-      const accepted = audiences.filter((a) => c.apiAudiences.includes(a));
-      if (!accepted.length) return rejected(`token audiences ${JSON.stringify(audiences)} is invalid for the target audiences ${JSON.stringify(c.apiAudiences)}`);
+      // For the audiences asked (a TokenReview's), or the server's own.
+      const target = asked?.length ? asked : c.apiAudiences;
+      const accepted = audiences.filter((a) => target.includes(a));
+      if (!accepted.length) return rejected(`token audiences ${JSON.stringify(audiences)} is invalid for the target audiences ${JSON.stringify(target)}`);
       const claim = payload[c.claimKey] as PrivateClaim | undefined;
       const namespace = str(claim?.namespace);
       const name = str(claim?.serviceaccount?.name);

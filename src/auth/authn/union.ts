@@ -44,13 +44,17 @@ export function failOnError(first: Authenticator, fallback: Authenticator): Auth
 export function authenticatedGroupAdder(inner: Authenticator): Authenticator {
   return {
     async authenticate(req): Promise<AuthenticationResult> {
-      const r = await inner.authenticate(req);
-      if (r.kind !== 'authenticated') return r;
-      const u = r.user;
-      if (u.name === ANONYMOUS_USER || u.groups.some((g) => g === ALL_AUTHENTICATED || g === ALL_UNAUTHENTICATED)) return r;
-      return { kind: 'authenticated', user: { ...u, groups: [...u.groups, ALL_AUTHENTICATED] } };
+      return withAuthenticatedGroup(await inner.authenticate(req));
     },
   };
+}
+
+/** `system:authenticated` added to an authenticated user, unless anonymous or already in either well-known group. */
+export function withAuthenticatedGroup(r: AuthenticationResult): AuthenticationResult {
+  if (r.kind !== 'authenticated') return r;
+  const u = r.user;
+  if (u.name === ANONYMOUS_USER || u.groups.some((g) => g === ALL_AUTHENTICATED || g === ALL_UNAUTHENTICATED)) return r;
+  return { ...r, user: { ...u, groups: [...u.groups, ALL_AUTHENTICATED] } };
 }
 
 /** As Go's error aggregate prints several errors. */

@@ -5,7 +5,11 @@
 import type { RequestInfo } from '../../request/request-info.ts';
 import type { UserInfo } from '../../request/user.ts';
 
-interface Attributes {
+/**
+ * What is asked: who, and the request's facts. Checks that are not the request itself (may the
+ * caller impersonate this user?) describe their resource in the same shape (resourceAttributes).
+ */
+export interface Attributes {
   user: UserInfo;
   info: RequestInfo;
 }
@@ -21,3 +25,32 @@ export const alwaysAllow: Authorizer = {
     return { decision: 'allow' };
   },
 };
+
+/** The resource a check names, when it is not the request's own (kube-apiserver's AttributesRecord). */
+export interface ResourceAttributes {
+  verb: string;
+  apiGroup: string;
+  apiVersion?: string;
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+}
+
+/** A resource check in the shape of a request's facts, so every authorizer reads it alike. */
+export function resourceAttributes(r: ResourceAttributes): RequestInfo {
+  return {
+    isResourceRequest: true,
+    path: '',
+    verb: r.verb,
+    apiPrefix: '',
+    apiGroup: r.apiGroup,
+    apiVersion: r.apiVersion ?? '',
+    namespace: r.namespace ?? '',
+    resource: r.resource,
+    subresource: r.subresource ?? '',
+    name: r.name ?? '',
+    parts: [],
+    unroutable: false,
+  };
+}

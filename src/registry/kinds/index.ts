@@ -4,6 +4,7 @@ import type { Naming } from '../../naming.ts';
 import type { FeatureGates } from '../../machinery/feature-gates.ts';
 import type { KindDefinition } from '../definition.ts';
 import { apiServiceDefinition } from './api-service.ts';
+import { selfSubjectReviewDefinition, tokenReviewDefinition, type TokenReviewer } from './authentication.ts';
 import { componentStatusDefinition, type ComponentProbe } from './component-status.ts';
 import { configMapDefinition } from './config-map.ts';
 import { coreEventDefinition } from './core-event.ts';
@@ -25,6 +26,19 @@ interface KindEnvironment {
   componentHealth(): Promise<ComponentProbe[]>;
   /** What signs service-account tokens (`serviceaccounts/<name>/token`); absent: no such subresource. */
   tokens?: TokenIssuer;
+  /** The server's token authenticators, for TokenReview; absent: no token authenticates. */
+  reviewToken?: TokenReviewer;
+  /** The server's audiences (`--api-audiences`): a TokenReview without audiences is for these. */
+  apiAudiences?: readonly string[];
+}
+
+/**
+ * A review kind also at the other profiles' spelling of its group, unlisted (kubectl hard-codes
+ * `authentication.k8s.io` for `auth whoami`): each answers in the spelling it was asked in.
+ */
+function inEverySpelling(def: KindDefinition, naming: Naming): KindDefinition[] {
+  const name = def.group.slice(0, def.group.length - naming.groupSuffix.length - 1);
+  return [def, ...naming.wire.groupDomains.filter((d) => d !== naming.groupSuffix).map((d) => ({ ...def, group: `${name}.${d}`, unlisted: true }))];
 }
 
 /** Definitions get the naming profile and the feature gates (fields behind a disabled gate are dropped). */
@@ -44,5 +58,7 @@ export function builtinKinds(naming: Naming, gates: FeatureGates, env: KindEnvir
     serviceCidrDefinition(naming, gates),
     runtimeClassDefinition(naming, gates),
     apiServiceDefinition(naming),
+    ...inEverySpelling(selfSubjectReviewDefinition(naming), naming),
+    tokenReviewDefinition(naming, env.reviewToken, env.apiAudiences ?? []),
   ];
 }

@@ -56,7 +56,7 @@ interface TokenRequestObject extends KObject {
 
 /** `serviceaccounts/<name>/token`: a token for the stored account. */
 export function serviceAccountTokenCreate(naming: Naming, issuer: TokenIssuer): NamedCreateDefinition {
-  const groups = [...new Set([naming.group('authentication'), 'authentication.k8s.io', 'authentication.orch.io'])];
+  const groups = [naming.group('authentication'), ...naming.wire.groupDomains.filter((d) => d !== naming.groupSuffix).map((d) => `authentication.${d}`)];
   return {
     name: 'token',
     request: groups.map(tokenRequestKind),

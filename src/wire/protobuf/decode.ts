@@ -239,11 +239,24 @@ function readIntOrString(r: Reader): number | string {
   return type === 1 ? strVal : intVal;
 }
 
+/** An ExtraValue { repeated string items = 1 } as its JSON list. */
+function readStringList(r: Reader): string[] {
+  const end = endOf(r);
+  const items: string[] = [];
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === 0x0a) items.push(readString(r));
+    else r.skipType(tag & 7);
+  }
+  closed(r, end, 'ExtraValue');
+  return items;
+}
+
 /** One map entry { key = 1, value = 2 }; a missing part is its zero value. */
 function readEntry(r: Reader, plan: MessagePlan, f: FieldPlan): [string, unknown] {
   const end = endOf(r);
   let key = '';
-  let value: unknown = f.kind === 'quantity' ? '0' : '';
+  let value: unknown = f.kind === 'quantity' ? '0' : f.kind === 'stringlist' ? [] : '';
   while (r.pos < end) {
     const tag = r.uint32();
     if (tag === 0x0a) key = readString(r);
@@ -251,6 +264,7 @@ function readEntry(r: Reader, plan: MessagePlan, f: FieldPlan): [string, unknown
       if (f.kind === 'string') value = readString(r);
       else if (f.kind === 'bytes') value = readBytes(r).toString('base64');
       else if (f.kind === 'quantity') value = readQuantity(r);
+      else if (f.kind === 'stringlist') value = readStringList(r);
       else throw new DecodeError(`${plan.name}.${f.name}: maps of ${f.kind} are not supported`);
     } else r.skipType(tag & 7);
   }

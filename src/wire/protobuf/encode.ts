@@ -113,6 +113,15 @@ const runtime = {
         // Values of byte maps may be secret: the message names the key only.
         if (typeof value !== 'string') throw new EncodeError(plan, f, `${JSON.stringify(key)}: expected base64 text`);
         w.uint32(0x12).bytes(Buffer.from(value, 'base64'));
+      } else if (f.kind === 'stringlist') {
+        if (!Array.isArray(value)) throw new EncodeError(plan, f, `${JSON.stringify(key)}: expected a list of strings, got ${JSON.stringify(value)}`);
+        w.uint32(0x12);
+        const inner = w.fork();
+        for (const item of value as unknown[]) {
+          if (typeof item !== 'string') throw new EncodeError(plan, f, `${JSON.stringify(key)}: expected a string, got ${JSON.stringify(item)}`);
+          w.uint32(0x0a).string(item);
+        }
+        w.ldelim(inner);
       } else {
         const text = quantityText(plan, f, value);
         w.uint32(0x12);
@@ -181,6 +190,9 @@ function elementCode(f: FieldPlan, i: number, subIndex: number, e: string): stri
       return `rt.intOrString(w, P, F[${i}], ${e});`;
     case 'rawext':
       return `rt.rawExtension(w, P, F[${i}], ${e});`;
+    case 'stringlist':
+      // Map values only (the schema refuses it elsewhere): written by rt.map.
+      throw new Error(`protobuf schema: ${f.name}: a string list is supported as a map value only`);
   }
 }
 
@@ -207,6 +219,8 @@ function zeroCode(f: FieldPlan, i: number, subIndex: number): string {
     case 'bytes':
     case 'fieldsv1':
       // Nil slices and pointers are not written.
+      return '';
+    case 'stringlist':
       return '';
   }
 }

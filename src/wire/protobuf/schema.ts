@@ -25,7 +25,9 @@ type ValueKind =
   /** util/intstr IntOrString: a JSON number or string. */
   | 'intorstring'
   /** runtime RawExtension: bytes. */
-  | 'rawext';
+  | 'rawext'
+  /** authentication/v1 ExtraValue { repeated string items = 1 }: a JSON list of strings (map values only). */
+  | 'stringlist';
 
 export interface FieldPlan {
   /** The JSON name (the .proto field name). */
@@ -79,6 +81,7 @@ const SPECIAL: Record<string, ValueKind> = {
   '.wire.apimachinery.FieldsV1': 'fieldsv1',
   '.wire.apimachinery.IntOrString': 'intorstring',
   '.wire.apimachinery.RawExtension': 'rawext',
+  '.wire.apimachinery.StringList': 'stringlist',
 };
 
 const SCALARS: Record<string, ValueKind> = { string: 'string', int32: 'int32', int64: 'int64', bool: 'bool', bytes: 'bytes' };
@@ -109,8 +112,9 @@ function planOf(type: protobuf.Type): MessagePlan {
     const options = field.options ?? {};
     const kind = kindOf(field, where);
     const map = field instanceof protobuf.MapField;
-    if (map && (field.keyType !== 'string' || (kind !== 'string' && kind !== 'quantity' && kind !== 'bytes')))
-      throw new Error(`protobuf schema: ${where}: only maps of strings to strings, bytes or quantities are supported`);
+    if (map && (field.keyType !== 'string' || (kind !== 'string' && kind !== 'quantity' && kind !== 'bytes' && kind !== 'stringlist')))
+      throw new Error(`protobuf schema: ${where}: only maps of strings to strings, bytes, quantities or string lists are supported`);
+    if (!map && kind === 'stringlist') throw new Error(`protobuf schema: ${where}: a string list is supported as a map value only`);
     const repeated = field.repeated || map;
     if (options['(ptr)'] === true && repeated) throw new Error(`protobuf schema: ${where}: a repeated field cannot be a pointer`);
     // Map entries are messages; repeated scalars are written unpacked, one tag per element.
