@@ -112,12 +112,15 @@ describe('SelfSubjectReview', () => {
   });
 });
 
+const DEFAULT_AUDIENCE = 'https://orch.default.svc.cluster.local';
+
 describe('TokenReview', () => {
   test('a valid token: authenticated, its user with system:authenticated; the spec comes back', async () => {
     const r = await https(server, 'POST', TR, {}, tokenReview({ token: 'alice-token' }));
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.deepEqual(r.body.spec, { token: 'alice-token' });
-    assert.deepEqual(r.body.status, { authenticated: true, user: { username: 'alice', uid: '1001', groups: ['dev', 'ops', 'system:authenticated'] } });
+    // The token file's tokens are for the server's own audiences (by default its service-account issuer).
+    assert.deepEqual(r.body.status, { authenticated: true, user: { username: 'alice', uid: '1001', groups: ['dev', 'ops', 'system:authenticated'] }, audiences: [DEFAULT_AUDIENCE] });
   });
 
   test('an unknown token: not authenticated, with kube-apiserver error text and an empty user', async () => {
@@ -182,11 +185,11 @@ describe('clients', () => {
   test('kubectl create of a TokenReview prints its status', async () => {
     const caFile = join(dir, 'ca.crt');
     writeFileSync(caFile, server.ca!);
-    const k = kubectlFor(server, { label: 'kubectl-tokenreview' });
+    const k = kubectlFor(server, { label: 'kubectl-tokenreview', anonymous: true });
     const file = k.file('review.json', JSON.stringify(tokenReview({ token: 'bob-token' })));
     // Client-side validation is off: kubectl validates kinds without a PATCH operation itself.
     const out = await k.ok(['--certificate-authority', caFile, '--token', 'alice-token', 'create', '--validate=false', '-f', file, '-o', 'json']);
-    assert.deepEqual(JSON.parse(out).status, { authenticated: true, user: { username: 'bob', uid: '1002', groups: ['system:authenticated'] } });
+    assert.deepEqual(JSON.parse(out).status, { authenticated: true, user: { username: 'bob', uid: '1002', groups: ['system:authenticated'] }, audiences: [DEFAULT_AUDIENCE] });
   });
 
   test('client-node createSelfSubjectReview reaches the authentication.k8s.io path in the orch profile', async () => {

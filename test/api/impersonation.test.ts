@@ -237,11 +237,13 @@ describe('clients', () => {
     assert.equal(out.trim(), 'namespace/default');
     const caFile = join(dir, 'ca.crt');
     writeFileSync(caFile, server.ca!);
-    const denied = await k.fails(['--server', server.url, '--certificate-authority', caFile, '--token', 'limited-token', '--as=alice', '--as-group=g', 'get', 'ns']);
+    // With a token only: the kubeconfig of kubectlFor would present the administrator's certificate.
+    const t = kubectlFor(server, { label: 'kubectl-as-token', anonymous: true });
+    const denied = await t.fails(['--server', server.url, '--certificate-authority', caFile, '--token', 'limited-token', '--as=alice', '--as-group=g', 'get', 'ns']);
     // kubectl's discovery client cannot read a Status in place of discovery: it prints "unknown",
     // as it does against kube-apiserver.
     assert.match(denied.stderr, /Error from server \(Forbidden\)/);
-    const made = await checksOf(() => k.ok(['--server', server.url, '--certificate-authority', caFile, '--token', 'limited-token', '--as=jane', '--as-group=g1', 'get', 'ns', 'kube-check', '--ignore-not-found']));
+    const made = await checksOf(() => t.ok(['--server', server.url, '--certificate-authority', caFile, '--token', 'limited-token', '--as=jane', '--as-group=g1', 'get', 'ns', 'kube-check', '--ignore-not-found']));
     assert.deepEqual(made.slice(0, 2), [impersonate('limited', 'users', 'jane'), impersonate('limited', 'groups', 'g1')]);
   });
 
