@@ -494,7 +494,7 @@ describe('serving', () => {
   });
 });
 
-let kubernetesProfile: Promise<{ url: string }> | undefined;
+let kubernetesProfile: Promise<{ url: string; kubeconfigPath?: string }> | undefined;
 /** One server in the kubernetes naming profile for the tests that need Kubernetes' own names. */
 const kubernetesServer = () => (kubernetesProfile ??= testServer({ naming: 'kubernetes' }));
 
@@ -630,8 +630,8 @@ describe('python3-kubernetes CoreV1Api (kubernetes profile)', () => {
     await api(s, 'POST', '/apis/events.k8s.io/v1/namespaces/ce-python/events', { metadata: { name: 'group-written' }, eventTime: new Date().toISOString(), reportingController: 'k8s.io/test', reportingInstance: 'i', action: 'Check', reason: 'Checked', type: 'Normal', regarding: { kind: 'Lease', namespace: 'ce-python', name: 'l' } });
     const script = [
       'import sys, datetime',
-      'from kubernetes import client',
-      'c = client.Configuration(); c.host = sys.argv[1]',
+      'from kubernetes import client, config',
+      'c = client.Configuration(); config.load_kube_config(config_file=sys.argv[2], client_configuration=c); c.host = sys.argv[1]',
       'api = client.CoreV1Api(client.ApiClient(c))',
       't = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)',
       "made = api.create_namespaced_event('ce-python', client.CoreV1Event(metadata=client.V1ObjectMeta(name='py'), involved_object=client.V1ObjectReference(kind='Lease', name='l', namespace='ce-python'), reason='R', message='from python', type='Normal', count=1, first_timestamp=t, last_timestamp=t))",
@@ -641,7 +641,7 @@ describe('python3-kubernetes CoreV1Api (kubernetes profile)', () => {
     ].join('\n');
     const python = process.env.PYTHON_FOR_KUBERNETES || '/usr/bin/python3';
     const out = await new Promise<string>((resolve, reject) =>
-      execFile(python, ['-c', script, s.url], { timeout: 60_000, encoding: 'utf8' }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stdout}${stderr}`)) : resolve(stdout))),
+      execFile(python, ['-c', script, s.url, s.kubeconfigPath!], { timeout: 60_000, encoding: 'utf8' }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stdout}${stderr}`)) : resolve(stdout))),
     );
     assert.deepEqual(out.trim().split('\n'), ['l from python 2024-01-01T00:00:00+00:00', "['group-written', 'py']", "['', 'k8s.io/test']"]);
   });

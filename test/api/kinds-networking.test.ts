@@ -638,7 +638,7 @@ describe('the default ServiceCIDR', () => {
     });
     test('the command line exits 1 with the message', async () => {
       const bin = new URL('../../bin/orch-apiserver.js', import.meta.url).pathname;
-      const child = spawn(process.execPath, [bin, '--bind-address=127.0.0.1', '--port=0', `--data-dir=${tempDir('badrange')}`, '--service-cluster-ip-range=10.0.0.0/24,10.1.0.0/24'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [bin, '--bind-address=127.0.0.1', '--secure-port=0', `--data-dir=${tempDir('badrange')}`, '--service-cluster-ip-range=10.0.0.0/24,10.1.0.0/24'], { stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const [code] = await once(child, 'exit');

@@ -3,9 +3,8 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, testServer } from '../support/server.ts';
+import { api, startTrusted, testServer } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
-import { startServer } from '../../src/server/server.ts';
 
 const server = await testServer();
 const NS = 'mach';
@@ -455,7 +454,7 @@ describe('filter chain', () => {
 
 describe('shutdown', () => {
   test('readyz fails first, open watches end cleanly, then the listener closes', async () => {
-    const s = await startServer({ shutdownDelayMs: 600, log: () => {} });
+    const s = await startTrusted({ shutdownDelayMs: 600, log: () => {} });
     const w = readWatch(`${s.url}/api/v1/namespaces?watch=1`);
     await w.next(4);
     const closing = s.close();
@@ -471,7 +470,7 @@ describe('shutdown', () => {
   });
   test('an in-process server starts on an ephemeral port with throw-away storage', async () => {
     const t = performance.now();
-    const s = await startServer({ log: () => {} });
+    const s = await startTrusted({ log: () => {} });
     const ms = performance.now() - t;
     assert.ok(s.port > 0);
     console.log(`in-process start-up: ${ms.toFixed(0)} ms`);

@@ -6,7 +6,7 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, testServer } from '../support/server.ts';
+import { api, startTrusted, testServer } from '../support/server.ts';
 import { tempDir } from '../support/tmp.ts';
 import { ITEMS_MAX_ITEMS, RULE_TEST_GROUP, ruleTestKind } from '../support/rule-test-kind.ts';
 import { startServer } from '../../src/server/server.ts';
@@ -242,14 +242,14 @@ describe('ratcheting', () => {
       ...ruleTestKind,
       schema: { ...ruleTestKind.schema, properties: { ...ruleTestKind.schema.properties, spec: { ...specSchema, properties: { ...specSchema.properties, name: { type: 'string' } } } } },
     };
-    const before = await startServer({ dataDir, extraKinds: [lax], log: () => {} });
+    const before = await startTrusted({ dataDir, extraKinds: [lax], log: () => {} });
     try {
       assert.equal((await api(before, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status, 201);
       assert.equal((await api(before, 'POST', `${base}`, object('old', { name: 'UPPER' }))).status, 201);
     } finally {
       await before.close();
     }
-    const after = await startServer({ dataDir, extraKinds: [ruleTestKind], log: () => {} });
+    const after = await startTrusted({ dataDir, extraKinds: [ruleTestKind], log: () => {} });
     try {
       const ok = await api(after, 'PATCH', `${base}/old`, { spec: { replicas: 1 } }, MERGE);
       assert.equal(ok.status, 200, ok.text);
