@@ -1,5 +1,5 @@
 // The authenticator the server's flags describe, assembled in kube-apiserver's order: client
-// certificates, then bearer tokens (the token file), all in one union whose users gain
+// certificates, then bearer tokens (the token file, then the JWT authenticators), all in one union whose users gain
 // `system:authenticated`; anonymous last, reached only by requests that carry no credential.
 
 import type { X509Certificate } from 'node:crypto';
@@ -21,6 +21,8 @@ export interface AuthenticatorConfig {
   credentialIdKey: string;
   /** Start-up warnings (an empty or repeated token in the token file). */
   warn?: (message: string) => void;
+  /** Token authenticators built elsewhere (the JWT authenticators), after the token file. */
+  tokenAuthenticators?: readonly TokenAuthenticator[];
 }
 
 /** Throws (a start-up error) when a configured file cannot be read or parsed. */
@@ -29,6 +31,7 @@ export function newAuthenticator(c: AuthenticatorConfig): Authenticator {
   const tokens: TokenAuthenticator[] = [];
   if (c.clientCAs?.length) authenticators.push(x509Authenticator(c.clientCAs, c.credentialIdKey));
   if (c.tokenAuthFile !== undefined) tokens.push(tokenFileAuthenticator(c.tokenAuthFile, c.warn));
+  tokens.push(...(c.tokenAuthenticators ?? []));
   if (tokens.length) authenticators.push(bearerToken(tokenUnion(tokens)));
   const identified = authenticatedGroupAdder(union(authenticators));
   if (!c.anonymous) return identified;
