@@ -15,6 +15,9 @@ import { tempDir } from '../support/tmp.ts';
 import { kubectlFor } from '../support/kubectl.ts';
 import { kubeConfigFor, loadClientNode } from '../support/client-node.ts';
 import { issueCert, makeCa } from '../support/certs.ts';
+import { startServerProcess } from '../support/server-process.ts';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/server.ts';
 import type { Authorizer } from '../../src/auth/authz/authorizer.ts';
 import type { UserInfo } from '../../src/request/user.ts';
@@ -296,6 +299,48 @@ describe('--oidc-* flags', () => {
     await fails({ oidc: { groupsClaim: 'groups' } }, 'oidc-issuer-url and oidc-client-id must be specified together when any oidc-* flags are set');
     await fails({ oidc: { issuerUrl: issuer.url, clientId: 'orch', signingAlgs: ['HS256'] } }, 'oidc: unsupported signing alg: "HS256"');
     await fails({ oidc: { issuerUrl: issuer.url, clientId: 'orch', caFile: join(dir, 'missing.crt') } }, /^--oidc-ca-file: ENOENT/);
+  });
+});
+
+describe('the command line', () => {
+  test('--oidc-* flags: repeated --oidc-required-claim, the email claim, groups with a prefix', async () => {
+    const p = await startServerProcess([
+      `--data-dir=${tempDir('oidc-cli')}`,
+      `--oidc-issuer-url=${issuer.url}`,
+      '--oidc-client-id=orch',
+      `--oidc-ca-file=${issuer.caFile}`,
+      '--oidc-username-claim=email',
+      '--oidc-groups-claim=groups',
+      '--oidc-groups-prefix=g:',
+      '--oidc-required-claim=tier=gold',
+      '--oidc-required-claim=team=a=b',
+    ]);
+    try {
+      const server = { url: p.url, ca: (await import('../support/tls-clients.ts')).tlsFor(p.url)!.ca } as RunningServer;
+      const token = (c: Record<string, unknown>) => issuer.sign({ email: 'cli@example.com', tier: 'gold', team: 'a=b', ...c }, { key: issuer.keys[0] });
+      await waitFor('discovery', async () => (await withToken(server, 'GET', '/api/v1/namespaces/default', await token({}))).status === 200);
+      assert.equal((await withToken(server, 'GET', '/api/v1/namespaces/default', await token({ team: 'a' }))).status, 401, 'the second required claim holds everything after the first =');
+    } finally {
+      await p.kill();
+    }
+  });
+
+  test('bad --oidc-* flags exit non-zero with one line', async () => {
+    const exit = async (args: string[]) => {
+      const child = spawn(process.execPath, [new URL('../../bin/orch-apiserver.js', import.meta.url).pathname, '--secure-port=0', `--data-dir=${tempDir('oidc-cli-bad')}`, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      const [code] = (await once(child, 'exit')) as [number];
+      return { code, first: stderr.split('\n')[0]! };
+    };
+    assert.deepEqual(await exit(['--oidc-issuer-url=http://127.0.0.1:1', '--oidc-client-id=x']), {
+      code: 1,
+      first: 'Error: invalid authentication configuration: jwt[0].issuer.url: Invalid value: "http://127.0.0.1:1": URL scheme must be https',
+    });
+    assert.deepEqual(await exit(['--oidc-issuer-url=https://127.0.0.1:1']), { code: 1, first: 'Error: oidc-issuer-url and oidc-client-id must be specified together when any oidc-* flags are set' });
+    assert.deepEqual(await exit(['--oidc-issuer-url=https://127.0.0.1:1', '--oidc-client-id=x', '--oidc-signing-algs=RS256,none']), { code: 1, first: 'Error: oidc: unsupported signing alg: "none"' });
+    assert.deepEqual(await exit([`--authentication-config=${join(dir, 'whatever.yaml')}`, '--oidc-client-id=x']), { code: 1, first: 'Error: authentication-config file and oidc-* flags are mutually exclusive' });
+    assert.equal((await exit(['--oidc-required-claim=novalue'])).code, 2);
   });
 });
 
