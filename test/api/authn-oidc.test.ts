@@ -87,6 +87,8 @@ async function startIssuer(path = ''): Promise<Issuer> {
   };
   writeFileSync(issuer.caFile, issuerCa.cert);
   await new Promise<void>((r) => issuer.server.listen(0, '127.0.0.1', r));
+  // The issuers never keep the test process alive after its last test.
+  issuer.server.unref();
   const { port } = issuer.server.address() as { port: number };
   issuer.url = `https://127.0.0.1:${port}${path}`;
   return issuer;
