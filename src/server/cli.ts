@@ -22,6 +22,7 @@ const bool = (name: string, v: string): boolean => {
 const secure = (o: ServerOptions) => (o.secureServing ??= {});
 const authn = (o: ServerOptions) => (o.authentication ??= {});
 const sa = (o: ServerOptions) => (authn(o).serviceAccounts ??= {});
+const oidc = (o: ServerOptions) => (authn(o).oidc ??= {});
 const list = (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean);
 
 const int = (name: string, v: string): number => {
@@ -90,6 +91,26 @@ const FLAGS: Record<string, FlagSpec> = {
   'service-account-lookup': { help: 'refuse tokens of service accounts that are gone (default true)', bool: true, apply: (o, v) => (sa(o).lookup = bool('service-account-lookup', v)) },
   'service-account-max-token-expiration': { help: 'the longest lifetime of a requested service-account token', apply: (o, v) => (sa(o).maxTokenExpirationSeconds = Math.floor(parseDuration(v) / 1000)) },
   'api-audiences': { help: 'comma-separated audiences of the API (default: the service-account issuers)', apply: (o, v) => (authn(o).apiAudiences = list(v)) },
+  'oidc-issuer-url': { help: 'URL of the OpenID issuer (https only); its discovery and keys verify ID tokens', apply: (o, v) => (oidc(o).issuerUrl = v) },
+  'oidc-client-id': { help: 'client ID every ID token must carry as audience; needed with --oidc-issuer-url', apply: (o, v) => (oidc(o).clientId = v) },
+  'oidc-username-claim': { help: 'claim used as the user name (default sub)', apply: (o, v) => (oidc(o).usernameClaim = v) },
+  'oidc-username-prefix': { help: "prefix of user names (default <issuer URL># unless the claim is email; '-' for none)", apply: (o, v) => (oidc(o).usernamePrefix = v) },
+  'oidc-groups-claim': { help: 'claim holding the groups (a string or a list of strings)', apply: (o, v) => (oidc(o).groupsClaim = v) },
+  'oidc-groups-prefix': { help: 'prefix of group names', apply: (o, v) => (oidc(o).groupsPrefix = v) },
+  'oidc-required-claim': {
+    help: 'key=value a token must hold (repeatable)',
+    apply: (o, v) => {
+      const eq = v.indexOf('=');
+      if (eq < 0) throw new Error(`invalid argument ${JSON.stringify(v)} for "--oidc-required-claim" flag: ${v} must be formatted as key=value`);
+      (oidc(o).requiredClaims ??= {})[v.slice(0, eq)] = v.slice(eq + 1);
+    },
+  },
+  'oidc-ca-file': { help: "CA of the OpenID issuer's serving certificate (default: the system's roots)", apply: (o, v) => (oidc(o).caFile = v) },
+  'oidc-signing-algs': { help: 'comma-separated accepted signing algorithms (default RS256; RS, ES or PS with 256, 384 or 512)', apply: (o, v) => (oidc(o).signingAlgs = list(v)) },
+  'authentication-config': {
+    help: 'AuthenticationConfiguration file (JWT authenticators, anonymous paths), reloaded on change; not with --oidc-* flags',
+    apply: (o, v) => (authn(o).authenticationConfig = v),
+  },
   naming: {
     help: 'naming profile: orch (default) or kubernetes',
     apply: (o, v) => {

@@ -8,8 +8,11 @@
 // `apiserver_validation_declarative_validation_mismatch_total`. Help texts carry the stability
 // prefix (`[BETA]`, `[ALPHA]`) that Kubernetes' metrics framework adds.
 
-import { Counter, Registry } from 'prom-client';
+import { createHash } from 'node:crypto';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { DeclarativeValidationMetrics } from '../registry/declarative-validation.ts';
+import type { TokenCacheStats } from '../auth/authn/jwt.ts';
+import type { ReloadStats } from '../auth/authn/jwt-set.ts';
 
 export const VALIDATION_METRICS = {
   mismatch: 'apiserver_validation_declarative_validation_mismatch_total',
@@ -23,6 +26,8 @@ export interface ServerMetrics {
   readonly registry: Registry;
   /** Declarative validation's counters (mismatches, panics). */
   readonly validation: DeclarativeValidationMetrics;
+  /** The cache of verified tokens, and the reloads of `--authentication-config`. */
+  readonly authentication: { tokenCache: TokenCacheStats; configReload: ReloadStats };
   /** The exposition: body and its content type. */
   render(): Promise<{ body: string; contentType: string }>;
 }
@@ -52,8 +57,37 @@ export function createServerMetrics(): ServerMetrics {
     labelNames: ['validation_identifier'] as const,
     registers,
   });
+  const tokenCacheRequests = new Counter({ name: 'authentication_token_cache_request_total', help: '[ALPHA] ', labelNames: ['status'] as const, registers });
+  const tokenCacheFetches = new Counter({ name: 'authentication_token_cache_fetch_total', help: '[ALPHA] ', labelNames: ['status'] as const, registers });
+  // One server: its identity hash is that of its name, as kube-apiserver labels by its id.
+  const idHash = `sha256:${createHash('sha256').update('orch-apiserver').digest('hex')}`;
+  const reloads = new Counter({
+    name: 'apiserver_authentication_config_controller_automatic_reloads_total',
+    help: '[BETA] Total number of automatic reloads of authentication configuration split by status and apiserver identity.',
+    labelNames: ['status', 'apiserver_id_hash'] as const,
+    registers,
+  });
+  const lastReload = new Gauge({
+    name: 'apiserver_authentication_config_controller_automatic_reload_last_timestamp_seconds',
+    help: '[BETA] Timestamp of the last automatic reload of authentication configuration split by status and apiserver identity.',
+    labelNames: ['status', 'apiserver_id_hash'] as const,
+    registers,
+  });
   return {
     registry,
+    authentication: {
+      tokenCache: {
+        request: (hit) => tokenCacheRequests.inc({ status: hit ? 'hit' : 'miss' }),
+        fetch: (ok) => tokenCacheFetches.inc({ status: ok ? 'ok' : 'error' }),
+      },
+      configReload: {
+        reloaded(ok) {
+          const labels = { status: ok ? 'success' : 'failure', apiserver_id_hash: idHash };
+          reloads.inc(labels);
+          lastReload.set(labels, Date.now() / 1000);
+        },
+      },
+    },
     validation: {
       mismatch(identifier) {
         mismatch.inc();

@@ -110,6 +110,14 @@ export interface AuthenticationOptions {
   anonymousAuth?: boolean;
   /** Service-account tokens: what signs them (TokenRequest) and what they are verified with. */
   serviceAccounts?: ServiceAccountOptions;
+  /** The `--oidc-*` flags: one JWT authenticator (OpenID Connect ID tokens). */
+  oidc?: OidcOptions;
+  /**
+   * `--authentication-config`: an AuthenticationConfiguration file (JWT authenticators, anonymous
+   * with path conditions), reloaded on change. Not combinable with `oidc`, nor with
+   * `anonymousAuth` when the file sets `anonymous`.
+   */
+  authenticationConfig?: string;
 }
 
 export interface ServiceAccountOptions {
@@ -127,6 +135,27 @@ export interface ServiceAccountOptions {
   lookup?: boolean;
   /** `--service-account-max-token-expiration`: the longest lifetime a requested token gets. */
   maxTokenExpirationSeconds?: number;
+}
+
+export interface OidcOptions {
+  /** `--oidc-issuer-url`: https only; where discovery and the keys are fetched. */
+  issuerUrl?: string;
+  /** `--oidc-client-id`: the audience every token must carry. */
+  clientId?: string;
+  /** `--oidc-username-claim` (default `sub`). */
+  usernameClaim?: string;
+  /** `--oidc-username-prefix`: default `<issuer>#` unless the claim is `email`; `-` for none. */
+  usernamePrefix?: string;
+  /** `--oidc-groups-claim`: a string or a list of strings. */
+  groupsClaim?: string;
+  /** `--oidc-groups-prefix`. */
+  groupsPrefix?: string;
+  /** `--oidc-required-claim` (repeatable): `key=value` pairs every token must hold. */
+  requiredClaims?: Record<string, string>;
+  /** `--oidc-ca-file`: the CA of the issuer's serving certificate (default: system roots). */
+  caFile?: string;
+  /** `--oidc-signing-algs` (default RS256). */
+  signingAlgs?: string[];
 }
 
 export interface RunningServer {

@@ -8,6 +8,18 @@ import { alwaysAdmin, type Authenticator } from '../auth/authn/authenticator.ts'
 import { newAuthenticator } from '../auth/authn/config.ts';
 import { parseCertificates } from '../auth/authn/x509.ts';
 import type { TokenReviewer } from '../registry/kinds/authentication.ts';
+import type { TokenAuthenticator } from '../auth/authn/bearer-token.ts';
+import { newJwtAuthenticator, type TokenCacheStats } from '../auth/authn/jwt.ts';
+import { jwtUnion, reloadingJwtAuthenticators, type ReloadStats } from '../auth/authn/jwt-set.ts';
+import {
+  ALLOWED_SIGNING_ALGS,
+  compileJwtAuthenticator,
+  decodeAuthenticationConfiguration,
+  jwtFromOidcFlags,
+  validateAuthenticationConfiguration,
+  type AnonymousConfig,
+  type ValidationContext,
+} from '../auth/authn/jwt-config.ts';
 import { alwaysAllow, type Authorizer } from '../auth/authz/authorizer.ts';
 import type { Naming } from '../naming.ts';
 import { parseSigningKey, parseVerificationKeys, readKeyFile, type LiveObject, type ServiceAccountConfig, type ServiceAccountGetter } from '../auth/authn/service-account.ts';
@@ -26,6 +38,10 @@ export interface AuthenticatorContext {
   /** Service-account tokens, when the server has a key to sign them with. */
   serviceAccounts?: ServiceAccountConfig;
   log: (message: string) => void;
+  /** Where the cache of verified tokens and the configuration reloads report. */
+  metrics?: { tokenCache: TokenCacheStats; configReload: ReloadStats };
+  /** Registers what must stop with the server (discovery retries, the file watch). */
+  onClose?: (close: () => void) => void;
 }
 
 /**
@@ -62,12 +78,15 @@ export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | '
   if (opts.authenticator) return opts.authenticator;
   const a = opts.authentication;
   if (!a && ctx.clientCa === undefined) return alwaysAdmin;
+  const jwt = jwtAuthenticators(a ?? {}, ctx);
   let anonymous: boolean | { paths: ReadonlySet<string> } = a?.anonymousAuth ?? true;
+  if (jwt.anonymous) anonymous = !jwt.anonymous.enabled ? false : jwt.anonymous.conditions?.length ? { paths: new Set(jwt.anonymous.conditions.map((c) => c.path)) } : true;
   // kube-apiserver turns anonymous off while the authorizer allows everything, and its default
   // roles open only the health and version paths to anonymous requests: here they reach those.
   if (anonymous && buildAuthorizer(opts) === alwaysAllow) {
-    if (a?.anonymousAuth) ctx.log(`AnonymousAuth is not allowed with the AlwaysAllow authorizer: anonymous requests reach only ${[...PUBLIC_PATHS].join(', ')}. You should use a different authorizer`);
-    anonymous = { paths: PUBLIC_PATHS };
+    if (a?.anonymousAuth || jwt.anonymous) ctx.log(`AnonymousAuth is not allowed with the AlwaysAllow authorizer: anonymous requests reach only ${[...PUBLIC_PATHS].join(', ')}. You should use a different authorizer`);
+    // Paths the configuration names stay limited to the public ones.
+    anonymous = { paths: anonymous === true ? PUBLIC_PATHS : new Set([...anonymous.paths].filter((p) => PUBLIC_PATHS.has(p))) };
   }
   const clientCa = ctx.clientCa ?? (a?.clientCaFile === undefined ? undefined : readClientCa(a.clientCaFile));
   const built = newAuthenticator({
@@ -76,11 +95,84 @@ export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | '
     serviceAccounts: ctx.serviceAccounts,
     apiAudiences: ctx.serviceAccounts?.apiAudiences ?? a?.apiAudiences,
     anonymous,
-    credentialIdKey: `authentication.${ctx.naming.labelDomain}/credential-id`,
+    credentialIdKey: credentialIdKey(ctx),
     warn: ctx.log,
+    tokenAuthenticators: jwt.tokens,
   });
   return { ...logRejections(ctx.log, built), reviewToken: built.reviewToken };
 }
+
+const credentialIdKey = (ctx: AuthenticatorContext) => `authentication.${ctx.naming.labelDomain}/credential-id`;
+
+/**
+ * The JWT authenticators of `--oidc-*` or of `--authentication-config` (never both), and the
+ * anonymous section of the file. Throws a start-up error of one line on a bad flag or file.
+ */
+function jwtAuthenticators(a: NonNullable<ServerOptions['authentication']>, ctx: AuthenticatorContext): { tokens: TokenAuthenticator[]; anonymous?: AnonymousConfig } {
+  const oidc = a.oidc;
+  const oidcSet = oidc !== undefined && Object.values(oidc).some((v) => v !== undefined);
+  const validation: ValidationContext = {
+    reservedDomains: ctx.naming.profile === 'kubernetes' ? ['k8s.io', 'kubernetes.io'] : [ctx.naming.annotationDomain],
+    reservedFor: ctx.naming.profile === 'kubernetes' ? 'Kubernetes' : ctx.naming.product,
+  };
+  const jwtOptions = { credentialIdKey: credentialIdKey(ctx), log: ctx.log, stats: ctx.metrics?.tokenCache };
+  if (a.authenticationConfig !== undefined) {
+    if (oidcSet) throw new Error('authentication-config file and oidc-* flags are mutually exclusive');
+    const path = a.authenticationConfig;
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (e) {
+      throw new Error(`failed to load authentication configuration from file ${JSON.stringify(path)}: ${(e as Error).message}`);
+    }
+    const group = ctx.naming.group('apiserver.config');
+    let config;
+    try {
+      config = decodeAuthenticationConfiguration(text, group);
+    } catch (e) {
+      throw new Error(`failed to load authentication configuration from file ${JSON.stringify(path)}: ${(e as Error).message}`);
+    }
+    if (config.anonymous && a.anonymousAuth !== undefined) throw new Error('anonymous: Forbidden: --anonymous-auth flag cannot be set when anonymous field is configured in authentication configuration file');
+    const v = validateAuthenticationConfiguration(config, validation);
+    if (v.errors.length) throw new Error(`invalid authentication configuration: ${aggregate(v.errors.map((e) => e.message))}`);
+    for (const j of config.jwt ?? []) if (j.issuer.egressSelectorType) throw new Error(`oidc: egress lookup required with egress selector type ${JSON.stringify(j.issuer.egressSelectorType)}`);
+    const reloading = reloadingJwtAuthenticators({
+      path,
+      initialText: text,
+      initial: v.compiled,
+      anonymous: config.anonymous,
+      group,
+      validation,
+      // Every known algorithm is accepted with the file, as kube-apiserver does.
+      jwt: { ...jwtOptions, signingAlgs: ALLOWED_SIGNING_ALGS },
+      log: ctx.log,
+      stats: ctx.metrics?.configReload,
+    });
+    ctx.onClose?.(() => reloading.close());
+    return { tokens: [reloading], anonymous: config.anonymous };
+  }
+  if (!oidcSet) return { tokens: [] };
+  if (!oidc.issuerUrl || !oidc.clientId) throw new Error('oidc-issuer-url and oidc-client-id must be specified together when any oidc-* flags are set');
+  let ca: string | undefined;
+  if (oidc.caFile !== undefined) {
+    try {
+      ca = readFileSync(oidc.caFile, 'utf8');
+    } catch (e) {
+      throw new Error(`--oidc-ca-file: ${(e as Error).message}`);
+    }
+  }
+  const signingAlgs = oidc.signingAlgs ?? ['RS256'];
+  for (const alg of signingAlgs) if (!ALLOWED_SIGNING_ALGS.includes(alg)) throw new Error(`oidc: unsupported signing alg: ${JSON.stringify(alg)}`);
+  const entry = jwtFromOidcFlags({ ...oidc, issuerUrl: oidc.issuerUrl, clientId: oidc.clientId, ca });
+  const r = compileJwtAuthenticator(entry, validation, 'jwt[0]');
+  if (!r.compiled) throw new Error(`invalid authentication configuration: ${aggregate(r.errors.map((e) => e.message))}`);
+  const authenticator = newJwtAuthenticator(r.compiled, { ...jwtOptions, signingAlgs });
+  ctx.onClose?.(() => authenticator.close());
+  return { tokens: [jwtUnion([authenticator])] };
+}
+
+/** As Go's error aggregate prints several errors. */
+const aggregate = (messages: readonly string[]) => (messages.length === 1 ? messages[0]! : `[${messages.join(', ')}]`);
 
 /** A rejected credential is logged, as kube-apiserver logs it: why, never the credential itself. */
 function logRejections(log: (message: string) => void, inner: Authenticator): Authenticator {

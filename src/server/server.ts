@@ -57,9 +57,13 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   // before anything is opened.
   if (opts.insecureServing) checkInsecureServing(opts);
   const secure = opts.insecureServing ? undefined : await prepareSecureServing(opts.secureServing ?? {}, opts.dataDir, opts.bindAddress, opts.authentication?.clientCaFile);
+  const metrics = createServerMetrics();
+  // What authentication runs in the background (issuer discovery, the configuration file's watch).
+  const authenticationClosers: (() => void)[] = [];
+  cleanups.push(() => authenticationClosers.forEach((c) => c()));
   const lookups = storeLookups();
   const serviceAccounts = serviceAccountConfig(opts, secure?.serviceAccountKey, naming, lookups.getter);
-  const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, serviceAccounts, log });
+  const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, serviceAccounts, log, metrics: metrics.authentication, onClose: (close) => authenticationClosers.push(close) });
 
   let storage: OpenedStorage | undefined;
   const tokens = serviceAccounts && { ...serviceAccountTokens(serviceAccounts), bound: lookups.getter.bound };
@@ -69,7 +73,6 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const opened = (storage = await openStorage(opts));
   cleanups.push(() => opened.close());
 
-  const metrics = createServerMetrics();
   const declarative = new DeclarativeValidation(featureGates, metrics.validation, log);
   const served = await buildStores(defs, opened.backend, { naming, featureGates, declarative, watchCacheRetentionMs: opts.watchCacheRetentionMs });
   cleanups.push(() => served.close());
@@ -101,7 +104,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   phase.started = true;
 
   let closing: Promise<void> | undefined;
-  const close = () => (closing ??= shutdown({ opts, phase, controllers, listener, watches, writes, served, storage: opened }));
+  const close = () => (closing ??= shutdown({ opts, phase, controllers, listener, watches, writes, served, storage: opened, stopAuthentication: authenticationClosers }));
   const closeAll = async () => {
     await close();
     admin?.remove();
@@ -177,6 +180,7 @@ interface RunningParts {
   writes: WritePool;
   served: ServedStores;
   storage: OpenedStorage;
+  stopAuthentication: readonly (() => void)[];
 }
 
 /** Graceful stop: /readyz fails first, then open watches end and in-flight requests finish. */
@@ -184,6 +188,7 @@ async function shutdown(p: RunningParts): Promise<void> {
   p.phase.shuttingDown = true;
   if (p.opts.shutdownDelayMs) await new Promise((r) => setTimeout(r, p.opts.shutdownDelayMs));
   stopControllers(p.controllers);
+  for (const stop of p.stopAuthentication) stop();
   // In-flight requests finish within their own timeout, as kube-apiserver waits for them;
   // connections still open after that are cut.
   await p.listener.drain((p.opts.requestTimeoutMs ?? 60_000) + 5_000, () => p.watches.endAll());
