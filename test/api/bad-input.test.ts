@@ -226,6 +226,16 @@ for (let i = 0; ; i++) {
   assert.ok(i < 100, 'the namespace controller never marked the held lease deleted');
   await new Promise((resolve) => setTimeout(resolve, 100));
 }
+// The controller then deletes the rest (the namespace's default ServiceAccount) and records its
+// conditions: wait until the namespace stays the same for a second.
+for (let i = 0, last = '', still = 0; still < 4; i++) {
+  const r = await send('GET', `/api/v1/namespaces/${TERMINATING}`);
+  const rv = isRecord(r.json) && isRecord(r.json.metadata) ? String(r.json.metadata.resourceVersion) : '';
+  still = rv === last ? still + 1 : 0;
+  last = rv;
+  assert.ok(i < 100, 'the terminating namespace never settled');
+  await new Promise((resolve) => setTimeout(resolve, 250));
+}
 
 // Bodies.
 const DEPTH = 100_000;
