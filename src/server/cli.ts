@@ -83,7 +83,7 @@ const FLAGS: Record<string, FlagSpec> = {
     apply: (o, v) => (authn(o).anonymousAuth = bool('anonymous-auth', v)),
   },
   'service-account-issuer': {
-    help: 'issuer of service-account tokens (repeatable: each is accepted, the first signs; default https://kubernetes.default.svc.cluster.local)',
+    help: 'issuer of service-account tokens (repeatable: each is accepted, the first signs; default https://orch.default.svc.cluster.local, or kubernetes.default… in the kubernetes profile)',
     apply: (o, v) => (sa(o).issuers = [...(sa(o).issuers ?? []), v]),
   },
   'service-account-signing-key-file': { help: 'private key (PEM) service-account tokens are signed with (default generated into --cert-dir)', apply: (o, v) => (sa(o).signingKeyFile = v) },
