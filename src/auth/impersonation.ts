@@ -6,19 +6,17 @@
 
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { errors } from '../machinery/status.ts';
-import { dns1123Label, dns1123Subdomain } from '../machinery/meta.ts';
 import type { UserInfo } from '../request/user.ts';
 import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS_USER } from './authn/authenticator.ts';
 import { resourceAttributes, type Authorizer, type ResourceAttributes } from './authz/authorizer.ts';
 import { forbidden } from './authz/forbidden.ts';
+import { serviceAccountGroups, serviceAccountUser, splitServiceAccountUser } from './authn/service-account.ts';
 
 const USER_HEADER = 'impersonate-user';
 const GROUP_HEADER = 'impersonate-group';
 const UID_HEADER = 'impersonate-uid';
 const EXTRA_PREFIX = 'impersonate-extra-';
 
-const SERVICE_ACCOUNT_PREFIX = 'system:serviceaccount:';
-const ALL_SERVICE_ACCOUNTS = 'system:serviceaccounts';
 
 /** One attribute asked for, as kube-apiserver lists it (an ObjectReference): its kind and value. */
 type Wanted =
@@ -33,19 +31,6 @@ export function asksImpersonation(headers: IncomingHttpHeaders): boolean {
   for (const name in headers) if (name.startsWith('impersonate-')) return true;
   return false;
 }
-
-/** `system:serviceaccount:<namespace>:<name>` with a valid namespace and name, else undefined. */
-export function splitServiceAccountUsername(username: string): { namespace: string; name: string } | undefined {
-  if (!username.startsWith(SERVICE_ACCOUNT_PREFIX)) return undefined;
-  const parts = username.slice(SERVICE_ACCOUNT_PREFIX.length).split(':');
-  if (parts.length !== 2) return undefined;
-  const [namespace, name] = parts as [string, string];
-  if (dns1123Label(namespace).length || dns1123Subdomain(name).length) return undefined;
-  return { namespace, name };
-}
-
-/** The groups every service account of `namespace` is in. */
-const serviceAccountGroups = (namespace: string): string[] => [ALL_SERVICE_ACCOUNTS, `${ALL_SERVICE_ACCOUNTS}:${namespace}`];
 
 /**
  * An extra key as sent: percent-decoded (a header name cannot carry every character), kept as it
@@ -74,7 +59,7 @@ function wantedAttributes(distinct: NodeJS.Dict<string[]>, authenticationGroup: 
   const wanted: Wanted[] = [];
   const user = distinct[USER_HEADER]?.[0] ?? '';
   if (user) {
-    const sa = splitServiceAccountUsername(user);
+    const sa = splitServiceAccountUser(user);
     wanted.push(sa ? { kind: 'ServiceAccount', ...sa } : { kind: 'User', name: user });
   }
   let others = false;
@@ -165,7 +150,7 @@ export async function impersonatedUser(
         name = w.name;
         break;
       case 'ServiceAccount':
-        name = `${SERVICE_ACCOUNT_PREFIX}${w.namespace}:${w.name}`;
+        name = serviceAccountUser(w.namespace, w.name);
         // A service account's groups are known; groups asked for explicitly replace them.
         if (!groupsGiven) groups = serviceAccountGroups(w.namespace);
         break;

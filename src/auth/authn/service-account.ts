@@ -8,6 +8,7 @@
 import { createHash, createPrivateKey, createPublicKey, randomUUID, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import { dns1123Label, dns1123Subdomain } from '../../machinery/meta.ts';
 import type { UserInfo } from '../../request/user.ts';
 import type { AuthenticationResult } from './authenticator.ts';
 import type { TokenAuthenticator } from './bearer-token.ts';
@@ -18,12 +19,14 @@ export const ALL_SERVICE_ACCOUNTS = 'system:serviceaccounts';
 /** The user name of a service account. */
 export const serviceAccountUser = (namespace: string, name: string): string => `${SERVICE_ACCOUNT_PREFIX}${namespace}:${name}`;
 
-/** `system:serviceaccount:<ns>:<name>` split; undefined when the name is not a service account's. */
+/** `system:serviceaccount:<namespace>:<name>` with a valid namespace and name, else undefined. */
 export function splitServiceAccountUser(user: string): { namespace: string; name: string } | undefined {
   if (!user.startsWith(SERVICE_ACCOUNT_PREFIX)) return undefined;
   const parts = user.slice(SERVICE_ACCOUNT_PREFIX.length).split(':');
-  if (parts.length !== 2 || !parts[0] || !parts[1]) return undefined;
-  return { namespace: parts[0], name: parts[1] };
+  if (parts.length !== 2) return undefined;
+  const [namespace, name] = parts as [string, string];
+  if (dns1123Label(namespace).length || dns1123Subdomain(name).length) return undefined;
+  return { namespace, name };
 }
 
 /** The groups every service account of `namespace` is in. */
