@@ -6,7 +6,7 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, request, type Server } from 'node:https';
+import { createServer, type Server } from 'node:https';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
@@ -19,8 +19,7 @@ import { startServerProcess } from '../support/server-process.ts';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/server.ts';
-import type { Authorizer } from '../../src/auth/authz/authorizer.ts';
-import type { UserInfo } from '../../src/request/user.ts';
+import { recordingAuthorizer, withToken } from '../support/identity.ts';
 
 const UNAUTHORIZED = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 };
 const dir = tempDir('authn-oidc');
@@ -94,50 +93,6 @@ async function startIssuer(path = ''): Promise<Issuer> {
   return issuer;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Requests with a token only (no client certificate), and who the server saw.
-
-interface Reply {
-  status: number;
-  body: any;
-}
-
-function withToken(server: RunningServer, method: string, path: string, token: string | undefined, body?: unknown): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(
-      server.url + path,
-      { method, agent: false, ca: server.ca, headers: { ...(token !== undefined && { Authorization: `Bearer ${token}` }), ...(data && { 'Content-Type': 'application/json' }) } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => {
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            /* not JSON */
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
-  });
-}
-
-function recordingAuthorizer(): Authorizer & { seen: Map<string, UserInfo> } {
-  const seen = new Map<string, UserInfo>();
-  return {
-    seen,
-    async authorize({ user, info }) {
-      seen.set(info.path, user);
-      return { decision: 'allow' };
-    },
-  };
-}
 
 const namespace = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 

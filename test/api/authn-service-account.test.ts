@@ -7,48 +7,16 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { api, testServer } from '../support/server.ts';
 import { tempDir } from '../support/tmp.ts';
 import { kubectlFor } from '../support/kubectl.ts';
-import { tlsFor } from '../support/tls-clients.ts';
-import type { Authorizer } from '../../src/auth/authz/authorizer.ts';
-import type { UserInfo } from '../../src/request/user.ts';
+import { recordingAuthorizer, withToken } from '../support/identity.ts';
 
 const UNAUTHORIZED = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 };
 
-/** Allows everything (so anonymous stays on) and remembers who asked for which path. */
-function recordingAuthorizer(): Authorizer & { seen: Map<string, UserInfo> } {
-  const seen = new Map<string, UserInfo>();
-  return {
-    seen,
-    async authorize({ user, info }) {
-      seen.set(info.path, user);
-      return { decision: 'allow' };
-    },
-  };
-}
 
-/** A request with a bearer token and no client certificate: the token alone says who it is. */
-function withToken(server: { url: string }, method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: unknown }> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(
-      server.url + path,
-      { method, agent: false, ca: tlsFor(server.url)!.ca, headers: { Authorization: `Bearer ${token}`, ...(data ? { 'Content-Type': 'application/json' } : {}) } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
-  });
-}
 
 const dir = tempDir('authn-sa');
 const pem = (k: KeyObject, type: 'pkcs8' | 'spki') => k.export({ type, format: 'pem' }).toString();

@@ -21,8 +21,7 @@ import { kubectlFor } from '../support/kubectl.ts';
 import { loadClientNode } from '../support/client-node.ts';
 import { issueCert, makeCa, type TestCert } from '../support/certs.ts';
 import { startServer, type RunningServer } from '../../src/server/server.ts';
-import type { Authorizer } from '../../src/auth/authz/authorizer.ts';
-import type { UserInfo } from '../../src/request/user.ts';
+import { recordingAuthorizer } from '../support/identity.ts';
 
 interface Reply {
   status: number;
@@ -73,17 +72,6 @@ function https(server: { url: string }, method: string, path: string, c: Credent
 
 const UNAUTHORIZED = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 };
 
-/** An authorizer that allows everything (not the built-in one, so anonymous stays on) and remembers who asked for which path. */
-function recordingAuthorizer(): Authorizer & { seen: Map<string, UserInfo> } {
-  const seen = new Map<string, UserInfo>();
-  return {
-    seen,
-    async authorize({ user, info }) {
-      seen.set(info.path, user);
-      return { decision: 'allow' };
-    },
-  };
-}
 
 const namespace = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 
