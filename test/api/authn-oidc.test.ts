@@ -93,7 +93,6 @@ async function startIssuer(path = ''): Promise<Issuer> {
   return issuer;
 }
 
-
 const namespace = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 
 async function metric(server: RunningServer, line: RegExp): Promise<number> {
