@@ -254,6 +254,13 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
 }
 
 /**
+ * The largest body of a request that stores nothing (a named create, a review): such bodies are a
+ * few hundred bytes, and they are decoded on the event loop, so a large one would hold it (a
+ * hostile 3 MiB YAML review) for no purpose. Larger is 413, as any body over its limit.
+ */
+const UNSTORED_BODY_BYTES = 64 * 1024;
+
+/**
  * POST `<name>/<subresource>` of a named create (serviceaccounts/<name>/token): the request decoded
  * as its own kind, in the spelling its apiVersion names, the answer made from the stored object
  * and written in that spelling; nothing is stored.
@@ -265,7 +272,7 @@ export async function handleNamedCreate(ctx: RequestContext, env: HandlerEnv, t:
   try {
     const { dryRun, fieldValidation } = writeOptions(ctx, env, 'CreateOptions');
     const type = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobuf, ctx.cbor);
-    const body = await readBodyBytes(ctx);
+    const body = await readBodyBytes(ctx, UNSTORED_BODY_BYTES);
     const spelled = bodyApiVersion(body, type);
     const def = t.create.request.find((d) => apiVersionOf(d) === spelled) ?? own;
     const decoded = decodeBody(body, type, def, fieldValidation);
@@ -288,7 +295,7 @@ export async function handleReview(ctx: RequestContext, env: HandlerEnv, t: Reso
   try {
     const { fieldValidation } = writeOptions(ctx, env, 'CreateOptions');
     const type = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
-    const decoded = decodeBody(await readBodyBytes(ctx), type, t.store.def, fieldValidation);
+    const decoded = decodeBody(await readBodyBytes(ctx, UNSTORED_BODY_BYTES), type, t.store.def, fieldValidation);
     for (const w of decoded.warnings) ctx.warnings.add(w);
     if (!ctx.effectiveUser) throw errors.badRequest('no user present on request');
     writeObject(ctx, enc, 201, await t.store.review(decoded.obj, ctx.effectiveUser));

@@ -186,6 +186,17 @@ describe('TokenRequest (serviceaccounts/<name>/token) and kubectl create token',
     assert.equal(wrongKind.status, 400, wrongKind.text);
   });
 
+  test('a TokenRequest or a review of 64 KiB or more is 413 (they are decoded on the event loop), nothing issued', async () => {
+    const padded = { ...tokenRequest({}), metadata: { annotations: { pad: 'x'.repeat(64 * 1024) } } };
+    const r = await api(server, 'POST', tokenPath('robot'), padded);
+    assert.equal(r.status, 413, r.text);
+    assert.equal(r.body.reason, 'RequestEntityTooLarge');
+    const review = await api(server, 'POST', '/apis/authentication.orch.io/v1/selfsubjectreviews', { apiVersion: 'authentication.orch.io/v1', kind: 'SelfSubjectReview', metadata: { annotations: { pad: 'x'.repeat(64 * 1024) } } });
+    assert.equal(review.status, 413, review.text);
+    const small = await api(server, 'POST', tokenPath('robot'), { ...tokenRequest({}), metadata: { annotations: { pad: 'x'.repeat(1024) } } });
+    assert.equal(small.status, 201, small.text);
+  });
+
   test('a token bound to a Secret: refused once the Secret is gone; a missing object is 404, another uid 409', async () => {
     const secret = await create(server, `/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'holder' } });
     const r = await api(server, 'POST', tokenPath('robot'), tokenRequest({ boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 'holder', uid: secret.metadata.uid } }));
