@@ -120,7 +120,8 @@ const FLAGS: Record<string, FlagSpec> = {
   },
 };
 
-function parseArgs(argv: readonly string[]): ServerOptions | 'help' {
+/** The options the flags describe (`'help'` for --help); throws on a flag it cannot parse. */
+export function parseArgs(argv: readonly string[]): ServerOptions | 'help' {
   // Loopback by default: while every authenticated request is authorized, the server is for this machine.
   const o: ServerOptions = { bindAddress: '127.0.0.1', port: 6443, dataDir: 'data' };
   for (let i = 0; i < argv.length; i++) {

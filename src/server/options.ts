@@ -118,6 +118,11 @@ export interface AuthenticationOptions {
    * `anonymousAuth` when the file sets `anonymous`.
    */
   authenticationConfig?: string;
+  /**
+   * The least time between two fetches of a JWT issuer's key set (a token with an unknown key
+   * fetches it again) and between two failed discoveries; default 10 s. Shorter in tests.
+   */
+  jwtKeyRefreshIntervalMs?: number;
 }
 
 export interface ServiceAccountOptions {

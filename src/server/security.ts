@@ -115,7 +115,8 @@ function jwtAuthenticators(a: NonNullable<ServerOptions['authentication']>, ctx:
     reservedDomains: ctx.naming.profile === 'kubernetes' ? ['k8s.io', 'kubernetes.io'] : [ctx.naming.annotationDomain],
     reservedFor: ctx.naming.profile === 'kubernetes' ? 'Kubernetes' : ctx.naming.product,
   };
-  const jwtOptions = { credentialIdKey: credentialIdKey(ctx), log: ctx.log, stats: ctx.metrics?.tokenCache };
+  const refresh = a.jwtKeyRefreshIntervalMs;
+  const jwtOptions = { credentialIdKey: credentialIdKey(ctx), log: ctx.log, stats: ctx.metrics?.tokenCache, refreshIntervalMs: refresh, discoveryRetryMs: refresh };
   if (a.authenticationConfig !== undefined) {
     if (oidcSet) throw new Error('authentication-config file and oidc-* flags are mutually exclusive');
     const path = a.authenticationConfig;
