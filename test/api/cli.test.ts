@@ -6,6 +6,8 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
+import { parseArgs } from '../../src/server/cli.ts';
+import { startServer, type ServerOptions } from '../../src/server/server.ts';
 import { startTrusted } from '../support/server.ts';
 import { tempDir } from '../support/tmp.ts';
 import { registerServer, tlsFor } from '../support/tls-clients.ts';
@@ -69,43 +71,50 @@ test('starts with kube-apiserver style flags, keeps data across restarts, stops 
   assert.equal(await second.exited, 0);
 });
 
+/** The options of `args`, and the error start-up stops with. */
+async function startFails(args: string[]): Promise<string> {
+  const opts = parseArgs(['--secure-port=0', `--data-dir=${tempDir('cli-bad')}`, ...args]);
+  assert.notEqual(opts, 'help');
+  const server = await startServer(opts as ServerOptions).catch((e: Error) => e);
+  if (!(server instanceof Error)) {
+    await server.close();
+    assert.fail(`${args.join(' ')} started`);
+  }
+  return server.message;
+}
+
 test('--help lists the flags; bad flags exit 2 with a message', async () => {
-  // Independent runs: started together, each checked on its own.
+  // One process for each way out (help, a flag that does not parse); the other flags' messages
+  // from the same parsing, in this process.
   const help = run(['--help']);
+  const unknown = run(['--no-such-flag=1']);
   const bad = [
-    [['--no-such-flag=1'], /unknown flag: --no-such-flag/],
     [['--secure-port=abc'], /invalid argument "abc" for "--secure-port" flag/],
     [['--port=8080'], /unknown flag: --port/],
     [['--insecure-bind-address=0.0.0.0'], /--insecure-bind-address needs --insecure-port/],
     [['--storage-backend=sqlite'], /invalid --storage-backend "sqlite"/],
     [['--request-timeout=soon'], /invalid duration/],
   ] as const;
-  const runs = bad.map(([args]) => run([...args]));
+  for (const [args, message] of bad) assert.throws(() => parseArgs(args), message, args.join(' '));
+  assert.equal(await unknown.exited, 2);
+  assert.match(unknown.err(), /^Error: unknown flag: --no-such-flag\n/);
+  assert.match(unknown.err(), /--storage-backend/, 'the usage follows the error');
   assert.equal(await help.exited, 0);
   assert.match(help.out(), /--storage-backend/);
   assert.match(help.out(), /--etcd-servers/);
-  for (const [i, [args, message]] of bad.entries()) {
-    assert.equal(await runs[i]!.exited, 2, args.join(' '));
-    assert.match(runs[i]!.err(), message);
-  }
+  assert.match(help.out(), /--bind-address\s+IP address to serve HTTPS on \(default 127\.0\.0\.1/);
+  assert.match(help.out(), /--insecure-port\s+serve plain HTTP/);
 });
 
 test('a bad feature gate or runtime-config stops start-up with an error', async () => {
-  const bad = [
-    [['--secure-port=0', '--feature-gates=Nope=true'], /unrecognized feature gate: Nope/],
-    [['--secure-port=0', '--runtime-config=nope.orch.io/v1=false'], /unknown api groups nope.orch.io\/v1/],
-    [['--secure-port=0', '--storage-backend=etcd3'], /--etcd-servers must be specified/],
-  ] as const;
-  // Each with its own data directory, so they can start together.
-  const runs = bad.map(([args]) => run([...args, `--data-dir=${tempDir('cli-bad')}`]));
-  for (const [i, [args, message]] of bad.entries()) {
-    assert.equal(await runs[i]!.exited, 1, args.join(' '));
-    assert.match(runs[i]!.err(), message);
-  }
+  const gate = run(['--secure-port=0', '--feature-gates=Nope=true', `--data-dir=${tempDir('cli-bad')}`]);
+  assert.match(await startFails(['--runtime-config=nope.orch.io/v1=false']), /unknown api groups nope.orch.io\/v1/);
+  assert.match(await startFails(['--storage-backend=etcd3']), /--etcd-servers must be specified/);
+  assert.equal(await gate.exited, 1);
+  assert.match(gate.err(), /^Error: .*unrecognized feature gate: Nope\n$/);
 });
 
 test('a start that fails half-way releases what it opened: the data directory and port can be used at once', async () => {
-  const { startServer } = await import('../../src/server/server.ts');
   const dataDir = tempDir('failed-start');
   await assert.rejects(startServer({ dataDir, serviceClusterIpRange: 'not-a-cidr' }), /not-a-cidr/);
   const first = await startTrusted({ dataDir });
@@ -155,10 +164,6 @@ test('with no flags it serves HTTPS on 127.0.0.1, writes the admin kubeconfig an
   wide.child.kill('SIGTERM');
   assert.equal(await wide.exited, 0);
 
-  const help = run(['--help']);
-  assert.equal(await help.exited, 0);
-  assert.match(help.out(), /--bind-address\s+IP address to serve HTTPS on \(default 127\.0\.0\.1/);
-  assert.match(help.out(), /--insecure-port\s+serve plain HTTP/);
 });
 
 test('--insecure-port serves plain HTTP on loopback, every request an administrator; another address only with --insecure-bind-address', async () => {
@@ -171,12 +176,11 @@ test('--insecure-port serves plain HTTP on loopback, every request an administra
   r.child.kill('SIGTERM');
   assert.equal(await r.exited, 0);
 
-  const refused = run(['--insecure-port=0', '--bind-address=0.0.0.0', `--data-dir=${tempDir('cli-insecure-wide')}`]);
-  assert.equal(await refused.exited, 1);
-  assert.match(refused.err(), /^Error: --insecure-port serves plain HTTP and every request is an administrator: it listens on a loopback address only \(asked: 0\.0\.0\.0\); use --insecure-bind-address=0\.0\.0\.0 to insist\n$/);
-  const mixed = run(['--insecure-port=0', '--tls-min-version=VersionTLS13', `--data-dir=${tempDir('cli-insecure-tls')}`]);
-  assert.equal(await mixed.exited, 1);
-  assert.match(mixed.err(), /--insecure-port serves plain HTTP: it cannot be combined with the TLS flags/);
+  assert.equal(
+    await startFails(['--insecure-port=0', '--bind-address=0.0.0.0']),
+    '--insecure-port serves plain HTTP and every request is an administrator: it listens on a loopback address only (asked: 0.0.0.0); use --insecure-bind-address=0.0.0.0 to insist',
+  );
+  assert.match(await startFails(['--insecure-port=0', '--tls-min-version=VersionTLS13']), /--insecure-port serves plain HTTP: it cannot be combined with the TLS flags/);
 
   const wide = run(['--insecure-port=0', '--insecure-bind-address=0.0.0.0', `--data-dir=${tempDir('cli-insecure-insist')}`]);
   const wideUrl = await wide.url;
