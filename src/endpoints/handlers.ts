@@ -32,14 +32,13 @@ export interface ResourceTarget<S extends ReadableStore = RegistryStore> {
 /** Bytes a watch may have written but not yet sent to its client (about the largest event, twice). */
 const MAX_WATCH_UNSENT_BYTES = 16 * 1024 * 1024;
 
-/** How long an ended watch may take to flush what it wrote before its connection is cut. */
-const WATCH_END_FLUSH_MS = 5_000;
-
 /** Open watches, so shutdown can end them cleanly. */
 export interface WatchRegistry {
   add(end: () => void): () => void;
   /** Default watch timeout when the client gives none (kube-apiserver: 30–60 min). */
   defaultTimeoutMs(): number;
+  /** How long an ended watch may take to flush what it wrote before its connection is cut. */
+  endFlushMs: number;
 }
 
 export interface HandlerEnv {
@@ -226,7 +225,7 @@ async function streamWatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarg
       // A client that stopped reading never takes the rest: do not keep its buffers (or a
       // shutdown) waiting for it.
       if (!res.writableFinished) {
-        const cut = setTimeout(() => res.destroy(), WATCH_END_FLUSH_MS);
+        const cut = setTimeout(() => res.destroy(), env.watches.endFlushMs);
         cut.unref();
         res.once('finish', () => clearTimeout(cut));
       }

@@ -29,6 +29,8 @@ export interface ServerOptions {
   shutdownDelayMs?: number;
   /** Watches without timeoutSeconds end after a random time in [min, 2·min) (default 1800 s). */
   minRequestTimeoutSeconds?: number;
+  /** An ended watch whose client does not take what is left is cut after this long (default 5 s). */
+  watchEndFlushMs?: number;
   naming?: NamingProfileName;
   /**
    * HTTPS (the default): its certificates and TLS settings. Absent: a CA, a serving certificate

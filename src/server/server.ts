@@ -84,7 +84,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   cleanups.push(() => writes.close());
   for (const store of served.stores) store.offload = writes;
 
-  const watches = openWatches(opts.minRequestTimeoutSeconds);
+  const watches = openWatches(opts.minRequestTimeoutSeconds, opts.watchEndFlushMs);
   const router = new ApiRouter(served.served, naming, { naming, featureGates, watches });
   const phase: ServerPhase = { started: false, shuttingDown: false };
   const nonApi = nonApiRoutes({ health: healthEndpoints(opened.check, phase), metrics, defs, naming });

@@ -8,8 +8,11 @@ export interface OpenWatches extends WatchRegistry {
   endAll(): void;
 }
 
-/** Watches without timeoutSeconds end after a random time in [min, 2·min), as in kube-apiserver. */
-export function openWatches(minRequestTimeoutSeconds = 1800): OpenWatches {
+/**
+ * Watches without timeoutSeconds end after a random time in [min, 2·min), as in kube-apiserver;
+ * an ended watch whose client does not take what is left is cut after `endFlushMs`.
+ */
+export function openWatches(minRequestTimeoutSeconds = 1800, endFlushMs = 5_000): OpenWatches {
   const enders = new Set<() => void>();
   const minTimeout = minRequestTimeoutSeconds * 1000;
   return {
@@ -18,6 +21,7 @@ export function openWatches(minRequestTimeoutSeconds = 1800): OpenWatches {
       return () => enders.delete(end);
     },
     defaultTimeoutMs: () => minTimeout * (1 + Math.random()),
+    endFlushMs,
     endAll() {
       for (const end of [...enders]) end();
     },

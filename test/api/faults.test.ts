@@ -361,7 +361,8 @@ test('SIGTERM with requests in flight: each is answered in full, then the proces
 });
 
 test('a watcher that stops reading while events flow is closed once it is over its bound; other watchers go on', async (t) => {
-  const server = await testServer();
+  // The server cuts an ended watch whose client takes nothing after 5 s; 1 s here.
+  const server = await testServer({ watchEndFlushMs: 1000 });
   const path = '/apis/coordination.orch.io/v1/namespaces/default/leases';
   assert.equal((await post(server.url, path, { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'hot' }, spec: {} })).status, 201);
   const silent = clientSocket(server.url);
@@ -379,9 +380,9 @@ test('a watcher that stops reading while events flow is closed once it is over i
     await res.arrayBuffer();
     assert.equal((await reader.next(1))[0]!.object.spec.holderIdentity.slice(0, 4), `${i}`.padEnd(4, 'x'));
   }
-  // The server ended that watch and, as its client took nothing, cut the connection after 5 s. A
+  // The server ended that watch and, as its client took nothing, cut the connection after 1 s. A
   // paused socket does not notice: read it now, and it must end rather than stream on.
-  await new Promise((r) => setTimeout(r, 6000));
+  await new Promise((r) => setTimeout(r, 1500));
   let received = 0;
   silent.on('data', (d: Buffer) => (received += d.length));
   silent.resume();
