@@ -17,7 +17,6 @@ const GROUP_HEADER = 'impersonate-group';
 const UID_HEADER = 'impersonate-uid';
 const EXTRA_PREFIX = 'impersonate-extra-';
 
-
 /** One attribute asked for, as kube-apiserver lists it (an ObjectReference): its kind and value. */
 type Wanted =
   | { kind: 'User'; name: string }
