@@ -18,6 +18,8 @@ import { tempDir } from '../support/tmp.ts';
 import { issueCert, makeCa, type TestCert } from '../support/certs.ts';
 import { recordingAuthorizer } from '../support/identity.ts';
 import { kubectlFor } from '../support/kubectl.ts';
+import { startServer } from '../../src/server/server.ts';
+import type { RequestHeaderOptions } from '../../src/server/options.ts';
 
 interface Reply {
   status: number;
@@ -209,4 +211,20 @@ describe('client CA files reloaded without a restart', () => {
     assert.equal((await whoAmI(erin)).body.username, 'erin');
     assert.deepEqual(await whoAmI(admin), { status: 401, body: UNAUTHORIZED });
   });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Start-up errors: one line, nothing left open.
+
+test('an empty header name, or a requestheader CA file that cannot be read, stops the start', async () => {
+  const caPath = join(dir, 'startup-ca.crt');
+  writeFileSync(caPath, proxyCa.cert);
+  const cases: [RequestHeaderOptions, RegExp][] = [
+    [{ clientCaFile: caPath, usernameHeaders: ['X-Remote-User', ' '] }, /^empty value in "requestheader-username-headers": \["X-Remote-User"," "\]$/],
+    [{ clientCaFile: caPath, usernameHeaders: ['X-Remote-User'], extraHeadersPrefix: [''] }, /^empty value in "requestheader-extra-headers-prefix"/],
+    [{ clientCaFile: join(dir, 'missing.crt'), usernameHeaders: ['X-Remote-User'] }, /^--requestheader-client-ca-file: ENOENT/],
+    [{ clientCaFile: join(dir, 'tokens.csv'), usernameHeaders: ['X-Remote-User'] }, /^--requestheader-client-ca-file \S+: no certificate found$/],
+  ];
+  writeFileSync(join(dir, 'tokens.csv'), 'not,a,certificate\n');
+  for (const [requestHeader, message] of cases) await assert.rejects(startServer({ authentication: { requestHeader } }), (e: Error) => message.test(e.message), JSON.stringify(requestHeader));
 });

@@ -43,7 +43,7 @@ export function requestHeaderNames(flag: string, names: readonly string[] | unde
   const out: string[] = [];
   for (const n of names ?? []) {
     const t = n.trim();
-    if (!t) throw new Error(`--${flag}: empty value in ${JSON.stringify(names)}`);
+    if (!t) throw new Error(`empty value in ${JSON.stringify(flag)}: ${JSON.stringify(names)}`);
     out.push(t);
   }
   return out;
