@@ -34,6 +34,7 @@ const proxyCaFile = join(dir, 'front-proxy-ca.crt');
 writeFileSync(clientCaFile, clientCa.cert);
 writeFileSync(proxyCaFile, proxyCa.cert);
 const logs: string[] = [];
+const headersSeen = new Map<string, { names: string[]; distinct: string[]; raw: string[] }>();
 const server = await testServer({
   secureServing: {},
   authentication: {
@@ -49,6 +50,14 @@ const server = await testServer({
     },
   },
   authorizer: recordingAuthorizer(),
+  // What the handlers after authentication see of a request's headers, by its X-Test-Id.
+  audit: {
+    requestReceived({ req }) {
+      const id = req.headers['x-test-id'];
+      if (typeof id === 'string') headersSeen.set(id, { names: Object.keys(req.headers), distinct: Object.keys(req.headersDistinct), raw: req.rawHeaders.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase()) });
+    },
+    responseComplete() {},
+  },
   log: (m) => logs.push(m),
 });
 const admin = await issueCert(clientCa, { subject: 'CN=admin, O=system:masters' });
@@ -94,7 +103,7 @@ const ALICE = { 'X-Remote-User': 'alice', 'X-Remote-Group': ['dev', 'ops'], 'X-R
 
 describe('the authenticating proxy', () => {
   test('a proxy certificate with an allowed name: the headers are the user, its groups, uid and extras (keys lowercased and percent-decoded)', async () => {
-    const r = await whoAmI(proxy, ALICE);
+    const r = await whoAmI(proxy, { ...ALICE, 'X-Test-Id': 'alice' });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.deepEqual(r.body, {
       username: 'alice',
@@ -102,6 +111,12 @@ describe('the authenticating proxy', () => {
       groups: ['dev', 'ops', 'system:authenticated'],
       extra: { scopes: ['read', 'write'], 'acme.com/project': ['p%41'] },
     });
+    // The proxy's headers are gone from the request once they have named its user.
+    const seen = headersSeen.get('alice')!;
+    for (const names of [seen.names, seen.distinct, seen.raw]) {
+      assert.ok(names.includes('x-test-id') && names.includes('content-type'), names.join());
+      assert.deepEqual(names.filter((n) => n.startsWith('x-remote-')), []);
+    }
   });
 
   test('the first username header with a value names the user; malformed escapes in an extra key are kept as they are', async () => {
