@@ -40,13 +40,15 @@ interface Verified {
   until: number;
   /** The CA certificates it was verified against: a new bundle means a new verification. */
   roots: readonly X509Certificate[];
+  /** Whether the handshake's verdict could stand for it. */
+  trusted: boolean;
 }
 
 /** The CA certificates now (a bundle read again when its file changes gives a new array). */
 export type Roots = () => readonly X509Certificate[];
 
 /** What a client certificate's chain is, checked against some CAs. */
-export type ChainVerdict = { ok: true; from: number; until: number } | { ok: false; message: string };
+export type ChainVerdict = { ok: true; from: number; until: number } | { ok: false; message: string; until: number };
 
 /** A connection's client certificate, checked against `roots` and made into a result, remembered per connection. */
 export function clientCertificateCheck(
@@ -60,14 +62,17 @@ export function clientCertificateCheck(
     if (!(socket instanceof TLSSocket)) return { kind: 'no-credential' };
     const now = Date.now();
     const current = roots();
+    const trusted = socket.authorized && trustHandshake();
     const cached = cache.get(socket);
-    if (cached && cached.roots === current && now >= cached.from && now <= cached.until) return cached.result;
+    if (cached && cached.roots === current && cached.trusted === trusted && now >= cached.from && now <= cached.until) return cached.result;
     const peer = socket.getPeerCertificate(true);
     if (!peer || !peer.raw) return { kind: 'no-credential' };
     const chain = peerChain(peer);
-    const verdict = verifyChain(chain, current, now, socket.authorized && trustHandshake());
+    const verdict = verifyChain(chain, current, now, trusted);
     const result = decide(verdict, peer, chain[0]!);
-    const verified: Verified = verdict.ok ? { result, from: verdict.from, until: verdict.until, roots: current } : { result, from: now, until: now, roots: current };
+    // A refusal stands too (a client certificate that is not the proxy's is refused by the proxy's
+    // authenticator on each of its requests), until a certificate that was not yet valid becomes so.
+    const verified: Verified = verdict.ok ? { result, from: verdict.from, until: verdict.until, roots: current, trusted } : { result, from: now, until: verdict.until, roots: current, trusted };
     cache.set(socket, verified);
     return verified.result;
   };
@@ -108,12 +113,15 @@ const goTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+
 function verifyChain(chain: readonly X509Certificate[], roots: readonly X509Certificate[], now: number, handshakeVerified: boolean): ChainVerdict {
   const leaf = chain[0]!;
   const id = `"${leaf.subject.replace(/\n/g, ',')}" (serial ${leaf.serialNumber})`;
-  const reject = (why: string): ChainVerdict => ({ ok: false, message: `verifying certificate ${id} failed: x509: ${why}` });
+  /** Before this time the refusal stands: a certificate of the chain is valid only from then on. */
+  let refusedUntil = Infinity;
+  const reject = (why: string): ChainVerdict => ({ ok: false, message: `verifying certificate ${id} failed: x509: ${why}`, until: refusedUntil });
   let from = -Infinity;
   let until = Infinity;
   const valid = (c: X509Certificate): string | undefined => {
     const nb = dateOf(c.validFrom);
     const na = dateOf(c.validTo);
+    if (now < nb) refusedUntil = Math.min(refusedUntil, nb - 1);
     if (now < nb) return `certificate has expired or is not yet valid: current time ${goTime(now)} is before ${goTime(nb)}`;
     if (now > na) return `certificate has expired or is not yet valid: current time ${goTime(now)} is after ${goTime(na)}`;
     from = Math.max(from, nb);
