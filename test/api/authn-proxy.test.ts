@@ -152,6 +152,21 @@ describe('the authenticating proxy', () => {
     assert.equal((await whoAmI(lookalike, ALICE)).body.username, 'front-proxy');
     assert.deepEqual((await whoAmI(undefined, ALICE)).body, { username: 'system:anonymous', groups: ['system:unauthenticated'] });
   });
+
+  test('certificates issued through an intermediate the client sends: a proxy of the proxy CA, a user of the client CA', async () => {
+    const proxyIntermediate = await issueCert(proxyCa, { subject: 'CN=proxy-intermediate', ca: true });
+    const chained = await issueCert(proxyIntermediate, { subject: 'CN=front-proxy' });
+    const chainedProxy = { ...chained, cert: `${chained.cert.trimEnd()}\n${proxyIntermediate.cert}` };
+    assert.equal((await whoAmI(chainedProxy, ALICE)).body.username, 'alice');
+    const clientIntermediate = await issueCert(clientCa, { subject: 'CN=client-intermediate', ca: true });
+    const grace = await issueCert(clientIntermediate, { subject: 'CN=grace' });
+    const chainedUser = { ...grace, cert: `${grace.cert.trimEnd()}\n${clientIntermediate.cert}` };
+    assert.equal((await whoAmI(chainedUser, ALICE)).body.username, 'grace');
+    // The client CA's intermediate does not make a proxy, nor the proxy CA's a user.
+    const crossed = await issueCert(clientIntermediate, { subject: 'CN=front-proxy' });
+    assert.equal((await whoAmI({ ...crossed, cert: `${crossed.cert.trimEnd()}\n${clientIntermediate.cert}` }, ALICE)).body.username, 'front-proxy');
+    assert.deepEqual(await whoAmI(chainedProxy), { status: 401, body: UNAUTHORIZED });
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
