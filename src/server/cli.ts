@@ -23,6 +23,7 @@ const secure = (o: ServerOptions) => (o.secureServing ??= {});
 const authn = (o: ServerOptions) => (o.authentication ??= {});
 const sa = (o: ServerOptions) => (authn(o).serviceAccounts ??= {});
 const oidc = (o: ServerOptions) => (authn(o).oidc ??= {});
+const rh = (o: ServerOptions) => (authn(o).requestHeader ??= {});
 const list = (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean);
 
 const int = (name: string, v: string): number => {
@@ -111,6 +112,12 @@ const FLAGS: Record<string, FlagSpec> = {
     help: 'AuthenticationConfiguration file (JWT authenticators, anonymous paths), reloaded on change; not with --oidc-* flags',
     apply: (o, v) => (authn(o).authenticationConfig = v),
   },
+  'requestheader-client-ca-file': { help: "CAs of the authenticating proxy's client certificate; its request headers name the user", apply: (o, v) => (rh(o).clientCaFile = v) },
+  'requestheader-allowed-names': { help: 'comma-separated Common Names the proxy certificate may have (repeatable; default: any)', apply: (o, v) => (rh(o).allowedNames = [...(rh(o).allowedNames ?? []), ...v.split(',')]) },
+  'requestheader-username-headers': { help: 'comma-separated headers naming the user, first with a value wins (repeatable; X-Remote-User is usual)', apply: (o, v) => (rh(o).usernameHeaders = [...(rh(o).usernameHeaders ?? []), ...v.split(',')]) },
+  'requestheader-group-headers': { help: 'comma-separated headers naming groups (repeatable; X-Remote-Group is usual)', apply: (o, v) => (rh(o).groupHeaders = [...(rh(o).groupHeaders ?? []), ...v.split(',')]) },
+  'requestheader-extra-headers-prefix': { help: 'comma-separated prefixes of headers giving extras (repeatable; X-Remote-Extra- is usual)', apply: (o, v) => (rh(o).extraHeadersPrefix = [...(rh(o).extraHeadersPrefix ?? []), ...v.split(',')]) },
+  'requestheader-uid-headers': { help: 'comma-separated headers giving the uid, first with a value wins (repeatable; X-Remote-Uid is usual)', apply: (o, v) => (rh(o).uidHeaders = [...(rh(o).uidHeaders ?? []), ...v.split(',')]) },
   naming: {
     help: 'naming profile: orch (default) or kubernetes',
     apply: (o, v) => {

@@ -45,6 +45,8 @@ export interface Listener {
   drain(graceMs: number, whenClosedToNew: () => void): Promise<void>;
   /** Immediate close: every connection is cut (a start that failed half-way). */
   destroy(): Promise<void>;
+  /** Over TLS: new handshakes name (and accept) these client CAs (PEM); open connections keep theirs. */
+  setClientCA(pem: string): void;
 }
 
 export async function listen(options: ListenOptions, handle: RequestListener): Promise<Listener> {
@@ -130,6 +132,10 @@ export async function listen(options: ListenOptions, handle: RequestListener): P
       grace.unref();
       await closed;
       clearTimeout(grace);
+    },
+    setClientCA(pem) {
+      if (!tls) return;
+      (server as ReturnType<typeof createHttpsServer>).setSecureContext({ cert: tls.cert, key: tls.key, ca: pem, minVersion: tls.minVersion, ciphers: tls.ciphers });
     },
     destroy() {
       for (const s of sockets) s.destroy();

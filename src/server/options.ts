@@ -125,6 +125,33 @@ export interface AuthenticationOptions {
    * fetches it again) and between two failed discoveries; default 10 s. Shorter in tests.
    */
   jwtKeyRefreshIntervalMs?: number;
+  /** The authenticating proxy (`--requestheader-*`). */
+  requestHeader?: RequestHeaderOptions;
+  /**
+   * How often at most the client CA files (`--client-ca-file`, `--requestheader-client-ca-file`)
+   * go unread: they are read again when they change, and at least this often (default one minute).
+   */
+  caReloadIntervalMs?: number;
+}
+
+/**
+ * The authenticating proxy, as kube-apiserver's `--requestheader-*` flags: requests on a connection
+ * whose client certificate verifies against `clientCaFile` (and has an allowed Common Name) are
+ * the user its headers name. Without `clientCaFile`, or without username headers, no proxy counts.
+ */
+export interface RequestHeaderOptions {
+  /** `--requestheader-client-ca-file`: the CAs of the proxy's client certificate, followed as it changes. */
+  clientCaFile?: string;
+  /** `--requestheader-allowed-names`: the Common Names a proxy may have; empty, any. */
+  allowedNames?: string[];
+  /** `--requestheader-username-headers`: in order, the first with a value names the user (X-Remote-User is usual). */
+  usernameHeaders?: string[];
+  /** `--requestheader-group-headers`: every value is a group (X-Remote-Group is usual). */
+  groupHeaders?: string[];
+  /** `--requestheader-extra-headers-prefix`: headers with these prefixes give extras (X-Remote-Extra- is usual). */
+  extraHeadersPrefix?: string[];
+  /** `--requestheader-uid-headers`: in order, the first with a value is the uid (X-Remote-Uid is usual). */
+  uidHeaders?: string[];
 }
 
 export interface ServiceAccountOptions {

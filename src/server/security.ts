@@ -27,6 +27,9 @@ import { isStatusError } from '../machinery/status.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import { noAudit, type AuditSink } from './filters.ts';
 import type { ServerOptions } from './options.ts';
+import type { ClientCas } from './client-cas.ts';
+import { requestHeaderNames, type RequestHeaderConfig } from '../auth/authn/request-header.ts';
+import { staticCa } from '../auth/authn/ca-file.ts';
 
 /** What anonymous requests reach while every request is authorized (system:public-info-viewer's paths). */
 export const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']);
@@ -35,6 +38,8 @@ export interface AuthenticatorContext {
   naming: Naming;
   /** Over HTTPS: the client CAs (PEM) certificates are verified against. */
   clientCa?: string;
+  /** Over HTTPS: the client CAs and the authenticating proxy's, followed as their files change (in place of `clientCa`). */
+  clientCas?: ClientCas;
   /** Service-account tokens, when the server has a key to sign them with. */
   serviceAccounts?: ServiceAccountConfig;
   log: (message: string) => void;
@@ -89,8 +94,11 @@ export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | '
     anonymous = { paths: anonymous === true ? PUBLIC_PATHS : new Set([...anonymous.paths].filter((p) => PUBLIC_PATHS.has(p))) };
   }
   const clientCa = ctx.clientCa ?? (a?.clientCaFile === undefined ? undefined : readClientCa(a.clientCaFile));
+  const cas = ctx.clientCas;
   const built = newAuthenticator({
-    clientCAs: clientCa === undefined ? undefined : parseCertificates(clientCa, '--client-ca-file'),
+    clientCAs: cas ? () => cas.client.certificates() : clientCa === undefined ? undefined : parseCertificates(clientCa, '--client-ca-file'),
+    clientCaTrustHandshake: cas?.handshakeIsOwn,
+    requestHeader: requestHeaderConfig(a?.requestHeader, cas),
     tokenAuthFile: a?.tokenAuthFile,
     serviceAccounts: ctx.serviceAccounts,
     apiAudiences: ctx.serviceAccounts?.apiAudiences ?? a?.apiAudiences,
@@ -184,6 +192,32 @@ function logRejections(log: (message: string) => void, inner: Authenticator): Au
       return r;
     },
   };
+}
+
+/**
+ * The authenticating proxy the `--requestheader-*` flags describe: none without
+ * `--requestheader-client-ca-file`, as kube-apiserver. Its CAs are the followed file over HTTPS,
+ * read once otherwise (no certificate reaches a plain HTTP server anyway).
+ */
+function requestHeaderConfig(r: NonNullable<ServerOptions['authentication']>['requestHeader'], cas: ClientCas | undefined): RequestHeaderConfig | undefined {
+  if (r?.clientCaFile === undefined) return undefined;
+  const usernameHeaders = requestHeaderNames('requestheader-username-headers', r.usernameHeaders);
+  const groupHeaders = requestHeaderNames('requestheader-group-headers', r.groupHeaders);
+  const extraHeaderPrefixes = requestHeaderNames('requestheader-extra-headers-prefix', r.extraHeadersPrefix);
+  const uidHeaders = requestHeaderNames('requestheader-uid-headers', r.uidHeaders);
+  const allowedNames = requestHeaderNames('requestheader-allowed-names', r.allowedNames);
+  let source = cas?.requestHeader;
+  if (!source) {
+    let pem: string;
+    try {
+      pem = readFileSync(r.clientCaFile, 'utf8');
+    } catch (e) {
+      throw new Error(`--requestheader-client-ca-file: ${(e as Error).message}`);
+    }
+    source = staticCa(pem, `--requestheader-client-ca-file ${r.clientCaFile}`);
+  }
+  const ca = source;
+  return { roots: () => ca.certificates(), trustHandshake: cas?.handshakeIsOwn, allowedNames, usernameHeaders, groupHeaders, extraHeaderPrefixes, uidHeaders };
 }
 
 function readClientCa(path: string): string {

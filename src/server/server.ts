@@ -25,6 +25,7 @@ import { buildAudit, buildAuthenticator, buildAuthorizer, serviceAccountConfig, 
 import { serviceAccountTokens } from '../auth/authn/service-account.ts';
 import { adminKubeconfig } from './certificates.ts';
 import { prepareSecureServing, type SecureServing } from './tls.ts';
+import { clientCas } from './client-cas.ts';
 import { servedKinds } from './served-kinds.ts';
 import { buildStores, type ServedStores } from './stores.ts';
 import { openWatches, type OpenWatches } from './watches.ts';
@@ -63,7 +64,10 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   cleanups.push(() => authenticationClosers.forEach((c) => c()));
   const lookups = storeLookups();
   const serviceAccounts = serviceAccountConfig(opts, secure?.serviceAccountKey, naming, lookups.getter);
-  const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, serviceAccounts, log, metrics: metrics.authentication, onClose: (close) => authenticationClosers.push(close) });
+  // The client CA files (the client certificates' and the authenticating proxy's), followed as they change.
+  const cas = secure && clientCas(opts, secure.clientCa, log);
+  if (cas) authenticationClosers.push(() => cas.close());
+  const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, clientCas: cas, serviceAccounts, log, metrics: metrics.authentication, onClose: (close) => authenticationClosers.push(close) });
 
   let storage: OpenedStorage | undefined;
   const tokens = serviceAccounts && { ...serviceAccountTokens(serviceAccounts), bound: lookups.getter.bound };
@@ -90,8 +94,9 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const nonApi = nonApiRoutes({ health: healthEndpoints(opened.check, phase), metrics, defs, naming });
   const handler = buildHandlerChain(routeRequests(router, nonApi), chainOptions(opts, authenticator, naming, featureGates, log));
 
-  const listener = await listen({ bindAddress: opts.bindAddress, port: opts.port, tls: secure?.listener }, handler);
+  const listener = await listen({ bindAddress: opts.bindAddress, port: opts.port, tls: secure && cas && { ...secure.listener, clientCA: cas.handshakePem() } }, handler);
   cleanups.push(() => listener.destroy());
+  cas?.onChange(() => listener.setClientCA(cas.handshakePem()));
   const admin = secure ? writeAdminKubeconfig(opts.dataDir, listener.url, secure, cleanups) : undefined;
 
   const context = controllerContext(opts, served, naming, featureGates, log);

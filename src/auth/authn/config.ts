@@ -1,5 +1,5 @@
-// The authenticator the server's flags describe, assembled in kube-apiserver's order: client
-// certificates, then bearer tokens (the token file, then the JWT authenticators), all in one union whose users gain
+// The authenticator the server's flags describe, assembled in kube-apiserver's order: the
+// authenticating proxy's headers, client certificates, then bearer tokens (the token file, then the JWT authenticators), all in one union whose users gain
 // `system:authenticated`; anonymous last, reached only by requests that carry no credential.
 
 import type { X509Certificate } from 'node:crypto';
@@ -11,11 +11,16 @@ import { audienceAgnostic, authenticateBearer, bearerToken, bearerTokenOf, inter
 import { tokenFileAuthenticator } from './token-file.ts';
 import { serviceAccountAuthenticator, type ServiceAccountConfig } from './service-account.ts';
 import { authenticatedGroupAdder, failOnError, union, withAuthenticatedGroup } from './union.ts';
-import { x509Authenticator } from './x509.ts';
+import { x509Authenticator, type Roots } from './x509.ts';
+import { requestHeaderAuthenticator, type RequestHeaderConfig } from './request-header.ts';
 
 export interface AuthenticatorConfig {
-  /** `--client-ca-file`'s certificates: client certificates are verified against them. */
-  clientCAs?: readonly X509Certificate[];
+  /** `--client-ca-file`'s certificates (as they are now, when the file is followed): client certificates are verified against them. */
+  clientCAs?: readonly X509Certificate[] | Roots;
+  /** Whether the TLS handshake's verdict on a client certificate was reached against the client CAs alone (default yes). */
+  clientCaTrustHandshake?: () => boolean;
+  /** The authenticating proxy (`--requestheader-*`): first in the union, as in kube-apiserver. */
+  requestHeader?: RequestHeaderConfig;
   /** `--token-auth-file`. */
   tokenAuthFile?: string;
   /** `--api-audiences`: what the server's own tokens are for; a request's token must be for one of them. */
@@ -40,7 +45,10 @@ export function newAuthenticator(c: AuthenticatorConfig): Authenticator & { revi
   const authenticators: Authenticator[] = [];
   const tokens: TokenAuthenticator[] = [];
   const apiAudiences = c.apiAudiences ?? [];
-  if (c.clientCAs?.length) authenticators.push(x509Authenticator(c.clientCAs, c.credentialIdKey));
+  if (c.requestHeader) authenticators.push(requestHeaderAuthenticator(c.requestHeader));
+  const clientCAs = c.clientCAs;
+  if (typeof clientCAs === 'function') authenticators.push(x509Authenticator(clientCAs, c.credentialIdKey, c.clientCaTrustHandshake));
+  else if (clientCAs?.length) authenticators.push(x509Authenticator(() => clientCAs, c.credentialIdKey, c.clientCaTrustHandshake));
   if (c.tokenAuthFile !== undefined) tokens.push(audienceAgnostic(apiAudiences, tokenFileAuthenticator(c.tokenAuthFile, c.warn)));
   if (c.serviceAccounts) tokens.push(serviceAccountAuthenticator(c.serviceAccounts));
   // ID tokens are for their client, not the API: as kube-apiserver, they count as the API's own.

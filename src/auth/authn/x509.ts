@@ -6,7 +6,9 @@
 // certificate is rejected.
 //
 // A connection keeps its certificate, so its verification is remembered per connection for as long
-// as every certificate of the chain stays valid.
+// as every certificate of the chain stays valid and the CA bundle stays the same. The
+// authenticating proxy (request-header.ts) verifies its certificates the same way, against its own
+// CAs.
 
 import { createHash, X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -36,24 +38,56 @@ interface Verified {
   /** The result holds while the time is within [from, until] (every certificate of the chain valid). */
   from: number;
   until: number;
+  /** The CA certificates it was verified against: a new bundle means a new verification. */
+  roots: readonly X509Certificate[];
+  /** Whether the handshake's verdict could stand for it. */
+  trusted: boolean;
 }
 
-export function x509Authenticator(roots: readonly X509Certificate[], credentialIdKey: string): Authenticator {
+/** The CA certificates now (a bundle read again when its file changes gives a new array). */
+export type Roots = () => readonly X509Certificate[];
+
+/** What a client certificate's chain is, checked against some CAs. */
+export type ChainVerdict = { ok: true; from: number; until: number } | { ok: false; message: string; until: number };
+
+/** A connection's client certificate, checked against `roots` and made into a result, remembered per connection. */
+export function clientCertificateCheck(
+  roots: Roots,
+  trustHandshake: () => boolean,
+  decide: (verdict: ChainVerdict, peer: DetailedPeerCertificate, leaf: X509Certificate) => AuthenticationResult,
+): (req: IncomingMessage) => AuthenticationResult {
   const cache = new WeakMap<TLSSocket, Verified>();
-  return {
-    async authenticate(req: IncomingMessage) {
-      const socket = req.socket;
-      if (!(socket instanceof TLSSocket)) return { kind: 'no-credential' };
-      const now = Date.now();
-      const cached = cache.get(socket);
-      if (cached && now >= cached.from && now <= cached.until) return cached.result;
-      const peer = socket.getPeerCertificate(true);
-      if (!peer || !peer.raw) return { kind: 'no-credential' };
-      const verified = verify(peerChain(peer), peer.subject as Readonly<Record<string, string | string[] | undefined>>, roots, now, credentialIdKey, socket.authorized);
-      cache.set(socket, verified);
-      return verified.result;
-    },
+  return (req) => {
+    const socket = req.socket;
+    if (!(socket instanceof TLSSocket)) return { kind: 'no-credential' };
+    const now = Date.now();
+    const current = roots();
+    const trusted = socket.authorized && trustHandshake();
+    const cached = cache.get(socket);
+    if (cached && cached.roots === current && cached.trusted === trusted && now >= cached.from && now <= cached.until) return cached.result;
+    const peer = socket.getPeerCertificate(true);
+    if (!peer || !peer.raw) return { kind: 'no-credential' };
+    const chain = peerChain(peer);
+    const verdict = verifyChain(chain, current, now, trusted);
+    const result = decide(verdict, peer, chain[0]!);
+    // A refusal stands too (a client certificate that is not the proxy's is refused by the proxy's
+    // authenticator on each of its requests), until a certificate that was not yet valid becomes so.
+    const verified: Verified = verdict.ok ? { result, from: verdict.from, until: verdict.until, roots: current, trusted } : { result, from: now, until: verdict.until, roots: current, trusted };
+    cache.set(socket, verified);
+    return verified.result;
   };
+}
+
+/**
+ * Client certificates verified against `roots`. `trustHandshake` says whether the handshake's
+ * verdict (`authorized`) was reached against these same CAs: false while the handshake also
+ * accepts another bundle's certificates (the authenticating proxy's) or after the bundle changed.
+ */
+export function x509Authenticator(roots: Roots, credentialIdKey: string, trustHandshake: () => boolean = () => true): Authenticator {
+  const check = clientCertificateCheck(roots, trustHandshake, (verdict, peer, leaf) =>
+    verdict.ok ? authenticated(leaf, peer.subject as Readonly<Record<string, string | string[] | undefined>>, credentialIdKey) : { kind: 'rejected', message: verdict.message },
+  );
+  return { authenticate: async (req) => check(req) };
 }
 
 /** The client's certificate, then the intermediates it sent. */
@@ -76,22 +110,18 @@ const goTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+
  * even when the client sent intermediates: then a leaf that reaches no CA by itself is accepted on
  * the handshake's verdict, which checked the intermediates' signatures, validity and purpose.
  */
-function verify(
-  chain: readonly X509Certificate[],
-  subject: Readonly<Record<string, string | string[] | undefined>>,
-  roots: readonly X509Certificate[],
-  now: number,
-  credentialIdKey: string,
-  handshakeVerified = false,
-): Verified {
+function verifyChain(chain: readonly X509Certificate[], roots: readonly X509Certificate[], now: number, handshakeVerified: boolean): ChainVerdict {
   const leaf = chain[0]!;
   const id = `"${leaf.subject.replace(/\n/g, ',')}" (serial ${leaf.serialNumber})`;
-  const reject = (why: string): Verified => ({ result: { kind: 'rejected', message: `verifying certificate ${id} failed: x509: ${why}` }, from: now, until: now });
+  /** Before this time the refusal stands: a certificate of the chain is valid only from then on. */
+  let refusedUntil = Infinity;
+  const reject = (why: string): ChainVerdict => ({ ok: false, message: `verifying certificate ${id} failed: x509: ${why}`, until: refusedUntil });
   let from = -Infinity;
   let until = Infinity;
   const valid = (c: X509Certificate): string | undefined => {
     const nb = dateOf(c.validFrom);
     const na = dateOf(c.validTo);
+    if (now < nb) refusedUntil = Math.min(refusedUntil, nb - 1);
     if (now < nb) return `certificate has expired or is not yet valid: current time ${goTime(now)} is before ${goTime(nb)}`;
     if (now > na) return `certificate has expired or is not yet valid: current time ${goTime(now)} is after ${goTime(na)}`;
     from = Math.max(from, nb);
@@ -113,7 +143,7 @@ function verify(
       const problem = valid(root);
       if (problem) return reject(problem);
       if (!allowsClientAuth(root)) return reject('certificate specifies an incompatible key usage');
-      return { result: authenticated(leaf, subject, credentialIdKey), from, until };
+      return { ok: true, from, until };
     }
     const next = intermediates.find((i) => i !== current && i.ca && issues(i, current));
     if (!next) break;
@@ -125,7 +155,7 @@ function verify(
     if (!allowsClientAuth(next)) return reject('certificate specifies an incompatible key usage');
     current = next;
   }
-  if (!lastProblem && chain.length === 1 && handshakeVerified) return { result: authenticated(leaf, subject, credentialIdKey), from, until };
+  if (!lastProblem && chain.length === 1 && handshakeVerified) return { ok: true, from, until };
   return reject(lastProblem ?? 'certificate signed by unknown authority');
 }
 
