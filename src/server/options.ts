@@ -118,6 +118,24 @@ export interface AuthenticationOptions {
    * `anonymousAuth` when the file sets `anonymous`.
    */
   authenticationConfig?: string;
+  /** Webhook token authentication: bearer tokens reviewed by a remote service, the last token authenticator. */
+  tokenWebhook?: TokenWebhookOptions;
+}
+
+export interface TokenWebhookOptions {
+  /**
+   * `--authentication-token-webhook-config-file`: a kubeconfig-format file; its cluster is the
+   * service (`server`, its CA), its user the server's credential there (client certificate and key).
+   */
+  configFile: string;
+  /** `--authentication-token-webhook-cache-ttl`: how long answers are kept (default 2 min; 0 keeps none). */
+  cacheTtlMs?: number;
+  /** `--authentication-token-webhook-version`: the TokenReview version sent (default v1beta1). */
+  version?: 'v1' | 'v1beta1';
+  /** Each call's timeout, the answer included (default 30 s). */
+  requestTimeoutMs?: number;
+  /** The wait before the first retry of a failed call (default 500 ms; kube's backoff then grows it 1.5 times, five attempts in all). */
+  retryInitialBackoffMs?: number;
 }
 
 export interface ServiceAccountOptions {
