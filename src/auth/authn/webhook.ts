@@ -15,7 +15,7 @@
 
 import { createHash } from 'node:crypto';
 import type { UserInfo } from '../../request/user.ts';
-import { WebhookError, type WebhookClient } from '../webhook-client.ts';
+import type { WebhookClient } from '../webhook-client.ts';
 import type { AuthenticationResult } from './authenticator.ts';
 import { intersect, type TokenAuthenticator } from './bearer-token.ts';
 
@@ -68,8 +68,9 @@ export function webhookTokenAuthenticator(c: WebhookTokenConfig): TokenAuthentic
         spec: { token, ...(audiences ? { audiences: [...audiences] } : {}) },
       });
     } catch (e) {
-      if (!(e instanceof WebhookError)) throw e;
-      return { result: { kind: 'rejected', message: `Failed to make webhook authenticator request: ${e.message}` }, cacheable: false };
+      // Whatever went wrong, the request is refused (401), never failed as the server's own error.
+      const message = e instanceof Error ? e.message : String(e);
+      return { result: { kind: 'rejected', message: `Failed to make webhook authenticator request: ${message}` }, cacheable: false };
     }
     let status: ReviewStatus;
     try {
