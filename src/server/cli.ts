@@ -23,8 +23,6 @@ const secure = (o: ServerOptions) => (o.secureServing ??= {});
 const authn = (o: ServerOptions) => (o.authentication ??= {});
 const sa = (o: ServerOptions) => (authn(o).serviceAccounts ??= {});
 const oidc = (o: ServerOptions) => (authn(o).oidc ??= {});
-/** The webhook flags; the config file is checked at start, where a missing one is an error. */
-const webhook = (o: ServerOptions) => (authn(o).tokenWebhook ??= { configFile: '' });
 const list = (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean);
 
 const int = (name: string, v: string): number => {
@@ -113,16 +111,17 @@ const FLAGS: Record<string, FlagSpec> = {
     help: 'AuthenticationConfiguration file (JWT authenticators, anonymous paths), reloaded on change; not with --oidc-* flags',
     apply: (o, v) => (authn(o).authenticationConfig = v),
   },
+  // The webhook flags; without a config file the others change nothing. The file is read at start.
   'authentication-token-webhook-config-file': {
     help: 'kubeconfig-format file of the token-review webhook (its server and CA; the client certificate the server presents); tokens no other authenticator knows are reviewed there',
-    apply: (o, v) => (webhook(o).configFile = v),
+    apply: (o, v) => ((authn(o).tokenWebhook ??= { configFile: '' }).configFile = v),
   },
-  'authentication-token-webhook-cache-ttl': { help: "how long the webhook's answers are kept (default 2m0s; 0 keeps none)", apply: (o, v) => (webhook(o).cacheTtlMs = parseDuration(v)) },
+  'authentication-token-webhook-cache-ttl': { help: "how long the webhook's answers are kept (default 2m0s; 0 keeps none)", apply: (o, v) => ((authn(o).tokenWebhook ??= { configFile: '' }).cacheTtlMs = parseDuration(v)) },
   'authentication-token-webhook-version': {
     help: 'TokenReview version sent to the webhook: v1 or v1beta1 (default v1beta1)',
     apply: (o, v) => {
       if (v !== 'v1' && v !== 'v1beta1') throw new Error(`invalid --authentication-token-webhook-version ${JSON.stringify(v)}: expected v1 or v1beta1`);
-      webhook(o).version = v;
+      (authn(o).tokenWebhook ??= { configFile: '' }).version = v;
     },
   },
   naming: {
