@@ -41,8 +41,8 @@ interface Call {
   /** The CN of the client certificate the API server presented. */
   client: string;
 }
-/** `code` 0: no answer at all. */
-type Answer = { code?: number; body?: unknown; status?: Record<string, unknown> };
+/** `code` 0: no answer at all; `delayMs`: the answer comes that much later. */
+type Answer = { code?: number; body?: unknown; status?: Record<string, unknown>; delayMs?: number };
 
 const ca = await makeCa('webhook-test-ca');
 const serving = await issueCert(ca, { subject: 'CN=127.0.0.1', usage: 'server', hosts: [{ type: 'ip', value: '127.0.0.1' }] });
@@ -72,7 +72,9 @@ function startWebhook(port = 0): Promise<Server> {
       if (a.code === 0) return; // never answers
       res.statusCode = a.code ?? 200;
       res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify(a.body ?? { apiVersion: review.apiVersion, kind: 'TokenReview', status: a.status ?? {} }));
+      const body = JSON.stringify(a.body ?? { apiVersion: review.apiVersion, kind: 'TokenReview', status: a.status ?? {} });
+      if (a.delayMs) setTimeout(() => res.end(body), a.delayMs);
+      else res.end(body);
     });
   });
   return new Promise((resolve) =>
@@ -135,6 +137,14 @@ describe('the webhook authenticates', () => {
     assert.deepEqual(callsOf('bob-token', from).map((c) => c.audiences), [['custom']]);
     // The webhook named no audience: the token is for the server's own, not "custom".
     assert.deepEqual(r.body.status, { user: {}, error: 'invalid bearer token' });
+  });
+
+  test('concurrent requests with the same token share one call', async () => {
+    answers.set('slow-token', () => ({ status: { authenticated: true, user: { username: 'slow' } }, delayMs: 200 }));
+    const from = calls.length;
+    const replies = await Promise.all(Array.from({ length: 5 }, () => selfReview(server, 'slow-token')));
+    assert.deepEqual(replies.map((r) => r.status), [201, 201, 201, 201, 201]);
+    assert.equal(callsOf('slow-token', from).length, 1);
   });
 
   test('audiences: those the review names, or the implicit ones; none in common is 401', async () => {
