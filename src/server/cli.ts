@@ -118,6 +118,19 @@ const FLAGS: Record<string, FlagSpec> = {
   'requestheader-group-headers': { help: 'comma-separated headers naming groups (repeatable; X-Remote-Group is usual)', apply: (o, v) => (rh(o).groupHeaders = [...(rh(o).groupHeaders ?? []), ...v.split(',')]) },
   'requestheader-extra-headers-prefix': { help: 'comma-separated prefixes of headers giving extras (repeatable; X-Remote-Extra- is usual)', apply: (o, v) => (rh(o).extraHeadersPrefix = [...(rh(o).extraHeadersPrefix ?? []), ...v.split(',')]) },
   'requestheader-uid-headers': { help: 'comma-separated headers giving the uid, first with a value wins (repeatable; X-Remote-Uid is usual)', apply: (o, v) => (rh(o).uidHeaders = [...(rh(o).uidHeaders ?? []), ...v.split(',')]) },
+  // The webhook flags; without a config file the others change nothing. The file is read at start.
+  'authentication-token-webhook-config-file': {
+    help: 'kubeconfig-format file of the token-review webhook (its server and CA; the client certificate the server presents); tokens no other authenticator knows are reviewed there',
+    apply: (o, v) => ((authn(o).tokenWebhook ??= { configFile: '' }).configFile = v),
+  },
+  'authentication-token-webhook-cache-ttl': { help: "how long the webhook's answers are kept (default 2m0s; 0 keeps none)", apply: (o, v) => ((authn(o).tokenWebhook ??= { configFile: '' }).cacheTtlMs = parseDuration(v)) },
+  'authentication-token-webhook-version': {
+    help: 'TokenReview version sent to the webhook: v1 or v1beta1 (default v1beta1)',
+    apply: (o, v) => {
+      if (v !== 'v1' && v !== 'v1beta1') throw new Error(`invalid --authentication-token-webhook-version ${JSON.stringify(v)}: expected v1 or v1beta1`);
+      (authn(o).tokenWebhook ??= { configFile: '' }).version = v;
+    },
+  },
   naming: {
     help: 'naming profile: orch (default) or kubernetes',
     apply: (o, v) => {

@@ -132,6 +132,8 @@ export interface AuthenticationOptions {
    * go unread: they are read again when they change, and at least this often (default one minute).
    */
   caReloadIntervalMs?: number;
+  /** Webhook token authentication: bearer tokens reviewed by a remote service, the last token authenticator. */
+  tokenWebhook?: TokenWebhookOptions;
 }
 
 /**
@@ -152,6 +154,22 @@ export interface RequestHeaderOptions {
   extraHeadersPrefix?: string[];
   /** `--requestheader-uid-headers`: in order, the first with a value is the uid (X-Remote-Uid is usual). */
   uidHeaders?: string[];
+}
+
+export interface TokenWebhookOptions {
+  /**
+   * `--authentication-token-webhook-config-file`: a kubeconfig-format file; its cluster is the
+   * service (`server`, its CA), its user the server's credential there (client certificate and key).
+   */
+  configFile: string;
+  /** `--authentication-token-webhook-cache-ttl`: how long answers are kept (default 2 min; 0 keeps none). */
+  cacheTtlMs?: number;
+  /** `--authentication-token-webhook-version`: the TokenReview version sent (default v1beta1). */
+  version?: 'v1' | 'v1beta1';
+  /** Each call's timeout, the answer included (default 30 s). */
+  requestTimeoutMs?: number;
+  /** The wait before the first retry of a failed call (default 500 ms; kube's backoff then grows it 1.5 times, five attempts in all). */
+  retryInitialBackoffMs?: number;
 }
 
 export interface ServiceAccountOptions {

@@ -26,10 +26,13 @@ import { parseSigningKey, parseVerificationKeys, readKeyFile, type LiveObject, t
 import { isStatusError } from '../machinery/status.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import { noAudit, type AuditSink } from './filters.ts';
-import type { ServerOptions } from './options.ts';
 import type { ClientCas } from './client-cas.ts';
 import { requestHeaderNames, type RequestHeaderConfig } from '../auth/authn/request-header.ts';
 import { staticCa } from '../auth/authn/ca-file.ts';
+import type { ServerOptions, TokenWebhookOptions } from './options.ts';
+import { loadKubeconfig } from '../auth/kubeconfig.ts';
+import { webhookClient } from '../auth/webhook-client.ts';
+import { WEBHOOK_VERSIONS, webhookTokenAuthenticator } from '../auth/authn/webhook.ts';
 
 /** What anonymous requests reach while every request is authorized (system:public-info-viewer's paths). */
 export const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']);
@@ -106,6 +109,7 @@ export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | '
     credentialIdKey: credentialIdKey(ctx),
     warn: ctx.log,
     tokenAuthenticators: jwt.tokens,
+    tokenWebhook: tokenWebhook(a?.tokenWebhook, ctx.serviceAccounts?.apiAudiences ?? a?.apiAudiences ?? [], ctx),
   });
   return { ...logRejections(ctx.log, built), reviewToken: built.reviewToken };
 }
@@ -178,6 +182,32 @@ function jwtAuthenticators(a: NonNullable<ServerOptions['authentication']>, ctx:
   const authenticator = newJwtAuthenticator(r.compiled, { ...jwtOptions, signingAlgs });
   ctx.onClose?.(() => authenticator.close());
   return { tokens: [jwtUnion([authenticator])] };
+}
+
+/**
+ * The token-review webhook of `--authentication-token-webhook-*`, or undefined when no config file
+ * is given. Throws a start-up error of one line on a missing or unusable file or a bad version.
+ */
+function tokenWebhook(o: TokenWebhookOptions | undefined, implicitAudiences: readonly string[], ctx: AuthenticatorContext): TokenAuthenticator | undefined {
+  if (!o?.configFile) return undefined;
+  const version = o.version ?? 'v1beta1';
+  if (!(WEBHOOK_VERSIONS as readonly string[]).includes(version)) throw new Error(`unsupported authentication webhook version ${JSON.stringify(version)}, supported versions are "v1", "v1beta1"`);
+  let config;
+  try {
+    config = loadKubeconfig(o.configFile);
+  } catch (e) {
+    throw new Error(`--authentication-token-webhook-config-file: ${(e as Error).message}`);
+  }
+  const client = webhookClient(config, { timeoutMs: o.requestTimeoutMs, initialBackoffMs: o.retryInitialBackoffMs });
+  const authenticator = webhookTokenAuthenticator({
+    client,
+    group: ctx.naming.group('authentication'),
+    version,
+    implicitAudiences,
+    cacheTtlMs: o.cacheTtlMs ?? 2 * 60_000,
+  });
+  ctx.onClose?.(() => authenticator.close());
+  return authenticator;
 }
 
 /** As Go's error aggregate prints several errors. */

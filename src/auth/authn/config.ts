@@ -1,5 +1,6 @@
 // The authenticator the server's flags describe, assembled in kube-apiserver's order: the
-// authenticating proxy's headers, client certificates, then bearer tokens (the token file, then the JWT authenticators), all in one union whose users gain
+// authenticating proxy's headers, client certificates, then bearer tokens (the token file, then the
+// JWT authenticators, then the webhook), all in one union whose users gain
 // `system:authenticated`; anonymous last, reached only by requests that carry no credential.
 
 import type { X509Certificate } from 'node:crypto';
@@ -35,6 +36,8 @@ export interface AuthenticatorConfig {
   warn?: (message: string) => void;
   /** Token authenticators built elsewhere (the JWT authenticators), after the token file. */
   tokenAuthenticators?: readonly TokenAuthenticator[];
+  /** The token-review webhook: the last token authenticator; it checks audiences itself. */
+  tokenWebhook?: TokenAuthenticator;
 }
 
 /**
@@ -53,6 +56,7 @@ export function newAuthenticator(c: AuthenticatorConfig): Authenticator & { revi
   if (c.serviceAccounts) tokens.push(serviceAccountAuthenticator(c.serviceAccounts));
   // ID tokens are for their client, not the API: as kube-apiserver, they count as the API's own.
   for (const t of c.tokenAuthenticators ?? []) tokens.push(audienceAgnostic(apiAudiences, t));
+  if (c.tokenWebhook) tokens.push(c.tokenWebhook);
   const bearer = tokenUnion(tokens);
   if (tokens.length) authenticators.push(bearerToken(bearer, apiAudiences));
   const identified = authenticatedGroupAdder(union(authenticators));
