@@ -118,6 +118,11 @@ export interface AuthenticationOptions {
    * `anonymousAuth` when the file sets `anonymous`.
    */
   authenticationConfig?: string;
+  /**
+   * How long a bearer token that authenticated is remembered (default 10 s, kube-apiserver's fixed
+   * value; 0: never). Not on the command line: tests shorten it.
+   */
+  tokenCacheTtlMs?: number;
 }
 
 export interface ServiceAccountOptions {

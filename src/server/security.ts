@@ -9,7 +9,8 @@ import { newAuthenticator } from '../auth/authn/config.ts';
 import { parseCertificates } from '../auth/authn/x509.ts';
 import type { TokenReviewer } from '../registry/kinds/authentication.ts';
 import type { TokenAuthenticator } from '../auth/authn/bearer-token.ts';
-import { newJwtAuthenticator, type TokenCacheStats } from '../auth/authn/jwt.ts';
+import { newJwtAuthenticator } from '../auth/authn/jwt.ts';
+import type { TokenCacheStats } from '../auth/authn/token-cache.ts';
 import { jwtUnion, reloadingJwtAuthenticators, type ReloadStats } from '../auth/authn/jwt-set.ts';
 import {
   ALLOWED_SIGNING_ALGS,
@@ -98,6 +99,7 @@ export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | '
     credentialIdKey: credentialIdKey(ctx),
     warn: ctx.log,
     tokenAuthenticators: jwt.tokens,
+    tokenCache: { successTtlMs: a?.tokenCacheTtlMs, stats: ctx.metrics?.tokenCache },
   });
   return { ...logRejections(ctx.log, built), reviewToken: built.reviewToken };
 }
@@ -115,7 +117,7 @@ function jwtAuthenticators(a: NonNullable<ServerOptions['authentication']>, ctx:
     reservedDomains: ctx.naming.profile === 'kubernetes' ? ['k8s.io', 'kubernetes.io'] : [ctx.naming.annotationDomain],
     reservedFor: ctx.naming.profile === 'kubernetes' ? 'Kubernetes' : ctx.naming.product,
   };
-  const jwtOptions = { credentialIdKey: credentialIdKey(ctx), log: ctx.log, stats: ctx.metrics?.tokenCache };
+  const jwtOptions = { credentialIdKey: credentialIdKey(ctx), log: ctx.log };
   if (a.authenticationConfig !== undefined) {
     if (oidcSet) throw new Error('authentication-config file and oidc-* flags are mutually exclusive');
     const path = a.authenticationConfig;

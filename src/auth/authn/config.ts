@@ -1,6 +1,7 @@
 // The authenticator the server's flags describe, assembled in kube-apiserver's order: client
 // certificates, then bearer tokens (the token file, then the JWT authenticators), all in one union whose users gain
 // `system:authenticated`; anonymous last, reached only by requests that carry no credential.
+// The bearer token union sits behind one cache (token-cache.ts), for requests and TokenReviews alike.
 
 import type { X509Certificate } from 'node:crypto';
 import { errors } from '../../machinery/status.ts';
@@ -10,6 +11,7 @@ import { anonymous, anonymousOn } from './anonymous.ts';
 import { audienceAgnostic, authenticateBearer, bearerToken, bearerTokenOf, intersect, tokenUnion, type TokenAuthenticator } from './bearer-token.ts';
 import { tokenFileAuthenticator } from './token-file.ts';
 import { serviceAccountAuthenticator, type ServiceAccountConfig } from './service-account.ts';
+import { cachedTokenAuthenticator, type TokenCacheOptions } from './token-cache.ts';
 import { authenticatedGroupAdder, failOnError, union, withAuthenticatedGroup } from './union.ts';
 import { x509Authenticator } from './x509.ts';
 
@@ -30,6 +32,8 @@ export interface AuthenticatorConfig {
   warn?: (message: string) => void;
   /** Token authenticators built elsewhere (the JWT authenticators), after the token file. */
   tokenAuthenticators?: readonly TokenAuthenticator[];
+  /** The cache in front of the token authenticators (default: kube-apiserver's, 10 s for a success). */
+  tokenCache?: TokenCacheOptions;
 }
 
 /**
@@ -45,7 +49,7 @@ export function newAuthenticator(c: AuthenticatorConfig): Authenticator & { revi
   if (c.serviceAccounts) tokens.push(serviceAccountAuthenticator(c.serviceAccounts));
   // ID tokens are for their client, not the API: as kube-apiserver, they count as the API's own.
   for (const t of c.tokenAuthenticators ?? []) tokens.push(audienceAgnostic(apiAudiences, t));
-  const bearer = tokenUnion(tokens);
+  const bearer = cachedTokenAuthenticator(tokenUnion(tokens), c.tokenCache);
   if (tokens.length) authenticators.push(bearerToken(bearer, apiAudiences));
   const identified = authenticatedGroupAdder(union(authenticators));
   const withAnonymous = !c.anonymous ? identified : failOnError(identified, c.anonymous === true ? anonymous : anonymousOn(c.anonymous.paths));
