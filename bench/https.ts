@@ -20,7 +20,7 @@
 //
 // BENCH_SECONDS (default 3) per figure, BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 32),
 // BENCH_NEW_CONNECTIONS (default 1000); BENCH_PROFILE_DIR=<dir> writes a CPU profile of the secure
-// server for each phase of the last round (as bench/api.ts does).
+// server for each phase of the last round and for the new connections (as bench/api.ts does).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
@@ -227,6 +227,7 @@ try {
   const totals: number[] = [];
   let failed = 0;
   let next = 0;
+  if (process.env.BENCH_PROFILE_DIR) await profileCommand(secureChild, 'profile https-new-connections', 'PROFILING');
   const cpuBefore = cpuMs(secureChild.process.pid);
   const start = performance.now();
   await Promise.all(
@@ -246,6 +247,7 @@ try {
   );
   const seconds = (performance.now() - start) / 1000;
   const serverCpu = cpuMs(secureChild.process.pid) - cpuBefore;
+  if (process.env.BENCH_PROFILE_DIR) await profileCommand(secureChild, 'profile-stop', 'PROFILED');
   const h = percentiles(handshakes);
   const t = percentiles(totals);
   console.log(`\n${NEW_CONNECTIONS} new TLS connections with a client certificate, one GET each, ${HANDSHAKE_CONCURRENCY} at a time`);
