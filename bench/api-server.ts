@@ -1,6 +1,8 @@
 // The server side of `bench/api.ts`, in a process of its own so the load generator does not share
 // its event loop (or its core): `node --import tsx bench/api-server.ts api <dataDir>` runs the full
-// API server on the embedded store, `… bare` a bare node:http server (the baselines). Either prints
+// API server on the embedded store, `… https <dataDir> <token file>` the same over HTTPS with its
+// generated certificates and that token file (it prints `KUBECONFIG <path>`, the administrator's,
+// first), `… bare` a bare node:http server (the baselines). Each prints
 // `READY <url>` on stdout and stops on SIGTERM/SIGINT or when stdin closes (the parent is gone).
 // On stdin it takes `profile <name>` (start a CPU profile) and `profile-stop` (write it to
 // $BENCH_PROFILE_DIR/<name>.cpuprofile and print `PROFILED <file>`), so a run can be profiled per phase.
@@ -91,11 +93,27 @@ async function api(): Promise<() => Promise<void>> {
   return () => server.close();
 }
 
-if (mode !== 'api' && mode !== 'bare') {
-  process.stderr.write('usage: api-server.ts api <dataDir> | bare\n');
+/** The default secure server: HTTPS, client certificates of its CA, service-account tokens, and a token file. */
+async function https(): Promise<() => Promise<void>> {
+  const [dataDir, tokenAuthFile] = process.argv.slice(3);
+  if (!dataDir || !tokenAuthFile) throw new Error('usage: api-server.ts https <dataDir> <token file>');
+  const server = await startServer({
+    dataDir,
+    port: 0,
+    authentication: { tokenAuthFile },
+    maxRequestsInflight: 0,
+    maxMutatingRequestsInflight: 0,
+    log: (m) => process.stderr.write(`${m}\n`),
+  });
+  process.stdout.write(`KUBECONFIG ${server.kubeconfigPath}\nREADY ${server.url}\n`);
+  return () => server.close();
+}
+
+if (mode !== 'api' && mode !== 'https' && mode !== 'bare') {
+  process.stderr.write('usage: api-server.ts api <dataDir> | https <dataDir> <token file> | bare\n');
   process.exit(2);
 }
-const close = await (mode === 'api' ? api() : bare());
+const close = await (mode === 'api' ? api() : mode === 'https' ? https() : bare());
 let stopping = false;
 const stop = (): void => {
   if (stopping) return;

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { DeclarativeValidationMetrics } from '../registry/declarative-validation.ts';
-import type { TokenCacheStats } from '../auth/authn/jwt.ts';
+import type { TokenCacheStats } from '../auth/authn/token-cache.ts';
 import type { ReloadStats } from '../auth/authn/jwt-set.ts';
 
 export const VALIDATION_METRICS = {
@@ -26,7 +26,7 @@ export interface ServerMetrics {
   readonly registry: Registry;
   /** Declarative validation's counters (mismatches, panics). */
   readonly validation: DeclarativeValidationMetrics;
-  /** The cache of verified tokens, and the reloads of `--authentication-config`. */
+  /** The cache in front of the bearer token authenticators, and the reloads of `--authentication-config`. */
   readonly authentication: { tokenCache: TokenCacheStats; configReload: ReloadStats };
   /** The exposition: body and its content type. */
   render(): Promise<{ body: string; contentType: string }>;

@@ -134,6 +134,11 @@ export interface AuthenticationOptions {
   caReloadIntervalMs?: number;
   /** Webhook token authentication: bearer tokens reviewed by a remote service, the last token authenticator. */
   tokenWebhook?: TokenWebhookOptions;
+  /**
+   * How long a bearer token that authenticated is remembered (default 10 s, kube-apiserver's fixed
+   * value; 0: never). Not on the command line: tests shorten it.
+   */
+  tokenCacheTtlMs?: number;
 }
 
 /**

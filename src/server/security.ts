@@ -9,7 +9,8 @@ import { newAuthenticator } from '../auth/authn/config.ts';
 import { parseCertificates } from '../auth/authn/x509.ts';
 import type { TokenReviewer } from '../registry/kinds/authentication.ts';
 import type { TokenAuthenticator } from '../auth/authn/bearer-token.ts';
-import { newJwtAuthenticator, type TokenCacheStats } from '../auth/authn/jwt.ts';
+import { newJwtAuthenticator } from '../auth/authn/jwt.ts';
+import type { TokenCacheStats } from '../auth/authn/token-cache.ts';
 import { jwtUnion, reloadingJwtAuthenticators, type ReloadStats } from '../auth/authn/jwt-set.ts';
 import {
   ALLOWED_SIGNING_ALGS,
@@ -110,6 +111,7 @@ export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | '
     warn: ctx.log,
     tokenAuthenticators: jwt.tokens,
     tokenWebhook: tokenWebhook(a?.tokenWebhook, ctx.serviceAccounts?.apiAudiences ?? a?.apiAudiences ?? [], ctx),
+    tokenCache: { successTtlMs: a?.tokenCacheTtlMs, stats: ctx.metrics?.tokenCache },
   });
   return { ...logRejections(ctx.log, built), reviewToken: built.reviewToken };
 }
@@ -128,7 +130,7 @@ function jwtAuthenticators(a: NonNullable<ServerOptions['authentication']>, ctx:
     reservedFor: ctx.naming.profile === 'kubernetes' ? 'Kubernetes' : ctx.naming.product,
   };
   const refresh = a.jwtKeyRefreshIntervalMs;
-  const jwtOptions = { credentialIdKey: credentialIdKey(ctx), log: ctx.log, stats: ctx.metrics?.tokenCache, refreshIntervalMs: refresh, discoveryRetryMs: refresh };
+  const jwtOptions = { credentialIdKey: credentialIdKey(ctx), log: ctx.log, refreshIntervalMs: refresh, discoveryRetryMs: refresh };
   if (a.authenticationConfig !== undefined) {
     if (oidcSet) throw new Error('authentication-config file and oidc-* flags are mutually exclusive');
     const path = a.authenticationConfig;

@@ -1,16 +1,30 @@
 // @kubernetes/client-node's typed APIs, which hard-code Kubernetes group names, against a server in
 // the kubernetes naming profile: CoordinationV1Api and CoreV1Api CRUD, an informer on Leases, and
 // leader election on a Lease the way controllers run it (acquire, renew, take over an expired
-// lease) with two contenders and compare-and-swap on resourceVersion.
+// lease) with two contenders and compare-and-swap on resourceVersion. Then client-node as users
+// other than the administrator: with a token-file token and with a client certificate made here,
+// each seen as who it is by AuthenticationV1Api's SelfSubjectReview.
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type * as K8s from '@kubernetes/client-node';
 import { testServer } from '../support/server.ts';
 import { kubeConfigFor, loadClientNode } from '../support/client-node.ts';
+import { issueCert, makeCa } from '../support/certs.ts';
+import { tempDir } from '../support/tmp.ts';
 
 const k8s: typeof K8s = await loadClientNode();
-const server = await testServer({ naming: 'kubernetes' });
+// The server's CA is made here (kept in its certificate directory), so the test can issue client
+// certificates under it; a token file gives a bearer token.
+const dir = tempDir('client-node-kubernetes');
+const ca = await makeCa('client-node-ca');
+mkdirSync(join(dir, 'pki'));
+writeFileSync(join(dir, 'pki', 'ca.crt'), ca.cert);
+writeFileSync(join(dir, 'pki', 'ca.key'), ca.key);
+writeFileSync(join(dir, 'tokens.csv'), 'client-node-token,token-user,4001,"readers,writers"\n');
+const server = await testServer({ naming: 'kubernetes', secureServing: { certDir: join(dir, 'pki') }, authentication: { tokenAuthFile: join(dir, 'tokens.csv') } });
 const kc = kubeConfigFor(k8s, server.url);
 const coord = kc.makeApiClient(k8s.CoordinationV1Api);
 const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -158,5 +172,38 @@ describe('leader election on a Lease (kubernetes profile)', () => {
     const lease = await coord.readNamespacedLease({ name: 'leader', namespace: NS });
     assert.equal(lease.spec?.holderIdentity, 'b');
     assert.equal(lease.spec?.leaseTransitions, 1);
+  });
+});
+
+describe('client-node as other users (kubernetes profile)', () => {
+  /** A KubeConfig for the server with this user and no administrator certificate. */
+  const as = (user: K8s.User) => {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 't', server: server.url, caData: Buffer.from(server.ca!).toString('base64'), skipTLSVerify: false }],
+      users: [user],
+      contexts: [{ name: 't', cluster: 't', user: user.name }],
+      currentContext: 't',
+    });
+    return kc;
+  };
+  const whoami = async (kc: K8s.KubeConfig) => (await kc.makeApiClient(k8s.AuthenticationV1Api).createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } })).status?.userInfo;
+
+  test('with a token-file token and with a client certificate: SelfSubjectReview says who each is, and typed calls work', async () => {
+    const byToken = as({ name: 'token-user', token: 'client-node-token' });
+    const tokenUser = await whoami(byToken);
+    assert.deepEqual([tokenUser?.username, tokenUser?.uid, tokenUser?.groups, tokenUser?.extra], ['token-user', '4001', ['readers', 'writers', 'system:authenticated'], undefined]);
+    assert.equal((await byToken.makeApiClient(k8s.CoreV1Api).readNamespace({ name: 'default' })).metadata?.name, 'default');
+
+    const user = await issueCert(ca, { subject: 'CN=cert-user, O=builders' });
+    const byCert = as({ name: 'cert-user', certData: Buffer.from(user.cert).toString('base64'), keyData: Buffer.from(user.key).toString('base64') });
+    const certified = await whoami(byCert);
+    assert.deepEqual([certified?.username, certified?.groups, certified?.uid], ['cert-user', ['builders', 'system:authenticated'], undefined]);
+    // The certificate's fingerprint is its credential id, as kube-apiserver gives it.
+    assert.match(Object.values(certified?.extra ?? {}).flat().join(), /^X509SHA256=[0-9a-f]{64}$/);
+    assert.equal((await byCert.makeApiClient(k8s.CoreV1Api).readNamespace({ name: 'default' })).metadata?.name, 'default');
+
+    // A token the server does not know is refused (401), not served as anyone.
+    await assert.rejects(whoami(as({ name: 'stranger', token: 'not-a-known-token' })), (e) => code(e) === 401);
   });
 });

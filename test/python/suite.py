@@ -1,8 +1,11 @@
 """The server driven by the real, unmodified Python client (Debian's python3-kubernetes).
 
-Usage: python3 suite.py <server-url> <profile> [kubeconfig]   (profile: kubernetes | orch)
+Usage: python3 suite.py <server-url> <profile> [kubeconfig]   (profile: kubernetes | orch | identity)
 
 Over HTTPS the kubeconfig the server wrote gives the CA and the administrator's certificate.
+The identity profile authenticates otherwise: with the bearer token in $SUITE_TOKEN, then with the
+client certificate and key in $SUITE_CERT and $SUITE_KEY (files), and prints the user each is
+("identity <credential> <json>") as a SelfSubjectReview answers it.
 
 In the kubernetes profile the typed clients run (CoreV1Api, CoordinationV1Api), watch with
 resume, paging, errors, and the dynamic client; in the orch profile the same scenarios run through
@@ -11,6 +14,7 @@ profile then runs the client's own e2e tests for served kinds. Prints one line p
 ("ok <name>"); a failure prints its traceback and ends the run, except among the independent e2e
 cases, which all run before the suite exits non-zero.
 """
+import json
 import os
 import sys
 import tempfile
@@ -323,7 +327,40 @@ E2E = (
     e2e_teardown_test_utils_namespace,
 )
 
-if PROFILE == "kubernetes":
+def self_review(conf_for):
+    """The SelfSubjectReview's user, asked with a client of `conf_for`'s configuration (no admin certificate)."""
+    c = client.Configuration()
+    c.host = URL
+    c.ssl_ca_cert = conf.ssl_ca_cert
+    conf_for(c)
+    api = client.ApiClient(c)
+    body = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    data, status, _ = api.call_api("/apis/authentication.k8s.io/v1/selfsubjectreviews", "POST", body=body, response_type="object",
+                                   auth_settings=["BearerToken"], _return_http_data_only=False,
+                                   header_params={"Content-Type": "application/json", "Accept": "application/json"})
+    check(status == 201, "SelfSubjectReview: %s" % status)
+    # And an ordinary typed call with the same credential.
+    client.CoreV1Api(api).read_namespace("default")
+    return data["status"]["userInfo"]
+
+
+def identity_with_token():
+    def bearer(c):
+        c.api_key = {"authorization": "Bearer " + os.environ["SUITE_TOKEN"]}
+    print("identity token %s" % json.dumps(self_review(bearer), sort_keys=True), flush=True)
+
+
+def identity_with_certificate():
+    def certificate(c):
+        c.cert_file = os.environ["SUITE_CERT"]
+        c.key_file = os.environ["SUITE_KEY"]
+    print("identity certificate %s" % json.dumps(self_review(certificate), sort_keys=True), flush=True)
+
+
+if PROFILE == "identity":
+    for s in (identity_with_token, identity_with_certificate):
+        scenario(s)
+elif PROFILE == "kubernetes":
     for s in (typed_core, typed_leases, typed_watch_with_resume, dynamic_client, orch_raw_calls, cleanup):
         scenario(s)
     # The e2e cases do not depend on each other (only on the first and last), so one failing

@@ -2,6 +2,7 @@
 // authenticating proxy's headers, client certificates, then bearer tokens (the token file, then the
 // JWT authenticators, then the webhook), all in one union whose users gain
 // `system:authenticated`; anonymous last, reached only by requests that carry no credential.
+// The bearer token union sits behind one cache (token-cache.ts), for requests and TokenReviews alike.
 
 import type { X509Certificate } from 'node:crypto';
 import { errors } from '../../machinery/status.ts';
@@ -11,6 +12,7 @@ import { anonymous, anonymousOn } from './anonymous.ts';
 import { audienceAgnostic, authenticateBearer, bearerToken, bearerTokenOf, intersect, tokenUnion, type TokenAuthenticator } from './bearer-token.ts';
 import { tokenFileAuthenticator } from './token-file.ts';
 import { serviceAccountAuthenticator, type ServiceAccountConfig } from './service-account.ts';
+import { cachedTokenAuthenticator, type TokenCacheOptions } from './token-cache.ts';
 import { authenticatedGroupAdder, failOnError, union, withAuthenticatedGroup } from './union.ts';
 import { x509Authenticator, type Roots } from './x509.ts';
 import { requestHeaderAuthenticator, type RequestHeaderConfig } from './request-header.ts';
@@ -38,6 +40,8 @@ export interface AuthenticatorConfig {
   tokenAuthenticators?: readonly TokenAuthenticator[];
   /** The token-review webhook: the last token authenticator; it checks audiences itself. */
   tokenWebhook?: TokenAuthenticator;
+  /** The cache in front of the token authenticators (default: kube-apiserver's, 10 s for a success). */
+  tokenCache?: TokenCacheOptions;
 }
 
 /**
@@ -57,7 +61,7 @@ export function newAuthenticator(c: AuthenticatorConfig): Authenticator & { revi
   // ID tokens are for their client, not the API: as kube-apiserver, they count as the API's own.
   for (const t of c.tokenAuthenticators ?? []) tokens.push(audienceAgnostic(apiAudiences, t));
   if (c.tokenWebhook) tokens.push(c.tokenWebhook);
-  const bearer = tokenUnion(tokens);
+  const bearer = cachedTokenAuthenticator(tokenUnion(tokens), c.tokenCache);
   if (tokens.length) authenticators.push(bearerToken(bearer, apiAudiences));
   const identified = authenticatedGroupAdder(union(authenticators));
   const withAnonymous = !c.anonymous ? identified : failOnError(identified, c.anonymous === true ? anonymous : anonymousOn(c.anonymous.paths));

@@ -12,10 +12,10 @@
 // - Checks in go-oidc's order: issuer, audience, expiry (no leeway), not-before (one minute of
 //   leeway), algorithm, signature; then the claim mappings, required claims, claim validation
 //   rules and user validation rules.
-// - A verified token is remembered (keyed by its SHA-256) until it expires, in a bounded cache, so
-//   a repeated token costs no signature check and no expression.
+// - Nothing is remembered here: the cache in front of every token authenticator (token-cache.ts)
+//   spares a repeated token its signature check and expressions.
 
-import { createHash, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
 import { compactVerify, importJWK, type JWK } from 'jose';
 import type { UserInfo } from '../../request/user.ts';
@@ -27,25 +27,16 @@ import { DEFAULT_PER_CALL_LIMIT } from '../../cel/cost.ts';
 import { CelEvaluationError } from '../../cel/errors.ts';
 import type { CelProgram } from '../../cel/environment.ts';
 
-/** How the cache of verified tokens reports (kube-apiserver's authentication_token_cache_* metrics). */
-export interface TokenCacheStats {
-  request(hit: boolean): void;
-  fetch(ok: boolean): void;
-}
-
 export interface JwtAuthenticatorOptions {
   /** Accepted `alg` values (default RS256). */
   signingAlgs?: readonly string[];
   /** The extra key of the token's `jti` (`<authentication group>/credential-id`). */
   credentialIdKey: string;
   log?: (message: string) => void;
-  stats?: TokenCacheStats;
   /** Least time between two key set fetches (default 10 s). */
   refreshIntervalMs?: number;
   /** Between failed discoveries (default 10 s, as kube-apiserver polls). */
   discoveryRetryMs?: number;
-  /** Verified tokens remembered (default 4096). */
-  cacheSize?: number;
 }
 
 export interface JwtAuthenticator extends TokenAuthenticator {
@@ -77,7 +68,6 @@ export function newJwtAuthenticator(c: CompiledJwtAuthenticator, o: JwtAuthentic
   const log = o.log ?? (() => {});
   const ca = issuer.certificateAuthority ? pemBlocks(issuer.certificateAuthority) : undefined;
   const refreshInterval = o.refreshIntervalMs ?? 10_000;
-  const cacheSize = o.cacheSize ?? 4096;
   const discoveryUrl = issuer.discoveryURL || `${url.replace(/\/+$/, '')}/.well-known/openid-configuration`;
 
   let jwksUri: string | undefined;
@@ -87,7 +77,6 @@ export function newJwtAuthenticator(c: CompiledJwtAuthenticator, o: JwtAuthentic
   let fetching: Promise<void> | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
-  const verified = new Map<string, { user: UserInfo; until: number }>();
 
   const discover = async (): Promise<void> => {
     try {
@@ -159,17 +148,7 @@ export function newJwtAuthenticator(c: CompiledJwtAuthenticator, o: JwtAuthentic
     throw new Error('failed to verify signature: failed to verify id token signature');
   };
 
-  const remember = (key: string, user: UserInfo, until: number) => {
-    if (verified.size >= cacheSize) {
-      // Drop the expired ones, and the oldest if still full.
-      const now = Date.now();
-      for (const [k, v] of verified) if (v.until <= now) verified.delete(k);
-      if (verified.size >= cacheSize) verified.delete(verified.keys().next().value!);
-    }
-    verified.set(key, { user, until });
-  };
-
-  const authenticate = async (token: string, claims: Claims, header: Header): Promise<{ user: UserInfo; until: number }> => {
+  const authenticate = async (token: string, claims: Claims, header: Header): Promise<UserInfo> => {
     if (health !== undefined || !jwksUri) throw new Error('oidc: authenticator not initialized');
     // go-oidc's checks, cheap ones first.
     const aud = typeof claims.aud === 'string' ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud.filter((a): a is string => typeof a === 'string') : [];
@@ -187,7 +166,7 @@ export function newJwtAuthenticator(c: CompiledJwtAuthenticator, o: JwtAuthentic
       throw new Error(`oidc: verify token: ${(e as Error).message}`);
     }
     if (audiences.size > 1 && !aud.some((a) => audiences.has(a))) throw new Error(`oidc: verify token: oidc: expected audience in ${goStrings([...audiences].sort())} got ${goStrings(aud)}`);
-    return { user: mapUser(c, claims, o.credentialIdKey), until: exp * 1000 };
+    return mapUser(c, claims, o.credentialIdKey);
   };
 
   return {
@@ -201,21 +180,9 @@ export function newJwtAuthenticator(c: CompiledJwtAuthenticator, o: JwtAuthentic
       const parsed = parseUnverified(token);
       // Not issued by this issuer (or not a JWT at all): another authenticator may know it.
       if (!parsed || parsed.claims.iss !== url) return { kind: 'no-credential' };
-      const cacheKey = createHash('sha256').update(token).digest('base64');
-      const hit = verified.get(cacheKey);
-      if (hit && hit.until >= Date.now()) {
-        o.stats?.request(true);
-        return { kind: 'authenticated', user: copyUser(hit.user) };
-      }
-      if (hit) verified.delete(cacheKey);
-      o.stats?.request(false);
       try {
-        const r = await authenticate(token, parsed.claims, parsed.header);
-        o.stats?.fetch(true);
-        remember(cacheKey, r.user, r.until);
-        return { kind: 'authenticated', user: copyUser(r.user) };
+        return { kind: 'authenticated', user: await authenticate(token, parsed.claims, parsed.header) };
       } catch (e) {
-        o.stats?.fetch(false);
         if (e instanceof Error) return { kind: 'rejected', message: e.message };
         throw e;
       }
@@ -255,12 +222,6 @@ function numericDate(v: unknown, name: string): number | undefined {
 const goStrings = (xs: readonly string[]) => `[${xs.map((x) => JSON.stringify(x)).join(' ')}]`;
 const goTime = (seconds: number | undefined) =>
   seconds === undefined ? '0001-01-01 00:00:00 +0000 UTC' : new Date(seconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' +0000 UTC');
-
-const copyUser = (u: UserInfo): UserInfo => ({
-  ...u,
-  groups: [...u.groups],
-  ...(u.extra && { extra: Object.fromEntries(Object.entries(u.extra).map(([k, v]) => [k, [...v]])) }),
-});
 
 // ------------------------------------------------------------------------------------------------
 // Claims → user
