@@ -111,6 +111,11 @@ const FLAGS: Record<string, FlagSpec> = {
     help: 'AuthenticationConfiguration file (JWT authenticators, anonymous paths), reloaded on change; not with --oidc-* flags',
     apply: (o, v) => (authn(o).authenticationConfig = v),
   },
+  'enable-bootstrap-token-auth': {
+    help: 'bootstrap tokens (Secrets bootstrap-token-<id> of the system namespace) authenticate; the token cleaner and the bootstrap signer run',
+    bool: true,
+    apply: (o, v) => (authn(o).enableBootstrapTokenAuth = bool('enable-bootstrap-token-auth', v)),
+  },
   naming: {
     help: 'naming profile: orch (default) or kubernetes',
     apply: (o, v) => {

@@ -118,6 +118,12 @@ export interface AuthenticationOptions {
    * `anonymousAuth` when the file sets `anonymous`.
    */
   authenticationConfig?: string;
+  /**
+   * `--enable-bootstrap-token-auth`: bootstrap tokens (`<id>.<secret>`, Secrets
+   * `bootstrap-token-<id>` of the system namespace) authenticate, and the token cleaner and the
+   * bootstrap signer run; `cluster-info` is created in the public namespace when missing.
+   */
+  enableBootstrapTokenAuth?: boolean;
 }
 
 export interface ServiceAccountOptions {

@@ -63,7 +63,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   cleanups.push(() => authenticationClosers.forEach((c) => c()));
   const lookups = storeLookups();
   const serviceAccounts = serviceAccountConfig(opts, secure?.serviceAccountKey, naming, lookups.getter);
-  const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, serviceAccounts, log, metrics: metrics.authentication, onClose: (close) => authenticationClosers.push(close) });
+  const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, serviceAccounts, log, metrics: metrics.authentication, onClose: (close) => authenticationClosers.push(close), objects: lookups.object });
 
   let storage: OpenedStorage | undefined;
   const tokens = serviceAccounts && { ...serviceAccountTokens(serviceAccounts), bound: lookups.getter.bound };

@@ -1,5 +1,5 @@
 // The authenticator the server's flags describe, assembled in kube-apiserver's order: client
-// certificates, then bearer tokens (the token file, then the JWT authenticators), all in one union whose users gain
+// certificates, then bearer tokens (the token file, service accounts, bootstrap tokens, then the JWT authenticators), all in one union whose users gain
 // `system:authenticated`; anonymous last, reached only by requests that carry no credential.
 
 import type { X509Certificate } from 'node:crypto';
@@ -30,6 +30,8 @@ export interface AuthenticatorConfig {
   warn?: (message: string) => void;
   /** Token authenticators built elsewhere (the JWT authenticators), after the token file. */
   tokenAuthenticators?: readonly TokenAuthenticator[];
+  /** `--enable-bootstrap-token-auth`: bootstrap tokens, after service-account tokens, before the JWT authenticators. */
+  bootstrapTokens?: TokenAuthenticator;
 }
 
 /**
@@ -43,6 +45,7 @@ export function newAuthenticator(c: AuthenticatorConfig): Authenticator & { revi
   if (c.clientCAs?.length) authenticators.push(x509Authenticator(c.clientCAs, c.credentialIdKey));
   if (c.tokenAuthFile !== undefined) tokens.push(audienceAgnostic(apiAudiences, tokenFileAuthenticator(c.tokenAuthFile, c.warn)));
   if (c.serviceAccounts) tokens.push(serviceAccountAuthenticator(c.serviceAccounts));
+  if (c.bootstrapTokens) tokens.push(audienceAgnostic(apiAudiences, c.bootstrapTokens));
   // ID tokens are for their client, not the API: as kube-apiserver, they count as the API's own.
   for (const t of c.tokenAuthenticators ?? []) tokens.push(audienceAgnostic(apiAudiences, t));
   const bearer = tokenUnion(tokens);
