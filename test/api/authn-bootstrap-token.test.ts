@@ -117,6 +117,7 @@ describe('bootstrap token authentication', () => {
 
     const t = newToken();
     await mustCreate(server, t);
+    assert.equal((await withToken(server, 'GET', '/api/v1/namespaces/default', t.token)).status, 200, 'the right token authenticates');
     await refused(server, `${t.id}.${'a'.repeat(16)}`, 'wrong secret');
 
     const signingOnly = newToken();
@@ -159,6 +160,8 @@ describe('bootstrap token authentication', () => {
   test('without --enable-bootstrap-token-auth a bootstrap token is 401, and no cluster-info is made', async () => {
     const t = newToken();
     await mustCreate(off, t);
+    await mustCreate(server, t);
+    assert.equal((await withToken(server, 'GET', '/api/v1/namespaces/default', t.token)).status, 200, 'authenticates with the flag');
     await refused(off, t.token, 'flag off');
     assert.equal((await api(off, 'GET', CLUSTER_INFO)).status, 404);
   });
