@@ -6,6 +6,8 @@
 
 import type { Naming } from '../naming.ts';
 import type { FeatureGates } from '../machinery/feature-gates.ts';
+import type { KObject } from '../machinery/meta.ts';
+import { matchEverything } from '../machinery/list-options.ts';
 import type { RegistryStore } from '../registry/store.ts';
 
 export interface ControllerContext {
@@ -19,6 +21,8 @@ export interface ControllerContext {
   eventTtlMs?: number;
   /** How often the namespace controller looks for terminating namespaces (default 1 s). */
   namespaceSyncIntervalMs?: number;
+  /** `--enable-bootstrap-token-auth`: the token cleaner and the bootstrap signer run. */
+  bootstrapTokens?: boolean;
   log(message: string): void;
 }
 
@@ -42,4 +46,54 @@ export async function startControllers(controllers: readonly Controller[]): Prom
 
 export function stopControllers(controllers: readonly Controller[]): void {
   for (const c of controllers) c.stop();
+}
+
+export type WatchEventKind = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/**
+ * Watches a store (or one namespace of it) from its current objects on (each first seen as
+ * ADDED). A watch that ends or cannot start is started again after `restartMs`, and replays the
+ * current objects, so nothing missed meanwhile is lost. Resolves once the first watch runs (or
+ * failed, and will be tried again).
+ */
+export async function keepWatching(
+  store: RegistryStore,
+  namespace: string | undefined,
+  observe: (type: WatchEventKind, object: () => KObject) => void,
+  restartMs = 1_000,
+): Promise<{ stop(): void }> {
+  let stopped = false;
+  let current: { stop(): void } | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const restart = () => {
+    current = undefined;
+    if (stopped) return;
+    timer = setTimeout(() => void begin(), restartMs);
+    timer.unref();
+  };
+  const begin = async () => {
+    try {
+      const w = await store.watch(namespace, matchEverything(true), {
+        send: (type, encoded) => {
+          if (type !== 'BOOKMARK') observe(type, () => encoded.view());
+          return true;
+        },
+        error: () => {},
+        end: restart,
+        onDrain: () => {},
+      });
+      if (stopped) w.stop();
+      else current = w;
+    } catch {
+      restart();
+    }
+  };
+  await begin();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      current?.stop();
+    },
+  };
 }

@@ -131,6 +131,11 @@ const FLAGS: Record<string, FlagSpec> = {
       (authn(o).tokenWebhook ??= { configFile: '' }).version = v;
     },
   },
+  'enable-bootstrap-token-auth': {
+    help: 'bootstrap tokens (Secrets bootstrap-token-<id> of the system namespace) authenticate; the token cleaner and the bootstrap signer run',
+    bool: true,
+    apply: (o, v) => (authn(o).enableBootstrapTokenAuth = bool('enable-bootstrap-token-auth', v)),
+  },
   naming: {
     help: 'naming profile: orch (default) or kubernetes',
     apply: (o, v) => {

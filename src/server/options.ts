@@ -139,6 +139,12 @@ export interface AuthenticationOptions {
    * value; 0: never). Not on the command line: tests shorten it.
    */
   tokenCacheTtlMs?: number;
+  /**
+   * `--enable-bootstrap-token-auth`: bootstrap tokens (`<id>.<secret>`, Secrets
+   * `bootstrap-token-<id>` of the system namespace) authenticate, and the token cleaner and the
+   * bootstrap signer run; `cluster-info` is created in the public namespace when missing.
+   */
+  enableBootstrapTokenAuth?: boolean;
 }
 
 /**

@@ -25,6 +25,9 @@ import { alwaysAllow, type Authorizer } from '../auth/authz/authorizer.ts';
 import type { Naming } from '../naming.ts';
 import { parseSigningKey, parseVerificationKeys, readKeyFile, type LiveObject, type ServiceAccountConfig, type ServiceAccountGetter } from '../auth/authn/service-account.ts';
 import { isStatusError } from '../machinery/status.ts';
+import type { KObject } from '../machinery/meta.ts';
+import { secretTypes } from '../registry/kinds/secret.ts';
+import { bootstrapTokenAuthenticator } from '../auth/authn/bootstrap-token.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import { noAudit, type AuditSink } from './filters.ts';
 import type { ClientCas } from './client-cas.ts';
@@ -51,6 +54,8 @@ export interface AuthenticatorContext {
   metrics?: { tokenCache: TokenCacheStats; configReload: ReloadStats };
   /** Registers what must stop with the server (discovery retries, the file watch). */
   onClose?: (close: () => void) => void;
+  /** Objects of the stores once they exist: what bootstrap tokens are read from. */
+  objects?: ObjectGetter;
 }
 
 /**
@@ -112,8 +117,16 @@ export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | '
     tokenAuthenticators: jwt.tokens,
     tokenWebhook: tokenWebhook(a?.tokenWebhook, ctx.serviceAccounts?.apiAudiences ?? a?.apiAudiences ?? [], ctx),
     tokenCache: { successTtlMs: a?.tokenCacheTtlMs, stats: ctx.metrics?.tokenCache },
+    bootstrapTokens: bootstrapTokens(a, ctx),
   });
   return { ...logRejections(ctx.log, built), reviewToken: built.reviewToken };
+}
+
+/** `--enable-bootstrap-token-auth`: tokens of the system namespace's bootstrap token Secrets. */
+function bootstrapTokens(a: ServerOptions['authentication'], ctx: AuthenticatorContext): TokenAuthenticator | undefined {
+  const objects = ctx.objects;
+  if (!a?.enableBootstrapTokenAuth || !objects) return undefined;
+  return bootstrapTokenAuthenticator({ secret: (name) => objects('', 'secrets', ctx.naming.systemNamespace, name), secretType: secretTypes(ctx.naming).bootstrapToken });
 }
 
 const credentialIdKey = (ctx: AuthenticatorContext) => `authentication.${ctx.naming.labelDomain}/credential-id`;
@@ -268,22 +281,30 @@ export function buildAudit(opts: Pick<ServerOptions, 'audit'>): AuditSink {
   return opts.audit ?? noAudit;
 }
 
-/** Objects a service-account token names, read from the stores once they exist (before: none). */
-export function storeLookups(): { getter: ServiceAccountGetter; bind(stores: readonly RegistryStore[]): void } {
+/** An object of the stores (undefined when absent or not served). */
+export type ObjectGetter = (group: string, resource: string, namespace: string | undefined, name: string) => Promise<KObject | undefined>;
+
+/** Objects a service-account or bootstrap token names, read from the stores once they exist (before: none). */
+export function storeLookups(): { getter: ServiceAccountGetter; object: ObjectGetter; bind(stores: readonly RegistryStore[]): void } {
   let stores: readonly RegistryStore[] = [];
-  const live = async (group: string, resource: string, namespace: string | undefined, name: string): Promise<LiveObject | undefined> => {
+  const object: ObjectGetter = async (group, resource, namespace, name) => {
     const store = stores.find((s) => s.def.group === group && s.def.resource === resource);
     if (!store) return undefined;
     try {
-      const obj = await store.get(store.def.namespaced ? namespace : undefined, name);
-      const deletion = obj.metadata.deletionTimestamp;
-      return { uid: obj.metadata.uid ?? '', deleting: deletion !== undefined && Date.parse(deletion) <= Date.now() };
+      return await store.get(store.def.namespaced ? namespace : undefined, name);
     } catch (e) {
       if (isStatusError(e) && e.code === 404) return undefined;
       throw e;
     }
   };
+  const live = async (group: string, resource: string, namespace: string | undefined, name: string): Promise<LiveObject | undefined> => {
+    const obj = await object(group, resource, namespace, name);
+    if (!obj) return undefined;
+    const deletion = obj.metadata.deletionTimestamp;
+    return { uid: obj.metadata.uid ?? '', deleting: deletion !== undefined && Date.parse(deletion) <= Date.now() };
+  };
   return {
+    object,
     getter: {
       serviceAccount: (namespace, name) => live('', 'serviceaccounts', namespace, name),
       bound: (kind, namespace, name) => live('', kind === 'Pod' ? 'pods' : kind === 'Secret' ? 'secrets' : 'nodes', namespace, name),

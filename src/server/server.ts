@@ -15,6 +15,7 @@ import { WritePool } from '../endpoints/write-pool.ts';
 import { storeKey, startControllers, stopControllers, type Controller, type ControllerContext } from '../controllers/controller.ts';
 import { buildControllers } from '../controllers/index.ts';
 import { ensureSystemNamespaces } from '../controllers/system-namespaces.ts';
+import { clusterInfoKubeconfig, ensureClusterInfo } from '../controllers/bootstrap-tokens.ts';
 import { buildHandlerChain, type ChainOptions } from './filters.ts';
 import { createServerMetrics } from './metrics.ts';
 import { listen, type Listener } from './listener.ts';
@@ -67,7 +68,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   // The client CA files (the client certificates' and the authenticating proxy's), followed as they change.
   const cas = secure && clientCas(opts, secure.clientCa, log);
   if (cas) authenticationClosers.push(() => cas.close());
-  const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, clientCas: cas, serviceAccounts, log, metrics: metrics.authentication, onClose: (close) => authenticationClosers.push(close) });
+  const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, clientCas: cas, serviceAccounts, log, metrics: metrics.authentication, onClose: (close) => authenticationClosers.push(close), objects: lookups.object });
 
   let storage: OpenedStorage | undefined;
   const tokens = serviceAccounts && { ...serviceAccountTokens(serviceAccounts), bound: lookups.getter.bound };
@@ -105,6 +106,9 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   // System namespaces are made by every server, whichever one runs the controllers.
   const namespaces = context.stores.get(storeKey('', 'namespaces'));
   if (namespaces) await ensureSystemNamespaces(namespaces, naming);
+  // With bootstrap tokens, a joining client finds the server and its CA in cluster-info.
+  const configMaps = context.stores.get(storeKey('', 'configmaps'));
+  if (context.bootstrapTokens && configMaps) await ensureClusterInfo(configMaps, naming, clusterInfoKubeconfig(listener.url, secure?.ca));
   await startControllers(controllers);
   phase.started = true;
 
@@ -172,6 +176,7 @@ function controllerContext(opts: ServerOptions, served: ServedStores, naming: Na
     serviceClusterIpRange: opts.serviceClusterIpRange,
     eventTtlMs: opts.eventTtlMs,
     namespaceSyncIntervalMs: opts.namespaceSyncIntervalMs,
+    bootstrapTokens: opts.authentication?.enableBootstrapTokenAuth === true,
     log,
   };
 }

@@ -1,6 +1,6 @@
 // The authenticator the server's flags describe, assembled in kube-apiserver's order: the
-// authenticating proxy's headers, client certificates, then bearer tokens (the token file, then the
-// JWT authenticators, then the webhook), all in one union whose users gain
+// authenticating proxy's headers, client certificates, then bearer tokens (the token file, service
+// accounts, bootstrap tokens, the JWT authenticators, then the webhook), all in one union whose users gain
 // `system:authenticated`; anonymous last, reached only by requests that carry no credential.
 // The bearer token union sits behind one cache (token-cache.ts), for requests and TokenReviews alike.
 
@@ -42,6 +42,8 @@ export interface AuthenticatorConfig {
   tokenWebhook?: TokenAuthenticator;
   /** The cache in front of the token authenticators (default: kube-apiserver's, 10 s for a success). */
   tokenCache?: TokenCacheOptions;
+  /** `--enable-bootstrap-token-auth`: bootstrap tokens, after service-account tokens, before the JWT authenticators. */
+  bootstrapTokens?: TokenAuthenticator;
 }
 
 /**
@@ -58,6 +60,7 @@ export function newAuthenticator(c: AuthenticatorConfig): Authenticator & { revi
   else if (clientCAs?.length) authenticators.push(x509Authenticator(() => clientCAs, c.credentialIdKey, c.clientCaTrustHandshake));
   if (c.tokenAuthFile !== undefined) tokens.push(audienceAgnostic(apiAudiences, tokenFileAuthenticator(c.tokenAuthFile, c.warn)));
   if (c.serviceAccounts) tokens.push(serviceAccountAuthenticator(c.serviceAccounts));
+  if (c.bootstrapTokens) tokens.push(audienceAgnostic(apiAudiences, c.bootstrapTokens));
   // ID tokens are for their client, not the API: as kube-apiserver, they count as the API's own.
   for (const t of c.tokenAuthenticators ?? []) tokens.push(audienceAgnostic(apiAudiences, t));
   if (c.tokenWebhook) tokens.push(c.tokenWebhook);

@@ -12,6 +12,7 @@ import { ALL_VERBS, type KindDefinition } from '../definition.ts';
 import { ageColumn, nameColumn } from '../printers.ts';
 import { bool, describe, objectSchema, str } from '../schemas.ts';
 import { base64Length, keyPath, mapOf, MAX_CONFIG_SIZE, validateFrozen } from './config-map.ts';
+import { BOOTSTRAP_GROUP, BOOTSTRAP_TOKEN_NAME_PREFIX, TOKEN_ID, TOKEN_SECRET } from './bootstrap-token.ts';
 import { secretDocs } from './docs/config.ts';
 
 /** What a field error shows in place of a secret value (Kubernetes' wording). */
@@ -37,11 +38,6 @@ export function secretTypes(n: Naming) {
   } as const;
 }
 
-/** The prefix of a bootstrap token secret's name; the token id follows. */
-export const BOOTSTRAP_TOKEN_NAME_PREFIX = 'bootstrap-token-';
-const TOKEN_ID = /^[a-z0-9]{6}$/;
-const TOKEN_SECRET = /^[a-z0-9]{16}$/;
-const BOOTSTRAP_GROUP = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;
 const BOOTSTRAP_USAGES = ['authentication', 'signing'];
 const USAGE_PREFIX = 'usage-bootstrap-';
 
