@@ -23,6 +23,7 @@ import {
 import { alwaysAllow, type Authorizer } from '../auth/authz/authorizer.ts';
 import type { Naming } from '../naming.ts';
 import { parseSigningKey, parseVerificationKeys, readKeyFile, type LiveObject, type ServiceAccountConfig, type ServiceAccountGetter } from '../auth/authn/service-account.ts';
+import type { LegacyTokenConfig } from '../auth/authn/legacy-service-account.ts';
 import { isStatusError } from '../machinery/status.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import { noAudit, type AuditSink } from './filters.ts';
@@ -37,6 +38,8 @@ export interface AuthenticatorContext {
   clientCa?: string;
   /** Service-account tokens, when the server has a key to sign them with. */
   serviceAccounts?: ServiceAccountConfig;
+  /** Secret-based (legacy) service-account tokens, beside them. */
+  legacyServiceAccounts?: LegacyTokenConfig;
   log: (message: string) => void;
   /** Where the cache of verified tokens and the configuration reloads report. */
   metrics?: { tokenCache: TokenCacheStats; configReload: ReloadStats };
@@ -93,6 +96,7 @@ export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | '
     clientCAs: clientCa === undefined ? undefined : parseCertificates(clientCa, '--client-ca-file'),
     tokenAuthFile: a?.tokenAuthFile,
     serviceAccounts: ctx.serviceAccounts,
+    legacyServiceAccounts: ctx.legacyServiceAccounts,
     apiAudiences: ctx.serviceAccounts?.apiAudiences ?? a?.apiAudiences,
     anonymous,
     credentialIdKey: credentialIdKey(ctx),

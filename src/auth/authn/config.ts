@@ -10,6 +10,7 @@ import { anonymous, anonymousOn } from './anonymous.ts';
 import { audienceAgnostic, authenticateBearer, bearerToken, bearerTokenOf, intersect, tokenUnion, type TokenAuthenticator } from './bearer-token.ts';
 import { tokenFileAuthenticator } from './token-file.ts';
 import { serviceAccountAuthenticator, type ServiceAccountConfig } from './service-account.ts';
+import { legacyServiceAccountAuthenticator, type LegacyTokenConfig } from './legacy-service-account.ts';
 import { authenticatedGroupAdder, failOnError, union, withAuthenticatedGroup } from './union.ts';
 import { x509Authenticator } from './x509.ts';
 
@@ -22,6 +23,8 @@ export interface AuthenticatorConfig {
   apiAudiences?: readonly string[];
   /** Service-account tokens. */
   serviceAccounts?: ServiceAccountConfig;
+  /** Secret-based (legacy) service-account tokens. */
+  legacyServiceAccounts?: LegacyTokenConfig;
   /** `--anonymous-auth`: on every path, on some paths only, or off. */
   anonymous: boolean | { paths: ReadonlySet<string> };
   /** The extra key a certificate's fingerprint is given under (`authentication.orch.io/credential-id`). */
@@ -42,6 +45,8 @@ export function newAuthenticator(c: AuthenticatorConfig): Authenticator & { revi
   const apiAudiences = c.apiAudiences ?? [];
   if (c.clientCAs?.length) authenticators.push(x509Authenticator(c.clientCAs, c.credentialIdKey));
   if (c.tokenAuthFile !== undefined) tokens.push(audienceAgnostic(apiAudiences, tokenFileAuthenticator(c.tokenAuthFile, c.warn)));
+  // Legacy tokens before the bound ones, as kube-apiserver orders them.
+  if (c.legacyServiceAccounts) tokens.push(legacyServiceAccountAuthenticator(c.legacyServiceAccounts));
   if (c.serviceAccounts) tokens.push(serviceAccountAuthenticator(c.serviceAccounts));
   // ID tokens are for their client, not the API: as kube-apiserver, they count as the API's own.
   for (const t of c.tokenAuthenticators ?? []) tokens.push(audienceAgnostic(apiAudiences, t));
