@@ -23,6 +23,7 @@ import type { RunningServer, ServerOptions } from './options.ts';
 import { healthEndpoints, nonApiRoutes, routeRequests, type ServerPhase } from './routes.ts';
 import { buildAudit, buildAuthenticator, buildAuthorizer, serviceAccountConfig, storeLookups } from './security.ts';
 import { serviceAccountTokens } from '../auth/authn/service-account.ts';
+import { legacyTokenConfig, legacyTokenIssuer, legacyTokenNames, storeLegacyTokenLookup } from '../auth/authn/legacy-service-account.ts';
 import { adminKubeconfig } from './certificates.ts';
 import { prepareSecureServing, type SecureServing } from './tls.ts';
 import { servedKinds } from './served-kinds.ts';
@@ -63,7 +64,10 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   cleanups.push(() => authenticationClosers.forEach((c) => c()));
   const lookups = storeLookups();
   const serviceAccounts = serviceAccountConfig(opts, secure?.serviceAccountKey, naming, lookups.getter);
-  const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, serviceAccounts, log, metrics: metrics.authentication, onClose: (close) => authenticationClosers.push(close) });
+  // Secret-based tokens: the tokens controller signs them, the authenticator looks their Secrets up.
+  const legacyLookups = storeLegacyTokenLookup();
+  const legacyServiceAccounts = serviceAccounts && legacyTokenConfig(serviceAccounts, naming, legacyLookups.lookup, log);
+  const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, serviceAccounts, legacyServiceAccounts, log, metrics: metrics.authentication, onClose: (close) => authenticationClosers.push(close) });
 
   let storage: OpenedStorage | undefined;
   const tokens = serviceAccounts && { ...serviceAccountTokens(serviceAccounts), bound: lookups.getter.bound };
@@ -77,6 +81,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const served = await buildStores(defs, opened.backend, { naming, featureGates, declarative, watchCacheRetentionMs: opts.watchCacheRetentionMs });
   cleanups.push(() => served.close());
   lookups.bind(served.stores);
+  legacyLookups.bind(served.stores);
 
   // Large writes are prepared by worker threads, so one cannot hold the event loop. The workers
   // build the built-in kinds themselves; kinds added by the embedder are prepared inline.
@@ -94,7 +99,8 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   cleanups.push(() => listener.destroy());
   const admin = secure ? writeAdminKubeconfig(opts.dataDir, listener.url, secure, cleanups) : undefined;
 
-  const context = controllerContext(opts, served, naming, featureGates, log);
+  const legacyTokens = serviceAccounts && { issue: legacyTokenIssuer(legacyTokenNames(naming), serviceAccounts.signing), ...(secure && { rootCa: secure.ca }) };
+  const context = { ...controllerContext(opts, served, naming, featureGates, log), ...(legacyTokens && { legacyTokens }) };
   const controllers = buildControllers(context);
   cleanups.push(() => stopControllers(controllers));
   // System namespaces are made by every server, whichever one runs the controllers.
