@@ -23,7 +23,16 @@ export interface ControllerContext {
   namespaceSyncIntervalMs?: number;
   /** `--enable-bootstrap-token-auth`: the token cleaner and the bootstrap signer run. */
   bootstrapTokens?: boolean;
+  /** What fills in token secrets (the tokens controller runs only with it). */
+  legacyTokens?: LegacyTokenSigner;
   log(message: string): void;
+}
+
+/** Signs the legacy token of a token secret for an account, and the CA its clients trust. */
+export interface LegacyTokenSigner {
+  issue(s: { namespace: string; name: string; uid: string; secretName: string }): Promise<string>;
+  /** The server's CA (PEM), put in each token secret as `ca.crt`; none over plain HTTP. */
+  rootCa?: string;
 }
 
 export interface Controller {

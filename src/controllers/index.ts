@@ -10,8 +10,9 @@ import { leaseCandidateGc } from './lease-candidate-gc.ts';
 import { serviceCidrController } from './service-cidr.ts';
 import { serviceAccountsController } from './service-accounts.ts';
 import { bootstrapSigner, tokenCleaner } from './bootstrap-tokens.ts';
+import { serviceAccountTokensController } from './service-account-tokens.ts';
 
-export const builtinControllers: readonly ControllerFactory[] = [namespaceController, garbageCollector, apiServiceController, serviceCidrController, serviceAccountsController, leaseCandidateGc, eventTtl, tokenCleaner, bootstrapSigner];
+export const builtinControllers: readonly ControllerFactory[] = [namespaceController, garbageCollector, apiServiceController, serviceCidrController, serviceAccountsController, serviceAccountTokensController, leaseCandidateGc, eventTtl, tokenCleaner, bootstrapSigner];
 
 /** The controllers that apply to what is served; throws when a flag they read is invalid. */
 export function buildControllers(ctx: ControllerContext, factories: readonly ControllerFactory[] = builtinControllers): Controller[] {

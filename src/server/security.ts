@@ -24,6 +24,7 @@ import {
 import { alwaysAllow, type Authorizer } from '../auth/authz/authorizer.ts';
 import type { Naming } from '../naming.ts';
 import { parseSigningKey, parseVerificationKeys, readKeyFile, type LiveObject, type ServiceAccountConfig, type ServiceAccountGetter } from '../auth/authn/service-account.ts';
+import type { LegacyTokenConfig } from '../auth/authn/legacy-service-account.ts';
 import { isStatusError } from '../machinery/status.ts';
 import type { KObject } from '../machinery/meta.ts';
 import { secretTypes } from '../registry/kinds/secret.ts';
@@ -49,6 +50,8 @@ export interface AuthenticatorContext {
   clientCas?: ClientCas;
   /** Service-account tokens, when the server has a key to sign them with. */
   serviceAccounts?: ServiceAccountConfig;
+  /** Secret-based (legacy) service-account tokens, beside them. */
+  legacyServiceAccounts?: LegacyTokenConfig;
   log: (message: string) => void;
   /** Where the cache of verified tokens and the configuration reloads report. */
   metrics?: { tokenCache: TokenCacheStats; configReload: ReloadStats };
@@ -110,6 +113,7 @@ export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | '
     requestHeader: requestHeaderConfig(a?.requestHeader, cas),
     tokenAuthFile: a?.tokenAuthFile,
     serviceAccounts: ctx.serviceAccounts,
+    legacyServiceAccounts: ctx.legacyServiceAccounts,
     apiAudiences: ctx.serviceAccounts?.apiAudiences ?? a?.apiAudiences,
     anonymous,
     credentialIdKey: credentialIdKey(ctx),

@@ -24,6 +24,7 @@ import type { RunningServer, ServerOptions } from './options.ts';
 import { healthEndpoints, nonApiRoutes, routeRequests, type ServerPhase } from './routes.ts';
 import { buildAudit, buildAuthenticator, buildAuthorizer, serviceAccountConfig, storeLookups } from './security.ts';
 import { serviceAccountTokens } from '../auth/authn/service-account.ts';
+import { legacyTokenConfig, legacyTokenIssuer, legacyTokenNames, storeLegacyTokenLookup } from '../auth/authn/legacy-service-account.ts';
 import { adminKubeconfig } from './certificates.ts';
 import { prepareSecureServing, type SecureServing } from './tls.ts';
 import { clientCas } from './client-cas.ts';
@@ -68,7 +69,10 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   // The client CA files (the client certificates' and the authenticating proxy's), followed as they change.
   const cas = secure && clientCas(opts, secure.clientCa, log);
   if (cas) authenticationClosers.push(() => cas.close());
-  const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, clientCas: cas, serviceAccounts, log, metrics: metrics.authentication, onClose: (close) => authenticationClosers.push(close), objects: lookups.object });
+  // Secret-based tokens: the tokens controller signs them, the authenticator looks their Secrets up.
+  const legacyLookups = storeLegacyTokenLookup();
+  const legacyServiceAccounts = serviceAccounts && legacyTokenConfig(serviceAccounts, naming, legacyLookups.lookup, log);
+  const authenticator = buildAuthenticator(opts, { naming, clientCa: secure?.clientCa, clientCas: cas, serviceAccounts, legacyServiceAccounts, log, metrics: metrics.authentication, onClose: (close) => authenticationClosers.push(close), objects: lookups.object });
 
   let storage: OpenedStorage | undefined;
   const tokens = serviceAccounts && { ...serviceAccountTokens(serviceAccounts), bound: lookups.getter.bound };
@@ -82,6 +86,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const served = await buildStores(defs, opened.backend, { naming, featureGates, declarative, watchCacheRetentionMs: opts.watchCacheRetentionMs });
   cleanups.push(() => served.close());
   lookups.bind(served.stores);
+  legacyLookups.bind(served.stores);
 
   // Large writes are prepared by worker threads, so one cannot hold the event loop. The workers
   // build the built-in kinds themselves; kinds added by the embedder are prepared inline.
@@ -100,7 +105,8 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   cas?.onChange(() => listener.setClientCA(cas.handshakePem()));
   const admin = secure ? writeAdminKubeconfig(opts.dataDir, listener.url, secure, cleanups) : undefined;
 
-  const context = controllerContext(opts, served, naming, featureGates, log);
+  const legacyTokens = serviceAccounts && { issue: legacyTokenIssuer(legacyTokenNames(naming), serviceAccounts.signing), ...(secure && { rootCa: secure.ca }) };
+  const context = { ...controllerContext(opts, served, naming, featureGates, log), ...(legacyTokens && { legacyTokens }) };
   const controllers = buildControllers(context);
   cleanups.push(() => stopControllers(controllers));
   // System namespaces are made by every server, whichever one runs the controllers.

@@ -13,6 +13,7 @@ import { audienceAgnostic, authenticateBearer, bearerToken, bearerTokenOf, inter
 import { tokenFileAuthenticator } from './token-file.ts';
 import { serviceAccountAuthenticator, type ServiceAccountConfig } from './service-account.ts';
 import { cachedTokenAuthenticator, type TokenCacheOptions } from './token-cache.ts';
+import { legacyServiceAccountAuthenticator, type LegacyTokenConfig } from './legacy-service-account.ts';
 import { authenticatedGroupAdder, failOnError, union, withAuthenticatedGroup } from './union.ts';
 import { x509Authenticator, type Roots } from './x509.ts';
 import { requestHeaderAuthenticator, type RequestHeaderConfig } from './request-header.ts';
@@ -30,6 +31,8 @@ export interface AuthenticatorConfig {
   apiAudiences?: readonly string[];
   /** Service-account tokens. */
   serviceAccounts?: ServiceAccountConfig;
+  /** Secret-based (legacy) service-account tokens. */
+  legacyServiceAccounts?: LegacyTokenConfig;
   /** `--anonymous-auth`: on every path, on some paths only, or off. */
   anonymous: boolean | { paths: ReadonlySet<string> };
   /** The extra key a certificate's fingerprint is given under (`authentication.orch.io/credential-id`). */
@@ -59,6 +62,8 @@ export function newAuthenticator(c: AuthenticatorConfig): Authenticator & { revi
   if (typeof clientCAs === 'function') authenticators.push(x509Authenticator(clientCAs, c.credentialIdKey, c.clientCaTrustHandshake));
   else if (clientCAs?.length) authenticators.push(x509Authenticator(() => clientCAs, c.credentialIdKey, c.clientCaTrustHandshake));
   if (c.tokenAuthFile !== undefined) tokens.push(audienceAgnostic(apiAudiences, tokenFileAuthenticator(c.tokenAuthFile, c.warn)));
+  // Legacy tokens before the bound ones, as kube-apiserver orders them.
+  if (c.legacyServiceAccounts) tokens.push(legacyServiceAccountAuthenticator(c.legacyServiceAccounts));
   if (c.serviceAccounts) tokens.push(serviceAccountAuthenticator(c.serviceAccounts));
   if (c.bootstrapTokens) tokens.push(audienceAgnostic(apiAudiences, c.bootstrapTokens));
   // ID tokens are for their client, not the API: as kube-apiserver, they count as the API's own.
