@@ -9,8 +9,9 @@ import { eventTtl } from './event-ttl.ts';
 import { leaseCandidateGc } from './lease-candidate-gc.ts';
 import { serviceCidrController } from './service-cidr.ts';
 import { serviceAccountsController } from './service-accounts.ts';
+import { clusterRoleAggregation } from './cluster-role-aggregation.ts';
 
-export const builtinControllers: readonly ControllerFactory[] = [namespaceController, garbageCollector, apiServiceController, serviceCidrController, serviceAccountsController, leaseCandidateGc, eventTtl];
+export const builtinControllers: readonly ControllerFactory[] = [namespaceController, garbageCollector, apiServiceController, serviceCidrController, serviceAccountsController, leaseCandidateGc, eventTtl, clusterRoleAggregation];
 
 /** The controllers that apply to what is served; throws when a flag they read is invalid. */
 export function buildControllers(ctx: ControllerContext, factories: readonly ControllerFactory[] = builtinControllers): Controller[] {

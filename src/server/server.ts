@@ -18,6 +18,7 @@ import { WritePool } from '../endpoints/write-pool.ts';
 import { storeKey, startControllers, stopControllers, type Controller, type ControllerContext } from '../controllers/controller.ts';
 import { buildControllers } from '../controllers/index.ts';
 import { ensureSystemNamespaces } from '../controllers/system-namespaces.ts';
+import { ensureRbacDefaults } from '../controllers/rbac-bootstrap.ts';
 import { buildHandlerChain, type ChainOptions } from './filters.ts';
 import { createServerMetrics } from './metrics.ts';
 import { listen, type Listener } from './listener.ts';
@@ -114,6 +115,8 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   // System namespaces are made by every server, whichever one runs the controllers.
   const namespaces = context.stores.get(storeKey('', 'namespaces'));
   if (namespaces) await ensureSystemNamespaces(namespaces, naming);
+  await ensureRbacDefaults(context.stores, naming, log);
+  phase.rbacBootstrapped = true;
   await startControllers(controllers);
   phase.started = true;
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, testServer, waitFor } from '../support/server.ts';
+import { api, startTrusted, testServer, waitFor } from '../support/server.ts';
 import { withToken } from '../support/identity.ts';
 import { startServer } from '../../src/server/server.ts';
 import { parseAuthorizationModes } from '../../src/auth/authz/modes.ts';
@@ -113,9 +113,9 @@ describe('the authorizer', () => {
     const w = await as('bob-token', 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'x' } });
     assert.equal(w.status, 403);
     assert.equal((await api(server, 'GET', `/api/v1/namespaces/${ns}/configmaps/x`)).status, 404);
-    const path = await as('bob-token', 'GET', '/version');
+    const path = await as('bob-token', 'GET', '/metrics');
     assert.equal(path.status, 403);
-    assert.equal(path.body.message, 'forbidden: User "bob" cannot get path "/version"');
+    assert.equal(path.body.message, 'forbidden: User "bob" cannot get path "/metrics"');
   });
 
   test('a Role bound in one namespace grants there only; user, group and service-account subjects', async () => {
@@ -166,11 +166,11 @@ describe('the authorizer', () => {
       rules: [
         { apiGroups: ['*'], resources: ['namespaces/status'], verbs: ['get'] },
         { apiGroups: ['coordination.orch.io'], resources: ['*'], verbs: ['*'] },
-        { nonResourceURLs: ['/vers*'], verbs: ['get'] },
+        { nonResourceURLs: ['/metr*'], verbs: ['get'] },
       ],
     });
     await create(`${RBAC}/clusterrolebindings`, { metadata: { name: `bob-${ns}` }, roleRef: { apiGroup: G, kind: 'ClusterRole', name: `bob-${ns}` }, subjects: [user('bob')] });
-    await becomes('bob-token', 'GET', '/version', 200);
+    await becomes('bob-token', 'GET', '/metrics', 200);
     assert.equal((await as('bob-token', 'GET', `/api/v1/namespaces/${ns}/status`)).status, 200);
     assert.equal((await as('bob-token', 'GET', `/api/v1/namespaces/${ns}`)).status, 403);
     assert.equal((await as('bob-token', 'POST', `/apis/coordination.orch.io/v1/namespaces/${ns}/leases`, { metadata: { name: 'l' } })).status, 201);
@@ -242,6 +242,75 @@ describe('escalation prevention', () => {
     await create(`${RBAC}/namespaces/${ns}/rolebindings`, { metadata: { name: 'powers' }, roleRef: { apiGroup: G, kind: 'Role', name: 'powers' }, subjects: [user('carol')] });
     await becomes('carol-token', 'POST', `${RBAC}/namespaces/${ns}/rolebindings`, 201, bind);
     assert.equal((await as('carol-token', 'POST', `${RBAC}/namespaces/${ns}/roles`, { metadata: { name: 'more' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['*'] }] })).status, 201);
+  });
+});
+
+describe('default roles and aggregation', () => {
+  test('the defaults exist with the bootstrapping label; authenticated users may discover, anonymous ones read the public paths', async () => {
+    for (const name of ['cluster-admin', 'admin', 'edit', 'view', 'system:discovery', 'system:basic-user', 'system:public-info-viewer', 'system:monitoring']) {
+      const r = await api(server, 'GET', `${RBAC}/clusterroles/${name}`);
+      assert.equal(r.status, 200, name);
+      assert.equal(r.body.metadata.labels['orch.io/bootstrapping'], 'rbac-defaults');
+      assert.equal(r.body.metadata.annotations['rbac.authorization.orch.io/autoupdate'], 'true');
+    }
+    assert.deepEqual((await api(server, 'GET', `${RBAC}/clusterrolebindings/cluster-admin`)).body.subjects, [{ kind: 'Group', apiGroup: G, name: 'system:masters' }]);
+    assert.equal((await as('bob-token', 'GET', '/apis')).status, 200);
+    assert.equal((await withToken(server, 'GET', '/version', undefined)).status, 200);
+    assert.equal((await withToken(server, 'GET', '/apis', undefined)).status, 403);
+    // admin, edit and view are aggregated: admin has the role rules and (through edit) the secrets ones.
+    await waitFor('aggregated admin', async () => {
+      const rules = (await api(server, 'GET', `${RBAC}/clusterroles/admin`)).body.rules ?? [];
+      return rules.some((r: { resources?: string[] }) => r.resources?.includes('roles')) && rules.some((r: { resources?: string[] }) => r.resources?.includes('secrets'));
+    });
+    // view, bound in a namespace, reads configmaps there but not secrets.
+    const ns = await namespace();
+    await create(`${RBAC}/namespaces/${ns}/rolebindings`, { metadata: { name: 'v' }, roleRef: { apiGroup: G, kind: 'ClusterRole', name: 'view' }, subjects: [user('bob')] });
+    await becomes('bob-token', 'GET', `/api/v1/namespaces/${ns}/configmaps`, 200);
+    assert.equal((await as('bob-token', 'GET', `/api/v1/namespaces/${ns}/secrets`)).status, 403);
+  });
+
+  test('an aggregated ClusterRole gets the rules of the roles its selectors match, and hand-written rules are overwritten', async () => {
+    const label = `agg-${Date.now()}`;
+    await create(`${RBAC}/clusterroles`, { metadata: { name: `${label}-all` }, aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [label]: 'true' } }] }, rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['delete'] }] });
+    const rulesOf = async () => (await api(server, 'GET', `${RBAC}/clusterroles/${label}-all`)).body.rules ?? [];
+    await waitFor('hand-written rules gone', async () => (await rulesOf()).length === 0);
+    await create(`${RBAC}/clusterroles`, { metadata: { name: `${label}-b`, labels: { [label]: 'true' } }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] });
+    await create(`${RBAC}/clusterroles`, { metadata: { name: `${label}-a`, labels: { [label]: 'true' } }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }, { apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] });
+    await create(`${RBAC}/clusterroles`, { metadata: { name: `${label}-other` }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] });
+    await waitFor('aggregated', async () => (await rulesOf()).length === 2);
+    assert.deepEqual(await rulesOf(), [
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+    ]);
+    assert.equal((await api(server, 'DELETE', `${RBAC}/clusterroles/${label}-a`)).status, 200);
+    await waitFor('rules of a deleted role gone', async () => (await rulesOf()).length === 1);
+  });
+
+  test('on restart, missing defaults come back, except where autoupdate is "false"', async () => {
+    const dataDir = join(dir, 'data');
+    let s = await startTrusted({ dataDir, port: 0, log: () => {} });
+    const admin = { url: s.url };
+    try {
+      assert.equal((await api(admin, 'DELETE', `${RBAC}/clusterroles/system:basic-user`)).status, 200);
+      const discovery = (await api(admin, 'GET', `${RBAC}/clusterroles/system:discovery`)).body;
+      discovery.metadata.annotations['rbac.authorization.orch.io/autoupdate'] = 'false';
+      discovery.rules = [{ verbs: ['get'], nonResourceURLs: ['/api'] }];
+      assert.equal((await api(admin, 'PUT', `${RBAC}/clusterroles/system:discovery`, discovery)).status, 200);
+      const binding = (await api(admin, 'GET', `${RBAC}/clusterrolebindings/system:public-info-viewer`)).body;
+      binding.subjects = [];
+      assert.equal((await api(admin, 'PUT', `${RBAC}/clusterrolebindings/system:public-info-viewer`, binding)).status, 200);
+    } finally {
+      await s.close();
+    }
+    s = await startTrusted({ dataDir, port: 0, log: () => {} });
+    try {
+      const again = { url: s.url };
+      assert.equal((await api(again, 'GET', `${RBAC}/clusterroles/system:basic-user`)).status, 200);
+      assert.deepEqual((await api(again, 'GET', `${RBAC}/clusterroles/system:discovery`)).body.rules, [{ verbs: ['get'], nonResourceURLs: ['/api'] }]);
+      assert.equal((await api(again, 'GET', `${RBAC}/clusterrolebindings/system:public-info-viewer`)).body.subjects.length, 2);
+    } finally {
+      await s.close();
+    }
   });
 });
 
