@@ -104,9 +104,12 @@ class BindingIndex {
     const old = this.byName.get(name);
     if (!old) return;
     this.byName.delete(name);
-    for (const [k, set] of this.bySubject) {
+    for (const s of old.subjects) {
+      const k = subjectKey(s, old.namespace);
+      const set = k === undefined ? undefined : this.bySubject.get(k);
+      if (!set) continue;
       set.delete(old);
-      if (!set.size) this.bySubject.delete(k);
+      if (!set.size) this.bySubject.delete(k!);
     }
   }
 
@@ -123,9 +126,6 @@ class BindingIndex {
     }
   }
 
-  values(): IterableIterator<IndexedBinding> {
-    return this.byName.values();
-  }
 }
 
 /** Go's describeSubject. */
