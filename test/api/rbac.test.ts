@@ -13,6 +13,7 @@ import { api, startTrusted, testServer, waitFor } from '../support/server.ts';
 import { withToken } from '../support/identity.ts';
 import { startServer } from '../../src/server/server.ts';
 import { parseAuthorizationModes } from '../../src/auth/authz/modes.ts';
+import { parseArgs } from '../../src/server/cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'rbac-test-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -253,6 +254,8 @@ describe('default roles and aggregation', () => {
       assert.equal(r.body.metadata.labels['orch.io/bootstrapping'], 'rbac-defaults');
       assert.equal(r.body.metadata.annotations['rbac.authorization.orch.io/autoupdate'], 'true');
     }
+    // The server is ready only once they are in place.
+    assert.match((await api(server, 'GET', '/readyz?verbose')).text, /\[\+\]poststarthook\/rbac\/bootstrap-roles ok/);
     assert.deepEqual((await api(server, 'GET', `${RBAC}/clusterrolebindings/cluster-admin`)).body.subjects, [{ kind: 'Group', apiGroup: G, name: 'system:masters' }]);
     assert.equal((await as('bob-token', 'GET', '/apis')).status, 200);
     assert.equal((await withToken(server, 'GET', '/version', undefined)).status, 200);
@@ -321,6 +324,8 @@ describe('modes', () => {
     assert.throws(() => parseAuthorizationModes(['RBAC', 'RBAC']), /RBAC is given more than once/);
     assert.throws(() => parseAuthorizationModes(['Magic']), /unknown authorization mode "Magic"/);
     await assert.rejects(startServer({ authorization: { modes: ['Node', 'RBAC'] } }), /authorization mode Node is not supported by this server yet/);
+    const parsed = parseArgs(['--authorization-mode=RBAC,AlwaysDeny']);
+    assert.deepEqual(parsed !== 'help' && parsed.authorization, { modes: ['RBAC', 'AlwaysDeny'] });
   });
 
   test('AlwaysDeny refuses with its reason; a later AlwaysAllow still allows; system:masters always passes', async () => {
