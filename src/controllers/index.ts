@@ -11,8 +11,9 @@ import { serviceCidrController } from './service-cidr.ts';
 import { serviceAccountsController } from './service-accounts.ts';
 import { bootstrapSigner, tokenCleaner } from './bootstrap-tokens.ts';
 import { serviceAccountTokensController } from './service-account-tokens.ts';
+import { clusterRoleAggregation } from './cluster-role-aggregation.ts';
 
-export const builtinControllers: readonly ControllerFactory[] = [namespaceController, garbageCollector, apiServiceController, serviceCidrController, serviceAccountsController, serviceAccountTokensController, leaseCandidateGc, eventTtl, tokenCleaner, bootstrapSigner];
+export const builtinControllers: readonly ControllerFactory[] = [namespaceController, garbageCollector, apiServiceController, serviceCidrController, serviceAccountsController, serviceAccountTokensController, leaseCandidateGc, eventTtl, tokenCleaner, bootstrapSigner, clusterRoleAggregation];
 
 /** The controllers that apply to what is served; throws when a flag they read is invalid. */
 export function buildControllers(ctx: ControllerContext, factories: readonly ControllerFactory[] = builtinControllers): Controller[] {

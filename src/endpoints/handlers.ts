@@ -245,7 +245,7 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
     const type = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
     const body = await readBodyBytes(ctx);
     const input = writeInput({ form: 'body', bytes: bodyWeight(body.length, type), body, type, validation: fieldValidation }, t.store);
-    const created = await t.store.create(t.namespace, input, { dryRun, manager, warn: (m) => ctx.warnings.add(m), deadline: ctx.deadline });
+    const created = await t.store.create(t.namespace, input, { dryRun, manager, warn: (m) => ctx.warnings.add(m), deadline: ctx.deadline, user: ctx.effectiveUser });
     writeStoredJson(ctx, enc, 201, created.responseBody());
   } catch (e) {
     throw failedAfterNegotiating(e, enc);
@@ -316,6 +316,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
       manager,
       warn: (m) => ctx.warnings.add(m),
       deadline: ctx.deadline,
+      user: ctx.effectiveUser,
       subresource: t.subresource,
       allowCreate: t.store.def.allowCreateOnUpdate,
       uidFromInput: true,
@@ -363,6 +364,7 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
       applied: apply,
       warn: (m) => ctx.warnings.add(m),
       deadline: ctx.deadline,
+      user: ctx.effectiveUser,
       subresource: t.subresource,
       allowCreate: apply && !t.subresource,
     });

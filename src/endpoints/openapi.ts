@@ -91,6 +91,10 @@ const TYPE_NAMES: Record<string, string> = {
   'APIServiceSpec.service': 'ServiceReference',
   'APIServiceStatus.conditions': 'APIServiceCondition',
   'TokenReviewStatus.user': 'UserInfo',
+  'Role.rules': 'PolicyRule',
+  'ClusterRole.rules': 'PolicyRule',
+  'AggregationRule.clusterRoleSelectors': `${META}.LabelSelector`,
+  'LabelSelector.matchExpressions': `${META}.LabelSelectorRequirement`,
 };
 
 /** Descriptions of shared types published at a field (where the field's own text is the field's). */

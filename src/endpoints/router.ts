@@ -61,6 +61,8 @@ export class ApiRouter {
   /** Handle `/api…` and `/apis…`; false when the path is not an API path. */
   async handle(ctx: RequestContext): Promise<boolean> {
     const i = ctx.info;
+    // The object named by the path (a list by field selector also carries a name, for authorization).
+    const name = i.parts[1] ?? '';
     if (!i.apiPrefix) return false;
     if (!i.isResourceRequest) {
       await this.discovery(ctx);
@@ -75,7 +77,7 @@ export class ApiRouter {
     if (named) {
       if (i.parts.length > 3 || (def.namespaced && !i.namespace) || (!def.namespaced && i.namespace)) throw errors.noRoute();
       if (ctx.req.method !== 'POST') throw errors.methodNotAllowed();
-      return this.run(handleNamedCreate(ctx, this.env, { store, namespace: def.namespaced ? i.namespace : undefined, name: i.name, create: named }));
+      return this.run(handleNamedCreate(ctx, this.env, { store, namespace: def.namespaced ? i.namespace : undefined, name, create: named }));
     }
     let subresource;
     if (i.subresource) {
@@ -86,14 +88,14 @@ export class ApiRouter {
     // cluster-scoped kind never under one (`namespaces/<name>` is the namespace object itself).
     const namespaced = def.namespaced;
     if (!namespaced && i.namespace && i.resource !== 'namespaces') throw errors.noRoute();
-    if (namespaced && !i.namespace && i.name) throw errors.noRoute();
+    if (namespaced && !i.namespace && name) throw errors.noRoute();
     if (i.parts.length > 3) throw errors.noRoute();
     // As kube-apiserver, on every route of a deprecated kind version.
     const deprecated = deprecationWarning(def);
     if (deprecated) ctx.warnings.add(deprecated);
-    const target: ResourceTarget<ReadableStore> = { store, namespace: namespaced ? i.namespace || undefined : undefined, name: i.name, subresource };
+    const target: ResourceTarget<ReadableStore> = { store, namespace: namespaced ? i.namespace || undefined : undefined, name, subresource };
     const m = ctx.req.method;
-    if (i.name) {
+    if (name) {
       if (m === 'GET' || m === 'HEAD') return this.run(handleGet(ctx, this.env, target));
       // A read-only store's kind has no other verbs: the handler would refuse them the same way.
       if (!writable(target)) throw errors.methodNotAllowed();

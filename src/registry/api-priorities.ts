@@ -19,6 +19,7 @@ export function builtinPriority(naming: Naming, group: string, version: string):
     [`${naming.group('events')}/v1`]: { groupPriorityMinimum: 17750, versionPriority: 15 },
     [`${naming.group('authentication')}/v1`]: { groupPriorityMinimum: 17700, versionPriority: 15 },
     [`${naming.group('networking')}/v1`]: { groupPriorityMinimum: 17200, versionPriority: 15 },
+    [`${naming.group('rbac.authorization')}/v1`]: { groupPriorityMinimum: 17000, versionPriority: 15 },
     [`${naming.group('coordination')}/v1`]: { groupPriorityMinimum: 16500, versionPriority: 15 },
     [`${naming.group('coordination')}/v1beta1`]: { groupPriorityMinimum: 16500, versionPriority: 13 },
     [`${naming.group('node')}/v1`]: { groupPriorityMinimum: 16300, versionPriority: 15 },

@@ -161,6 +161,12 @@ export interface KindDefinition {
    * and resourceVersion. Absent: the kind stores objects in its own form under its own prefix.
    */
   storedAs?: StorageConversion;
+  /**
+   * A check of a user's write against the user (after validation, before admission): throws the
+   * Status it is refused with, as kube-apiserver's RBAC storage refuses escalation. Writes made by
+   * the server itself (no user) are not checked.
+   */
+  guardWrite?(write: { user: UserInfo; namespace?: string; object: KObject; old?: KObject }): Promise<void>;
 }
 
 /**

@@ -13,6 +13,7 @@ import { errors, StatusError, successStatus, type QualifiedResource, type Status
 import { parseResourceVersion, type ListOptions } from '../machinery/list-options.ts';
 import { apiVersionOf, storagePrefix, type KindDefinition, type SubresourceDefinition } from './definition.ts';
 import type { Admission } from './admission.ts';
+import type { UserInfo } from '../request/user.ts';
 import { EncodedObject, type BodyEncoding } from './encoded.ts';
 import { encodeListFromItems } from '../wire/protobuf/index.ts';
 import { WatchStream, type WatchSink } from './watch-stream.ts';
@@ -34,6 +35,8 @@ export interface WriteOptions {
   warn?: (message: string) => void;
   /** When the request must be answered by (epoch ms): a write prepared in a worker stops then. */
   deadline?: number;
+  /** The user the request acts as: the kind's guardWrite checks the write against it. */
+  user?: UserInfo;
 }
 
 export interface UpdateOptions extends WriteOptions {
@@ -495,6 +498,7 @@ export class RegistryStore implements ReadableStore {
   /** Admits and stores a prepared new object; a taken name is the storage's KeyExistsError. */
   private async commitCreate(prepared: PreparedWrite & { op: 'create' }, opts: WriteOptions): Promise<Written> {
     const { name, namespace } = prepared.meta;
+    if (opts.user && this.def.guardWrite) await this.def.guardWrite({ user: opts.user, namespace, object: prepared.object ?? this.prep.decodeNew(prepared.bytes) });
     await this.admission.admitCreate(this, { name, namespace, object: () => prepared.object ?? this.prep.decodeNew(prepared.bytes) });
     const key = this.keyFor(namespace, name);
     let committed = false;
@@ -541,6 +545,8 @@ export class RegistryStore implements ReadableStore {
       const stored = kv!;
       if (prepared.op === 'unchanged') return this.unchanged(stored);
       const { object } = prepared;
+      if (opts.user && this.def.guardWrite && prepared.op !== 'delete')
+        await this.def.guardWrite({ user: opts.user, namespace, object: object ?? this.prep.decodeNew(prepared.bytes), old: this.decode(stored) });
       await this.admission.admitUpdate(this, {
         name,
         namespace,

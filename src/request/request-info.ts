@@ -84,7 +84,35 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   else if (m === 'delete') info.verb = info.name ? 'delete' : 'deletecollection';
   if (info.verb === 'list' && isWatch(query)) info.verb = 'watch';
   if (watchPath && (m === 'get' || m === 'head')) info.verb = 'watch';
+  // A list or watch of one object by name (`fieldSelector=metadata.name=<name>`) is authorized as
+  // that name, as kube-apiserver's RequestInfoFactory does, so a rule's resourceNames can allow it.
+  if ((info.verb === 'list' || info.verb === 'watch') && !info.name) info.name = nameFromFieldSelector(query.get('fieldSelector'));
   return info;
+}
+
+/**
+ * The value of a `metadata.name=` (or `==`) term of a field selector, when the selector parses and
+ * the value is a valid path segment; '' otherwise.
+ */
+function nameFromFieldSelector(selector: string | null): string {
+  if (!selector) return '';
+  const terms: string[] = [];
+  let term = '';
+  for (let i = 0; i < selector.length; i++) {
+    const c = selector[i]!;
+    if (c === '\\' && i + 1 < selector.length) term += c + selector[++i];
+    else if (c === ',') terms.push(term), (term = '');
+    else term += c;
+  }
+  terms.push(term);
+  let name = '';
+  for (const t of terms) {
+    const m = /^\s*([^=!\s]+)\s*(==|=|!=)(.*)$/.exec(t);
+    if (!m) return '';
+    if (m[1] === 'metadata.name' && m[2] !== '!=' && !name) name = m[3]!.trim().replace(/\\(.)/g, '$1');
+  }
+  const validSegment = name !== '.' && name !== '..' && !name.includes('/') && !name.includes('%');
+  return validSegment ? name : '';
 }
 
 /**

@@ -78,6 +78,10 @@ const FLAGS: Record<string, FlagSpec> = {
   'advertise-address': { help: 'address clients reach the server on; added to the generated serving certificate', apply: (o, v) => (secure(o).advertiseAddress = v) },
   'client-ca-file': { help: 'CAs of client certificates (default over HTTPS: the generated CA)', apply: (o, v) => (authn(o).clientCaFile = v) },
   'token-auth-file': { help: 'CSV of bearer tokens: token,user,uid,"group1,group2"', apply: (o, v) => (authn(o).tokenAuthFile = v) },
+  'authorization-mode': {
+    help: 'comma-separated authorizers, asked in order: AlwaysAllow (default), AlwaysDeny, RBAC',
+    apply: (o, v) => ((o.authorization ??= {}).modes = list(v)),
+  },
   'anonymous-auth': {
     help: 'requests with no credential are system:anonymous (default true; while every request is authorized, only on /healthz, /livez, /readyz and /version)',
     bool: true,

@@ -52,6 +52,8 @@ export interface ServerOptions {
   /** An authenticator of the embedder's own, in place of those `authentication` describes. */
   authenticator?: Authenticator;
   authorizer?: Authorizer;
+  /** `--authorization-mode` and what RBAC needs; ignored when `authorizer` is given. */
+  authorization?: AuthorizationOptions;
   audit?: AuditSink;
   /** How often the namespace controller looks for terminating namespaces. */
   namespaceSyncIntervalMs?: number;
@@ -69,6 +71,14 @@ export interface ServerOptions {
   extraKinds?: readonly KindDefinition[];
   /** Where internal errors are reported (default: stderr). */
   log?: (message: string) => void;
+}
+
+export interface AuthorizationOptions {
+  /**
+   * `--authorization-mode`: AlwaysAllow, AlwaysDeny, RBAC, in the order they are asked (default
+   * AlwaysAllow). Members of system:masters are always allowed.
+   */
+  modes?: string[];
 }
 
 export interface SecureServingOptions {

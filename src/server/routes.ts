@@ -18,6 +18,8 @@ import { versionInfo } from './version.ts';
 export interface ServerPhase {
   /** The post-start work (system namespaces, controllers' first passes) is done. */
   started: boolean;
+  /** The default RBAC roles and bindings are in place (kube's rbac/bootstrap-roles post-start hook). */
+  rbacBootstrapped?: boolean;
   /** Shutdown has begun: load balancers should stop sending requests. */
   shuttingDown: boolean;
 }
@@ -33,6 +35,7 @@ export function healthEndpoints(storage: HealthCheck, phase: Readonly<ServerPhas
   const readyz: HealthCheck[] = [
     ...livez,
     { name: 'poststarthook/start-system-namespaces-controller', check: () => void (phase.started || fail('not started')) },
+    { name: 'poststarthook/rbac/bootstrap-roles', check: () => void (phase.rbacBootstrapped || fail('not finished')) },
     { name: 'shutdown', check: () => void (phase.shuttingDown && fail('process is shutting down')) },
   ];
   return { livez, readyz, healthz: livez };

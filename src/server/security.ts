@@ -22,6 +22,7 @@ import {
   type ValidationContext,
 } from '../auth/authn/jwt-config.ts';
 import { alwaysAllow, type Authorizer } from '../auth/authz/authorizer.ts';
+import { DEFAULT_AUTHORIZATION_MODES, modeChain, parseAuthorizationModes, type AuthorizationMode } from '../auth/authz/modes.ts';
 import type { Naming } from '../naming.ts';
 import { parseSigningKey, parseVerificationKeys, readKeyFile, type LiveObject, type ServiceAccountConfig, type ServiceAccountGetter } from '../auth/authn/service-account.ts';
 import type { LegacyTokenConfig } from '../auth/authn/legacy-service-account.ts';
@@ -91,7 +92,7 @@ export function serviceAccountConfig(opts: Pick<ServerOptions, 'authentication'>
  * The request authenticator and, when the flags built it, its token authenticators for TokenReview.
  * Throws (a start-up error) when a configured file cannot be read or parsed.
  */
-export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | 'authentication' | 'authorizer'>, ctx: AuthenticatorContext): Authenticator & { reviewToken?: TokenReviewer } {
+export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | 'authentication' | 'authorizer' | 'authorization'>, ctx: AuthenticatorContext): Authenticator & { reviewToken?: TokenReviewer } {
   if (opts.authenticator) return opts.authenticator;
   const a = opts.authentication;
   if (!a && ctx.clientCa === undefined) return alwaysAdmin;
@@ -100,7 +101,7 @@ export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | '
   if (jwt.anonymous) anonymous = !jwt.anonymous.enabled ? false : jwt.anonymous.conditions?.length ? { paths: new Set(jwt.anonymous.conditions.map((c) => c.path)) } : true;
   // kube-apiserver turns anonymous off while the authorizer allows everything, and its default
   // roles open only the health and version paths to anonymous requests: here they reach those.
-  if (anonymous && buildAuthorizer(opts) === alwaysAllow) {
+  if (anonymous && allowsEverything(opts)) {
     if (a?.anonymousAuth || jwt.anonymous) ctx.log(`AnonymousAuth is not allowed with the AlwaysAllow authorizer: anonymous requests reach only ${[...PUBLIC_PATHS].join(', ')}. You should use a different authorizer`);
     // Paths the configuration names stay limited to the public ones.
     anonymous = { paths: anonymous === true ? PUBLIC_PATHS : new Set([...anonymous.paths].filter((p) => PUBLIC_PATHS.has(p))) };
@@ -277,8 +278,22 @@ function readClientCa(path: string): string {
   }
 }
 
-export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer'>): Authorizer {
-  return opts.authorizer ?? alwaysAllow;
+/** The checked `--authorization-mode` list (the default when none is given). */
+export function authorizationModes(opts: Pick<ServerOptions, 'authorization'>): AuthorizationMode[] {
+  return parseAuthorizationModes(opts.authorization?.modes ?? DEFAULT_AUTHORIZATION_MODES);
+}
+
+/** Whether every request is allowed (kube-apiserver then turns anonymous requests off). */
+function allowsEverything(opts: Pick<ServerOptions, 'authorizer' | 'authorization'>): boolean {
+  return opts.authorizer ? opts.authorizer === alwaysAllow : authorizationModes(opts).includes('AlwaysAllow');
+}
+
+/** The embedder's authorizer, or the chain of the modes (`rbac` is the RBAC authorizer when RBAC is one). */
+export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'authorization'>, rbac?: Authorizer): Authorizer {
+  if (opts.authorizer) return opts.authorizer;
+  const modes = authorizationModes(opts);
+  if (modes.length === 1 && modes[0] === 'AlwaysAllow') return alwaysAllow;
+  return modeChain(modes, { alwaysAllow, rbac });
 }
 
 export function buildAudit(opts: Pick<ServerOptions, 'audit'>): AuditSink {

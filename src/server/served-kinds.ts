@@ -6,6 +6,7 @@ import type { FeatureGates } from '../machinery/feature-gates.ts';
 import type { Storage } from '../storage/interface.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
 import { builtinKinds } from '../registry/kinds/index.ts';
+import type { RbacWriteGuard } from '../registry/kinds/rbac.ts';
 import type { TokenIssuer } from '../registry/kinds/token-request.ts';
 import type { TokenReviewer } from '../registry/kinds/authentication.ts';
 
@@ -36,6 +37,7 @@ export interface ServedKindsOptions {
   /** The server's token authenticators and audiences, for TokenReview. */
   reviewToken?: TokenReviewer;
   apiAudiences?: readonly string[];
+  rbacGuard?: RbacWriteGuard;
   /** Served beside the built-in definitions, under the same rules. */
   extraKinds?: readonly KindDefinition[];
   /** What signs service-account tokens (TokenRequest). */
@@ -53,6 +55,7 @@ export function servedKinds(o: ServedKindsOptions): KindDefinition[] {
     tokens: o.tokens,
     reviewToken: o.reviewToken,
     apiAudiences: o.apiAudiences,
+    rbacGuard: o.rbacGuard,
   });
   const all = [...builtin, ...(o.extraKinds ?? [])];
   return all.filter(runtimeConfig(o.runtimeConfig, all));

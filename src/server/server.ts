@@ -7,6 +7,9 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Authenticator } from '../auth/authn/authenticator.ts';
+import type { Authorizer } from '../auth/authz/authorizer.ts';
+import { RbacIndex, rbacAuthorizer, type RbacStores } from '../auth/authz/rbac.ts';
+import { rbacWriteGuard } from '../auth/authz/rbac-escalation.ts';
 import { namingProfile, type Naming } from '../naming.ts';
 import { parseFeatureGates, type FeatureGates } from '../machinery/feature-gates.ts';
 import { DeclarativeValidation } from '../registry/declarative-validation.ts';
@@ -16,13 +19,14 @@ import { storeKey, startControllers, stopControllers, type Controller, type Cont
 import { buildControllers } from '../controllers/index.ts';
 import { ensureSystemNamespaces } from '../controllers/system-namespaces.ts';
 import { clusterInfoKubeconfig, ensureClusterInfo } from '../controllers/bootstrap-tokens.ts';
+import { ensureRbacDefaults } from '../controllers/rbac-bootstrap.ts';
 import { buildHandlerChain, type ChainOptions } from './filters.ts';
 import { createServerMetrics } from './metrics.ts';
 import { listen, type Listener } from './listener.ts';
 import { openStorage, storageComponentName, type OpenedStorage } from './open-storage.ts';
 import type { RunningServer, ServerOptions } from './options.ts';
 import { healthEndpoints, nonApiRoutes, routeRequests, type ServerPhase } from './routes.ts';
-import { buildAudit, buildAuthenticator, buildAuthorizer, serviceAccountConfig, storeLookups } from './security.ts';
+import { authorizationModes, buildAudit, buildAuthenticator, buildAuthorizer, serviceAccountConfig, storeLookups } from './security.ts';
 import { serviceAccountTokens } from '../auth/authn/service-account.ts';
 import { legacyTokenConfig, legacyTokenIssuer, legacyTokenNames, storeLegacyTokenLookup } from '../auth/authn/legacy-service-account.ts';
 import { adminKubeconfig } from './certificates.ts';
@@ -59,6 +63,8 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   // Certificates and authenticators first: a bad TLS or authentication flag stops the start
   // before anything is opened.
   if (opts.insecureServing) checkInsecureServing(opts);
+  const authorization = authorizationModes(opts);
+  const rbacGuard = rbacWriteGuard(naming.group('rbac.authorization'));
   const secure = opts.insecureServing ? undefined : await prepareSecureServing(opts.secureServing ?? {}, opts.dataDir, opts.bindAddress, opts.authentication?.clientCaFile);
   const metrics = createServerMetrics();
   // What authentication runs in the background (issuer discovery, the configuration file's watch).
@@ -77,7 +83,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   let storage: OpenedStorage | undefined;
   const tokens = serviceAccounts && { ...serviceAccountTokens(serviceAccounts), bound: lookups.getter.bound };
   const apiAudiences = serviceAccounts?.apiAudiences ?? opts.authentication?.apiAudiences;
-  const defs = servedKinds({ naming, featureGates, runtimeConfig: opts.runtimeConfig, storageComponent: storageComponentName(opts), storage: () => storage?.backend, extraKinds: opts.extraKinds, tokens, reviewToken: authenticator.reviewToken, apiAudiences });
+  const defs = servedKinds({ naming, featureGates, runtimeConfig: opts.runtimeConfig, storageComponent: storageComponentName(opts), storage: () => storage?.backend, extraKinds: opts.extraKinds, tokens, reviewToken: authenticator.reviewToken, apiAudiences, rbacGuard });
 
   const opened = (storage = await openStorage(opts));
   cleanups.push(() => opened.close());
@@ -94,11 +100,20 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   cleanups.push(() => writes.close());
   for (const store of served.stores) store.offload = writes;
 
+  // RBAC answers from an index of the four kinds, filled before the first request is served.
+  const rbacIndex = !opts.authorizer && authorization.includes('RBAC') ? new RbacIndex(rbacStores(served, naming), naming.group('rbac.authorization'), log) : undefined;
+  if (rbacIndex) {
+    cleanups.push(() => rbacIndex.stop());
+    await rbacIndex.start();
+  }
+  const authorizer = buildAuthorizer(opts, rbacIndex && rbacAuthorizer(rbacIndex));
+  rbacGuard.bind({ authorizer, index: rbacIndex });
+
   const watches = openWatches(opts.minRequestTimeoutSeconds, opts.watchEndFlushMs);
   const router = new ApiRouter(served.served, naming, { naming, featureGates, watches });
   const phase: ServerPhase = { started: false, shuttingDown: false };
   const nonApi = nonApiRoutes({ health: healthEndpoints(opened.check, phase), metrics, defs, naming });
-  const handler = buildHandlerChain(routeRequests(router, nonApi), chainOptions(opts, authenticator, naming, featureGates, log));
+  const handler = buildHandlerChain(routeRequests(router, nonApi), chainOptions(opts, authenticator, authorizer, naming, featureGates, log));
 
   const listener = await listen({ bindAddress: opts.bindAddress, port: opts.port, tls: secure && cas && { ...secure.listener, clientCA: cas.handshakePem() } }, handler);
   cleanups.push(() => listener.destroy());
@@ -115,16 +130,29 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   // With bootstrap tokens, a joining client finds the server and its CA in cluster-info.
   const configMaps = context.stores.get(storeKey('', 'configmaps'));
   if (context.bootstrapTokens && configMaps) await ensureClusterInfo(configMaps, naming, clusterInfoKubeconfig(listener.url, secure?.ca));
+  await ensureRbacDefaults(context.stores, naming, log);
+  phase.rbacBootstrapped = true;
   await startControllers(controllers);
   phase.started = true;
 
   let closing: Promise<void> | undefined;
-  const close = () => (closing ??= shutdown({ opts, phase, controllers, listener, watches, writes, served, storage: opened, stopAuthentication: authenticationClosers }));
+  const close = () => (closing ??= shutdown({ opts, phase, controllers, rbacIndex, listener, watches, writes, served, storage: opened, stopAuthentication: authenticationClosers }));
   const closeAll = async () => {
     await close();
     admin?.remove();
   };
   return { url: listener.url, listening: listener.listening, port: listener.port, naming, featureGates, ...(admin && { kubeconfig: admin.text, kubeconfigPath: admin.path, ca: secure?.ca }), close: closeAll };
+}
+
+/** The stores of the four RBAC kinds. */
+function rbacStores(served: ServedStores, naming: Naming): RbacStores {
+  const group = naming.group('rbac.authorization');
+  const store = (resource: string) => {
+    const s = served.stores.find((x) => x.def.group === group && x.def.resource === resource);
+    if (!s) throw new Error(`--authorization-mode=RBAC needs ${resource}.${group}, which --runtime-config turns off`);
+    return s;
+  };
+  return { roles: store('roles'), clusterRoles: store('clusterroles'), roleBindings: store('rolebindings'), clusterRoleBindings: store('clusterrolebindings') };
 }
 
 /**
@@ -158,10 +186,10 @@ function writeAdminKubeconfig(dataDir: string | undefined, url: string, secure: 
   return { text, path, remove };
 }
 
-function chainOptions(opts: ServerOptions, authenticator: Authenticator, naming: Naming, featureGates: FeatureGates, log: (message: string) => void): ChainOptions {
+function chainOptions(opts: ServerOptions, authenticator: Authenticator, authorizer: Authorizer, naming: Naming, featureGates: FeatureGates, log: (message: string) => void): ChainOptions {
   return {
     authenticator,
-    authorizer: buildAuthorizer(opts),
+    authorizer,
     audit: buildAudit(opts),
     authenticationGroup: naming.group('authentication'),
     maxRequestsInflight: opts.maxRequestsInflight ?? 400,
@@ -191,6 +219,7 @@ interface RunningParts {
   opts: ServerOptions;
   phase: ServerPhase;
   controllers: readonly Controller[];
+  rbacIndex?: RbacIndex;
   listener: Listener;
   watches: OpenWatches;
   writes: WritePool;
@@ -204,6 +233,7 @@ async function shutdown(p: RunningParts): Promise<void> {
   p.phase.shuttingDown = true;
   if (p.opts.shutdownDelayMs) await new Promise((r) => setTimeout(r, p.opts.shutdownDelayMs));
   stopControllers(p.controllers);
+  p.rbacIndex?.stop();
   for (const stop of p.stopAuthentication) stop();
   // In-flight requests finish within their own timeout, as kube-apiserver waits for them;
   // connections still open after that are cut.

@@ -87,7 +87,7 @@ async function ownerAndDependent(ns: string): Promise<void> {
 test('every controller, namespace deletion and garbage collection included, comes from one list in start order', () => {
   assert.deepEqual(
     controllers.map((c) => c.name),
-    ['namespace-controller', 'garbage-collector', 'apiservice-registration-and-availability', 'kubernetes-service-cidr-controller', 'serviceaccount-controller', 'lease-candidate-gc', 'event-ttl'],
+    ['namespace-controller', 'garbage-collector', 'apiservice-registration-and-availability', 'kubernetes-service-cidr-controller', 'serviceaccount-controller', 'lease-candidate-gc', 'event-ttl', 'clusterrole-aggregation-controller'],
   );
   for (const c of controllers) {
     assert.equal(typeof c.start, 'function', c.name);

@@ -625,6 +625,8 @@ test('kubectl api-resources and api-versions', async () => {
   assert.deepEqual(lines(await ok(['api-resources', '--api-group=coordination.orch.io', '-o', 'name'])), ['leases.coordination.orch.io']);
   assert.deepEqual(lines(await ok(['api-resources', '--namespaced=false', '-o', 'name'])).sort(), [
     'apiservices.apiregistration.orch.io',
+    'clusterrolebindings.rbac.authorization.orch.io',
+    'clusterroles.rbac.authorization.orch.io',
     'componentstatuses',
     'ipaddresses.networking.orch.io',
     'namespaces',

@@ -166,6 +166,33 @@ function examples(n: Naming): KObject[] {
       },
     },
     {
+      apiVersion: gv(n, 'rbac.authorization', 'v1'),
+      kind: 'Role',
+      metadata: objectMeta('reader', 'team'),
+      rules: [{ verbs: ['get', 'list'], apiGroups: [''], resources: ['configmaps'], resourceNames: ['settings'] }, { verbs: ['get'], nonResourceURLs: ['/healthz'] }],
+    },
+    {
+      apiVersion: gv(n, 'rbac.authorization', 'v1'),
+      kind: 'ClusterRole',
+      metadata: objectMeta('monitoring', undefined),
+      rules: [{ verbs: ['get'], nonResourceURLs: ['/metrics'] }, { verbs: ['get'], apiGroups: [''], resources: ['configmaps'], resourceNames: ['a'] }],
+      aggregationRule: { clusterRoleSelectors: [{ matchLabels: { team: 'ops' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }] }] },
+    },
+    {
+      apiVersion: gv(n, 'rbac.authorization', 'v1'),
+      kind: 'RoleBinding',
+      metadata: objectMeta('readers', 'team'),
+      subjects: [{ kind: 'ServiceAccount', name: 'robot', namespace: 'team' }, { kind: 'User', apiGroup: n.group('rbac.authorization'), name: 'jane' }],
+      roleRef: { apiGroup: n.group('rbac.authorization'), kind: 'Role', name: 'reader' },
+    },
+    {
+      apiVersion: gv(n, 'rbac.authorization', 'v1'),
+      kind: 'ClusterRoleBinding',
+      metadata: objectMeta('monitors', undefined),
+      subjects: [{ kind: 'Group', apiGroup: n.group('rbac.authorization'), name: 'system:monitoring' }, { kind: 'ServiceAccount', name: 'prometheus', namespace: 'monitoring' }],
+      roleRef: { apiGroup: n.group('rbac.authorization'), kind: 'ClusterRole', name: 'monitoring' },
+    },
+    {
       apiVersion: gv(n, 'coordination', 'v1beta1'),
       kind: 'LeaseCandidate',
       metadata: objectMeta('apiserver-a', 'kube-system'),
@@ -360,6 +387,16 @@ message EventSource { optional string component = 1; optional string host = 2; }
 message Toleration { optional string key = 1; optional string operator = 2; optional string value = 3; optional string effect = 4; optional int64 tolerationSeconds = 5; }
 
 message Lease { optional ObjectMeta metadata = 1; optional LeaseSpec spec = 2; }
+message PolicyRule { repeated string verbs = 1; repeated string apiGroups = 2; repeated string resources = 3; repeated string resourceNames = 4; repeated string nonResourceURLs = 5; }
+message LabelSelectorRequirement { optional string key = 1; optional string operator = 2; repeated string values = 3; }
+message LabelSelector { map<string, string> matchLabels = 1; repeated LabelSelectorRequirement matchExpressions = 2; }
+message AggregationRule { repeated LabelSelector clusterRoleSelectors = 1; }
+message Role { optional ObjectMeta metadata = 1; repeated PolicyRule rules = 2; }
+message ClusterRole { optional ObjectMeta metadata = 1; repeated PolicyRule rules = 2; optional AggregationRule aggregationRule = 3; }
+message Subject { optional string kind = 1; optional string apiGroup = 2; optional string name = 3; optional string namespace = 4; }
+message RoleRef { optional string apiGroup = 1; optional string kind = 2; optional string name = 3; }
+message RoleBinding { optional ObjectMeta metadata = 1; repeated Subject subjects = 2; optional RoleRef roleRef = 3; }
+message ClusterRoleBinding { optional ObjectMeta metadata = 1; repeated Subject subjects = 2; optional RoleRef roleRef = 3; }
 message LeaseList { optional ListMeta metadata = 1; repeated Lease items = 2; }
 message LeaseSpec { optional string holderIdentity = 1; optional int32 leaseDurationSeconds = 2; optional MicroTime acquireTime = 3; optional MicroTime renewTime = 4; optional int32 leaseTransitions = 5; optional string strategy = 6; optional string preferredHolder = 7; }
 message LeaseCandidate { optional ObjectMeta metadata = 1; optional LeaseCandidateSpec spec = 2; }

@@ -14,6 +14,7 @@ import { leaseCandidateDefinition } from './lease-candidate.ts';
 import { leaseDefinition } from './lease.ts';
 import { namespaceDefinition } from './namespace.ts';
 import { nodeDefinition } from './node.ts';
+import { rbacKinds, type RbacWriteGuard } from './rbac.ts';
 import { runtimeClassDefinition } from './runtime-class.ts';
 import { secretDefinition } from './secret.ts';
 import { serviceAccountDefinition } from './service-account.ts';
@@ -30,6 +31,8 @@ interface KindEnvironment {
   reviewToken?: TokenReviewer;
   /** The server's audiences (`--api-audiences`): a TokenReview without audiences is for these. */
   apiAudiences?: readonly string[];
+  /** Checks writes of roles and bindings by users (escalation); absent: none is refused. */
+  rbacGuard?: RbacWriteGuard;
 }
 
 /**
@@ -58,6 +61,7 @@ export function builtinKinds(naming: Naming, gates: FeatureGates, env: KindEnvir
     serviceCidrDefinition(naming, gates),
     runtimeClassDefinition(naming, gates),
     apiServiceDefinition(naming),
+    ...rbacKinds(naming, { guard: env.rbacGuard }),
     ...inEverySpelling(selfSubjectReviewDefinition(naming), naming),
     tokenReviewDefinition(naming, env.reviewToken, env.apiAudiences ?? []),
   ];

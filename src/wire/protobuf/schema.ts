@@ -172,15 +172,17 @@ function collectServed(ns: protobuf.NamespaceBase): void {
 collectServed(root);
 
 /**
- * The group's first segment when the group is the core group or a built-in group under one of
- * the naming profiles (`coordination.orch.io`, `coordination.k8s.io`); undefined otherwise.
+ * The group's name before the naming profile's domain when the group is the core group ('') or
+ * a group under one of the profiles' domains (`coordination.orch.io` and `coordination.k8s.io` →
+ * `coordination`); undefined otherwise.
  */
 function builtinSegment(group: string): string | undefined {
   if (group === '') return '';
-  const dot = group.indexOf('.');
-  if (dot <= 0) return undefined;
-  const segment = group.slice(0, dot);
-  for (const profile of Object.keys(PROFILES) as NamingProfileName[]) if (namingProfile(profile).group(segment) === group) return segment;
+  // The group's name before the profile's domain: `coordination`, `rbac.authorization`.
+  for (const profile of Object.keys(PROFILES) as NamingProfileName[]) {
+    const suffix = `.${namingProfile(profile).groupSuffix}`;
+    if (group.length > suffix.length && group.endsWith(suffix)) return group.slice(0, -suffix.length);
+  }
   return undefined;
 }
 

@@ -1,0 +1,62 @@
+// The authorization modes (`--authorization-mode`) and the chain they make: kube-apiserver's
+// privileged-groups authorizer first (members of system:masters are always allowed), then each
+// mode in the order given; the first that allows or denies decides, and when none has an opinion
+// the request is refused with the reasons they gave.
+
+import type { Authorizer, Attributes } from './authorizer.ts';
+import { privilegedGroups } from './rbac.ts';
+
+export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'RBAC'] as const;
+export type AuthorizationMode = (typeof AUTHORIZATION_MODES)[number];
+
+/** Modes of kube-apiserver this server does not offer yet. */
+const NOT_YET = ['ABAC', 'Node', 'Webhook'];
+
+/** The server's modes when none are given. Switching to ['Node', 'RBAC'] is one line, here. */
+export const DEFAULT_AUTHORIZATION_MODES: readonly AuthorizationMode[] = ['AlwaysAllow'];
+
+/** Checks a mode list as the flag gives it: known modes, each once, at least one. */
+export function parseAuthorizationModes(modes: readonly string[]): AuthorizationMode[] {
+  if (!modes.length) throw new Error('--authorization-mode: at least one authorization mode must be passed');
+  const seen = new Set<string>();
+  for (const m of modes) {
+    if (NOT_YET.includes(m)) throw new Error(`--authorization-mode: authorization mode ${m} is not supported by this server yet; supported modes: ${AUTHORIZATION_MODES.join(', ')}`);
+    if (!(AUTHORIZATION_MODES as readonly string[]).includes(m)) throw new Error(`--authorization-mode: unknown authorization mode ${JSON.stringify(m)}: supported modes: ${AUTHORIZATION_MODES.join(', ')}`);
+    if (seen.has(m)) throw new Error(`--authorization-mode: authorization mode ${m} is given more than once`);
+    seen.add(m);
+  }
+  return modes as AuthorizationMode[];
+}
+
+export const alwaysDeny: Authorizer = {
+  // As kube-apiserver's: no opinion, with its reason, so a later mode may still allow.
+  async authorize() {
+    return { decision: 'no-opinion', reason: 'Everything is forbidden.' };
+  },
+};
+
+/** kube's unionAuthzHandler: the first allow or deny decides; otherwise no opinion with every reason given. */
+export function authorizerChain(authorizers: readonly Authorizer[]): Authorizer {
+  return {
+    async authorize(attrs: Attributes) {
+      const reasons: string[] = [];
+      for (const a of authorizers) {
+        const d = await a.authorize(attrs);
+        if (d.decision !== 'no-opinion') return d;
+        if (d.reason) reasons.push(d.reason);
+      }
+      return reasons.length ? { decision: 'no-opinion', reason: reasons.join('\n') } : { decision: 'no-opinion' };
+    },
+  };
+}
+
+/** The chain of `modes`, with the RBAC authorizer given when RBAC is among them. */
+export function modeChain(modes: readonly AuthorizationMode[], parts: { alwaysAllow: Authorizer; rbac?: Authorizer }): Authorizer {
+  const each = modes.map((m): Authorizer => {
+    if (m === 'AlwaysAllow') return parts.alwaysAllow;
+    if (m === 'AlwaysDeny') return alwaysDeny;
+    if (!parts.rbac) throw new Error('RBAC mode without its authorizer');
+    return parts.rbac;
+  });
+  return authorizerChain([privilegedGroups, ...each]);
+}
