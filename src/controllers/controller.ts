@@ -9,6 +9,7 @@ import type { FeatureGates } from '../machinery/feature-gates.ts';
 import type { KObject } from '../machinery/meta.ts';
 import { matchEverything } from '../machinery/list-options.ts';
 import type { RegistryStore } from '../registry/store.ts';
+import type { EncodedObject } from '../registry/encoded.ts';
 
 export interface ControllerContext {
   /** The served stores by `<group>/<resource>` (`/namespaces` for the core group). */
@@ -62,29 +63,35 @@ export type WatchEventKind = 'ADDED' | 'MODIFIED' | 'DELETED';
 /**
  * Watches a store (or one namespace of it) from its current objects on (each first seen as
  * ADDED). A watch that ends or cannot start is started again after `restartMs`, and replays the
- * current objects, so nothing missed meanwhile is lost. Resolves once the first watch runs (or
- * failed, and will be tried again).
+ * current objects; `onRestarted` then runs (a full pass for what a replay cannot show, such as
+ * deletions). `observe` gets the object lazily, and its encoded form for cheap checks. Resolves
+ * once the first watch runs (or failed, and will be tried again).
  */
 export async function keepWatching(
   store: RegistryStore,
   namespace: string | undefined,
-  observe: (type: WatchEventKind, object: () => KObject) => void,
-  restartMs = 1_000,
+  observe: (type: WatchEventKind, object: () => KObject, encoded: EncodedObject) => void,
+  opts: { restartMs?: number; onRestarted?: () => unknown } = {},
 ): Promise<{ stop(): void }> {
+  const restartMs = opts.restartMs ?? 1_000;
   let stopped = false;
   let current: { stop(): void } | undefined;
   let timer: NodeJS.Timeout | undefined;
   const restart = () => {
     current = undefined;
     if (stopped) return;
-    timer = setTimeout(() => void begin(), restartMs);
+    timer = setTimeout(() => {
+      void begin().then(() => {
+        if (!stopped) opts.onRestarted?.();
+      });
+    }, restartMs);
     timer.unref();
   };
   const begin = async () => {
     try {
       const w = await store.watch(namespace, matchEverything(true), {
         send: (type, encoded) => {
-          if (type !== 'BOOKMARK') observe(type, () => encoded.view());
+          if (type !== 'BOOKMARK') observe(type, () => encoded.view(), encoded);
           return true;
         },
         error: () => {},

@@ -15,10 +15,9 @@
 
 import type { KObject } from '../machinery/meta.ts';
 import { isStatusError } from '../machinery/status.ts';
-import { matchEverything } from '../machinery/list-options.ts';
 import { apiVersionOf } from '../registry/definition.ts';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type RegistryStore } from '../registry/store.ts';
-import type { Controller, ControllerFactory } from './controller.ts';
+import { keepWatching, type Controller, type ControllerFactory } from './controller.ts';
 
 interface OwnerReference {
   apiVersion: string;
@@ -93,27 +92,14 @@ class GarbageCollector implements Controller {
 
   private async watch(store: RegistryStore): Promise<void> {
     if (this.stopped) return;
-    const restart = () => {
-      if (!this.stopped) setTimeout(() => void this.watch(store), 1000).unref();
-    };
-    try {
-      const w = await store.watch(undefined, matchEverything(true), {
-        send: (type, encoded) => {
-          if (type === 'BOOKMARK') return true;
-          // Most objects have no owners and are not being deleted: no need to parse them while no
-          // object with owners is known.
-          if (this.ownersByKey.size === 0 && !encoded.contains(OWNER_REFERENCES) && !encoded.contains(DELETION_TIMESTAMP)) return true;
-          this.observe(store, type, encoded.view());
-          return true;
-        },
-        error: () => {},
-        end: restart,
-        onDrain: () => {},
-      });
-      this.watches.push(w);
-    } catch {
-      restart();
-    }
+    const w = await keepWatching(store, undefined, (type, view, encoded) => {
+      // Most objects have no owners and are not being deleted: no need to parse them while no
+      // object with owners is known.
+      if (this.ownersByKey.size === 0 && !encoded.contains(OWNER_REFERENCES) && !encoded.contains(DELETION_TIMESTAMP)) return;
+      this.observe(store, type, view());
+    });
+    if (this.stopped) w.stop();
+    else this.watches.push(w);
   }
 
   /** Keep the owner index current and queue whatever an event may have made garbage. */

@@ -15,8 +15,7 @@ import type { KObject } from '../machinery/meta.ts';
 import { isStatusError } from '../machinery/status.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import { secretTypes } from '../registry/kinds/secret.ts';
-import { storeKey, type Controller, type ControllerFactory, type LegacyTokenSigner } from './controller.ts';
-import { watchStore, type StoreWatchHost } from './store-watch.ts';
+import { keepWatching, storeKey, type Controller, type ControllerFactory, type LegacyTokenSigner, type WatchEventKind } from './controller.ts';
 
 /** Failed keys are tried again after this long, at most this many times (kube's maxRetries). */
 const RETRY_MS = 1_000;
@@ -39,7 +38,7 @@ const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 /** Thrown inside a compare-and-swap when what is stored is no longer what the decision was made on. */
 class Changed extends Error {}
 
-class ServiceAccountTokensController implements Controller, StoreWatchHost {
+class ServiceAccountTokensController implements Controller {
   readonly name = 'serviceaccount-tokens-controller';
   stopped = false;
   private running = false;
@@ -64,12 +63,12 @@ class ServiceAccountTokensController implements Controller, StoreWatchHost {
   }
 
   async start(): Promise<void> {
-    await watchStore(this, this.secrets, (_type, view) => this.observeSecret(view()), () => this.resync());
-    await watchStore(this, this.accounts, (type, view) => {
+    await this.watch(this.secrets, (_type, view) => this.observeSecret(view()));
+    await this.watch(this.accounts, (type, view) => {
       if (type !== 'DELETED') return;
       const o = view();
       if (o.metadata.namespace && o.metadata.name && o.metadata.uid) this.enqueue({ kind: 'account', namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid });
-    }, () => this.resync());
+    });
     await this.resync();
   }
 
@@ -80,7 +79,7 @@ class ServiceAccountTokensController implements Controller, StoreWatchHost {
     for (const w of this.watches.splice(0)) w.stop();
   }
 
-  later(ms: number, fn: () => void): void {
+  private later(ms: number, fn: () => void): void {
     const t = setTimeout(() => {
       this.timers.delete(t);
       if (!this.stopped) fn();
@@ -89,8 +88,12 @@ class ServiceAccountTokensController implements Controller, StoreWatchHost {
     this.timers.add(t);
   }
 
-  keep(w: { stop(): void }): void {
-    this.watches.push(w);
+  /** Watches `store`; a watch that ends is started again, followed by a full pass for what it may have missed. */
+  private async watch(store: RegistryStore, observe: (type: WatchEventKind, view: () => KObject) => void): Promise<void> {
+    if (this.stopped) return;
+    const w = await keepWatching(store, undefined, observe, { onRestarted: () => this.resync() });
+    if (this.stopped) w.stop();
+    else this.watches.push(w);
   }
 
   private observeSecret(o: KObject): void {

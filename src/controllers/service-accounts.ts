@@ -8,7 +8,7 @@ import { matchEverything } from '../machinery/list-options.ts';
 import type { KObject } from '../machinery/meta.ts';
 import { isStatusError } from '../machinery/status.ts';
 import type { RegistryStore } from '../registry/store.ts';
-import { storeKey, type Controller, type ControllerFactory } from './controller.ts';
+import { keepWatching, storeKey, type Controller, type ControllerFactory, type WatchEventKind } from './controller.ts';
 
 /** The accounts every namespace has. */
 export const DEFAULT_SERVICE_ACCOUNTS = ['default'] as const;
@@ -67,31 +67,12 @@ class ServiceAccountsController implements Controller {
     this.timers.add(t);
   }
 
-  /**
-   * Watches `store`; a watch that ends is started again, followed by a full pass for what it may
-   * have missed meanwhile.
-   */
-  private async watch(store: RegistryStore, observe: (type: 'ADDED' | 'MODIFIED' | 'DELETED', view: () => KObject) => void): Promise<void> {
+  /** Watches `store`; a watch that ends is started again, followed by a full pass for what it may have missed. */
+  private async watch(store: RegistryStore, observe: (type: WatchEventKind, view: () => KObject) => void): Promise<void> {
     if (this.stopped) return;
-    const restart = () =>
-      this.later(WATCH_RESTART_MS, () => {
-        void this.watch(store, observe).then(() => this.resync());
-      });
-    try {
-      const w = await store.watch(undefined, matchEverything(true), {
-        send: (type, encoded) => {
-          if (type !== 'BOOKMARK') observe(type, () => encoded.view());
-          return true;
-        },
-        error: () => {},
-        end: restart,
-        onDrain: () => {},
-      });
-      if (this.stopped) w.stop();
-      else this.watches.push(w);
-    } catch {
-      restart();
-    }
+    const w = await keepWatching(store, undefined, observe, { restartMs: WATCH_RESTART_MS, onRestarted: () => this.resync() });
+    if (this.stopped) w.stop();
+    else this.watches.push(w);
   }
 
   /** Every active namespace, looked at now; a failure is logged and the pass tried again. */
