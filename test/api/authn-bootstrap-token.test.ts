@@ -22,7 +22,11 @@ const SECRETS = `/api/v1/namespaces/${SYSTEM}/secrets`;
 const CLUSTER_INFO = '/api/v1/namespaces/orch-public/configmaps/cluster-info';
 
 const authz = recordingAuthorizer();
-const server = await testServer({ authorizer: authz, authentication: { enableBootstrapTokenAuth: true } });
+// An accepted token is remembered for a while (10 s in kube-apiserver): a token whose secret is
+// deleted stays accepted until then. Short here, so the revocation test waits little.
+const CACHE_TTL_MS = 200;
+const forgotten = () => new Promise((r) => setTimeout(r, CACHE_TTL_MS + 50));
+const server = await testServer({ authorizer: authz, authentication: { enableBootstrapTokenAuth: true, tokenCacheTtlMs: CACHE_TTL_MS } });
 const off = await testServer({ authorizer: recordingAuthorizer(), authentication: {} });
 
 let counter = 0;
@@ -150,6 +154,7 @@ describe('bootstrap token authentication', () => {
     const del = await api(server, 'DELETE', `${SECRETS}/bootstrap-token-${t.id}`);
     assert.equal(del.status, 200, del.text);
     assert.ok((del.body as { metadata: { deletionTimestamp?: string } }).metadata.deletionTimestamp, 'held by its finalizer');
+    await forgotten();
     await refused(server, t.token, 'being deleted');
     const patched = await api(server, 'PATCH', `${SECRETS}/bootstrap-token-${t.id}`, { metadata: { finalizers: null } }, { 'Content-Type': 'application/merge-patch+json' });
     assert.equal(patched.status, 200, patched.text);

@@ -32,7 +32,11 @@ const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 writeFileSync(join(dir, 'sa.key'), pem(signing.privateKey));
 
 const authz = recordingAuthorizer();
-const server = await testServer({ authorizer: authz, authentication: { serviceAccounts: { signingKeyFile: join(dir, 'sa.key') } } });
+// An accepted token is remembered for a while (10 s in kube-apiserver): a token whose secret or
+// account is deleted stays accepted until then. Short here, so those tests wait little.
+const CACHE_TTL_MS = 200;
+const forgotten = () => new Promise((r) => setTimeout(r, CACHE_TTL_MS + 50));
+const server = await testServer({ authorizer: authz, authentication: { serviceAccounts: { signingKeyFile: join(dir, 'sa.key') }, tokenCacheTtlMs: CACHE_TTL_MS } });
 // The same key, without lookup: the signature alone decides.
 const noLookup = await testServer({ authorizer: recordingAuthorizer(), authentication: { serviceAccounts: { signingKeyFile: join(dir, 'sa.key'), lookup: false } } });
 
@@ -108,11 +112,13 @@ describe('legacy service-account tokens', () => {
     const second = await filledSecret(ns, 'second');
     assert.equal((await withToken(server, 'GET', `/api/v1/namespaces/${ns}`, first.token)).status, 200);
     assert.equal((await api(server, 'DELETE', `/api/v1/namespaces/${ns}/secrets/first`)).status, 200);
+    await forgotten();
     const revoked = await withToken(server, 'GET', `/api/v1/namespaces/${ns}`, first.token);
     assert.deepEqual([revoked.status, revoked.body], [401, UNAUTHORIZED]);
 
     assert.equal((await withToken(server, 'GET', `/api/v1/namespaces/${ns}`, second.token)).status, 200);
     assert.equal((await api(server, 'DELETE', `/api/v1/namespaces/${ns}/serviceaccounts/robot`)).status, 200);
+    await forgotten();
     assert.deepEqual((await withToken(server, 'GET', `/api/v1/namespaces/${ns}`, second.token)).status, 401);
     await waitFor('the token secret of the deleted account to be deleted', () => gone(ns, 'second'));
     // An account of the same name made again is another account: the old token stays refused.
@@ -173,6 +179,7 @@ describe('legacy service-account tokens', () => {
     // An older date is brought up to today.
     const patched = await api(server, 'PATCH', `/api/v1/namespaces/${ns}/secrets/robot-token`, { metadata: { labels: { [LAST_USED]: '2020-01-01' } } }, { 'Content-Type': 'application/merge-patch+json' });
     assert.equal(patched.status, 200, patched.text);
+    await forgotten();
     assert.equal((await withToken(server, 'GET', `/api/v1/namespaces/${ns}`, token)).status, 200);
     assert.equal(((await getSecret(ns, 'robot-token')).body as Obj).metadata.labels?.[LAST_USED], today);
   });
