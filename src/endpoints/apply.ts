@@ -8,7 +8,7 @@ import { errors } from '../machinery/status.ts';
 import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
-import { normalizeDecoded, parseYaml, type FieldValidation } from './decode.ts';
+import { normalizeDecoded, parseYaml, strictProblems, type FieldValidation } from './decode.ts';
 
 interface ApplyConfig {
   config: KObject;
@@ -47,7 +47,7 @@ export function decodeApplyConfigValue(value: unknown, def: KindDefinition, vali
   // The intent in the form the merged object will have, so unchanged values compare equal.
   normalizeDecoded(value, def);
   if (unknownFields.length && validation !== 'Ignore') {
-    const listed = unknownFields.map((f) => `unknown field "${f}"`);
+    const listed = strictProblems(unknownFields, []);
     if (validation === 'Strict') throw errors.badRequest(`strict decoding error: ${listed.join(', ')}`);
     // One by one: spreading a list of any length as arguments overflows the stack.
     for (const w of listed) warnings.push(w);

@@ -90,6 +90,24 @@ function depthExceeds(value: unknown, max: number): boolean {
   return false;
 }
 
+/**
+ * Kubernetes' decoder keeps at most this many strict errors (unknown and duplicate fields), each
+ * text once: they become the Strict error's message or the Warn warnings.
+ */
+export const MAX_STRICT_ERRORS = 100;
+
+/** The strict-decoding problems of a document: unknown fields, then duplicate fields, deduped and bounded. */
+export function strictProblems(unknownFields: readonly string[], duplicates: readonly string[]): string[] {
+  const seen = new Set<string>();
+  for (const [what, paths] of [['unknown', unknownFields], ['duplicate', duplicates]] as const) {
+    for (const f of paths) {
+      if (seen.size >= MAX_STRICT_ERRORS) return [...seen];
+      seen.add(`${what} field "${f}"`);
+    }
+  }
+  return [...seen];
+}
+
 export interface Decoded {
   obj: KObject;
   warnings: string[];
@@ -117,7 +135,7 @@ export function checkObject(value: unknown, def: KindDefinition, validation: Fie
   const errs = def.declarativeValidation ? checked.errors.filter((e) => !leftToDeclarative(def, e)) : checked.errors;
   const typeError = errs.find((e) => e.type === 'FieldValueTypeInvalid');
   if (typeError) throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${typeError.message}`);
-  const problems = validation === 'Ignore' ? [] : [...unknownFields.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
+  const problems = validation === 'Ignore' ? [] : strictProblems(unknownFields, duplicates);
   if (validation === 'Strict' && problems.length) throw errors.badRequest(`strict decoding error: ${problems.join(', ')}`);
   const obj = value as KObject;
   if (!isPlainObject(obj.metadata)) obj.metadata = {};
@@ -198,7 +216,7 @@ export function parseYaml(text: string, validation: FieldValidation, what = 'err
     }
     if (json) {
       checkJsonDepth(text, what);
-      const duplicates = validation === 'Ignore' ? [] : findDuplicateKeys(text);
+      const duplicates = validation === 'Ignore' ? [] : findDuplicateKeys(text, MAX_STRICT_ERRORS);
       return { value, duplicate: duplicates.length ? `duplicate field "${duplicates[0]}"` : undefined };
     }
   }
@@ -252,7 +270,7 @@ export function decodeBody(body: Buffer, type: BodyType, def: KindDefinition, va
 
 function decodeObject(text: string, def: KindDefinition, validation: FieldValidation): Decoded {
   const value = parseJson(text);
-  const duplicates = validation === 'Ignore' ? [] : findDuplicateKeys(text);
+  const duplicates = validation === 'Ignore' ? [] : findDuplicateKeys(text, MAX_STRICT_ERRORS);
   return checkObject(value, def, validation, duplicates);
 }
 

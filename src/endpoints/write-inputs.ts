@@ -13,7 +13,7 @@ import type { FieldManager } from '../registry/field-manager.ts';
 import type { Mutate, PortableInput, Warn, WriteInput } from '../registry/preparation.ts';
 import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
 import { decodeApplyConfig, decodeApplyConfigValue } from './apply.ts';
-import { checkObject, decodeBody, decodeCborBody, parseJson, type BodyType, type FieldValidation } from './decode.ts';
+import { MAX_STRICT_ERRORS, checkObject, decodeBody, decodeCborBody, parseJson, type BodyType, type FieldValidation } from './decode.ts';
 import { MAX_REQUEST_BODY_BYTES } from './respond.ts';
 
 export type PatchType = 'json-patch' | 'merge-patch' | 'strategic-merge-patch';
@@ -87,7 +87,7 @@ function patchMutation(form: PortableForm & { form: 'patch' }, def: KindDefiniti
     const patch = parseJson(text, 'error decoding patch');
     // A strategic patch is decoded against the stored object, so its shape is checked there.
     if (form.patchType === 'merge-patch' && !isPlainObject(patch)) throw errors.badRequest('error decoding patch: the patch must be a JSON object');
-    const duplicates = form.validation === 'Ignore' || form.patchType === 'json-patch' ? [] : findDuplicateKeys(text);
+    const duplicates = form.validation === 'Ignore' || form.patchType === 'json-patch' ? [] : findDuplicateKeys(text, MAX_STRICT_ERRORS);
     return (parsed = { patch, duplicates });
   };
   return (current, warn) => {

@@ -24,6 +24,8 @@ interface Frame {
   keys: string[] | Set<string> | undefined;
   /** The container's own path, computed only when a duplicate below it needs it. */
   path: string | undefined;
+  /** Object: the keys already reported as repeated (each is reported once). */
+  reported: Set<string> | undefined;
 }
 
 const QUOTE = 0x22;
@@ -36,11 +38,12 @@ const LBRACKET = 0x5b;
 const RBRACKET = 0x5d;
 
 /**
- * Paths of every repeated object key in `text`, in document order, one entry per repetition:
+ * Paths of the repeated object keys in `text`, in document order of their first repetition, each
+ * once however often it repeats (Kubernetes' decoder dedupes its strict errors too):
  * `kind`, `metadata.labels.a`, `spec.taints[0].key`. Keys are compared after unescaping, so
- * `"a"` and `"\u0061"` are the same key.
+ * `"a"` and `"\u0061"` are the same key. The scan stops at `limit` paths.
  */
-export function findDuplicateKeys(text: string): string[] {
+export function findDuplicateKeys(text: string, limit = Infinity): string[] {
   const found: string[] = [];
   const n = text.length;
   let top: Frame | null = null;
@@ -54,7 +57,11 @@ export function findDuplicateKeys(text: string): string[] {
         // Only escaped keys pay for a real decode; JSON.parse of the quoted slice is exact because
         // the slice is a valid JSON string literal.
         const key = raw.indexOf('\\') === -1 ? raw : (JSON.parse(text.slice(i, end + 1)) as string);
-        if (seenBefore(top, key)) found.push(child(pathOf(top), key));
+        if (seenBefore(top, key) && !(top.reported ??= new Set()).has(key)) {
+          top.reported.add(key);
+          found.push(child(pathOf(top), key));
+          if (found.length >= limit) return found;
+        }
         top.key = key;
       }
       i = end + 1;
@@ -72,6 +79,7 @@ export function findDuplicateKeys(text: string): string[] {
           key: '',
           keys: undefined,
           path: top === null ? '' : undefined,
+          reported: undefined,
         };
         break;
       case RBRACE:

@@ -184,6 +184,21 @@ describe('decoding off the event loop answers as decoding on it', () => {
     }
   });
 
+  test('strict errors are deduped and bounded at 100, as Kubernetes\' decoder keeps them', async () => {
+    const repeats = Array.from({ length: 5000 }, () => '"holderIdentity":"h"').join(',');
+    const unknown = Array.from({ length: 150 }, (_, i) => `"u${i}":1`).join(',');
+    const dup = await send('POST', `${LEASES}?fieldValidation=Strict`, `{"apiVersion":"${GROUP}/v1","kind":"Lease","metadata":{"name":"sd"},"spec":{${repeats}}}`, 'application/json');
+    assert.equal(dup.status, 400);
+    assert.equal(JSON.parse(dup.text).message, 'strict decoding error: duplicate field "spec.holderIdentity"');
+    const many = await send('POST', `${LEASES}?fieldValidation=Strict`, `{"apiVersion":"${GROUP}/v1","kind":"Lease","metadata":{"name":"su"},"spec":{${unknown},${repeats}}}`, 'application/json');
+    assert.equal(many.status, 400);
+    const listed = (JSON.parse(many.text).message as string).replace('strict decoding error: ', '').split(', ');
+    assert.deepEqual(listed, Array.from({ length: 100 }, (_, i) => `unknown field "spec.u${i}"`));
+    const warned = await send('POST', `${LEASES}?dryRun=All`, `{"apiVersion":"${GROUP}/v1","kind":"Lease","metadata":{"name":"sw"},"spec":{${repeats}}}`, 'application/json');
+    assert.equal(warned.status, 201, warned.text.slice(0, 300));
+    assert.deepEqual(warned.warnings, ['299 - "duplicate field \\"spec.holderIdentity\\""']);
+  });
+
   test('JSON, CBOR and protobuf errors from a worker are the Status they were inline', async () => {
     const pad = 'x'.repeat(100 * KiB);
     const json = await send('POST', `${LEASES}?fieldValidation=Strict`, `{"apiVersion":"${GROUP}/v1","kind":"Lease","metadata":{"name":"jw","annotations":{"pad":"${pad}"}},"spec":{"holderIdentity":"a","holderIdentity":"b","x":1}}`, 'application/json');

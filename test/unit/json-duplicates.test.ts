@@ -16,7 +16,8 @@ const cases: { name: string; text: string; want: string[] }[] = [
   { name: 'escaped backslash ending a key', text: '{"a\\\\":1,"a\\\\":2}', want: ['a\\'] },
   { name: 'surrogate pair escape vs literal', text: '{"\\ud83d\\ude00":1,"😀":2}', want: ['😀'] },
   { name: 'short escapes', text: '{"a\\nb":1,"a\\u000ab":2,"a\\/":3,"a/":4}', want: ['a\nb', 'a/'] },
-  { name: 'every repetition reported', text: '{"a":1,"a":2,"a":3}', want: ['a', 'a'] },
+  { name: 'a key repeated often is reported once', text: '{"a":1,"a":2,"a":3}', want: ['a'] },
+  { name: 'one report per path, not per key', text: '{"m":{"a":1,"a":2},"n":{"a":1,"a":2,"a":3}}', want: ['m.a', 'n.a'] },
   { name: 'duplicate after a nested container', text: '{"a":{"b":{"c":1}},"a":2}', want: ['a'] },
   { name: 'same key in sibling objects', text: '{"a":{"x":1},"b":{"x":1},"c":[{"x":1},{"x":1}]}', want: [] },
   { name: 'value equal to a key', text: '{"a":"a","b":"a","c":["a","a"]}', want: [] },
@@ -39,6 +40,10 @@ for (const c of cases) {
     assert.deepEqual(findDuplicateKeys(c.text), c.want);
   });
 }
+
+test('findDuplicateKeys: the scan stops at the limit', () => {
+  assert.deepEqual(findDuplicateKeys('{"a":1,"a":2,"b":1,"b":2,"c":1,"c":2}', 2), ['a', 'b']);
+});
 
 test('findDuplicateKeys: 100 000 nested arrays do not overflow the stack', () => {
   const depth = 100_000;
