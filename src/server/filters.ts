@@ -10,6 +10,7 @@ import { errors, StatusError } from '../machinery/status.ts';
 import { negotiatedBefore, toStatusError, writeError } from '../endpoints/respond.ts';
 import { WarningRecorder, type RequestContext } from '../request/context.ts';
 import { parseRequestInfo, splitRequestTarget } from '../request/request-info.ts';
+import type { RequestMetrics } from './request-metrics.ts';
 
 export type Handler = (ctx: RequestContext) => Promise<void>;
 type Filter = (next: Handler) => Handler;
@@ -44,10 +45,33 @@ export interface ChainOptions {
   protobufMediaTypes: readonly string[];
   /** Called for every error answered with 500, so bugs are seen. */
   onInternalError(err: unknown, ctx: RequestContext): void;
+  /** Request counts, durations, sizes, in-flight and long-running requests (none when absent). */
+  metrics?: RequestMetrics;
 }
 
 const LONG_RUNNING_VERBS = new Set(['watch', 'proxy']);
 const MUTATING_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+
+/**
+ * Metrics: every request to a served resource or to discovery is counted with its answer's code
+ * and timed to its end (a watch: to its close, and counted as long-running while open).
+ */
+const instrument = (opts: ChainOptions): Filter => (next) => {
+  const metrics = opts.metrics;
+  if (!metrics) return next;
+  return async (ctx) => {
+    const labels = metrics.labels(ctx.req.method ?? 'GET', ctx.info, ctx.url.searchParams, ctx.req.headers['content-type']);
+    if (!labels) return next(ctx);
+    const closeLongRunning = LONG_RUNNING_VERBS.has(ctx.info.verb) ? metrics.longRunning(labels) : undefined;
+    try {
+      await next(ctx);
+    } finally {
+      closeLongRunning?.();
+      const length = Number(ctx.res.getHeader('content-length'));
+      metrics.observe(labels, ctx.res.statusCode, (Date.now() - ctx.receivedAt) / 1000, Number.isFinite(length) ? length : 0);
+    }
+  };
+};
 
 /** A bug anywhere below answers 500 with a Status; the server keeps serving. */
 const recoverPanics = (opts: ChainOptions): Filter => (next) => async (ctx) => {
@@ -121,13 +145,13 @@ const maxInFlight = (opts: ChainOptions): Filter => {
     const mutating = MUTATING_VERBS.has(ctx.info.verb);
     const limit = mutating ? opts.maxMutatingRequestsInflight : opts.maxRequestsInflight;
     if (limit > 0 && (mutating ? writes : reads) >= limit) throw errors.tooManyRequests();
-    if (mutating) writes++;
-    else reads++;
+    if (mutating) opts.metrics?.inflight('mutating', ++writes);
+    else opts.metrics?.inflight('readOnly', ++reads);
     try {
       await next(ctx);
     } finally {
-      if (mutating) writes--;
-      else reads--;
+      if (mutating) opts.metrics?.inflight('mutating', --writes);
+      else opts.metrics?.inflight('readOnly', --reads);
     }
   };
 };
@@ -141,6 +165,7 @@ const authorization = (opts: ChainOptions): Filter => (next) => async (ctx) => {
 /** Build the whole chain around the handler; the order is the one of kube-apiserver. */
 export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const filters: Filter[] = [
+    instrument(opts),
     recoverPanics(opts),
     timeout(opts),
     authentication(opts),

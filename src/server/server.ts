@@ -22,6 +22,7 @@ import { clusterInfoKubeconfig, ensureClusterInfo } from '../controllers/bootstr
 import { ensureRbacDefaults } from '../controllers/rbac-bootstrap.ts';
 import { buildHandlerChain, type ChainOptions } from './filters.ts';
 import { createServerMetrics } from './metrics.ts';
+import { createRequestMetrics } from './request-metrics.ts';
 import { listen, type Listener } from './listener.ts';
 import { openStorage, storageComponentName, type OpenedStorage } from './open-storage.ts';
 import type { RunningServer, ServerOptions } from './options.ts';
@@ -113,7 +114,9 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const router = new ApiRouter(served.served, naming, { naming, featureGates, watches });
   const phase: ServerPhase = { started: false, shuttingDown: false };
   const nonApi = nonApiRoutes({ health: healthEndpoints(opened.check, phase), metrics, defs, naming });
-  const handler = buildHandlerChain(routeRequests(router, nonApi), chainOptions(opts, authenticator, authorizer, naming, featureGates, log));
+  const servedResources = new Set(served.served.map((s) => `${s.def.group}/${s.def.version}/${s.def.resource}`));
+  const requestMetrics = createRequestMetrics(metrics.registry, (group, version, resource) => servedResources.has(`${group}/${version}/${resource}`));
+  const handler = buildHandlerChain(routeRequests(router, nonApi), { ...chainOptions(opts, authenticator, authorizer, naming, featureGates, log), metrics: requestMetrics });
 
   const listener = await listen({ bindAddress: opts.bindAddress, port: opts.port, tls: secure && cas && { ...secure.listener, clientCA: cas.handshakePem() } }, handler);
   cleanups.push(() => listener.destroy());
