@@ -45,6 +45,8 @@ export interface HandlerEnv {
   naming: Naming;
   featureGates: FeatureGates;
   watches: WatchRegistry;
+  /** Counts the events one watch sends (a counter per kind); absent: not counted. */
+  watchEvents?: (group: string, version: string, kind: string) => () => void;
 }
 
 /** The options of a write, validated as its options kind (CreateOptions, UpdateOptions, PatchOptions). */
@@ -192,15 +194,21 @@ async function streamWatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarg
   let finish = () => {
     endRequested = true;
   };
+  const def = t.store.def;
+  const counted = env.watchEvents?.(def.group, def.version, def.kind);
   const sink: WatchSink = {
     send: (type, object) => {
+      counted?.();
       if (!convert) return write(object.event(type, enc));
       // Only the first Table of a watch carries the column definitions, as in kube-apiserver.
       const body = convertObject(convert, object.view(), table);
       if (table) table.noHeaders = true;
       return write(enc.event(type, body as object));
     },
-    error: (status: StatusBody) => write(enc.event('ERROR', status)),
+    error: (status: StatusBody) => {
+      counted?.();
+      return write(enc.event('ERROR', status));
+    },
     end: () => finish(),
     onDrain: (resume) => res.once('drain', resume),
   };

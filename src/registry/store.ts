@@ -133,7 +133,7 @@ export class RegistryStore implements ReadableStore {
 
   constructor(
     def: KindDefinition,
-    cache: WatchCache,
+    private readonly cache: WatchCache,
     private readonly naming: Naming,
     private readonly admission: Admission,
     /** The server's declarative validation (gates, metrics); absent: hand-written checks only. */
@@ -150,6 +150,14 @@ export class RegistryStore implements ReadableStore {
     this.kindKey = kindKey(def);
     this.reads = new CacheDelegator(cache);
     this.writes = new DryRunnableStorage(cache);
+  }
+
+  /**
+   * How many objects are stored under this kind's prefix, and how many clients watch it (kinds
+   * stored as another share its cache and so its figures).
+   */
+  get stats(): { objects: number; watchers: number } {
+    return { objects: this.cache.objectCount, watchers: this.cache.watcherCount };
   }
 
   /** Where reads and watches are served: the watch cache, or storage when it cannot answer. */

@@ -9,7 +9,8 @@
 // prefix (`[BETA]`, `[ALPHA]`) that Kubernetes' metrics framework adds.
 
 import { createHash } from 'node:crypto';
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { StorageObserver } from '../storage/instrumented.ts';
 import type { DeclarativeValidationMetrics } from '../registry/declarative-validation.ts';
 import type { TokenCacheStats } from '../auth/authn/token-cache.ts';
 import type { ReloadStats } from '../auth/authn/jwt-set.ts';
@@ -28,9 +29,29 @@ export interface ServerMetrics {
   readonly validation: DeclarativeValidationMetrics;
   /** The cache in front of the bearer token authenticators, and the reloads of `--authentication-config`. */
   readonly authentication: { tokenCache: TokenCacheStats; configReload: ReloadStats };
+  /** Times storage requests (etcd_request_duration_seconds). */
+  readonly storage: StorageObserver;
+  /** Counts the events of one watch of a kind (apiserver_watch_events_total): call the result per event. */
+  watchEvents(group: string, version: string, kind: string): () => void;
+  /** The kinds whose stored objects and watchers are reported at each scrape. */
+  reportStores(stores: () => readonly ReportedStore[]): void;
   /** The exposition: body and its content type. */
   render(): Promise<{ body: string; contentType: string }>;
 }
+
+/** What a served kind reports: its names, and its objects and watchers now. */
+export interface ReportedStore {
+  group: string;
+  version: string;
+  kind: string;
+  resource: string;
+  /** Stored as another kind: its figures are that kind's, reported there. */
+  shared: boolean;
+  stats: { objects: number; watchers: number };
+}
+
+/** kube-apiserver's buckets for etcd_request_duration_seconds. */
+const STORAGE_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 
 export function createServerMetrics(): ServerMetrics {
   const registry = new Registry();
@@ -73,8 +94,50 @@ export function createServerMetrics(): ServerMetrics {
     labelNames: ['status', 'apiserver_id_hash'] as const,
     registers,
   });
+  const storageDuration = new Histogram({
+    name: 'etcd_request_duration_seconds',
+    help: '[ALPHA] Etcd request latency in seconds for each operation and object type.',
+    labelNames: ['operation', 'type'] as const,
+    buckets: STORAGE_BUCKETS,
+    registers,
+  });
+  const watchEventsTotal = new Counter({
+    name: 'apiserver_watch_events_total',
+    help: '[ALPHA] Number of events sent in watch clients',
+    labelNames: ['group', 'version', 'kind'] as const,
+    registers,
+  });
+  let stores: () => readonly ReportedStore[] = () => [];
+  new Gauge({
+    name: 'apiserver_storage_objects',
+    help: '[STABLE] Number of stored objects at the time of last check split by kind. In case of a fetching error, the value will be -1.',
+    labelNames: ['resource'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const s of stores()) this.set({ resource: s.group ? `${s.resource}.${s.group}` : s.resource }, s.stats.objects);
+    },
+  });
+  new Gauge({
+    name: 'apiserver_registered_watchers',
+    help: '[ALPHA] Number of currently registered watchers for a given resources',
+    labelNames: ['group', 'version', 'kind'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const s of stores()) if (!s.shared) this.set({ group: s.group, version: s.version, kind: s.kind }, s.stats.watchers);
+    },
+  });
   return {
     registry,
+    storage: (operation, type, seconds) => storageDuration.observe({ operation, type }, seconds),
+    watchEvents(group, version, kind) {
+      const child = watchEventsTotal.labels({ group, version, kind });
+      return () => child.inc();
+    },
+    reportStores(s) {
+      stores = s;
+    },
     authentication: {
       tokenCache: {
         request: (hit) => tokenCacheRequests.inc({ status: hit ? 'hit' : 'miss' }),

@@ -23,6 +23,7 @@ import { ensureRbacDefaults } from '../controllers/rbac-bootstrap.ts';
 import { buildHandlerChain, type ChainOptions } from './filters.ts';
 import { createServerMetrics } from './metrics.ts';
 import { createRequestMetrics } from './request-metrics.ts';
+import { instrumentStorage } from '../storage/instrumented.ts';
 import { listen, type Listener } from './listener.ts';
 import { openStorage, storageComponentName, type OpenedStorage } from './open-storage.ts';
 import type { RunningServer, ServerOptions } from './options.ts';
@@ -90,7 +91,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   cleanups.push(() => opened.close());
 
   const declarative = new DeclarativeValidation(featureGates, metrics.validation, log);
-  const served = await buildStores(defs, opened.backend, { naming, featureGates, declarative, watchCacheRetentionMs: opts.watchCacheRetentionMs });
+  const served = await buildStores(defs, instrumentStorage(opened.backend, metrics.storage), { naming, featureGates, declarative, watchCacheRetentionMs: opts.watchCacheRetentionMs });
   cleanups.push(() => served.close());
   lookups.bind(served.stores);
   legacyLookups.bind(served.stores);
@@ -111,7 +112,10 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   rbacGuard.bind({ authorizer, index: rbacIndex });
 
   const watches = openWatches(opts.minRequestTimeoutSeconds, opts.watchEndFlushMs);
-  const router = new ApiRouter(served.served, naming, { naming, featureGates, watches });
+  const router = new ApiRouter(served.served, naming, { naming, featureGates, watches, watchEvents: metrics.watchEvents });
+  metrics.reportStores(() =>
+    served.stores.map((s) => ({ group: s.def.group, version: s.def.version, kind: s.def.kind, resource: s.def.resource, shared: s.def.storedAs !== undefined, stats: s.stats })),
+  );
   const phase: ServerPhase = { started: false, shuttingDown: false };
   const nonApi = nonApiRoutes({ health: healthEndpoints(opened.check, phase), metrics, defs, naming });
   const servedResources = new Set(served.served.map((s) => `${s.def.group}/${s.def.version}/${s.def.resource}`));

@@ -116,3 +116,26 @@ test('a watch is a long-running request while it is open; in-flight requests are
   // The scrape itself is a non-resource request: it does not count against the read budget.
   for (const m of inflight.samples) assert.ok(m.value >= 0);
 });
+
+test('stored objects, registered watchers, watch events and storage latencies follow what happens', async () => {
+  const resource = { resource: 'leases.coordination.orch.io' };
+  const kind = { group: 'coordination.orch.io', version: 'v1', kind: 'Lease' };
+  const before = await scrape();
+  const objects = value(before, 'apiserver_storage_objects', resource);
+  const w = readWatch(`${server.url}${LEASES}?watch=true`);
+  assert.equal(await w.status, 200);
+  for (const n of ['w1', 'w2']) assert.equal((await api(server, 'POST', LEASES, lease(n))).status, 201);
+  await w.next(2);
+  const during = await scrape();
+  assert.equal(value(during, 'apiserver_storage_objects', resource), objects + 2);
+  assert.equal(value(during, 'apiserver_registered_watchers', kind), value(before, 'apiserver_registered_watchers', kind) + 1);
+  assert.equal(value(during, 'apiserver_watch_events_total', kind) - value(before, 'apiserver_watch_events_total', kind), 2);
+  const storage = during.get('etcd_request_duration_seconds')!;
+  assert.equal(storage.type, 'histogram');
+  const created = value(during, 'etcd_request_duration_seconds', { operation: 'create', type: '/registry/coordination.orch.io/leases' });
+  assert.ok(created - value(before, 'etcd_request_duration_seconds', { operation: 'create', type: '/registry/coordination.orch.io/leases' }) >= 2, 'each create is timed');
+  w.close();
+  assert.equal((await api(server, 'DELETE', `${LEASES}/w1`)).status, 200);
+  await waitFor('the closed watch to be unregistered', async () => value(await scrape(), 'apiserver_registered_watchers', kind) === value(before, 'apiserver_registered_watchers', kind));
+  assert.equal(value(await scrape(), 'apiserver_storage_objects', resource), objects + 1);
+});

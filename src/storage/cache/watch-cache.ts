@@ -359,6 +359,11 @@ export class WatchCache implements Storage {
     return this.watchers.size;
   }
 
+  /** How many objects the cache holds now (every key under its prefix). */
+  get objectCount(): number {
+    return this.tree.size;
+  }
+
   // ---- pass-through ----
 
   private wrote<T>(result: T, rev: number): T {
