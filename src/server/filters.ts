@@ -109,7 +109,15 @@ const timeout = (opts: ChainOptions): Filter => (next) => async (ctx) => {
 };
 
 const authentication = (opts: ChainOptions): Filter => (next) => async (ctx) => {
-  const r = await opts.authenticator.authenticate(ctx.req);
+  const start = performance.now();
+  let r;
+  try {
+    r = await opts.authenticator.authenticate(ctx.req);
+  } catch (e) {
+    opts.metrics?.authenticated('error', (performance.now() - start) / 1000);
+    throw e;
+  }
+  opts.metrics?.authenticated(r.kind === 'authenticated' ? 'success' : 'failure', (performance.now() - start) / 1000, r.kind === 'authenticated' ? r.user.name : undefined);
   if (r.kind !== 'authenticated') throw new StatusError(401, 'Unauthorized', 'Unauthorized');
   ctx.user = r.user;
   ctx.effectiveUser = r.user;
@@ -156,8 +164,18 @@ const maxInFlight = (opts: ChainOptions): Filter => {
   };
 };
 
+const AUTHORIZED = { allow: 'allowed', deny: 'denied', 'no-opinion': 'no-opinion' } as const;
+
 const authorization = (opts: ChainOptions): Filter => (next) => async (ctx) => {
-  const d = await opts.authorizer.authorize({ user: ctx.effectiveUser!, info: ctx.info });
+  const start = performance.now();
+  let d;
+  try {
+    d = await opts.authorizer.authorize({ user: ctx.effectiveUser!, info: ctx.info });
+  } catch (e) {
+    opts.metrics?.authorized('error', (performance.now() - start) / 1000);
+    throw e;
+  }
+  opts.metrics?.authorized(AUTHORIZED[d.decision], (performance.now() - start) / 1000);
   if (d.decision !== 'allow') throw forbidden(ctx.effectiveUser!.name, ctx.info, d.reason);
   return next(ctx);
 };

@@ -40,7 +40,21 @@ export interface RequestMetrics {
   longRunning(labels: RequestLabels): () => void;
   /** The requests in flight of one kind changed (`readOnly`, `mutating`). */
   inflight(kind: 'readOnly' | 'mutating', count: number): void;
+  /** A request was authenticated (`success`, with the user's name), refused (`failure`) or failed (`error`). */
+  authenticated(result: 'success' | 'failure' | 'error', seconds: number, username?: string): void;
+  /** A request was authorized: the chain's answer (`allowed`, `denied`, `no-opinion`) or `error`. */
+  authorized(result: 'allowed' | 'denied' | 'no-opinion' | 'error', seconds: number): void;
 }
+
+/** kube's compressUsername: a few known identities by name, e-mail addresses as one, everyone else as `other`. */
+export function compressUsername(name: string): string {
+  if (['admin', 'client', 'kube_proxy', 'kubelet', 'system:serviceaccount:kube-system:default'].includes(name)) return name;
+  if (name.includes('@')) return 'email_id';
+  return 'other';
+}
+
+/** kube's ExponentialBuckets(0.001, 2, 15): 1 ms to about 16 s. */
+const AUTH_BUCKETS = Array.from({ length: 15 }, (_, i) => 0.001 * 2 ** i);
 
 /** kube's CanonicalVerb and cleanVerb: the verb as the metrics report it. */
 export function reportedVerb(method: string, info: RequestInfo, contentType: string | undefined): string {
@@ -100,6 +114,16 @@ export function createRequestMetrics(registry: Registry, served: (group: string,
     labelNames: ['request_kind'] as const,
     registers,
   });
+  const users = new Counter({ name: 'authenticated_user_requests', help: '[ALPHA] Counter of authenticated requests broken out by username.', labelNames: ['username'] as const, registers });
+  const authnAttempts = new Counter({ name: 'authentication_attempts', help: '[ALPHA] Counter of authenticated attempts.', labelNames: ['result'] as const, registers });
+  const authnDuration = new Histogram({ name: 'authentication_duration_seconds', help: '[ALPHA] Authentication duration in seconds broken out by result.', labelNames: ['result'] as const, buckets: AUTH_BUCKETS, registers });
+  const authzAttempts = new Counter({
+    name: 'authorization_attempts_total',
+    help: "[ALPHA] Counter of authorization attempts broken down by result. It can be either 'allowed', 'denied', 'no-opinion' or 'error'.",
+    labelNames: ['result'] as const,
+    registers,
+  });
+  const authzDuration = new Histogram({ name: 'authorization_duration_seconds', help: '[ALPHA] Authorization duration in seconds broken out by result.', labelNames: ['result'] as const, buckets: AUTH_BUCKETS, registers });
   inflight.set({ request_kind: 'readOnly' }, 0);
   inflight.set({ request_kind: 'mutating' }, 0);
   const withoutDryRun = (l: RequestLabels) => ({ verb: l.verb, group: l.group, version: l.version, resource: l.resource, subresource: l.subresource, scope: l.scope, component: l.component });
@@ -135,6 +159,15 @@ export function createRequestMetrics(registry: Registry, served: (group: string,
     },
     inflight(kind, count) {
       inflight.set({ request_kind: kind }, count);
+    },
+    authenticated(result, seconds, username) {
+      authnAttempts.inc({ result });
+      authnDuration.observe({ result }, seconds);
+      if (username !== undefined) users.inc({ username: compressUsername(username) });
+    },
+    authorized(result, seconds) {
+      authzAttempts.inc({ result });
+      authzDuration.observe({ result }, seconds);
     },
   };
 }

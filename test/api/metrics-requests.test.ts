@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { parsePrometheusText, type Family } from '../support/prometheus.ts';
 import { api, testServer, waitFor } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
+import { withToken } from '../support/identity.ts';
 
 const server = await testServer();
 const NS = 'metrics-requests';
@@ -138,4 +139,20 @@ test('stored objects, registered watchers, watch events and storage latencies fo
   assert.equal((await api(server, 'DELETE', `${LEASES}/w1`)).status, 200);
   await waitFor('the closed watch to be unregistered', async () => value(await scrape(), 'apiserver_registered_watchers', kind) === value(before, 'apiserver_registered_watchers', kind));
   assert.equal(value(await scrape(), 'apiserver_storage_objects', resource), objects + 1);
+});
+
+test('authentication and authorization attempts are counted by result', async () => {
+  const before = await scrape();
+  assert.equal((await withToken(server, 'GET', `/api/v1/namespaces/${NS}`, 'not-a-known-token')).status, 401);
+  assert.equal((await api(server, 'GET', `/api/v1/namespaces/${NS}`)).status, 200);
+  const after = await scrape();
+  const delta = (name: string, want: Record<string, string>) => value(after, name, want) - value(before, name, want);
+  assert.equal(delta('authentication_attempts', { result: 'failure' }), 1);
+  // The two scrapes and the GET, as the administrator.
+  assert.ok(delta('authentication_attempts', { result: 'success' }) >= 2);
+  assert.ok(delta('authenticated_user_requests', { username: 'other' }) >= 2, 'system:admin is "other", as kube-apiserver compresses names');
+  assert.ok(delta('authentication_duration_seconds', { result: 'failure' }) === 1);
+  assert.ok(delta('authorization_attempts_total', { result: 'allowed' }) >= 2);
+  assert.ok(delta('authorization_duration_seconds', { result: 'allowed' }) >= 2);
+  assert.equal(after.get('authorization_attempts_total')!.type, 'counter');
 });
