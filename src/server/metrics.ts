@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { StorageObserver } from '../storage/instrumented.ts';
+import { featureGateStates, parseFeatureGates, type FeatureGates } from '../machinery/feature-gates.ts';
 import type { DeclarativeValidationMetrics } from '../registry/declarative-validation.ts';
 import type { TokenCacheStats } from '../auth/authn/token-cache.ts';
 import type { ReloadStats } from '../auth/authn/jwt-set.ts';
@@ -53,9 +54,16 @@ export interface ReportedStore {
 /** kube-apiserver's buckets for etcd_request_duration_seconds. */
 const STORAGE_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 
-export function createServerMetrics(): ServerMetrics {
+export function createServerMetrics(featureGates: FeatureGates = parseFeatureGates()): ServerMetrics {
   const registry = new Registry();
   const registers = [registry];
+  const features = new Gauge({
+    name: 'kubernetes_feature_enabled',
+    help: '[BETA] This metric records the data about the stage and enablement of a k8s feature.',
+    labelNames: ['name', 'stage'] as const,
+    registers,
+  });
+  for (const g of featureGateStates(featureGates)) features.set({ name: g.name, stage: g.stage }, g.enabled ? 1 : 0);
   const mismatch = new Counter({
     name: VALIDATION_METRICS.mismatch,
     help: '[BETA] Number of times declarative validation results differed from handwritten validation results for core types.',

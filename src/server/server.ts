@@ -60,15 +60,15 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
 
 async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<RunningServer> {
   const naming = namingProfile(opts.naming ?? 'orch');
-  const featureGates = parseFeatureGates(opts.featureGates);
   const log = opts.log ?? ((m: string) => process.stderr.write(`${m}\n`));
+  const featureGates = parseFeatureGates(opts.featureGates, log);
   // Certificates and authenticators first: a bad TLS or authentication flag stops the start
   // before anything is opened.
   if (opts.insecureServing) checkInsecureServing(opts);
   const authorization = authorizationModes(opts);
   const rbacGuard = rbacWriteGuard(naming.group('rbac.authorization'));
   const secure = opts.insecureServing ? undefined : await prepareSecureServing(opts.secureServing ?? {}, opts.dataDir, opts.bindAddress, opts.authentication?.clientCaFile);
-  const metrics = createServerMetrics();
+  const metrics = createServerMetrics(featureGates);
   // What authentication runs in the background (issuer discovery, the configuration file's watch).
   const authenticationClosers: (() => void)[] = [];
   cleanups.push(() => authenticationClosers.forEach((c) => c()));

@@ -503,12 +503,8 @@ describe('runtime config and feature gates', () => {
     assert.equal(r.status, 400);
     assert.match(r.body.message, /unless the WatchList feature gate is enabled/);
   });
-  test('ConsistentListFromCache=false still serves consistent lists (from storage)', async () => {
-    const s = await testServer({ featureGates: 'ConsistentListFromCache=false' });
-    const c = await api(s, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'cl' } });
-    const l = await api(s, 'GET', '/api/v1/nodes');
-    assert.ok(Number(l.body.metadata.resourceVersion) >= Number(c.body.metadata.resourceVersion));
-    assert.deepEqual(l.body.items.map((n: { metadata: { name: string } }) => n.metadata.name), ['cl']);
+  test('ConsistentListFromCache is GA and locked on: turning it off is a start-up error', async () => {
+    await assert.rejects(testServer({ featureGates: 'ConsistentListFromCache=false' }), { message: 'cannot set feature gate ConsistentListFromCache to false, feature is locked to true' });
   });
 });
 

@@ -156,3 +156,10 @@ test('authentication and authorization attempts are counted by result', async ()
   assert.ok(delta('authorization_duration_seconds', { result: 'allowed' }) >= 2);
   assert.equal(after.get('authorization_attempts_total')!.type, 'counter');
 });
+
+test('kubernetes_feature_enabled reports every gate with its stage', async () => {
+  const families = await scrape();
+  assert.equal(value(families, 'kubernetes_feature_enabled', { name: 'WatchList', stage: 'BETA' }), 1);
+  assert.equal(value(families, 'kubernetes_feature_enabled', { name: 'CBORServingAndStorage', stage: 'ALPHA' }), 0);
+  assert.equal(value(families, 'kubernetes_feature_enabled', { name: 'ConsistentListFromCache', stage: '' }), 1);
+});
