@@ -47,6 +47,8 @@ export interface HandlerEnv {
   watches: WatchRegistry;
   /** Counts the events one watch sends (a counter per kind); absent: not counted. */
   watchEvents?: (group: string, version: string, kind: string) => () => void;
+  /** A request to a deprecated kind version was served (apiserver_requested_deprecated_apis). */
+  deprecatedRequest?: (group: string, version: string, resource: string, subresource: string, removedRelease: string) => void;
 }
 
 /** The options of a write, validated as its options kind (CreateOptions, UpdateOptions, PatchOptions). */

@@ -92,7 +92,12 @@ export class ApiRouter {
     if (i.parts.length > 3) throw errors.noRoute();
     // As kube-apiserver, on every route of a deprecated kind version.
     const deprecated = deprecationWarning(def);
-    if (deprecated) ctx.warnings.add(deprecated);
+    if (deprecated) {
+      ctx.warnings.add(deprecated);
+      // As kube-apiserver: an audit annotation, and the metric of deprecated APIs asked for.
+      ctx.auditAnnotations[this.naming.annotation('deprecated')] = 'true';
+      this.env.deprecatedRequest?.(def.group, def.version, def.resource, i.subresource, '');
+    }
     const target: ResourceTarget<ReadableStore> = { store, namespace: namespaced ? i.namespace || undefined : undefined, name, subresource };
     const m = ctx.req.method;
     if (name) {

@@ -34,6 +34,8 @@ export interface ServerMetrics {
   readonly storage: StorageObserver;
   /** Counts the events of one watch of a kind (apiserver_watch_events_total): call the result per event. */
   watchEvents(group: string, version: string, kind: string): () => void;
+  /** A deprecated kind version was asked for (apiserver_requested_deprecated_apis). */
+  deprecatedRequest(group: string, version: string, resource: string, subresource: string, removedRelease: string): void;
   /** The kinds whose stored objects and watchers are reported at each scrape. */
   reportStores(stores: () => readonly ReportedStore[]): void;
   /** The exposition: body and its content type. */
@@ -115,6 +117,12 @@ export function createServerMetrics(featureGates: FeatureGates = parseFeatureGat
     labelNames: ['group', 'version', 'kind'] as const,
     registers,
   });
+  const deprecatedApis = new Gauge({
+    name: 'apiserver_requested_deprecated_apis',
+    help: '[STABLE] Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.',
+    labelNames: ['group', 'version', 'resource', 'subresource', 'removed_release'] as const,
+    registers,
+  });
   let stores: () => readonly ReportedStore[] = () => [];
   new Gauge({
     name: 'apiserver_storage_objects',
@@ -142,6 +150,9 @@ export function createServerMetrics(featureGates: FeatureGates = parseFeatureGat
     watchEvents(group, version, kind) {
       const child = watchEventsTotal.labels({ group, version, kind });
       return () => child.inc();
+    },
+    deprecatedRequest(group, version, resource, subresource, removedRelease) {
+      deprecatedApis.set({ group, version, resource, subresource, removed_release: removedRelease }, 1);
     },
     reportStores(s) {
       stores = s;

@@ -112,7 +112,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   rbacGuard.bind({ authorizer, index: rbacIndex });
 
   const watches = openWatches(opts.minRequestTimeoutSeconds, opts.watchEndFlushMs);
-  const router = new ApiRouter(served.served, naming, { naming, featureGates, watches, watchEvents: metrics.watchEvents });
+  const router = new ApiRouter(served.served, naming, { naming, featureGates, watches, watchEvents: metrics.watchEvents, deprecatedRequest: metrics.deprecatedRequest });
   metrics.reportStores(() =>
     served.stores.map((s) => ({ group: s.def.group, version: s.def.version, kind: s.def.kind, resource: s.def.resource, shared: s.def.storedAs !== undefined, stats: s.stats })),
   );

@@ -163,3 +163,12 @@ test('kubernetes_feature_enabled reports every gate with its stage', async () =>
   assert.equal(value(families, 'kubernetes_feature_enabled', { name: 'CBORServingAndStorage', stage: 'ALPHA' }), 0);
   assert.equal(value(families, 'kubernetes_feature_enabled', { name: 'ConsistentListFromCache', stage: '' }), 1);
 });
+
+test('a deprecated version asked for warns and sets apiserver_requested_deprecated_apis', async () => {
+  const want = { group: '', version: 'v1', resource: 'componentstatuses', subresource: '', removed_release: '' };
+  assert.equal(value(await scrape(), 'apiserver_requested_deprecated_apis', want), 0);
+  const r = await api(server, 'GET', '/api/v1/componentstatuses');
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('warning') ?? '', /^299 - "v1 ComponentStatus is deprecated in v1\.19\+"/);
+  assert.equal(value(await scrape(), 'apiserver_requested_deprecated_apis', want), 1);
+});
