@@ -134,6 +134,7 @@ export function writeBody(ctx: RequestContext, enc: Encoder, code: number, body:
 }
 
 export function writeStatus(ctx: RequestContext, enc: Encoder, status: StatusBody, headers: Record<string, string> = {}): void {
+  ctx.responseStatus = status;
   writeObject(ctx, enc, status.code, status, headers);
 }
 
@@ -203,7 +204,10 @@ export function readBodyBytes(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYTE
     req.once('end', () => {
       if (settled) return;
       settled = true;
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      // Kept for audit at the Request level (a reference to the bytes read, not a copy).
+      ctx.requestBody = body;
+      resolve(body);
     });
     // A client that goes away or breaks the framing mid-body is the client's problem, not a bug.
     req.once('error', (e: Error) => {

@@ -20,6 +20,10 @@ export interface RequestContext {
   impersonatedUser?: UserInfo;
   warnings: WarningRecorder;
   auditAnnotations: Record<string, string>;
+  /** The request's body once a handler has read it (what audit's Request level records). */
+  requestBody?: Buffer;
+  /** The Status the request was answered with, when it was one (audit's `responseStatus`). */
+  responseStatus?: { status: string; message?: string; reason?: string; code: number; details?: unknown };
   /** Whether get/list responses may be gzip-compressed (gate APIResponseCompression). */
   compression?: boolean;
   /** Gate CBORServingAndStorage: CBOR is offered and accepted. */

@@ -126,11 +126,10 @@ const authentication = (opts: ChainOptions): Filter => (next) => async (ctx) => 
 
 const audit = (opts: ChainOptions): Filter => (next) => async (ctx) => {
   opts.audit.requestReceived(ctx);
-  try {
-    await next(ctx);
-  } finally {
-    opts.audit.responseComplete(ctx, ctx.res.statusCode);
-  }
+  // Once the answer is out: an error thrown below is written by the panic recovery further out,
+  // after this filter has returned.
+  ctx.res.once('close', () => opts.audit.responseComplete(ctx, ctx.res.statusCode));
+  return next(ctx);
 };
 
 /** Impersonation: the request acts as the user its headers ask for, if the authenticated user may. */

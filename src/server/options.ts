@@ -1,5 +1,6 @@
 // What an embedder (or the command line) configures, and what it gets back from startServer.
 
+import type { AuditLogOptions } from './audit/log-backend.ts';
 import type { Naming, NamingProfileName } from '../naming.ts';
 import type { Authenticator } from '../auth/authn/authenticator.ts';
 import type { Authorizer } from '../auth/authz/authorizer.ts';
@@ -54,7 +55,12 @@ export interface ServerOptions {
   authorizer?: Authorizer;
   /** `--authorization-mode` and what RBAC needs; ignored when `authorizer` is given. */
   authorization?: AuthorizationOptions;
+  /** An audit sink of the embedder's own, in place of what `auditPolicyFile` and `auditLog` describe. */
   audit?: AuditSink;
+  /** `--audit-policy-file`: the Policy (audit.orch.io/v1 or audit.k8s.io/v1) deciding what is audited; without it nothing is. */
+  auditPolicyFile?: string;
+  /** The log backend (`--audit-log-*`): where audit events are written, one JSON line each. */
+  auditLog?: AuditLogOptions;
   /** How often the namespace controller looks for terminating namespaces. */
   namespaceSyncIntervalMs?: number;
   /**

@@ -3,6 +3,9 @@
 // build the authenticator (over plain HTTP with none given, every request is an administrator),
 // and authorization and audit default to allowing everything and recording nothing.
 
+import { readAuditPolicy } from './audit/policy.ts';
+import { auditLogBackend } from './audit/log-backend.ts';
+import { policyAudit } from './audit/audit.ts';
 import { readFileSync } from 'node:fs';
 import { alwaysAdmin, type Authenticator } from '../auth/authn/authenticator.ts';
 import { newAuthenticator } from '../auth/authn/config.ts';
@@ -296,8 +299,26 @@ export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'author
   return modeChain(modes, { alwaysAllow, rbac });
 }
 
-export function buildAudit(opts: Pick<ServerOptions, 'audit'>): AuditSink {
-  return opts.audit ?? noAudit;
+/**
+ * The audit sink: the embedder's, or the policy file's with the log backend (kube-apiserver audits
+ * only with a policy and a backend; a policy without a backend, or a backend without a policy, is
+ * a start-up error here, not a silent no-op). `onClose` is given what closes the log.
+ */
+export function buildAudit(opts: Pick<ServerOptions, 'audit' | 'auditPolicyFile' | 'auditLog'>, naming: Naming, onClose: (close: () => void) => void): AuditSink {
+  if (opts.audit) return opts.audit;
+  const logPath = opts.auditLog?.path;
+  if (!opts.auditPolicyFile && !logPath) return noAudit;
+  if (!opts.auditPolicyFile) throw new Error('--audit-log-path needs --audit-policy-file: without a policy nothing is audited');
+  if (!logPath) throw new Error('--audit-policy-file needs a backend: --audit-log-path');
+  const policy = readAuditPolicy(opts.auditPolicyFile, ['audit.k8s.io', naming.group('audit')]);
+  const log = auditLogBackend({ ...opts.auditLog, path: logPath });
+  onClose(() => log.close());
+  return policyAudit({
+    policy,
+    write: (line) => log.write(line),
+    apiVersion: `${naming.group('audit')}/v1`,
+    secretResources: new Set(['/secrets', '/serviceaccounts/token', `${naming.group('authentication')}/tokenreviews`]),
+  });
 }
 
 /** An object of the stores (undefined when absent or not served). */

@@ -20,7 +20,7 @@ import { buildControllers } from '../controllers/index.ts';
 import { ensureSystemNamespaces } from '../controllers/system-namespaces.ts';
 import { clusterInfoKubeconfig, ensureClusterInfo } from '../controllers/bootstrap-tokens.ts';
 import { ensureRbacDefaults } from '../controllers/rbac-bootstrap.ts';
-import { buildHandlerChain, type ChainOptions } from './filters.ts';
+import { buildHandlerChain, type AuditSink, type ChainOptions } from './filters.ts';
 import { createServerMetrics } from './metrics.ts';
 import { createRequestMetrics } from './request-metrics.ts';
 import { instrumentStorage } from '../storage/instrumented.ts';
@@ -69,6 +69,8 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const rbacGuard = rbacWriteGuard(naming.group('rbac.authorization'));
   const secure = opts.insecureServing ? undefined : await prepareSecureServing(opts.secureServing ?? {}, opts.dataDir, opts.bindAddress, opts.authentication?.clientCaFile);
   const metrics = createServerMetrics(featureGates);
+  // Audit's policy and log are checked before anything is opened: a bad file is a start-up error.
+  const audit = buildAudit(opts, naming, (close) => cleanups.push(close));
   // What authentication runs in the background (issuer discovery, the configuration file's watch).
   const authenticationClosers: (() => void)[] = [];
   cleanups.push(() => authenticationClosers.forEach((c) => c()));
@@ -120,7 +122,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const nonApi = nonApiRoutes({ health: healthEndpoints(opened.check, phase), metrics, defs, naming });
   const servedResources = new Set(served.served.map((s) => `${s.def.group}/${s.def.version}/${s.def.resource}`));
   const requestMetrics = createRequestMetrics(metrics.registry, (group, version, resource) => servedResources.has(`${group}/${version}/${resource}`));
-  const handler = buildHandlerChain(routeRequests(router, nonApi), { ...chainOptions(opts, authenticator, authorizer, naming, featureGates, log), metrics: requestMetrics });
+  const handler = buildHandlerChain(routeRequests(router, nonApi), { ...chainOptions(opts, authenticator, authorizer, audit, naming, featureGates, log), metrics: requestMetrics });
 
   const listener = await listen({ bindAddress: opts.bindAddress, port: opts.port, tls: secure && cas && { ...secure.listener, clientCA: cas.handshakePem() } }, handler);
   cleanups.push(() => listener.destroy());
@@ -193,11 +195,11 @@ function writeAdminKubeconfig(dataDir: string | undefined, url: string, secure: 
   return { text, path, remove };
 }
 
-function chainOptions(opts: ServerOptions, authenticator: Authenticator, authorizer: Authorizer, naming: Naming, featureGates: FeatureGates, log: (message: string) => void): ChainOptions {
+function chainOptions(opts: ServerOptions, authenticator: Authenticator, authorizer: Authorizer, audit: AuditSink, naming: Naming, featureGates: FeatureGates, log: (message: string) => void): ChainOptions {
   return {
     authenticator,
     authorizer,
-    audit: buildAudit(opts),
+    audit,
     authenticationGroup: naming.group('authentication'),
     maxRequestsInflight: opts.maxRequestsInflight ?? 400,
     maxMutatingRequestsInflight: opts.maxMutatingRequestsInflight ?? 200,

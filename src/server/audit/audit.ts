@@ -1,0 +1,178 @@
+// Audit events as kube-apiserver writes them (`audit.orch.io/v1` Event; `audit.k8s.io/v1` in the
+// kubernetes profile): the policy decides each request's level and the stages left out; at
+// Metadata the event says who did what to which object and how it was answered; at Request it
+// adds the request's body, at RequestResponse the answer's. Secrets are never recorded beyond
+// Metadata, whatever the policy says, so their values never reach a log. Every request gets an
+// `Audit-ID` (the client's, when it sent one), as kube-apiserver answers.
+
+import { randomUUID } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import type { RequestContext } from '../../request/context.ts';
+import type { UserInfo } from '../../request/user.ts';
+import type { AuditSink } from '../filters.ts';
+import { evaluatePolicy, type AuditDecision, type AuditLevel, type AuditPolicy, type AuditStage } from './policy.ts';
+
+/** Bodies larger than this are not recorded (the event says so in an annotation). */
+const MAX_RECORDED_BODY_BYTES = 1024 * 1024;
+
+export interface AuditConfig {
+  policy: AuditPolicy;
+  /** Where each event line goes. */
+  write(line: string): void;
+  /** The Event's apiVersion: `audit.orch.io/v1`. */
+  apiVersion: string;
+  /** Resources (`group/resource` or `group/resource/subresource`) never recorded beyond Metadata: they carry secrets or tokens. */
+  secretResources: ReadonlySet<string>;
+}
+
+interface Audited {
+  id: string;
+  decision: AuditDecision;
+  received: string;
+  /** The answer's bytes, kept at RequestResponse. */
+  response?: Buffer[];
+  responseBytes: number;
+}
+
+const LEVEL_RANK: Record<AuditLevel, number> = { None: 0, Metadata: 1, Request: 2, RequestResponse: 3 };
+
+/** RFC 3339 with microseconds, as kube-apiserver writes its audit timestamps. */
+const microTime = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+
+function userOf(u: UserInfo): Record<string, unknown> {
+  return { username: u.name, ...(u.uid && { uid: u.uid }), ...(u.groups?.length && { groups: u.groups }), ...(u.extra && Object.keys(u.extra).length > 0 && { extra: u.extra }) };
+}
+
+function sourceIPs(ctx: RequestContext): string[] {
+  const ips: string[] = [];
+  const forwarded = ctx.req.headers['x-forwarded-for'];
+  if (typeof forwarded === 'string') for (const ip of forwarded.split(',')) if (ip.trim()) ips.push(ip.trim());
+  const real = ctx.req.headers['x-real-ip'];
+  if (typeof real === 'string' && real.trim() && !ips.includes(real.trim())) ips.push(real.trim());
+  const remote = ctx.req.socket.remoteAddress;
+  if (remote && !ips.includes(remote)) ips.push(remote);
+  return ips;
+}
+
+/** A JSON body as an object, or undefined (not JSON, too large, not parseable). */
+function jsonBody(bytes: Buffer | undefined, contentType: string | undefined, gzip = false): unknown {
+  if (!bytes || bytes.length === 0 || bytes.length > MAX_RECORDED_BODY_BYTES) return undefined;
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (!type.endsWith('json') && type !== 'application/apply-patch+yaml') return undefined;
+  try {
+    const text = (gzip ? gunzipSync(bytes, { maxOutputLength: MAX_RECORDED_BODY_BYTES }) : bytes).toString('utf8');
+    return type === 'application/apply-patch+yaml' ? text : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function dropManagedFields(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  const o = v as { metadata?: Record<string, unknown>; items?: unknown[] };
+  const out: Record<string, unknown> = { ...(v as Record<string, unknown>) };
+  if (o.metadata && 'managedFields' in o.metadata) {
+    const { managedFields: _, ...rest } = o.metadata;
+    out.metadata = rest;
+  }
+  if (Array.isArray(o.items)) out.items = o.items.map(dropManagedFields);
+  return out;
+}
+
+export function policyAudit(c: AuditConfig): AuditSink {
+  const audited = new WeakMap<RequestContext, Audited>();
+  const emit = (ctx: RequestContext, a: Audited, stage: AuditStage, code?: number) => {
+    if (a.decision.omitStages.has(stage)) return;
+    const info = ctx.info;
+    const level = a.decision.level;
+    const event: Record<string, unknown> = {
+      kind: 'Event',
+      apiVersion: c.apiVersion,
+      level,
+      auditID: a.id,
+      stage,
+      requestURI: ctx.req.url ?? '/',
+      verb: info.verb,
+      user: ctx.user ? userOf(ctx.user) : { username: '' },
+      ...(ctx.impersonatedUser && { impersonatedUser: userOf(ctx.impersonatedUser) }),
+      sourceIPs: sourceIPs(ctx),
+      ...(typeof ctx.req.headers['user-agent'] === 'string' && { userAgent: ctx.req.headers['user-agent'] }),
+    };
+    if (info.isResourceRequest) {
+      event.objectRef = {
+        resource: info.resource,
+        ...(info.namespace && { namespace: info.namespace }),
+        ...(info.name && { name: info.name }),
+        ...(info.apiGroup && { apiGroup: info.apiGroup }),
+        apiVersion: info.apiVersion,
+        ...(info.subresource && { subresource: info.subresource }),
+      };
+    }
+    if (code !== undefined) {
+      const s = ctx.responseStatus;
+      event.responseStatus = s && s.status === 'Failure' ? { metadata: {}, status: s.status, message: s.message, reason: s.reason, ...(s.details !== undefined && { details: s.details }), code } : { metadata: {}, code };
+    }
+    if (LEVEL_RANK[level] >= LEVEL_RANK.Request && stage !== 'RequestReceived') {
+      const body = jsonBody(ctx.requestBody, ctx.req.headers['content-type']);
+      if (body !== undefined) event.requestObject = a.decision.omitManagedFields ? dropManagedFields(body) : body;
+    }
+    if (level === 'RequestResponse' && stage === 'ResponseComplete' && a.response) {
+      const body = a.responseBytes <= MAX_RECORDED_BODY_BYTES ? jsonBody(Buffer.concat(a.response), String(ctx.res.getHeader('content-type') ?? ''), ctx.res.getHeader('content-encoding') === 'gzip') : undefined;
+      if (body !== undefined) event.responseObject = a.decision.omitManagedFields ? dropManagedFields(body) : body;
+    }
+    event.requestReceivedTimestamp = a.received;
+    event.stageTimestamp = microTime(Date.now());
+    const annotations = { ...ctx.auditAnnotations };
+    if (Object.keys(annotations).length) event.annotations = annotations;
+    c.write(JSON.stringify(event));
+  };
+  return {
+    requestReceived(ctx) {
+      const given = ctx.req.headers['audit-id'];
+      const id = typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : randomUUID();
+      if (!ctx.res.headersSent) ctx.res.setHeader('Audit-ID', id);
+      let decision = evaluatePolicy(c.policy, ctx.user, ctx.info);
+      if (decision.level === 'None') return;
+      const i = ctx.info;
+      if (LEVEL_RANK[decision.level] > LEVEL_RANK.Metadata && i.isResourceRequest && (c.secretResources.has(`${i.apiGroup}/${i.resource}`) || c.secretResources.has(`${i.apiGroup}/${i.resource}/${i.subresource}`)))
+        decision = { ...decision, level: 'Metadata' };
+      const a: Audited = { id, decision, received: microTime(ctx.receivedAt), responseBytes: 0 };
+      audited.set(ctx, a);
+      emit(ctx, a, 'RequestReceived');
+      const res = ctx.res;
+      const longRunning = ctx.info.verb === 'watch';
+      if (longRunning) {
+        // A watch's answer starts long before it completes: that is a stage of its own.
+        const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => typeof res;
+        res.writeHead = ((...args: unknown[]) => {
+          const r = writeHead(...args);
+          emit(ctx, a, 'ResponseStarted', res.statusCode);
+          return r;
+        }) as typeof res.writeHead;
+      } else if (decision.level === 'RequestResponse') {
+        const chunks: Buffer[] = [];
+        a.response = chunks;
+        const keep = (chunk: unknown, encoding: unknown) => {
+          if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
+          const b = Buffer.isBuffer(chunk) ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk) : Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+          a.responseBytes += b.length;
+          if (a.responseBytes <= MAX_RECORDED_BODY_BYTES) chunks.push(b);
+        };
+        const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+        const end = res.end.bind(res) as (...args: unknown[]) => typeof res;
+        res.write = ((...args: unknown[]) => {
+          keep(args[0], args[1]);
+          return write(...args);
+        }) as typeof res.write;
+        res.end = ((...args: unknown[]) => {
+          keep(args[0], args[1]);
+          return end(...args);
+        }) as typeof res.end;
+      }
+    },
+    responseComplete(ctx, code) {
+      const a = audited.get(ctx);
+      if (a) emit(ctx, a, 'ResponseComplete', code);
+    },
+  };
+}

@@ -1,0 +1,172 @@
+// Audit with a policy file and the log backend: exactly the expected events for a scripted
+// sequence of requests (levels, stages, a watch, an impersonated request, an error), Secrets never
+// recorded beyond Metadata, rotation keeping the configured count, and bad flags refused at start.
+
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { api, testServer, waitFor } from '../support/server.ts';
+import { readWatch } from '../support/watch.ts';
+import { tempDir } from '../support/tmp.ts';
+
+const dir = tempDir('audit');
+const policy = join(dir, 'policy.yaml');
+writeFileSync(
+  policy,
+  `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: None
+    nonResourceURLs: ["/healthz*", "/readyz*", "/livez*", "/metrics"]
+  - level: RequestResponse
+    resources:
+      - group: ""
+        resources: ["secrets", "configmaps"]
+  - level: Request
+    verbs: ["create", "patch"]
+    resources:
+      - group: coordination.orch.io
+  - level: Metadata
+    omitStages: []
+    users: ["system:admin"]
+  - level: Metadata
+    omitStages: [ResponseStarted]
+`,
+);
+const logPath = join(dir, 'log', 'audit.log');
+const server = await testServer({ auditPolicyFile: policy, auditLog: { path: logPath } });
+const NS = 'audited';
+assert.equal((await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status, 201);
+
+interface AuditEvent {
+  kind: string;
+  apiVersion: string;
+  level: string;
+  auditID: string;
+  stage: string;
+  requestURI: string;
+  verb: string;
+  user: { username: string; groups?: string[] };
+  impersonatedUser?: { username: string; groups?: string[] };
+  objectRef?: Record<string, string>;
+  responseStatus?: { code: number; status?: string; reason?: string; message?: string };
+  requestObject?: Record<string, unknown>;
+  responseObject?: Record<string, unknown>;
+  annotations?: Record<string, string>;
+  sourceIPs: string[];
+  requestReceivedTimestamp: string;
+  stageTimestamp: string;
+}
+
+const events = (): AuditEvent[] =>
+  readFileSync(logPath, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as AuditEvent);
+const ofId = (id: string) => events().filter((e) => e.auditID === id);
+
+describe('audit log', () => {
+  test('Request level for a Lease create: the body, the answer code, one ResponseComplete event', async () => {
+    const r = await api(server, 'POST', `/apis/coordination.orch.io/v1/namespaces/${NS}/leases`, { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'l1' }, spec: { holderIdentity: 'me' } });
+    assert.equal(r.status, 201);
+    const id = r.headers.get('audit-id')!;
+    assert.ok(id, 'every answer carries an Audit-ID');
+    const [e, ...more] = ofId(id);
+    assert.equal(more.length, 0, 'RequestReceived is omitted by the policy');
+    assert.equal(e!.kind, 'Event');
+    assert.equal(e!.apiVersion, 'audit.orch.io/v1');
+    assert.equal(e!.level, 'Request');
+    assert.equal(e!.stage, 'ResponseComplete');
+    assert.equal(e!.verb, 'create');
+    assert.equal(e!.user.username, 'system:admin');
+    assert.deepEqual(e!.objectRef, { resource: 'leases', namespace: NS, apiGroup: 'coordination.orch.io', apiVersion: 'v1' });
+    assert.deepEqual(e!.responseStatus, { metadata: {}, code: 201 });
+    assert.equal((e!.requestObject as { spec: { holderIdentity: string } }).spec.holderIdentity, 'me');
+    assert.equal(e!.responseObject, undefined, 'Request level: no answer');
+    assert.match(e!.requestReceivedTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    assert.ok(e!.sourceIPs.length >= 1);
+  });
+
+  test('Metadata level for a read that fails: the Status, no bodies; a client Audit-ID is kept', async () => {
+    const r = await api(server, 'GET', `/apis/coordination.orch.io/v1/namespaces/${NS}/leases/missing`, undefined, { 'Audit-ID': 'my-own-id' });
+    assert.equal(r.status, 404);
+    assert.equal(r.headers.get('audit-id'), 'my-own-id');
+    const got = ofId('my-own-id');
+    // A rule's omitStages add to the policy's (an empty list clears nothing), as in kube-apiserver.
+    assert.deepEqual(got.map((e) => e.stage), ['ResponseComplete']);
+    const done = got[0]!;
+    assert.equal(done.level, 'Metadata');
+    assert.equal(done.responseStatus?.code, 404);
+    assert.equal(done.responseStatus?.status, 'Failure');
+    assert.equal(done.responseStatus?.reason, 'NotFound');
+    assert.equal(done.requestObject, undefined);
+  });
+
+  test('Secrets are recorded at Metadata only, whatever the policy; ConfigMaps at RequestResponse', async () => {
+    const secret = await api(server, 'POST', `/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' }, stringData: { password: 'hunter2' } });
+    assert.equal(secret.status, 201);
+    const cm = await api(server, 'POST', `/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c1' }, data: { k: 'v' } });
+    assert.equal(cm.status, 201);
+    const s = ofId(secret.headers.get('audit-id')!)[0]!;
+    assert.equal(s.level, 'Metadata');
+    assert.ok(!readFileSync(logPath, 'utf8').includes('hunter2'), 'the value is nowhere in the log');
+    assert.ok(!readFileSync(logPath, 'utf8').includes(Buffer.from('hunter2').toString('base64')));
+    const c = ofId(cm.headers.get('audit-id')!)[0]!;
+    assert.equal(c.level, 'RequestResponse');
+    assert.deepEqual((c.requestObject as { data: unknown }).data, { k: 'v' });
+    assert.equal((c.responseObject as { metadata: { name: string } }).metadata.name, 'c1');
+  });
+
+  test('an impersonated request records both identities', async () => {
+    const r = await api(server, 'GET', `/api/v1/namespaces/${NS}/configmaps`, undefined, { 'Impersonate-User': 'jane', 'Impersonate-Group': 'devs' });
+    assert.equal(r.status, 200);
+    const e = ofId(r.headers.get('audit-id')!)[0]!;
+    assert.equal(e.user.username, 'system:admin');
+    assert.equal(e.impersonatedUser?.username, 'jane');
+    assert.ok(e.impersonatedUser?.groups?.includes('devs'));
+  });
+
+  test('a watch has a ResponseStarted stage when its answer starts, and ResponseComplete when it ends', async () => {
+    const w = readWatch(`${server.url}/api/v1/namespaces/${NS}/serviceaccounts?watch=true&timeoutSeconds=1`, { 'Audit-ID': 'the-watch' });
+    assert.equal(await w.status, 200);
+    await waitFor('ResponseStarted', () => ofId('the-watch').some((e) => e.stage === 'ResponseStarted'));
+    await w.ended;
+    await waitFor('ResponseComplete', () => ofId('the-watch').some((e) => e.stage === 'ResponseComplete'));
+    assert.deepEqual(ofId('the-watch').map((e) => e.stage), ['ResponseStarted', 'ResponseComplete']);
+  });
+
+  test('paths the policy sets to None are not recorded', async () => {
+    const r = await api(server, 'GET', '/healthz');
+    assert.equal(r.status, 200);
+    assert.equal(ofId(r.headers.get('audit-id') ?? 'none').length, 0);
+  });
+});
+
+describe('rotation and start-up errors', () => {
+  test('past --audit-log-maxsize the log is rotated; --audit-log-maxbackup backups are kept', async () => {
+    const rdir = tempDir('audit-rotate');
+    const path = join(rdir, 'audit.log');
+    const s = await testServer({ auditPolicyFile: policy, auditLog: { path, maxSizeMB: 1, maxBackups: 2 } });
+    const big = 'x'.repeat(200 * 1024);
+    for (let i = 0; i < 24; i++) {
+      const r = await api(s, 'POST', `/api/v1/namespaces/default/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big-${i}` }, data: { big } });
+      assert.equal(r.status, 201);
+    }
+    const files = readdirSync(rdir).sort();
+    const backups = files.filter((f) => /^audit-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}\.log$/.test(f));
+    assert.equal(backups.length, 2, files.join(' '));
+    assert.ok(files.includes('audit.log'));
+    for (const f of files) assert.ok(readFileSync(join(rdir, f)).length <= 1024 * 1024, `${f} is within the size`);
+  });
+
+  test('a bad policy, a policy without a backend and a backend without a policy are start-up errors', async () => {
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Everything\n');
+    await assert.rejects(testServer({ auditPolicyFile: bad, auditLog: { path: join(dir, 'x.log') } }), /rules\[0\]\.level: Unsupported value: "Everything"/);
+    await assert.rejects(testServer({ auditPolicyFile: policy }), /--audit-policy-file needs a backend/);
+    await assert.rejects(testServer({ auditLog: { path: join(dir, 'y.log') } }), /--audit-log-path needs --audit-policy-file/);
+    await assert.rejects(testServer({ auditPolicyFile: join(dir, 'missing.yaml'), auditLog: { path: join(dir, 'z.log') } }), /--audit-policy-file: ENOENT/);
+  });
+});
