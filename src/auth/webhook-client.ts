@@ -19,6 +19,8 @@ export interface WebhookClientOptions {
   attempts?: number;
   /** The largest answer read (default 1 MiB): a larger one is an error. */
   maxResponseBytes?: number;
+  /** What a 2xx answer's body is: JSON to return (default), or ignored (audit webhooks answer anything). */
+  answer?: 'json' | 'ignored';
 }
 
 export interface WebhookClient {
@@ -81,7 +83,7 @@ export function webhookClient(config: OutboundClientConfig, o: WebhookClientOpti
       if (token) headers.Authorization = `Bearer ${token}`;
       const req = send(config.url, { method: 'POST', agent, headers }, (res) => {
         readBody(res, maxBytes).then(
-          (text) => done(() => (res.statusCode! >= 200 && res.statusCode! < 300 ? parseAnswer(text, resolve, reject) : reject(statusError(res)))),
+          (text) => done(() => (res.statusCode! >= 200 && res.statusCode! < 300 ? (o.answer === 'ignored' ? resolve(undefined) : parseAnswer(text, resolve, reject)) : reject(statusError(res)))),
           (e: Error) => done(() => reject(e)),
         );
       });

@@ -73,6 +73,17 @@ const FLAGS: Record<string, FlagSpec> = {
   'audit-log-maxsize': { help: 'megabytes of the audit log before it is rotated (default 0: never)', apply: (o, v) => ((o.auditLog ??= { path: '' }).maxSizeMB = int('audit-log-maxsize', v)) },
   'audit-log-maxbackup': { help: 'rotated audit log files kept (default 0: all)', apply: (o, v) => ((o.auditLog ??= { path: '' }).maxBackups = int('audit-log-maxbackup', v)) },
   'audit-log-maxage': { help: 'days a rotated audit log file is kept (default 0: any age)', apply: (o, v) => ((o.auditLog ??= { path: '' }).maxAgeDays = int('audit-log-maxage', v)) },
+  'audit-webhook-config-file': { help: 'kubeconfig-format file of the audit webhook: audit events are POSTed there in batches', apply: (o, v) => ((o.auditWebhook ??= { configFile: '' }).configFile = v) },
+  'audit-webhook-mode': {
+    help: 'how events reach the webhook: batch (the default and only mode here)',
+    apply: (_o, v) => {
+      if (v !== 'batch') throw new Error(`--audit-webhook-mode ${JSON.stringify(v)}: only batch is supported`);
+    },
+  },
+  'audit-webhook-batch-max-size': { help: 'events in one batch at most (default 400)', apply: (o, v) => ((o.auditWebhook ??= { configFile: '' }).maxBatchSize = Math.max(1, int('audit-webhook-batch-max-size', v))) },
+  'audit-webhook-batch-max-wait': { help: 'how long an event waits for its batch to fill (default 30s)', apply: (o, v) => ((o.auditWebhook ??= { configFile: '' }).maxBatchWaitMs = parseDuration(v)) },
+  'audit-webhook-batch-buffer-size': { help: 'events buffered before new ones are dropped (default 10000)', apply: (o, v) => ((o.auditWebhook ??= { configFile: '' }).bufferSize = int('audit-webhook-batch-buffer-size', v)) },
+  'audit-webhook-initial-backoff': { help: 'wait before retrying a failed batch (default 10s)', apply: (o, v) => ((o.auditWebhook ??= { configFile: '' }).initialBackoffMs = parseDuration(v)) },
   'event-ttl': { help: 'how long events are kept after their last write (default 1h0m0s)', apply: (o, v) => (o.eventTtlMs = parseDuration(v)) },
   'service-cluster-ip-range': { help: 'CIDR (or IPv4,IPv6 pair) of the default ServiceCIDR (default 10.0.0.0/24)', apply: (o, v) => (o.serviceClusterIpRange = v) },
   'cert-dir': { help: 'where generated certificates are kept (default <data-dir>/pki)', apply: (o, v) => (secure(o).certDir = v) },

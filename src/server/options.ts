@@ -1,6 +1,7 @@
 // What an embedder (or the command line) configures, and what it gets back from startServer.
 
 import type { AuditLogOptions } from './audit/log-backend.ts';
+import type { AuditWebhookOptions } from './audit/webhook-backend.ts';
 import type { Naming, NamingProfileName } from '../naming.ts';
 import type { Authenticator } from '../auth/authn/authenticator.ts';
 import type { Authorizer } from '../auth/authz/authorizer.ts';
@@ -61,6 +62,8 @@ export interface ServerOptions {
   auditPolicyFile?: string;
   /** The log backend (`--audit-log-*`): where audit events are written, one JSON line each. */
   auditLog?: AuditLogOptions;
+  /** The webhook backend (`--audit-webhook-*`): events are POSTed in batches as EventLists. */
+  auditWebhook?: AuditWebhookOptions;
   /** How often the namespace controller looks for terminating namespaces. */
   namespaceSyncIntervalMs?: number;
   /**

@@ -6,6 +6,7 @@
 import { readAuditPolicy } from './audit/policy.ts';
 import { auditLogBackend } from './audit/log-backend.ts';
 import { policyAudit } from './audit/audit.ts';
+import { auditWebhookBackend } from './audit/webhook-backend.ts';
 import { readFileSync } from 'node:fs';
 import { alwaysAdmin, type Authenticator } from '../auth/authn/authenticator.ts';
 import { newAuthenticator } from '../auth/authn/config.ts';
@@ -304,19 +305,37 @@ export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'author
  * only with a policy and a backend; a policy without a backend, or a backend without a policy, is
  * a start-up error here, not a silent no-op). `onClose` is given what closes the log.
  */
-export function buildAudit(opts: Pick<ServerOptions, 'audit' | 'auditPolicyFile' | 'auditLog'>, naming: Naming, onClose: (close: () => void) => void): AuditSink {
+export function buildAudit(
+  opts: Pick<ServerOptions, 'audit' | 'auditPolicyFile' | 'auditLog' | 'auditWebhook'>,
+  naming: Naming,
+  log: (message: string) => void,
+  onClose: (close: () => unknown) => void,
+): AuditSink {
   if (opts.audit) return opts.audit;
   const logPath = opts.auditLog?.path;
-  if (!opts.auditPolicyFile && !logPath) return noAudit;
-  if (!opts.auditPolicyFile) throw new Error('--audit-log-path needs --audit-policy-file: without a policy nothing is audited');
-  if (!logPath) throw new Error('--audit-policy-file needs a backend: --audit-log-path');
+  const webhookFile = opts.auditWebhook?.configFile;
+  if (!opts.auditPolicyFile && !logPath && !webhookFile) return noAudit;
+  if (!opts.auditPolicyFile) throw new Error('--audit-log-path and --audit-webhook-config-file need --audit-policy-file: without a policy nothing is audited');
+  if (!logPath && !webhookFile) throw new Error('--audit-policy-file needs a backend: --audit-log-path or --audit-webhook-config-file');
   const policy = readAuditPolicy(opts.auditPolicyFile, ['audit.k8s.io', naming.group('audit')]);
-  const log = auditLogBackend({ ...opts.auditLog, path: logPath });
-  onClose(() => log.close());
+  const apiVersion = `${naming.group('audit')}/v1`;
+  const backends: ((event: object) => void)[] = [];
+  if (webhookFile) {
+    const webhook = auditWebhookBackend({ ...opts.auditWebhook, configFile: webhookFile }, apiVersion, log);
+    onClose(() => webhook.close());
+    backends.push((e) => webhook.write(e));
+  }
+  if (logPath) {
+    const file = auditLogBackend({ ...opts.auditLog, path: logPath });
+    onClose(() => file.close());
+    backends.push((e) => file.write(JSON.stringify(e)));
+  }
   return policyAudit({
     policy,
-    write: (line) => log.write(line),
-    apiVersion: `${naming.group('audit')}/v1`,
+    write: (event) => {
+      for (const b of backends) b(event);
+    },
+    apiVersion,
     secretResources: new Set(['/secrets', '/serviceaccounts/token', `${naming.group('authentication')}/tokenreviews`]),
   });
 }

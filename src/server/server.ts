@@ -70,7 +70,9 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const secure = opts.insecureServing ? undefined : await prepareSecureServing(opts.secureServing ?? {}, opts.dataDir, opts.bindAddress, opts.authentication?.clientCaFile);
   const metrics = createServerMetrics(featureGates);
   // Audit's policy and log are checked before anything is opened: a bad file is a start-up error.
-  const audit = buildAudit(opts, naming, (close) => cleanups.push(close));
+  const auditClosers: (() => unknown)[] = [];
+  const audit = buildAudit(opts, naming, log, (close) => auditClosers.push(close));
+  cleanups.push(() => Promise.all(auditClosers.map((c) => c())));
   // What authentication runs in the background (issuer discovery, the configuration file's watch).
   const authenticationClosers: (() => void)[] = [];
   cleanups.push(() => authenticationClosers.forEach((c) => c()));
@@ -145,7 +147,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   phase.started = true;
 
   let closing: Promise<void> | undefined;
-  const close = () => (closing ??= shutdown({ opts, phase, controllers, rbacIndex, listener, watches, writes, served, storage: opened, stopAuthentication: authenticationClosers }));
+  const close = () => (closing ??= shutdown({ opts, phase, controllers, rbacIndex, listener, watches, writes, served, storage: opened, stopAuthentication: authenticationClosers, closeAudit: auditClosers }));
   const closeAll = async () => {
     await close();
     admin?.remove();
@@ -235,6 +237,8 @@ interface RunningParts {
   served: ServedStores;
   storage: OpenedStorage;
   stopAuthentication: readonly (() => void)[];
+  /** The audit backends: closed once the last request has been answered (the webhook sends what it buffered). */
+  closeAudit: readonly (() => unknown)[];
 }
 
 /** Graceful stop: /readyz fails first, then open watches end and in-flight requests finish. */
@@ -247,6 +251,7 @@ async function shutdown(p: RunningParts): Promise<void> {
   // In-flight requests finish within their own timeout, as kube-apiserver waits for them;
   // connections still open after that are cut.
   await p.listener.drain((p.opts.requestTimeoutMs ?? 60_000) + 5_000, () => p.watches.endAll());
+  await Promise.all(p.closeAudit.map((c) => c()));
   await p.writes.close();
   await p.served.close();
   await p.storage.close();

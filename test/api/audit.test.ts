@@ -6,6 +6,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { issueCert, makeCa } from '../support/certs.ts';
 import { api, testServer, waitFor } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 import { tempDir } from '../support/tmp.ts';
@@ -166,7 +169,68 @@ describe('rotation and start-up errors', () => {
     writeFileSync(bad, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Everything\n');
     await assert.rejects(testServer({ auditPolicyFile: bad, auditLog: { path: join(dir, 'x.log') } }), /rules\[0\]\.level: Unsupported value: "Everything"/);
     await assert.rejects(testServer({ auditPolicyFile: policy }), /--audit-policy-file needs a backend/);
-    await assert.rejects(testServer({ auditLog: { path: join(dir, 'y.log') } }), /--audit-log-path needs --audit-policy-file/);
+    await assert.rejects(testServer({ auditLog: { path: join(dir, 'y.log') } }), /--audit-log-path and --audit-webhook-config-file need --audit-policy-file/);
     await assert.rejects(testServer({ auditPolicyFile: join(dir, 'missing.yaml'), auditLog: { path: join(dir, 'z.log') } }), /--audit-policy-file: ENOENT/);
+  });
+});
+
+describe('webhook backend', () => {
+  test('events reach an HTTPS webhook as EventLists in batches; a webhook that fails loses its batch, not the server', async () => {
+    const ca = await makeCa('audit-webhook-ca');
+    const serving = await issueCert(ca, { subject: 'CN=127.0.0.1', usage: 'server', hosts: [{ type: 'ip', value: '127.0.0.1' }] });
+    const client = await issueCert(ca, { subject: 'CN=orch-apiserver' });
+    const received: { apiVersion: string; kind: string; items: AuditEvent[] }[] = [];
+    let failing = false;
+    const hook = createServer({ cert: serving.cert, key: serving.key, ca: ca.cert, requestCert: true, rejectUnauthorized: true }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (failing) {
+          res.writeHead(400).end('no');
+          return;
+        }
+        received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+    const hdir = tempDir('audit-webhook');
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    const config = join(hdir, 'webhook.kubeconfig');
+    writeFileSync(
+      config,
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: hook\n  cluster:\n    server: https://127.0.0.1:${(hook.address() as AddressInfo).port}/audit\n    certificate-authority-data: ${b64(ca.cert)}\n` +
+        `users:\n- name: apiserver\n  user:\n    client-certificate-data: ${b64(client.cert)}\n    client-key-data: ${b64(client.key)}\n` +
+        `contexts:\n- name: hook\n  context: {cluster: hook, user: apiserver}\ncurrent-context: hook\n`,
+    );
+    const s = await testServer({ naming: 'kubernetes', auditPolicyFile: policy, auditWebhook: { configFile: config, maxBatchSize: 3, maxBatchWaitMs: 200, initialBackoffMs: 5 } });
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const r = await api(s, 'GET', `/api/v1/namespaces/default/configmaps?i=${i}`);
+        assert.equal(r.status, 200);
+        ids.push(r.headers.get('audit-id')!);
+      }
+      // Three make a full batch at once; the fourth goes when its wait is over.
+      await waitFor('both batches', () => received.flatMap((l) => l.items).filter((e) => ids.includes(e.auditID)).length === 4);
+      const lists = received.filter((l) => l.items.some((e) => ids.includes(e.auditID)));
+      for (const l of lists) {
+        assert.equal(l.kind, 'EventList');
+        assert.equal(l.apiVersion, 'audit.k8s.io/v1');
+        assert.ok(l.items.length <= 3);
+        for (const e of l.items) assert.equal(e.apiVersion, 'audit.k8s.io/v1');
+      }
+      failing = true;
+      const lost = await api(s, 'GET', '/api/v1/namespaces/default/configmaps?lost=1');
+      assert.equal(lost.status, 200, 'a failing webhook does not fail requests');
+      await new Promise((r) => setTimeout(r, 400));
+      failing = false;
+      const after = await api(s, 'GET', '/api/v1/namespaces/default/configmaps?after=1');
+      await waitFor('the next batch', () => received.flatMap((l) => l.items).some((e) => e.auditID === after.headers.get('audit-id')));
+      assert.ok(!received.flatMap((l) => l.items).some((e) => e.auditID === lost.headers.get('audit-id')), 'the refused batch is dropped');
+    } finally {
+      await s.close();
+      hook.close();
+    }
   });
 });

@@ -17,8 +17,8 @@ const MAX_RECORDED_BODY_BYTES = 1024 * 1024;
 
 export interface AuditConfig {
   policy: AuditPolicy;
-  /** Where each event line goes. */
-  write(line: string): void;
+  /** Where each event goes (each backend serializes it as it needs). */
+  write(event: object): void;
   /** The Event's apiVersion: `audit.orch.io/v1`. */
   apiVersion: string;
   /** Resources (`group/resource` or `group/resource/subresource`) never recorded beyond Metadata: they carry secrets or tokens. */
@@ -124,7 +124,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
     event.stageTimestamp = microTime(Date.now());
     const annotations = { ...ctx.auditAnnotations };
     if (Object.keys(annotations).length) event.annotations = annotations;
-    c.write(JSON.stringify(event));
+    c.write(event);
   };
   return {
     requestReceived(ctx) {
