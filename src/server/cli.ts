@@ -68,6 +68,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'request-timeout': { help: 'timeout of non-long-running requests (default 1m0s)', apply: (o, v) => (o.requestTimeoutMs = parseDuration(v)) },
   'min-request-timeout': { help: 'minimum watch timeout in seconds (default 1800)', apply: (o, v) => (o.minRequestTimeoutSeconds = int('min-request-timeout', v)) },
   'shutdown-delay-duration': { help: 'how long /readyz fails before the server stops listening (default 0s)', apply: (o, v) => (o.shutdownDelayMs = parseDuration(v)) },
+  'encryption-provider-config': { help: 'EncryptionConfiguration file: the resources it names are encrypted at rest (aescbc, aesgcm, secretbox, identity)', apply: (o, v) => (o.encryptionProviderConfig = v) },
   'audit-policy-file': { help: 'audit Policy file: which requests are audited, at which level; nothing is audited without it and a backend', apply: (o, v) => (o.auditPolicyFile = v) },
   'audit-log-path': { help: "audit events go to this file, one JSON line each ('-' for standard output)", apply: (o, v) => ((o.auditLog ??= { path: '' }).path = v) },
   'audit-log-maxsize': { help: 'megabytes of the audit log before it is rotated (default 0: never)', apply: (o, v) => ((o.auditLog ??= { path: '' }).maxSizeMB = int('audit-log-maxsize', v)) },

@@ -62,6 +62,8 @@ export interface ServerOptions {
   auditPolicyFile?: string;
   /** The log backend (`--audit-log-*`): where audit events are written, one JSON line each. */
   auditLog?: AuditLogOptions;
+  /** `--encryption-provider-config`: an EncryptionConfiguration file; the resources it names are encrypted at rest. */
+  encryptionProviderConfig?: string;
   /** The webhook backend (`--audit-webhook-*`): events are POSTed in batches as EventLists. */
   auditWebhook?: AuditWebhookOptions;
   /** How often the namespace controller looks for terminating namespaces. */

@@ -24,6 +24,9 @@ import { buildHandlerChain, type AuditSink, type ChainOptions } from './filters.
 import { createServerMetrics } from './metrics.ts';
 import { createRequestMetrics } from './request-metrics.ts';
 import { instrumentStorage } from '../storage/instrumented.ts';
+import { encryptingStorage } from '../storage/encryption.ts';
+import type { Storage } from '../storage/interface.ts';
+import { encryptionByPrefix, readEncryptionConfig } from './encryption-config.ts';
 import { listen, type Listener } from './listener.ts';
 import { openStorage, storageComponentName, type OpenedStorage } from './open-storage.ts';
 import type { RunningServer, ServerOptions } from './options.ts';
@@ -91,11 +94,15 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const apiAudiences = serviceAccounts?.apiAudiences ?? opts.authentication?.apiAudiences;
   const defs = servedKinds({ naming, featureGates, runtimeConfig: opts.runtimeConfig, storageComponent: storageComponentName(opts), storage: () => storage?.backend, extraKinds: opts.extraKinds, tokens, reviewToken: authenticator.reviewToken, apiAudiences, rbacGuard });
 
+  // Encryption at rest wraps storage for the resources the configuration names; it is read before
+  // storage is opened, so a bad file is a start-up error that opens nothing.
+  const encryption = opts.encryptionProviderConfig === undefined ? undefined : encryptionByPrefix(readEncryptionConfig(opts.encryptionProviderConfig, ['apiserver.config.k8s.io', naming.group('apiserver.config')]), defs);
+  const encrypted = (s: Storage) => (encryption?.size ? encryptingStorage(s, encryption) : s);
   const opened = (storage = await openStorage(opts));
   cleanups.push(() => opened.close());
 
   const declarative = new DeclarativeValidation(featureGates, metrics.validation, log);
-  const served = await buildStores(defs, instrumentStorage(opened.backend, metrics.storage), { naming, featureGates, declarative, watchCacheRetentionMs: opts.watchCacheRetentionMs });
+  const served = await buildStores(defs, encrypted(instrumentStorage(opened.backend, metrics.storage)), { naming, featureGates, declarative, watchCacheRetentionMs: opts.watchCacheRetentionMs });
   cleanups.push(() => served.close());
   lookups.bind(served.stores);
   legacyLookups.bind(served.stores);
