@@ -78,10 +78,11 @@ async function bare(): Promise<() => Promise<void>> {
 }
 
 async function api(): Promise<() => Promise<void>> {
-  const dataDir = process.argv[3];
-  if (!dataDir) throw new Error('usage: api-server.ts api <dataDir>');
+  const [dataDir, auditPolicyFile, auditLogPath] = process.argv.slice(3);
+  if (!dataDir) throw new Error('usage: api-server.ts api <dataDir> [<audit policy> <audit log>]');
   const server = await startServer({
     dataDir,
+    ...(auditPolicyFile && auditLogPath && { auditPolicyFile, auditLog: { path: auditLogPath } }),
     port: 0,
     // The request path against bare node:http: plain HTTP, every request the administrator.
     insecureServing: {},
@@ -110,7 +111,7 @@ async function https(): Promise<() => Promise<void>> {
 }
 
 if (mode !== 'api' && mode !== 'https' && mode !== 'bare') {
-  process.stderr.write('usage: api-server.ts api <dataDir> | https <dataDir> <token file> | bare\n');
+  process.stderr.write('usage: api-server.ts api <dataDir> [<audit policy> <audit log>] | https <dataDir> <token file> | bare\n');
   process.exit(2);
 }
 const close = await (mode === 'api' ? api() : mode === 'https' ? https() : bare());

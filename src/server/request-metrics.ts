@@ -127,6 +127,19 @@ export function createRequestMetrics(registry: Registry, served: (group: string,
   inflight.set({ request_kind: 'readOnly' }, 0);
   inflight.set({ request_kind: 'mutating' }, 0);
   const withoutDryRun = (l: RequestLabels) => ({ verb: l.verb, group: l.group, version: l.version, resource: l.resource, subresource: l.subresource, scope: l.scope, component: l.component });
+  // prom-client hashes a label set on every call; the series of one label set are looked up once
+  // and kept (their number is bounded: served resources × verbs × scopes × dry runs × codes).
+  type Series = { duration: ReturnType<typeof duration.labels>; sizes?: ReturnType<typeof sizes.labels>; byCode: Map<number, ReturnType<typeof total.labels>> };
+  const series = new Map<string, Series>();
+  const seriesOf = (l: RequestLabels): Series => {
+    const key = `${l.verb} ${l.dry_run} ${l.group} ${l.version} ${l.resource} ${l.subresource} ${l.scope}`;
+    let s = series.get(key);
+    if (!s) {
+      s = { duration: duration.labels(l), ...((l.verb === 'GET' || l.verb === 'LIST') && { sizes: sizes.labels(withoutDryRun(l)) }), byCode: new Map() };
+      series.set(key, s);
+    }
+    return s;
+  };
   return {
     labels(method, info, query, contentType) {
       if (info.isResourceRequest ? !served(info.apiGroup, info.apiVersion, info.resource) : !info.apiPrefix) return undefined;
@@ -144,9 +157,12 @@ export function createRequestMetrics(registry: Registry, served: (group: string,
       };
     },
     observe(labels, code, seconds, bytes) {
-      total.inc({ ...labels, code: String(code) });
-      duration.observe(labels, seconds);
-      if (labels.verb === 'GET' || labels.verb === 'LIST') sizes.observe(withoutDryRun(labels), bytes);
+      const s = seriesOf(labels);
+      let counter = s.byCode.get(code);
+      if (!counter) s.byCode.set(code, (counter = total.labels({ ...labels, code: String(code) })));
+      counter.inc();
+      s.duration.observe(seconds);
+      s.sizes?.observe(bytes);
     },
     longRunning(labels) {
       const l = withoutDryRun(labels);
