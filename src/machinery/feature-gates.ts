@@ -16,6 +16,7 @@ const KNOWN_GATES: Record<string, GateSpec> = {
   AllowUnsafeMalformedObjectDeletion: { default: false, stage: 'ALPHA' },
   CoordinatedLeaderElection: { default: false, stage: 'BETA' },
   TaintTolerationComparisonOperators: { default: false, stage: 'ALPHA' },
+  AuthorizeWithSelectors: { default: false, stage: 'ALPHA' },
 };
 
 export type FeatureGates = Readonly<Record<string, boolean>>;
