@@ -15,7 +15,8 @@ import { api, testServer } from '../support/server.ts';
 import { withToken } from '../support/identity.ts';
 import { startServer, type ServerOptions } from '../../src/server/server.ts';
 import { parseArgs } from '../../src/server/cli.ts';
-import { abacAuthorizer, parsePolicies } from '../../src/auth/authz/abac.ts';
+import { abacAuthorizer, abacGroup, parsePolicies } from '../../src/auth/authz/abac.ts';
+import { namingProfile } from '../../src/naming.ts';
 import { resourceAttributes } from '../../src/auth/authz/authorizer.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'abac-test-'));
@@ -134,7 +135,9 @@ describe('the policy file', () => {
   });
 
   test('a v1beta1 policy with no subject matches nobody; the version and kind must be known', async () => {
-    const group = 'abac.authorization.kubernetes.io';
+    const group = abacGroup(namingProfile('kubernetes'));
+    assert.equal(group, 'abac.authorization.kubernetes.io');
+    assert.equal(abacGroup(namingProfile('orch')), 'abac.authorization.orch.io');
     const [p] = parsePolicies(`{"apiVersion":"${group}/v1beta1","kind":"Policy","spec":{"resource":"*","namespace":"*"}}`, 'p', group);
     const a = abacAuthorizer([p!]);
     const d = await a.authorize({ user: { name: 'x', groups: ['system:authenticated'] }, info: resourceAttributes({ verb: 'get', apiGroup: '', resource: 'pods', namespace: 'n' }) });
