@@ -293,13 +293,13 @@ function allowsEverything(opts: Pick<ServerOptions, 'authorizer' | 'authorizatio
 }
 
 /** The embedder's authorizer, or the chain of the modes (`rbac` is the RBAC authorizer when RBAC is one). */
-export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'authorization' | 'naming'>, rbac?: Authorizer): Authorizer {
+export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'authorization' | 'naming' | 'log'>, rbac?: Authorizer): Authorizer {
   if (opts.authorizer) return opts.authorizer;
   const modes = authorizationModes(opts);
   if (modes.length === 1 && modes[0] === 'AlwaysAllow') return alwaysAllow;
   // ABAC: the policy file, read once (kube-apiserver does not reload it).
   const policyFile = opts.authorization?.policyFile;
-  const abac = modes.includes('ABAC') && policyFile ? abacFromFile(policyFile, namingProfile(opts.naming ?? 'orch')) : undefined;
+  const abac = modes.includes('ABAC') && policyFile ? abacFromFile(policyFile, namingProfile(opts.naming ?? 'orch'), opts.log) : undefined;
   return modeChain(modes, { alwaysAllow, rbac, abac });
 }
 

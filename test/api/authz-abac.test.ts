@@ -120,7 +120,9 @@ describe('the authorizer', () => {
 describe('the policy file', () => {
   test('legacy lines as kube converts them: no subject is every authenticated user, no namespace and resource also every path', () => {
     const group = 'abac.authorization.orch.io';
-    const [all, sched] = parsePolicies('{"readonly": true}\n{"user":"scheduler","resource":"pods"}\n', 'p', group);
+    const warnings: string[] = [];
+    const [all, sched] = parsePolicies('{"readonly": true}\n{"user":"scheduler","resource":"pods"}\n', 'p', group, (m) => warnings.push(m));
+    assert.deepEqual(warnings, ['Policy file p contained unversioned rules. See docs/abac.md for ABAC file format details.']);
     assert.deepEqual(all, { user: '', group: 'system:authenticated', readonly: true, apiGroup: '*', resource: '*', namespace: '*', nonResourcePath: '*' });
     assert.deepEqual(sched, { user: 'scheduler', group: '', readonly: false, apiGroup: '*', resource: 'pods', namespace: '*', nonResourcePath: '' });
     const a = abacAuthorizer([all!, sched!]);

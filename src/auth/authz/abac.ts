@@ -101,8 +101,8 @@ function fromV0(doc: Json): PolicySpec {
   return spec;
 }
 
-/** One line's policy; throws with the decoder's message. */
-function decodeLine(line: string, group: string): PolicySpec {
+/** One line's policy and whether it was the unversioned form; throws with the decoder's message. */
+function decodeLine(line: string, group: string): [PolicySpec, boolean] {
   let doc: unknown;
   try {
     doc = JSON.parse(line);
@@ -117,15 +117,19 @@ function decodeLine(line: string, group: string): PolicySpec {
   const apiVersion = (o.apiVersion as string | undefined) ?? '';
   const kind = (o.kind as string | undefined) ?? '';
   // Without a version or a kind the line is the legacy form, read as v0.
-  if (!apiVersion || !kind) return fromV0(o);
-  if (kind === 'Policy' && apiVersion === `${group}/v1beta1`) return fromV1beta1(o);
-  if (kind === 'Policy' && apiVersion === `${group}/v0`) return fromV0(o);
+  if (!apiVersion || !kind) return [fromV0(o), true];
+  if (kind === 'Policy' && apiVersion === `${group}/v1beta1`) return [fromV1beta1(o), false];
+  if (kind === 'Policy' && apiVersion === `${group}/v0`) return [fromV0(o), false];
   throw new Error(`no kind ${JSON.stringify(kind)} is registered for version ${JSON.stringify(apiVersion)} in scheme "abac"`);
 }
 
-/** The policies of a policy file's text; `path` names the file in errors, as kube names it. */
-export function parsePolicies(text: string, path: string, group: string): PolicySpec[] {
+/**
+ * The policies of a policy file's text; `path` names the file in errors, as kube names it, and
+ * `warn` hears kube's warning when some line is of the unversioned form.
+ */
+export function parsePolicies(text: string, path: string, group: string, warn?: (message: string) => void): PolicySpec[] {
   const policies: PolicySpec[] = [];
+  let unversioned = 0;
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   for (let i = 0; i < lines.length; i++) {
@@ -134,12 +138,16 @@ export function parsePolicies(text: string, path: string, group: string): Policy
     if (withNewline > MAX_LINE_BYTES) throw new Error(`error reading policy file ${path}: bufio.Scanner: token too long`);
     const trimmed = line.trim();
     if (!trimmed || trimmed.startsWith('#')) continue;
+    let decoded: [PolicySpec, boolean];
     try {
-      policies.push(decodeLine(line, group));
+      decoded = decodeLine(line, group);
     } catch (e) {
       throw new Error(`error reading policy file ${path}, line ${i + 1}: ${line}: ${(e as Error).message}`);
     }
+    policies.push(decoded[0]);
+    if (decoded[1]) unversioned++;
   }
+  if (unversioned > 0) warn?.(`Policy file ${path} contained unversioned rules. See docs/abac.md for ABAC file format details.`);
   return policies;
 }
 
@@ -202,7 +210,7 @@ export function abacAuthorizer(policies: readonly PolicySpec[]): AbacAuthorizer 
 }
 
 /** The ABAC authorizer of `--authorization-policy-file` (read once; errors as kube-apiserver words them). */
-export function abacFromFile(path: string, naming: Naming): AbacAuthorizer {
+export function abacFromFile(path: string, naming: Naming, warn?: (message: string) => void): AbacAuthorizer {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -210,5 +218,5 @@ export function abacFromFile(path: string, naming: Naming): AbacAuthorizer {
     const code = (e as NodeJS.ErrnoException).code;
     throw new Error(code === 'ENOENT' ? `open ${path}: no such file or directory` : `open ${path}: ${(e as Error).message}`);
   }
-  return abacAuthorizer(parsePolicies(text, path, abacGroup(naming)));
+  return abacAuthorizer(parsePolicies(text, path, abacGroup(naming), warn));
 }
