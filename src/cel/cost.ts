@@ -22,6 +22,12 @@ export const STATIC_ESTIMATED_COST_LIMIT = 10_000_000;
 /** Kubernetes' limit on the estimated cost of all rules of one schema (StaticEstimatedCRDCostLimit). */
 export const STATIC_ESTIMATED_TOTAL_COST_LIMIT = 100_000_000;
 
+/**
+ * An authorization check of the authorizer library: fixed, and large, so that an expression under
+ * the per-call limit makes at most two (Kubernetes' library/cost.go).
+ */
+export const AUTHZ_CHECK_COST = 350_000;
+
 /** cel-go's unit prices (common/cost.go). */
 export const PRICES = {
   selectAndIdent: 1,
@@ -231,6 +237,7 @@ const CALL_PRICES: Record<string, Price> = {
   quantity: byFirst,
   isQuantity: byFirst,
   sign: one,
+  check: () => AUTHZ_CHECK_COST,
 };
 
 /** Functions whose price depends on what they return (join: by the string it builds). */

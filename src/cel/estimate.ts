@@ -10,7 +10,7 @@ import type { CelProgram } from './environment.ts';
 import type { SchemaEnvironment } from './schema.ts';
 import type { TypeBounds } from './sizes.ts';
 import { OVERRIDE_SUFFIX } from './errors.ts';
-import { PRICES, STATIC_ESTIMATED_COST_LIMIT } from './cost.ts';
+import { AUTHZ_CHECK_COST, PRICES, STATIC_ESTIMATED_COST_LIMIT } from './cost.ts';
 
 /** cel-go's estimates saturate at the largest uint64. */
 const MAX = 18446744073709551615;
@@ -286,6 +286,8 @@ class Estimator {
   private callPrice(name: string, node: AstNode, subject: AstNode | undefined, rest: AstNode[]): CostEstimate {
     const size = (n: AstNode | undefined) => (n === undefined ? UNKNOWN : this.sizeOrUnknown(n));
     switch (name) {
+      case 'check':
+        return fixed(AUTHZ_CHECK_COST);
       case 'startsWith':
       case 'endsWith':
         return factor(size(rest[0]), TRAVERSAL);

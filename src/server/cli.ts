@@ -96,8 +96,12 @@ const FLAGS: Record<string, FlagSpec> = {
   'client-ca-file': { help: 'CAs of client certificates (default over HTTPS: the generated CA)', apply: (o, v) => (authn(o).clientCaFile = v) },
   'token-auth-file': { help: 'CSV of bearer tokens: token,user,uid,"group1,group2"', apply: (o, v) => (authn(o).tokenAuthFile = v) },
   'authorization-mode': {
-    help: 'comma-separated authorizers, asked in order: AlwaysAllow (default), AlwaysDeny, RBAC',
+    help: 'comma-separated authorizers, asked in order: AlwaysAllow (default), AlwaysDeny, ABAC, RBAC',
     apply: (o, v) => ((o.authorization ??= {}).modes = list(v)),
+  },
+  'authorization-policy-file': {
+    help: 'ABAC policies, one JSON object a line, used with --authorization-mode=ABAC',
+    apply: (o, v) => ((o.authorization ??= {}).policyFile = v),
   },
   'anonymous-auth': {
     help: 'requests with no credential are system:anonymous (default true; while every request is authorized, only on /healthz, /livez, /readyz and /version)',

@@ -86,10 +86,12 @@ export interface ServerOptions {
 
 export interface AuthorizationOptions {
   /**
-   * `--authorization-mode`: AlwaysAllow, AlwaysDeny, RBAC, in the order they are asked (default
+   * `--authorization-mode`: AlwaysAllow, AlwaysDeny, ABAC, RBAC, in the order they are asked (default
    * AlwaysAllow). Members of system:masters are always allowed.
    */
   modes?: string[];
+  /** `--authorization-policy-file`: the ABAC policies, one JSON object a line (with mode ABAC only). */
+  policyFile?: string;
 }
 
 export interface SecureServingOptions {

@@ -26,7 +26,9 @@ import {
   type ValidationContext,
 } from '../auth/authn/jwt-config.ts';
 import { alwaysAllow, type Authorizer } from '../auth/authz/authorizer.ts';
-import { DEFAULT_AUTHORIZATION_MODES, modeChain, parseAuthorizationModes, type AuthorizationMode } from '../auth/authz/modes.ts';
+import { checkPolicyFile, DEFAULT_AUTHORIZATION_MODES, modeChain, parseAuthorizationModes, type AuthorizationMode } from '../auth/authz/modes.ts';
+import { abacFromFile } from '../auth/authz/abac.ts';
+import { namingProfile } from '../naming.ts';
 import type { Naming } from '../naming.ts';
 import { parseSigningKey, parseVerificationKeys, readKeyFile, type LiveObject, type ServiceAccountConfig, type ServiceAccountGetter } from '../auth/authn/service-account.ts';
 import type { LegacyTokenConfig } from '../auth/authn/legacy-service-account.ts';
@@ -284,7 +286,9 @@ function readClientCa(path: string): string {
 
 /** The checked `--authorization-mode` list (the default when none is given). */
 export function authorizationModes(opts: Pick<ServerOptions, 'authorization'>): AuthorizationMode[] {
-  return parseAuthorizationModes(opts.authorization?.modes ?? DEFAULT_AUTHORIZATION_MODES);
+  const modes = parseAuthorizationModes(opts.authorization?.modes ?? DEFAULT_AUTHORIZATION_MODES);
+  checkPolicyFile(modes, opts.authorization?.policyFile);
+  return modes;
 }
 
 /** Whether every request is allowed (kube-apiserver then turns anonymous requests off). */
@@ -293,11 +297,14 @@ function allowsEverything(opts: Pick<ServerOptions, 'authorizer' | 'authorizatio
 }
 
 /** The embedder's authorizer, or the chain of the modes (`rbac` is the RBAC authorizer when RBAC is one). */
-export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'authorization'>, rbac?: Authorizer): Authorizer {
+export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'authorization' | 'naming' | 'log'>, rbac?: Authorizer): Authorizer {
   if (opts.authorizer) return opts.authorizer;
   const modes = authorizationModes(opts);
   if (modes.length === 1 && modes[0] === 'AlwaysAllow') return alwaysAllow;
-  return modeChain(modes, { alwaysAllow, rbac });
+  // ABAC: the policy file, read once (kube-apiserver does not reload it).
+  const policyFile = opts.authorization?.policyFile;
+  const abac = modes.includes('ABAC') && policyFile ? abacFromFile(policyFile, namingProfile(opts.naming ?? 'orch'), opts.log) : undefined;
+  return modeChain(modes, { alwaysAllow, rbac, abac });
 }
 
 /**

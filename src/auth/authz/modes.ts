@@ -6,11 +6,11 @@
 import type { Authorizer, Attributes } from './authorizer.ts';
 import { privilegedGroups } from './rbac.ts';
 
-export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'RBAC'] as const;
+export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'RBAC'] as const;
 export type AuthorizationMode = (typeof AUTHORIZATION_MODES)[number];
 
 /** Modes of kube-apiserver this server does not offer yet. */
-const NOT_YET = ['ABAC', 'Node', 'Webhook'];
+const NOT_YET = ['Node', 'Webhook'];
 
 /** The server's modes when none are given. Switching to ['Node', 'RBAC'] is one line, here. */
 export const DEFAULT_AUTHORIZATION_MODES: readonly AuthorizationMode[] = ['AlwaysAllow'];
@@ -26,6 +26,12 @@ export function parseAuthorizationModes(modes: readonly string[]): Authorization
     seen.add(m);
   }
   return modes as AuthorizationMode[];
+}
+
+/** kube-apiserver's checks of `--authorization-policy-file` against the modes. */
+export function checkPolicyFile(modes: readonly AuthorizationMode[], policyFile: string | undefined): void {
+  if (modes.includes('ABAC') && !policyFile) throw new Error("authorization-mode ABAC's authorization policy file not passed");
+  if (policyFile && !modes.includes('ABAC')) throw new Error('cannot specify --authorization-policy-file without mode ABAC');
 }
 
 export const alwaysDeny: Authorizer = {
@@ -50,11 +56,15 @@ export function authorizerChain(authorizers: readonly Authorizer[]): Authorizer 
   };
 }
 
-/** The chain of `modes`, with the RBAC authorizer given when RBAC is among them. */
-export function modeChain(modes: readonly AuthorizationMode[], parts: { alwaysAllow: Authorizer; rbac?: Authorizer }): Authorizer {
+/** The chain of `modes`, with the RBAC (and ABAC) authorizer given when it is among them. */
+export function modeChain(modes: readonly AuthorizationMode[], parts: { alwaysAllow: Authorizer; rbac?: Authorizer; abac?: Authorizer }): Authorizer {
   const each = modes.map((m): Authorizer => {
     if (m === 'AlwaysAllow') return parts.alwaysAllow;
     if (m === 'AlwaysDeny') return alwaysDeny;
+    if (m === 'ABAC') {
+      if (!parts.abac) throw new Error("authorization-mode ABAC's authorization policy file not passed");
+      return parts.abac;
+    }
     if (!parts.rbac) throw new Error('RBAC mode without its authorizer');
     return parts.rbac;
   });
