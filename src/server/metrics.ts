@@ -28,6 +28,8 @@ export interface ServerMetrics {
   readonly validation: DeclarativeValidationMetrics;
   /** The cache in front of the bearer token authenticators, and the reloads of `--authentication-config`. */
   readonly authentication: { tokenCache: TokenCacheStats; configReload: ReloadStats };
+  /** The reloads of `--authorization-config`. */
+  readonly authorizationConfigReload: { reloaded(ok: boolean): void };
   /** The exposition: body and its content type. */
   render(): Promise<{ body: string; contentType: string }>;
 }
@@ -73,8 +75,27 @@ export function createServerMetrics(): ServerMetrics {
     labelNames: ['status', 'apiserver_id_hash'] as const,
     registers,
   });
+  const authzReloads = new Counter({
+    name: 'apiserver_authorization_config_controller_automatic_reloads_total',
+    help: '[BETA] Total number of automatic reloads of authorization configuration split by status and apiserver identity.',
+    labelNames: ['status', 'apiserver_id_hash'] as const,
+    registers,
+  });
+  const authzLastReload = new Gauge({
+    name: 'apiserver_authorization_config_controller_automatic_reload_last_timestamp_seconds',
+    help: '[BETA] Timestamp of the last automatic reload of authorization configuration split by status and apiserver identity.',
+    labelNames: ['status', 'apiserver_id_hash'] as const,
+    registers,
+  });
   return {
     registry,
+    authorizationConfigReload: {
+      reloaded(ok) {
+        const labels = { status: ok ? 'success' : 'failure', apiserver_id_hash: idHash };
+        authzReloads.inc(labels);
+        authzLastReload.set(labels, Date.now() / 1000);
+      },
+    },
     authentication: {
       tokenCache: {
         request: (hit) => tokenCacheRequests.inc({ status: hit ? 'hit' : 'miss' }),

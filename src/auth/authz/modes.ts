@@ -6,11 +6,11 @@
 import type { Authorizer, Attributes } from './authorizer.ts';
 import { privilegedGroups } from './rbac.ts';
 
-export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'RBAC'] as const;
+export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'RBAC', 'Webhook'] as const;
 export type AuthorizationMode = (typeof AUTHORIZATION_MODES)[number];
 
 /** Modes of kube-apiserver this server does not offer yet. */
-const NOT_YET = ['ABAC', 'Node', 'Webhook'];
+const NOT_YET = ['ABAC', 'Node'];
 
 /** The server's modes when none are given. Switching to ['Node', 'RBAC'] is one line, here. */
 export const DEFAULT_AUTHORIZATION_MODES: readonly AuthorizationMode[] = ['AlwaysAllow'];
@@ -51,9 +51,13 @@ export function authorizerChain(authorizers: readonly Authorizer[]): Authorizer 
 }
 
 /** The chain of `modes`, with the RBAC authorizer given when RBAC is among them. */
-export function modeChain(modes: readonly AuthorizationMode[], parts: { alwaysAllow: Authorizer; rbac?: Authorizer }): Authorizer {
+export function modeChain(modes: readonly AuthorizationMode[], parts: { alwaysAllow: Authorizer; rbac?: Authorizer; webhook?: Authorizer }): Authorizer {
   const each = modes.map((m): Authorizer => {
     if (m === 'AlwaysAllow') return parts.alwaysAllow;
+    if (m === 'Webhook') {
+      if (!parts.webhook) throw new Error("authorization-mode Webhook's authorization config file not passed");
+      return parts.webhook;
+    }
     if (m === 'AlwaysDeny') return alwaysDeny;
     if (!parts.rbac) throw new Error('RBAC mode without its authorizer');
     return parts.rbac;
