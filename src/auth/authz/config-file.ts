@@ -13,7 +13,8 @@ import { dns1123Subdomain } from '../../machinery/meta.ts';
 import { CelCompileError } from '../../cel/errors.ts';
 import { loadKubeconfig, type OutboundClientConfig } from '../kubeconfig.ts';
 import { webhookClient } from '../webhook-client.ts';
-import type { Attributes, Authorizer } from './authorizer.ts';
+import type { Authorizer } from './authorizer.ts';
+import { authorizerChain } from './modes.ts';
 import { matchConditionEnvironment, webhookAuthorizer, type FailurePolicy, type MatchCondition, type SarVersion } from './webhook.ts';
 
 /** The types a configuration may name (kube-apiserver's modes); all but Webhook at most once. */
@@ -359,22 +360,7 @@ export function configuredChain(config: AuthorizationConfig, ctx: ChainContext):
     closers.forEach((c) => c());
     throw e;
   }
-  return { ...union(each), close: () => closers.forEach((c) => c()) };
-}
-
-/** kube's unionAuthzHandler (as modes.ts's chain): the first allow or deny decides. */
-function union(authorizers: readonly Authorizer[]): Authorizer {
-  return {
-    async authorize(attrs: Attributes) {
-      const reasons: string[] = [];
-      for (const a of authorizers) {
-        const d = await a.authorize(attrs);
-        if (d.decision !== 'no-opinion') return d;
-        if (d.reason) reasons.push(d.reason);
-      }
-      return reasons.length ? { decision: 'no-opinion', reason: reasons.join('\n') } : { decision: 'no-opinion' };
-    },
-  };
+  return { ...authorizerChain(each), close: () => closers.forEach((c) => c()) };
 }
 
 export interface ReloadStats {
