@@ -148,6 +148,19 @@ await bind(file, 'errs', 'view');
 await bind(file, 'mismatch', 'view');
 await bind(file, 'v1user', 'view');
 
+// The kubernetes profile: its configuration group and review group; v1beta1 from the file; a
+// failing condition with failurePolicy NoOpinion skips the webhook, and AlwaysAllow (asked after
+// it) allows.
+const k8sConfigPath = join(dir, 'authz-config-k8s.yaml');
+writeFileSync(
+  k8sConfigPath,
+  authzConfig({ failurePolicy: 'NoOpinion', conditions: CONDITIONS })
+    .replace('apiserver.config.orch.io/v1', 'apiserver.config.k8s.io/v1beta1')
+    .replace('subjectAccessReviewVersion: v1\n', 'subjectAccessReviewVersion: v1beta1\n')
+    .replace('- type: RBAC\n  name: rbac\n', '- type: AlwaysAllow\n  name: alwaysallow\n'),
+);
+const k8s = await testServer({ naming: 'kubernetes', authentication: { tokenAuthFile: tokenFile }, authorization: { configFile: k8sConfigPath } });
+
 describe('the Webhook mode of the flags', () => {
   test('allow: the request is served; the SubjectAccessReview sent is v1beta1 with the resource attributes and the user', async () => {
     const from = calls.length;
@@ -248,6 +261,17 @@ describe('--authorization-config', () => {
 
   test('failurePolicy Deny: an answer of another version denies though RBAC would allow', async () => {
     assertForbidden(await as(file, 'mismatch', 'GET', '/api/v1/namespaces'), 'mismatch with Deny');
+  });
+
+  test('the kubernetes profile: apiserver.config.k8s.io, authorization.k8s.io/v1beta1; NoOpinion on a failing condition', async () => {
+    const from = calls.length;
+    assert.equal((await as(k8s, 'errs', 'GET', '/api/v1/namespaces')).status, 200, 'the condition failed: no opinion, then AlwaysAllow');
+    assert.equal(callsOf('errs', from).length, 0);
+    assertForbidden(await as(k8s, 'denied', 'GET', '/api/v1/namespaces'), 'denied before AlwaysAllow');
+    assert.deepEqual(
+      callsOf('denied', from).map((c) => [c.apiVersion, c.spec.group]),
+      [['authorization.k8s.io/v1beta1', ['team', 'denied-group', 'system:authenticated']]],
+    );
   });
 
   test('reload: a changed file takes over; a bad one, or one dropping RBAC, keeps the previous and is counted as a failure', async () => {
