@@ -286,8 +286,8 @@ export function authorizationModes(opts: Pick<ServerOptions, 'authorization'> & 
   const file = authorizationConfigFile(opts);
   if (file) return parseAuthorizationModes([...new Set(file.config.authorizers.map((a) => a.type))]);
   const w = opts.authorization?.webhook;
-  if (w && Object.values(w).some((v) => v !== undefined) && !w.configFile) throw new Error("authorization-mode Webhook's authorization config file not passed");
   const modes = parseAuthorizationModes(opts.authorization?.modes ?? DEFAULT_AUTHORIZATION_MODES);
+  if (modes.includes('Webhook') && !w?.configFile) throw new Error("authorization-mode Webhook's authorization config file not passed");
   if (w?.configFile && !modes.includes('Webhook')) throw new Error('cannot specify --authorization-webhook-config-file without mode Webhook');
   return modes;
 }
