@@ -24,6 +24,7 @@ const authn = (o: ServerOptions) => (o.authentication ??= {});
 const sa = (o: ServerOptions) => (authn(o).serviceAccounts ??= {});
 const oidc = (o: ServerOptions) => (authn(o).oidc ??= {});
 const rh = (o: ServerOptions) => (authn(o).requestHeader ??= {});
+const authzWebhook = (o: ServerOptions) => ((o.authorization ??= {}).webhook ??= {});
 const list = (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean);
 
 const int = (name: string, v: string): number => {
@@ -96,12 +97,23 @@ const FLAGS: Record<string, FlagSpec> = {
   'client-ca-file': { help: 'CAs of client certificates (default over HTTPS: the generated CA)', apply: (o, v) => (authn(o).clientCaFile = v) },
   'token-auth-file': { help: 'CSV of bearer tokens: token,user,uid,"group1,group2"', apply: (o, v) => (authn(o).tokenAuthFile = v) },
   'authorization-mode': {
-    help: 'comma-separated authorizers, asked in order: AlwaysAllow (default), AlwaysDeny, ABAC, RBAC',
+    help: 'comma-separated authorizers, asked in order: AlwaysAllow (default), AlwaysDeny, ABAC, RBAC, Webhook',
     apply: (o, v) => ((o.authorization ??= {}).modes = list(v)),
   },
   'authorization-policy-file': {
     help: 'ABAC policies, one JSON object a line, used with --authorization-mode=ABAC',
     apply: (o, v) => ((o.authorization ??= {}).policyFile = v),
+  },
+  'authorization-webhook-config-file': {
+    help: 'kubeconfig-format file of the authorization webhook (its server and CA; the client certificate the server presents), for mode Webhook',
+    apply: (o, v) => (authzWebhook(o).configFile = v),
+  },
+  'authorization-webhook-version': { help: 'SubjectAccessReview version sent to the authorization webhook: v1 or v1beta1 (default v1beta1)', apply: (o, v) => (authzWebhook(o).version = v) },
+  'authorization-webhook-cache-authorized-ttl': { help: "how long the authorization webhook's allow answers are kept (default 5m0s)", apply: (o, v) => (authzWebhook(o).authorizedTtlMs = parseDuration(v)) },
+  'authorization-webhook-cache-unauthorized-ttl': { help: "how long the authorization webhook's other answers are kept (default 30s)", apply: (o, v) => (authzWebhook(o).unauthorizedTtlMs = parseDuration(v)) },
+  'authorization-config': {
+    help: 'AuthorizationConfiguration file (authorizers in order; webhooks with timeout, cache, failure policy, match conditions), reloaded on change; not with --authorization-mode or --authorization-webhook-*',
+    apply: (o, v) => ((o.authorization ??= {}).configFile = v),
   },
   'anonymous-auth': {
     help: 'requests with no credential are system:anonymous (default true; while every request is authorized, only on /healthz, /livez, /readyz and /version)',

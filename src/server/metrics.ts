@@ -38,6 +38,8 @@ export interface ServerMetrics {
   deprecatedRequest(group: string, version: string, resource: string, subresource: string, removedRelease: string): void;
   /** The kinds whose stored objects and watchers are reported at each scrape. */
   reportStores(stores: () => readonly ReportedStore[]): void;
+  /** The reloads of `--authorization-config`. */
+  readonly authorizationConfigReload: { reloaded(ok: boolean): void };
   /** The exposition: body and its content type. */
   render(): Promise<{ body: string; contentType: string }>;
 }
@@ -144,6 +146,18 @@ export function createServerMetrics(featureGates: FeatureGates = parseFeatureGat
       for (const s of stores()) if (!s.shared) this.set({ group: s.group, version: s.version, kind: s.kind }, s.stats.watchers);
     },
   });
+  const authzReloads = new Counter({
+    name: 'apiserver_authorization_config_controller_automatic_reloads_total',
+    help: '[BETA] Total number of automatic reloads of authorization configuration split by status and apiserver identity.',
+    labelNames: ['status', 'apiserver_id_hash'] as const,
+    registers,
+  });
+  const authzLastReload = new Gauge({
+    name: 'apiserver_authorization_config_controller_automatic_reload_last_timestamp_seconds',
+    help: '[BETA] Timestamp of the last automatic reload of authorization configuration split by status and apiserver identity.',
+    labelNames: ['status', 'apiserver_id_hash'] as const,
+    registers,
+  });
   return {
     registry,
     storage: (operation, type, seconds) => storageDuration.observe({ operation, type }, seconds),
@@ -156,6 +170,13 @@ export function createServerMetrics(featureGates: FeatureGates = parseFeatureGat
     },
     reportStores(s) {
       stores = s;
+    },
+    authorizationConfigReload: {
+      reloaded(ok) {
+        const labels = { status: ok ? 'success' : 'failure', apiserver_id_hash: idHash };
+        authzReloads.inc(labels);
+        authzLastReload.set(labels, Date.now() / 1000);
+      },
     },
     authentication: {
       tokenCache: {

@@ -92,6 +92,28 @@ export interface AuthorizationOptions {
   modes?: string[];
   /** `--authorization-policy-file`: the ABAC policies, one JSON object a line (with mode ABAC only). */
   policyFile?: string;
+  /** The `--authorization-webhook-*` flags: the Webhook mode's service. */
+  webhook?: AuthorizationWebhookOptions;
+  /**
+   * `--authorization-config`: an AuthorizationConfiguration file (the authorizers in order, webhooks
+   * with their settings), reloaded on change. Not combinable with `modes` nor `webhook`.
+   */
+  configFile?: string;
+  /** How often the configuration file is read again besides change events (default 1 min). Shorter in tests. */
+  configReloadIntervalMs?: number;
+}
+
+export interface AuthorizationWebhookOptions {
+  /** `--authorization-webhook-config-file`: kubeconfig-format file of the service (its server and CA; the server's client certificate). */
+  configFile?: string;
+  /** `--authorization-webhook-version`: the SubjectAccessReview version sent (default v1beta1). */
+  version?: string;
+  /** `--authorization-webhook-cache-authorized-ttl` (default 5 min; 0 keeps none). */
+  authorizedTtlMs?: number;
+  /** `--authorization-webhook-cache-unauthorized-ttl` (default 30 s; 0 keeps none). */
+  unauthorizedTtlMs?: number;
+  /** Each call's timeout (default 30 s, kube's). Not on the command line: tests shorten it. */
+  timeoutMs?: number;
 }
 
 export interface SecureServingOptions {

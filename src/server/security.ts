@@ -28,8 +28,10 @@ import {
 import { alwaysAllow, type Authorizer } from '../auth/authz/authorizer.ts';
 import { checkPolicyFile, DEFAULT_AUTHORIZATION_MODES, modeChain, parseAuthorizationModes, type AuthorizationMode } from '../auth/authz/modes.ts';
 import { abacFromFile } from '../auth/authz/abac.ts';
-import { namingProfile } from '../naming.ts';
-import type { Naming } from '../naming.ts';
+import { namingProfile, type Naming } from '../naming.ts';
+import { privilegedGroups } from '../auth/authz/rbac.ts';
+import { SAR_VERSIONS, webhookAuthorizer, type SarVersion } from '../auth/authz/webhook.ts';
+import { loadAuthorizationConfig, reloadingAuthorizer, type AuthorizationConfig } from '../auth/authz/config-file.ts';
 import { parseSigningKey, parseVerificationKeys, readKeyFile, type LiveObject, type ServiceAccountConfig, type ServiceAccountGetter } from '../auth/authn/service-account.ts';
 import type { LegacyTokenConfig } from '../auth/authn/legacy-service-account.ts';
 import { isStatusError } from '../machinery/status.ts';
@@ -284,11 +286,86 @@ function readClientCa(path: string): string {
   }
 }
 
-/** The checked `--authorization-mode` list (the default when none is given). */
-export function authorizationModes(opts: Pick<ServerOptions, 'authorization'>): AuthorizationMode[] {
+/** The checked `--authorization-mode` list (the default when none is given), or the types `--authorization-config` names. */
+export function authorizationModes(opts: Pick<ServerOptions, 'authorization'> & { naming?: ServerOptions['naming'] }): AuthorizationMode[] {
+  const file = authorizationConfigFile(opts);
+  if (file) return parseAuthorizationModes([...new Set(file.config.authorizers.map((a) => a.type))]);
+  const w = opts.authorization?.webhook;
   const modes = parseAuthorizationModes(opts.authorization?.modes ?? DEFAULT_AUTHORIZATION_MODES);
   checkPolicyFile(modes, opts.authorization?.policyFile);
+  if (modes.includes('Webhook') && !w?.configFile) throw new Error("authorization-mode Webhook's authorization config file not passed");
+  if (w?.configFile && !modes.includes('Webhook')) throw new Error('cannot specify --authorization-webhook-config-file without mode Webhook');
   return modes;
+}
+
+// --- `--authorization-config` and the Webhook mode's flags -------------------------------------
+const configFiles = new WeakMap<object, { text: string; config: AuthorizationConfig }>();
+
+/** The configuration file, read and validated once per options; undefined without the flag. */
+function authorizationConfigFile(opts: Pick<ServerOptions, 'authorization'> & { naming?: ServerOptions['naming'] }): { text: string; config: AuthorizationConfig } | undefined {
+  const a = opts.authorization;
+  if (a?.configFile === undefined) return undefined;
+  const known = configFiles.get(a);
+  if (known) return known;
+  if (a.modes !== undefined || (a.webhook && Object.values(a.webhook).some((v) => v !== undefined)))
+    throw new Error('--authorization-config can not be specified when --authorization-mode or --authorization-webhook-* flags are defined');
+  const loaded = loadAuthorizationConfig(a.configFile, namingProfile(opts.naming ?? 'orch').group('apiserver.config'));
+  configFiles.set(a, loaded);
+  return loaded;
+}
+
+export interface AuthorizerContext {
+  naming: Naming;
+  log: (message: string) => void;
+  /** Registers what must stop with the server (the file watch, the webhooks' connections). */
+  onClose?: (close: () => void) => void;
+  /** Where reloads of `--authorization-config` report. */
+  configReload?: { reloaded(ok: boolean): void };
+}
+
+/** The Webhook mode of the flags: a webhook with no match conditions whose failures are no opinion. */
+function flagWebhook(opts: Pick<ServerOptions, 'authorization'>, ctx: AuthorizerContext): Authorizer | undefined {
+  const w = opts.authorization?.webhook;
+  if (!w?.configFile) return undefined;
+  const version = w.version ?? 'v1beta1';
+  if (!(SAR_VERSIONS as readonly string[]).includes(version)) throw new Error(`unsupported webhook authorizer version ${JSON.stringify(version)}, supported versions are "v1", "v1beta1"`);
+  let config;
+  try {
+    config = loadKubeconfig(w.configFile);
+  } catch (e) {
+    throw new Error(`--authorization-webhook-config-file: ${(e as Error).message}`);
+  }
+  const authorizer = webhookAuthorizer({
+    name: 'webhook',
+    client: webhookClient(config, { timeoutMs: w.timeoutMs }),
+    group: ctx.naming.group('authorization'),
+    version: version as SarVersion,
+    authorizedTtlMs: w.authorizedTtlMs ?? 5 * 60_000,
+    unauthorizedTtlMs: w.unauthorizedTtlMs ?? 30_000,
+    failurePolicy: 'NoOpinion',
+    log: ctx.log,
+  });
+  ctx.onClose?.(() => authorizer.close());
+  return authorizer;
+}
+
+/** The authorizer `--authorization-config` describes, reloaded as its file changes. */
+function fileAuthorizer(opts: Pick<ServerOptions, 'authorization'>, file: { text: string; config: AuthorizationConfig }, rbac: Authorizer | undefined, ctx: AuthorizerContext): Authorizer {
+  const a = opts.authorization!;
+  const reloading = reloadingAuthorizer({
+    path: a.configFile!,
+    group: ctx.naming.group('apiserver.config'),
+    initialText: file.text,
+    initial: file.config,
+    authorizationGroup: ctx.naming.group('authorization'),
+    first: privilegedGroups,
+    builtIn: (type) => modeChain(parseAuthorizationModes([type]), { alwaysAllow, rbac }),
+    log: ctx.log,
+    stats: ctx.configReload,
+    pollIntervalMs: a.configReloadIntervalMs,
+  });
+  ctx.onClose?.(() => reloading.close());
+  return reloading;
 }
 
 /** Whether every request is allowed (kube-apiserver then turns anonymous requests off). */
@@ -297,14 +374,17 @@ function allowsEverything(opts: Pick<ServerOptions, 'authorizer' | 'authorizatio
 }
 
 /** The embedder's authorizer, or the chain of the modes (`rbac` is the RBAC authorizer when RBAC is one). */
-export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'authorization' | 'naming' | 'log'>, rbac?: Authorizer): Authorizer {
+export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'authorization' | 'naming'>, rbac?: Authorizer, ctx?: AuthorizerContext): Authorizer {
   if (opts.authorizer) return opts.authorizer;
   const modes = authorizationModes(opts);
+  const context = ctx ?? { naming: namingProfile(opts.naming ?? 'orch'), log: () => {} };
+  const file = authorizationConfigFile(opts);
+  if (file) return fileAuthorizer(opts, file, rbac, context);
   if (modes.length === 1 && modes[0] === 'AlwaysAllow') return alwaysAllow;
   // ABAC: the policy file, read once (kube-apiserver does not reload it).
   const policyFile = opts.authorization?.policyFile;
-  const abac = modes.includes('ABAC') && policyFile ? abacFromFile(policyFile, namingProfile(opts.naming ?? 'orch'), opts.log) : undefined;
-  return modeChain(modes, { alwaysAllow, rbac, abac });
+  const abac = modes.includes('ABAC') && policyFile ? abacFromFile(policyFile, context.naming, context.log) : undefined;
+  return modeChain(modes, { alwaysAllow, rbac, abac, webhook: modes.includes('Webhook') ? flagWebhook(opts, context) : undefined });
 }
 
 /**

@@ -119,7 +119,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     cleanups.push(() => rbacIndex.stop());
     await rbacIndex.start();
   }
-  const authorizer = buildAuthorizer({ ...opts, log }, rbacIndex && rbacAuthorizer(rbacIndex));
+  const authorizer = buildAuthorizer(opts, rbacIndex && rbacAuthorizer(rbacIndex), { naming, log, onClose: (close) => authenticationClosers.push(close), configReload: metrics.authorizationConfigReload });
   rbacGuard.bind({ authorizer, index: rbacIndex });
 
   const watches = openWatches(opts.minRequestTimeoutSeconds, opts.watchEndFlushMs);

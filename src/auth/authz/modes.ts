@@ -6,11 +6,11 @@
 import type { Authorizer, Attributes } from './authorizer.ts';
 import { privilegedGroups } from './rbac.ts';
 
-export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'RBAC'] as const;
+export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'RBAC', 'Webhook'] as const;
 export type AuthorizationMode = (typeof AUTHORIZATION_MODES)[number];
 
 /** Modes of kube-apiserver this server does not offer yet. */
-const NOT_YET = ['Node', 'Webhook'];
+const NOT_YET = ['Node'];
 
 /** The server's modes when none are given. Switching to ['Node', 'RBAC'] is one line, here. */
 export const DEFAULT_AUTHORIZATION_MODES: readonly AuthorizationMode[] = ['AlwaysAllow'];
@@ -56,10 +56,14 @@ export function authorizerChain(authorizers: readonly Authorizer[]): Authorizer 
   };
 }
 
-/** The chain of `modes`, with the RBAC (and ABAC) authorizer given when it is among them. */
-export function modeChain(modes: readonly AuthorizationMode[], parts: { alwaysAllow: Authorizer; rbac?: Authorizer; abac?: Authorizer }): Authorizer {
+/** The chain of `modes`, with the RBAC, ABAC and webhook authorizers given when they are among them. */
+export function modeChain(modes: readonly AuthorizationMode[], parts: { alwaysAllow: Authorizer; rbac?: Authorizer; abac?: Authorizer; webhook?: Authorizer }): Authorizer {
   const each = modes.map((m): Authorizer => {
     if (m === 'AlwaysAllow') return parts.alwaysAllow;
+    if (m === 'Webhook') {
+      if (!parts.webhook) throw new Error("authorization-mode Webhook's authorization config file not passed");
+      return parts.webhook;
+    }
     if (m === 'AlwaysDeny') return alwaysDeny;
     if (m === 'ABAC') {
       if (!parts.abac) throw new Error("authorization-mode ABAC's authorization policy file not passed");
