@@ -102,23 +102,22 @@ interface ReviewSpec {
 
 const strings = (description: string): Schema => arr(str(), { 'x-kubernetes-list-type': 'atomic', description });
 
-const requirementSchema = (what: string): Schema =>
-  obj(
-    {
-      key: str({ description: `The ${what} key the requirement applies to.` }),
-      operator: str({ description: 'How the key relates to the values: In, NotIn, Exists or DoesNotExist.' }),
-      values: strings('The values; non-empty for In and NotIn, empty for Exists and DoesNotExist.'),
-    },
-    { required: ['key', 'operator'], description: `A ${what} selector requirement: a key, an operator and values.` },
-  );
+const requirementSchema: Schema = obj(
+  {
+    key: str({ description: 'The key (a field path or a label) the requirement applies to.' }),
+    operator: str({ description: 'How the key relates to the values: In, NotIn, Exists or DoesNotExist.' }),
+    values: strings('The values; non-empty for In and NotIn, empty for Exists and DoesNotExist.'),
+  },
+  { required: ['key', 'operator'], description: 'A selector requirement: a key, an operator and values.', typeDescription: 'A selector requirement: a key, an operator and values.' },
+);
 
 const selectorAttributesSchema = (what: string): Schema =>
   obj(
     {
       rawSelector: str({ description: `The ${what} selector as a list query parameter spells it. Not together with requirements.` }),
-      requirements: arr(requirementSchema(what), { 'x-kubernetes-list-type': 'atomic', description: `The ${what} selector as parsed requirements. Not together with rawSelector.` }),
+      requirements: arr(requirementSchema, { 'x-kubernetes-list-type': 'atomic', description: `The ${what} selector as parsed requirements. Not together with rawSelector.` }),
     },
-    { description: `The ${what} selector of a list or watch being checked: authorizers may allow a narrower request than the whole collection.` },
+    { description: `The ${what} selector of a list or watch being checked: authorizers may allow a narrower request than the whole collection.`, typeDescription: `A ${what} selector, raw or parsed, of an access review.` },
   );
 
 const resourceAttributesSchema = obj(
@@ -133,7 +132,7 @@ const resourceAttributesSchema = obj(
     fieldSelector: selectorAttributesSchema('field'),
     labelSelector: selectorAttributesSchema('label'),
   },
-  { description: 'The resource request being checked.' },
+  { description: 'The resource request being checked.', typeDescription: 'The attributes of a resource request, as the authorizers see them.' },
 );
 
 const nonResourceAttributesSchema = obj(
@@ -141,7 +140,7 @@ const nonResourceAttributesSchema = obj(
     path: str({ description: 'The URL path of the request.' }),
     verb: str({ description: 'The standard HTTP verb, lower case.' }),
   },
-  { description: 'The non-resource request being checked (a path such as /healthz).' },
+  { description: 'The non-resource request being checked (a path such as /healthz).', typeDescription: 'The attributes of a request for a path that is not a resource.' },
 );
 
 const subjectSpecSchema = (self: boolean): Schema =>
@@ -158,7 +157,7 @@ const subjectSpecSchema = (self: boolean): Schema =>
             uid: str({ description: 'The uid of the user.' }),
           }),
     },
-    { description: 'What to check: exactly one of resourceAttributes and nonResourceAttributes.' },
+    { description: 'What to check: exactly one of resourceAttributes and nonResourceAttributes.', typeDescription: self ? 'The action the requesting user asks about.' : 'The user and the action asked about.' },
   );
 
 const accessStatusSchema = obj(
@@ -168,7 +167,7 @@ const accessStatusSchema = obj(
     reason: str({ description: 'Why the action is allowed or denied, as the authorizers say.' }),
     evaluationError: str({ description: 'An error met while checking; the answer may still stand (an authorizer can allow despite another failing).' }),
   },
-  { required: ['allowed'], description: 'Filled in by the server: the authorizers’ answer.' },
+  { description: 'Filled in by the server: the authorizers’ answer.', typeDescription: 'The result of an access review.' },
 );
 
 const rulesStatusSchema = obj(
@@ -179,17 +178,17 @@ const rulesStatusSchema = obj(
         apiGroups: strings('The API groups.'),
         resources: strings('The resources.'),
         resourceNames: strings('The names the rule is limited to; empty means all.'),
-      }),
+      }, { description: 'Resource actions a user may perform.', typeDescription: 'Resource actions a user may perform.' }),
       { 'x-kubernetes-list-type': 'atomic', description: 'The resource actions allowed. The list is not complete when incomplete is true.' },
     ),
-    nonResourceRules: arr(obj({ verbs: strings('The verbs allowed.'), nonResourceURLs: strings('The paths; a trailing * matches any suffix.') }), {
+    nonResourceRules: arr(obj({ verbs: strings('The verbs allowed.'), nonResourceURLs: strings('The paths; a trailing * matches any suffix.') }, { description: 'Non-resource actions a user may perform.', typeDescription: 'Non-resource actions a user may perform.' }), {
       'x-kubernetes-list-type': 'atomic',
       description: 'The non-resource actions allowed.',
     }),
     incomplete: { ...bool(), description: 'True when an authorizer cannot list its rules (a webhook): more may be allowed than the lists say.' },
     evaluationError: str({ description: 'An error met while listing the rules.' }),
   },
-  { required: ['resourceRules', 'nonResourceRules', 'incomplete'], description: 'Filled in by the server: what the user may do.' },
+  { description: 'Filled in by the server: what the user may do.', typeDescription: 'The result of a rules review: the actions a user may perform in a namespace.' },
 );
 
 // ---- validation (kube's pkg/apis/authorization/validation) ----
@@ -431,7 +430,7 @@ export function selfSubjectAccessReviewDefinition(naming: Naming, reviewer: Acce
 export function selfSubjectRulesReviewDefinition(naming: Naming, reviewer: AccessReviewer | undefined): KindDefinition {
   const schema = objectSchema(
     {
-      spec: obj({ namespace: str({ description: 'The namespace to list the rules of.' }) }, { description: 'Where to list the rules.' }),
+      spec: obj({ namespace: str({ description: 'The namespace to list the rules of.' }) }, { description: 'Where to list the rules.', typeDescription: 'The namespace a rules review lists the rules of.' }),
       status: rulesStatusSchema,
     },
     'Lists what the user making the request may do in a namespace (kubectl auth can-i --list). For display only: authorization decisions are made by access reviews. Nothing is stored.',
