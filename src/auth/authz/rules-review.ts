@@ -39,6 +39,14 @@ export function unlistableRules(what: string): RulesResolver {
   };
 }
 
+/** Node: a node's rights are not listed (incomplete); anyone else gets nothing from this mode. */
+export const nodeRules: RulesResolver = {
+  async rulesFor(user) {
+    const isNode = user.groups.includes('system:nodes') && user.name.startsWith('system:node:') && user.name.length > 'system:node:'.length;
+    return isNode ? { resourceRules: [], nonResourceRules: [], incomplete: true, error: 'node authorizer does not support user rule resolution' } : { resourceRules: [], nonResourceRules: [], incomplete: false };
+  },
+};
+
 /** RBAC: the rules of the user's bindings from the index, split into resource and non-resource rules. */
 export function rbacRules(index: RbacIndex): RulesResolver {
   return {
@@ -95,6 +103,7 @@ export function modeRules(modes: readonly AuthorizationMode[], parts: { rbac?: R
       if (m === 'AlwaysAllow') return allowEverythingRules;
       if (m === 'AlwaysDeny') return allowNothingRules;
       if (m === 'RBAC' && parts.rbac) return rbacRules(parts.rbac);
+      if (m === 'Node') return nodeRules;
       return unlistableRules(`${m.toLowerCase()} authorizer`);
     }),
   );
