@@ -37,17 +37,24 @@ export function defaultClusterRoles(n: Naming): RoleObject[] {
     metadata: { name, labels: { [k.bootstrapping]: 'rbac-defaults', ...labels }, annotations: { [k.autoupdate]: 'true' } },
     ...(aggregate ? { aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [k.aggregateTo(aggregate)]: 'true' } }] }, rules: [] } : { rules }),
   });
-  const authentication = n.group('authentication');
+  // A group and, in a profile that spells groups otherwise, its Kubernetes spelling, which kubectl
+  // hard-codes for `auth whoami` and `auth can-i` (the review kinds answer there too, unlisted).
+  const withKubernetesSpelling = (name: string): string[] => [n.group(name), ...(n.group(name) === `${name}.k8s.io` ? [] : [`${name}.k8s.io`])];
   return [
     role('cluster-admin', [rule(['*'], ['*'], ['*']), urls(['*'], ['*'])]),
     role('system:discovery', [urls(['get'], ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'])]),
     role('system:monitoring', [urls(['get'], ['/healthz', '/healthz/*', '/livez', '/livez/*', '/metrics', '/metrics/slis', '/readyz', '/readyz/*'])]),
-    role('system:basic-user', [rule(['create'], [authentication], ['selfsubjectreviews'])]),
+    role('system:basic-user', [
+      rule(['create'], withKubernetesSpelling('authentication'), ['selfsubjectreviews']),
+      rule(['create'], withKubernetesSpelling('authorization'), ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']),
+    ]),
     role('system:public-info-viewer', [urls(['get'], ['/healthz', '/livez', '/readyz', '/version', '/version/'])]),
     role('admin', [], {}, 'admin'),
     role('edit', [], { [k.aggregateTo('admin')]: 'true' }, 'edit'),
     role('view', [], { [k.aggregateTo('edit')]: 'true' }, 'view'),
-    role('system:aggregate-to-admin', [rule([...READ, ...WRITE], [k.group], ['rolebindings', 'roles'])], { [k.aggregateTo('admin')]: 'true' }),
+    role('system:aggregate-to-admin', [rule(['create'], [n.group('authorization')], ['localsubjectaccessreviews']), rule([...READ, ...WRITE], [k.group], ['rolebindings', 'roles'])], {
+      [k.aggregateTo('admin')]: 'true',
+    }),
     role(
       'system:aggregate-to-edit',
       [

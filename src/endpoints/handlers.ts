@@ -307,7 +307,7 @@ export async function handleReview(ctx: RequestContext, env: HandlerEnv, t: Reso
     const decoded = decodeBody(await readBodyBytes(ctx, UNSTORED_BODY_BYTES), type, t.store.def, fieldValidation);
     for (const w of decoded.warnings) ctx.warnings.add(w);
     if (!ctx.effectiveUser) throw errors.badRequest('no user present on request');
-    writeObject(ctx, enc, 201, await t.store.review(decoded.obj, ctx.effectiveUser));
+    writeObject(ctx, enc, 201, await t.store.review(decoded.obj, ctx.effectiveUser, t.namespace));
   } catch (e) {
     throw failedAfterNegotiating(e, enc);
   }

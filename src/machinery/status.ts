@@ -127,7 +127,8 @@ export const errors = {
     errors.conflict(r, name, 'the object has been modified; please apply your changes to the latest version and try again'),
   invalid: (group: string, kind: string, name: string, errs: readonly FieldError[]) =>
     new StatusError(422, 'Invalid', `${group ? `${kind}.${group}` : kind} "${name}" is invalid: ${aggregate(errs.map((e) => e.message))}`, {
-      name,
+      // Go leaves an empty name out (the reviews are invalid without one).
+      name: name || undefined,
       group: group || undefined,
       kind,
       causes: causesOf(errs),

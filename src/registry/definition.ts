@@ -126,9 +126,9 @@ export interface KindDefinition {
   /**
    * A kind whose create is answered, never stored (TokenReview, SelfSubjectReview): the decoded
    * request object and the user the request acts as go to this, and its answer is the response
-   * (201). Its only verb is create.
+   * (201), with the namespace of the path for a namespaced kind. Its only verb is create.
    */
-  review?: (obj: KObject, requester: UserInfo) => Promise<KObject>;
+  review?: (obj: KObject, requester: UserInfo, namespace?: string) => Promise<KObject>;
   /**
    * Served, but absent from discovery and OpenAPI: the Kubernetes spelling of a review endpoint
    * that kubectl hard-codes, in a profile whose groups are spelled otherwise (docs/wire-names.md).

@@ -20,9 +20,9 @@ export class ReviewStore implements ReadableStore {
     this.apiVersion = apiVersionOf(def);
   }
 
-  /** The answer to a create of `obj` (decoded and checked against the schema) by `requester`. */
-  review(obj: KObject, requester: UserInfo): Promise<KObject> {
-    return this.def.review(obj, requester);
+  /** The answer to a create of `obj` (decoded and checked against the schema) by `requester`, in `namespace` for a namespaced kind. */
+  review(obj: KObject, requester: UserInfo, namespace?: string): Promise<KObject> {
+    return this.def.review(obj, requester, namespace);
   }
 
   // Nothing is kept: the verb checks refuse reads before they get here.

@@ -9,6 +9,7 @@ import { builtinKinds } from '../registry/kinds/index.ts';
 import type { RbacWriteGuard } from '../registry/kinds/rbac.ts';
 import type { TokenIssuer } from '../registry/kinds/token-request.ts';
 import type { TokenReviewer } from '../registry/kinds/authentication.ts';
+import type { AccessReviewer } from '../registry/kinds/authorization.ts';
 
 /** Parse `--runtime-config` into enabled/disabled group versions. */
 function runtimeConfig(text: string | undefined, defs: readonly KindDefinition[]): (d: KindDefinition) => boolean {
@@ -38,6 +39,8 @@ export interface ServedKindsOptions {
   reviewToken?: TokenReviewer;
   apiAudiences?: readonly string[];
   rbacGuard?: RbacWriteGuard;
+  /** The server's authorizer and rule resolvers, for the access reviews. */
+  accessReviews?: AccessReviewer;
   /** Served beside the built-in definitions, under the same rules. */
   extraKinds?: readonly KindDefinition[];
   /** What signs service-account tokens (TokenRequest). */
@@ -56,6 +59,7 @@ export function servedKinds(o: ServedKindsOptions): KindDefinition[] {
     reviewToken: o.reviewToken,
     apiAudiences: o.apiAudiences,
     rbacGuard: o.rbacGuard,
+    accessReviews: o.accessReviews,
   });
   const all = [...builtin, ...(o.extraKinds ?? [])];
   return all.filter(runtimeConfig(o.runtimeConfig, all));

@@ -10,6 +10,7 @@ import type { Authenticator } from '../auth/authn/authenticator.ts';
 import type { Authorizer } from '../auth/authz/authorizer.ts';
 import { RbacIndex, rbacAuthorizer, type RbacStores } from '../auth/authz/rbac.ts';
 import { rbacWriteGuard } from '../auth/authz/rbac-escalation.ts';
+import { accessReviewer, modeRules } from '../auth/authz/rules-review.ts';
 import { namingProfile, type Naming } from '../naming.ts';
 import { parseFeatureGates, type FeatureGates } from '../machinery/feature-gates.ts';
 import { DeclarativeValidation } from '../registry/declarative-validation.ts';
@@ -70,6 +71,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   if (opts.insecureServing) checkInsecureServing(opts);
   const authorization = authorizationModes(opts);
   const rbacGuard = rbacWriteGuard(naming.group('rbac.authorization'));
+  const accessReviews = accessReviewer();
   const secure = opts.insecureServing ? undefined : await prepareSecureServing(opts.secureServing ?? {}, opts.dataDir, opts.bindAddress, opts.authentication?.clientCaFile);
   const metrics = createServerMetrics(featureGates);
   // Audit's policy and log are checked before anything is opened: a bad file is a start-up error.
@@ -92,7 +94,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   let storage: OpenedStorage | undefined;
   const tokens = serviceAccounts && { ...serviceAccountTokens(serviceAccounts), bound: lookups.getter.bound };
   const apiAudiences = serviceAccounts?.apiAudiences ?? opts.authentication?.apiAudiences;
-  const defs = servedKinds({ naming, featureGates, runtimeConfig: opts.runtimeConfig, storageComponent: storageComponentName(opts), storage: () => storage?.backend, extraKinds: opts.extraKinds, tokens, reviewToken: authenticator.reviewToken, apiAudiences, rbacGuard });
+  const defs = servedKinds({ naming, featureGates, runtimeConfig: opts.runtimeConfig, storageComponent: storageComponentName(opts), storage: () => storage?.backend, extraKinds: opts.extraKinds, tokens, reviewToken: authenticator.reviewToken, apiAudiences, rbacGuard, accessReviews });
 
   // Encryption at rest wraps storage for the resources the configuration names; it is read before
   // storage is opened, so a bad file is a start-up error that opens nothing.
@@ -121,6 +123,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   }
   const authorizer = buildAuthorizer(opts, rbacIndex && rbacAuthorizer(rbacIndex), { naming, log, onClose: (close) => authenticationClosers.push(close), configReload: metrics.authorizationConfigReload });
   rbacGuard.bind({ authorizer, index: rbacIndex });
+  accessReviews.bind({ authorizer, rules: modeRules(authorization, { rbac: rbacIndex, embedder: opts.authorizer }) });
 
   const watches = openWatches(opts.minRequestTimeoutSeconds, opts.watchEndFlushMs);
   const router = new ApiRouter(served.served, naming, { naming, featureGates, watches, watchEvents: metrics.watchEvents, deprecatedRequest: metrics.deprecatedRequest });

@@ -632,8 +632,11 @@ test('kubectl api-resources and api-versions', async () => {
     'namespaces',
     'nodes',
     'runtimeclasses.node.orch.io',
+    'selfsubjectaccessreviews.authorization.orch.io',
     'selfsubjectreviews.authentication.orch.io',
+    'selfsubjectrulesreviews.authorization.orch.io',
     'servicecidrs.networking.orch.io',
+    'subjectaccessreviews.authorization.orch.io',
     'tokenreviews.authentication.orch.io',
   ]);
   const wide = lines(await ok(['api-resources', '--api-group=coordination.orch.io', '-o', 'wide']));

@@ -12,6 +12,9 @@ import type { UserInfo } from '../../request/user.ts';
 export interface Attributes {
   user: UserInfo;
   info: RequestInfo;
+  /** The selectors of a list or watch an access review names (kube's AuthorizeWithSelectors), when it names usable ones. */
+  fieldSelector?: readonly { field: string; op: '=' | '!='; value: string }[];
+  labelSelector?: readonly { key: string; operator: string; values?: readonly string[] }[];
 }
 
 type Decision = { decision: 'allow'; reason?: string } | { decision: 'deny'; reason: string } | { decision: 'no-opinion'; reason?: string };

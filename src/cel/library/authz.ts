@@ -33,9 +33,12 @@ import { celError, type Registrar } from './register.ts';
 export interface AuthorizationCheck {
   user: UserInfo;
   info: RequestInfo;
-  /** `fieldSelector(s)`: its requirements, or why it did not parse (then none are sent). */
-  fieldSelector?: { requirements: FieldSelector['requirements'] } | { error: string };
-  labelSelector?: { requirements: LabelSelector['requirements'] } | { error: string };
+  /** `fieldSelector(s)`: its requirements (the server's authorizers read them in this shape). */
+  fieldSelector?: FieldSelector['requirements'];
+  labelSelector?: LabelSelector['requirements'];
+  /** Why a selector did not parse (none of its requirements is then sent), as kube's attributes keep it. */
+  fieldSelectorError?: string;
+  labelSelectorError?: string;
 }
 
 export interface CheckDecision {
@@ -102,7 +105,7 @@ class Answers {
 
 function keyOf(c: AuthorizationCheck): string {
   const i = c.info;
-  return JSON.stringify([c.user.name, c.user.uid ?? '', c.user.groups, c.user.extra ?? {}, i.isResourceRequest, i.path, i.verb, i.apiGroup, i.resource, i.subresource, i.namespace, i.name, c.fieldSelector ?? null, c.labelSelector ?? null]);
+  return JSON.stringify([c.user.name, c.user.uid ?? '', c.user.groups, c.user.extra ?? {}, i.isResourceRequest, i.path, i.verb, i.apiGroup, i.resource, i.subresource, i.namespace, i.name, c.fieldSelector ?? null, c.labelSelector ?? null, c.fieldSelectorError ?? null, c.labelSelectorError ?? null]);
 }
 
 export class CelDecision {
@@ -177,15 +180,23 @@ function resourceCheck(r: CelResourceCheck, verb: string): AuthorizationCheck {
   };
   const check: AuthorizationCheck = { user: a.user, info };
   if (a.answers.selectors) {
-    if (r.fieldSelector) check.fieldSelector = parsed(() => ({ requirements: parseFieldSelector(r.fieldSelector).requirements }));
-    if (r.labelSelector) check.labelSelector = parsed(() => ({ requirements: parseLabelSelector(r.labelSelector).requirements }));
+    if (r.fieldSelector) {
+      const p = parsed(() => parseFieldSelector(r.fieldSelector).requirements);
+      if ('error' in p) check.fieldSelectorError = p.error;
+      else check.fieldSelector = p.value;
+    }
+    if (r.labelSelector) {
+      const p = parsed(() => parseLabelSelector(r.labelSelector).requirements);
+      if ('error' in p) check.labelSelectorError = p.error;
+      else check.labelSelector = p.value;
+    }
   }
   return check;
 }
 
-function parsed<T>(parse: () => T): T | { error: string } {
+function parsed<T>(parse: () => T): { value: T } | { error: string } {
   try {
-    return parse();
+    return { value: parse() };
   } catch (e) {
     return { error: (e as Error).message };
   }

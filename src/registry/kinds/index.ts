@@ -5,6 +5,7 @@ import type { FeatureGates } from '../../machinery/feature-gates.ts';
 import type { KindDefinition } from '../definition.ts';
 import { apiServiceDefinition } from './api-service.ts';
 import { selfSubjectReviewDefinition, tokenReviewDefinition, type TokenReviewer } from './authentication.ts';
+import { authorizationKinds, type AccessReviewer } from './authorization.ts';
 import { componentStatusDefinition, type ComponentProbe } from './component-status.ts';
 import { configMapDefinition } from './config-map.ts';
 import { coreEventDefinition } from './core-event.ts';
@@ -33,6 +34,8 @@ interface KindEnvironment {
   apiAudiences?: readonly string[];
   /** Checks writes of roles and bindings by users (escalation); absent: none is refused. */
   rbacGuard?: RbacWriteGuard;
+  /** The server's authorizer and rule resolvers, for the access reviews; absent: nothing is allowed. */
+  accessReviews?: AccessReviewer;
 }
 
 /**
@@ -64,5 +67,6 @@ export function builtinKinds(naming: Naming, gates: FeatureGates, env: KindEnvir
     ...rbacKinds(naming, { guard: env.rbacGuard }),
     ...inEverySpelling(selfSubjectReviewDefinition(naming), naming),
     tokenReviewDefinition(naming, env.reviewToken, env.apiAudiences ?? []),
+    ...authorizationKinds(naming, env.accessReviews).flatMap((d) => inEverySpelling(d, naming)),
   ];
 }
