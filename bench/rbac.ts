@@ -21,7 +21,8 @@
 //      binding of the user's groups visited); p50/p99 per call (goal: p99 < 1 ms).
 //
 // BENCH_SECONDS (default 3) per figure, BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 32),
-// BENCH_DECISIONS (default 200,000 per request kind).
+// BENCH_DECISIONS (default 200,000 per request kind); BENCH_PROFILE_DIR=<dir> has each server write
+// CPU profiles of its run (one per thread) to <dir>/<mode>/.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -124,7 +125,9 @@ interface Child {
 }
 
 function startChild(mode: string, dataDir: string, tokenFile: string): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'server', mode, dataDir, tokenFile], { stdio: ['pipe', 'pipe', 'inherit'] });
+  // BENCH_PROFILE_DIR=<dir>: each server writes a CPU profile of its whole run there.
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_PROFILE_DIR, mode)}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', fileURLToPath(import.meta.url), 'server', mode, dataDir, tokenFile], { stdio: ['pipe', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
