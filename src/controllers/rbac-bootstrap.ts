@@ -62,7 +62,7 @@ export function defaultClusterRoles(n: Naming): RoleObject[] {
         rule(WRITE, [''], ['configmaps', 'events', 'secrets', 'serviceaccounts']),
         rule(['create'], [''], ['serviceaccounts/token']),
         rule(READ, [''], ['secrets']),
-        rule(WRITE, [n.group('coordination')], ['leases']),
+        rule([...WRITE, ...READ], [n.group('coordination')], ['leases']),
       ],
       { [k.aggregateTo('edit')]: 'true' },
     ),

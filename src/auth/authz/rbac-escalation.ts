@@ -65,23 +65,27 @@ export function uncovered(owned: readonly PolicyRule[], wanted: readonly PolicyR
   return missing;
 }
 
-/** CompactRules: simple rules of one group and resource merged into one with all their verbs. */
+/**
+ * CompactRules: simple rules (one group, one resource, at most one name, nothing else) of the same
+ * group, resource and name merged into one with all their verbs, in order.
+ */
 function compact(rules: readonly PolicyRule[]): PolicyRule[] {
   const out: PolicyRule[] = [];
   const simple = new Map<string, PolicyRule>();
   for (const r of rules) {
-    const isSimple = r.apiGroups?.length === 1 && r.resources?.length === 1 && !r.resourceNames?.length && !r.nonResourceURLs?.length;
+    const names = r.resourceNames ?? [];
+    const isSimple = r.apiGroups?.length === 1 && r.resources?.length === 1 && names.length <= 1 && !r.nonResourceURLs?.length;
     if (!isSimple) {
       out.push(r);
       continue;
     }
-    const key = JSON.stringify([r.apiGroups![0], r.resources![0]]);
+    const key = JSON.stringify([r.apiGroups![0], r.resources![0], names.length ? names[0] : null]);
     const held = simple.get(key);
     if (!held) {
       const copy = { ...r, verbs: [...strings(r.verbs)] };
       simple.set(key, copy);
       out.push(copy);
-    } else for (const v of strings(r.verbs)) if (!held.verbs!.includes(v)) held.verbs!.push(v);
+    } else held.verbs!.push(...strings(r.verbs));
   }
   return out;
 }
@@ -136,7 +140,8 @@ export function rbacWriteGuard(rbacGroup: string): RbacWriteGuard & { bind(parts
     if (!missing.length) return undefined;
     const lines = [...new Set(compact(missing).map(compactString))].sort(goSort);
     let msg = `user ${goQuote(user.name)} (groups=${goList(user.groups)}) is attempting to grant RBAC permissions not currently held:\n${lines.join('\n')}`;
-    if (held.errors.length) msg += `; resolution errors: ${held.errors.length === 1 ? held.errors[0] : `[${held.errors.join(', ')}]`}`;
+    // kube appends its one aggregate error as a Go slice: `[<error>]`, `[[<error>, <error>]]`.
+    if (held.errors.length) msg += `; resolution errors: [${held.errors.length === 1 ? held.errors[0] : `[${held.errors.join(', ')}]`}]`;
     return msg;
   };
 
@@ -155,10 +160,11 @@ export function rbacWriteGuard(rbacGroup: string): RbacWriteGuard & { bind(parts
       const qualified = { group: rbacGroup, resource };
       const refused = escalation(user, namespace, strings2rules((object as RoleObject).rules));
       if (refused) throw errors.forbidden(qualified, name, refused);
-      // An aggregation rule can gather anything: setting one needs every permission.
-      const aggregation = (object as RoleObject).aggregationRule;
-      const changed = !old || !sameJson((old as RoleObject).aggregationRule ?? null, aggregation ?? null);
-      if (aggregation && changed && escalation(user, undefined, FULL_AUTHORITY)) throw errors.forbidden(qualified, name, 'must have cluster-admin privileges to use the aggregationRule');
+      // An aggregation rule can gather anything (and, removed, stops a tightening): setting,
+      // changing or dropping one needs every permission.
+      if (hasAggregationRule(object) || (old && hasAggregationRule(old))) {
+        if (escalation(user, undefined, FULL_AUTHORITY)) throw errors.forbidden(qualified, name, 'must have cluster-admin privileges to use the aggregationRule');
+      }
     },
 
     async binding({ user, kind, namespace, name, object, old }) {
@@ -177,4 +183,9 @@ export function rbacWriteGuard(rbacGroup: string): RbacWriteGuard & { bind(parts
 
 function strings2rules(v: unknown): PolicyRule[] {
   return Array.isArray(v) ? (v as PolicyRule[]) : [];
+}
+
+function hasAggregationRule(o: KObject): boolean {
+  const selectors = (o as RoleObject).aggregationRule?.clusterRoleSelectors;
+  return Array.isArray(selectors) && selectors.length > 0;
 }

@@ -79,10 +79,10 @@ function subjectKey(s: Subject, bindingNamespace: string): string | undefined {
 
 const userKeys = (user: UserInfo): string[] => [`u:${user.name}`, ...user.groups.map((g) => `g:${g}`)];
 
-/** Bindings of one scope, by subject key. */
+/** Bindings of one scope, by subject key, each with the subject of that key (found once, when put). */
 class BindingIndex {
   private readonly byName = new Map<string, IndexedBinding>();
-  private readonly bySubject = new Map<string, Set<IndexedBinding>>();
+  private readonly bySubject = new Map<string, Map<IndexedBinding, Subject>>();
 
   get size(): number {
     return this.byName.size;
@@ -94,9 +94,9 @@ class BindingIndex {
     for (const s of b.subjects) {
       const k = subjectKey(s, b.namespace);
       if (!k) continue;
-      let set = this.bySubject.get(k);
-      if (!set) this.bySubject.set(k, (set = new Set()));
-      set.add(b);
+      let m = this.bySubject.get(k);
+      if (!m) this.bySubject.set(k, (m = new Map()));
+      if (!m.has(b)) m.set(b, s);
     }
   }
 
@@ -106,26 +106,38 @@ class BindingIndex {
     this.byName.delete(name);
     for (const s of old.subjects) {
       const k = subjectKey(s, old.namespace);
-      const set = k === undefined ? undefined : this.bySubject.get(k);
-      if (!set) continue;
-      set.delete(old);
-      if (!set.size) this.bySubject.delete(k!);
+      const m = k === undefined ? undefined : this.bySubject.get(k);
+      if (!m) continue;
+      m.delete(old);
+      if (!m.size) this.bySubject.delete(k!);
     }
   }
 
-  /** The bindings naming the user, each with the subject that names it. */
-  *forUser(user: UserInfo): Generator<[IndexedBinding, Subject]> {
-    const seen = new Set<IndexedBinding>();
-    for (const k of userKeys(user)) {
-      for (const b of this.bySubject.get(k) ?? []) {
-        if (seen.has(b)) continue;
-        seen.add(b);
-        const subject = b.subjects.find((s) => subjectKey(s, b.namespace) === k)!;
-        yield [b, subject];
+  /**
+   * Calls `visit` with each binding naming the user (once, with the subject that names it) until
+   * it returns false; returns false then. Costs what the user's own bindings cost, whatever the
+   * number of other bindings.
+   */
+  forUser(user: UserInfo, visit: (b: IndexedBinding, s: Subject) => boolean): boolean {
+    let first: Map<IndexedBinding, Subject> | undefined;
+    let seen: Set<IndexedBinding> | undefined;
+    const keys = userKeys(user);
+    for (let i = 0; i < keys.length; i++) {
+      const m = this.bySubject.get(keys[i]!);
+      if (!m) continue;
+      // A binding can name the user twice (by name and by a group) only once a second key matches.
+      if (!first) first = m;
+      else seen ??= new Set(first.keys());
+      for (const [b, s] of m) {
+        if (seen) {
+          if (seen.has(b)) continue;
+          seen.add(b);
+        }
+        if (!visit(b, s)) return false;
       }
     }
+    return true;
   }
-
 }
 
 /** Go's describeSubject. */
@@ -268,26 +280,20 @@ export class RbacIndex {
    */
   visitRulesFor(user: UserInfo, namespace: string, visit: RuleVisitor): string[] {
     const errors: string[] = [];
-    for (const [b, s] of this.clusterBindings.forUser(user)) {
-      const rules = this.roleRules(b.roleRef, '');
-      if (typeof rules === 'string') {
-        errors.push(rules);
-        continue;
-      }
-      for (const r of rules) if (!visit(r, () => describeBinding(b, s))) return errors;
-    }
-    if (!namespace) return errors;
-    const idx = this.namespaceBindings.get(namespace);
-    if (!idx) return errors;
-    for (const [b, s] of idx.forUser(user)) {
-      const rules = this.roleRules(b.roleRef, namespace);
-      if (typeof rules === 'string') {
-        errors.push(rules);
-        continue;
-      }
-      for (const r of rules) if (!visit(r, () => describeBinding(b, s))) return errors;
-    }
+    if (!this.clusterBindings.forUser(user, (b, s) => this.visitBinding(b, s, '', visit, errors))) return errors;
+    if (namespace) this.namespaceBindings.get(namespace)?.forUser(user, (b, s) => this.visitBinding(b, s, namespace, visit, errors));
     return errors;
+  }
+
+  /** The rules of one binding through `visit` (false when it stopped); a role not found goes to `errors`. */
+  private visitBinding(b: IndexedBinding, s: Subject, namespace: string, visit: RuleVisitor, errors: string[]): boolean {
+    const rules = this.roleRules(b.roleRef, namespace);
+    if (typeof rules === 'string') {
+      errors.push(rules);
+      return true;
+    }
+    for (const r of rules) if (!visit(r, () => describeBinding(b, s))) return false;
+    return true;
   }
 
   /** Every rule the user holds in `namespace` (cluster-wide ones included), and the resolution errors. */
