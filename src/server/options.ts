@@ -75,8 +75,8 @@ export interface ServerOptions {
 
 export interface AuthorizationOptions {
   /**
-   * `--authorization-mode`: AlwaysAllow, AlwaysDeny, RBAC, in the order they are asked (default
-   * AlwaysAllow). Members of system:masters are always allowed.
+   * `--authorization-mode`: AlwaysAllow, AlwaysDeny, Node, RBAC, in the order they are asked
+   * (default Node,RBAC). Members of system:masters are always allowed.
    */
   modes?: string[];
 }

@@ -1,7 +1,7 @@
 // Who a request is, what it may do and what is recorded of it: the parts of the handler chain
 // that come from configuration. An embedder may hand them in; otherwise the authentication flags
 // build the authenticator (over plain HTTP with none given, every request is an administrator),
-// and authorization and audit default to allowing everything and recording nothing.
+// authorization defaults to the Node and RBAC modes, and audit to recording nothing.
 
 import { readFileSync } from 'node:fs';
 import { alwaysAdmin, type Authenticator } from '../auth/authn/authenticator.ts';
@@ -288,12 +288,15 @@ function allowsEverything(opts: Pick<ServerOptions, 'authorizer' | 'authorizatio
   return opts.authorizer ? opts.authorizer === alwaysAllow : authorizationModes(opts).includes('AlwaysAllow');
 }
 
-/** The embedder's authorizer, or the chain of the modes (`rbac` is the RBAC authorizer when RBAC is one). */
-export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'authorization'>, rbac?: Authorizer): Authorizer {
+/**
+ * The embedder's authorizer, or the chain of the modes (`rbac` is the RBAC authorizer when RBAC is
+ * one, `node` the Node authorizer when Node is).
+ */
+export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'authorization'>, rbac?: Authorizer, node?: Authorizer): Authorizer {
   if (opts.authorizer) return opts.authorizer;
   const modes = authorizationModes(opts);
   if (modes.length === 1 && modes[0] === 'AlwaysAllow') return alwaysAllow;
-  return modeChain(modes, { alwaysAllow, rbac });
+  return modeChain(modes, { alwaysAllow, rbac, node });
 }
 
 export function buildAudit(opts: Pick<ServerOptions, 'audit'>): AuditSink {

@@ -6,14 +6,17 @@
 import type { Authorizer, Attributes } from './authorizer.ts';
 import { privilegedGroups } from './rbac.ts';
 
-export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'RBAC'] as const;
+export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'Node', 'RBAC'] as const;
 export type AuthorizationMode = (typeof AUTHORIZATION_MODES)[number];
 
 /** Modes of kube-apiserver this server does not offer yet. */
-const NOT_YET = ['ABAC', 'Node', 'Webhook'];
+const NOT_YET = ['ABAC', 'Webhook'];
 
-/** The server's modes when none are given. Switching to ['Node', 'RBAC'] is one line, here. */
-export const DEFAULT_AUTHORIZATION_MODES: readonly AuthorizationMode[] = ['AlwaysAllow'];
+/**
+ * The server's modes when none are given: secure by default, as real clusters are configured
+ * (kube-apiserver's own default is AlwaysAllow).
+ */
+export const DEFAULT_AUTHORIZATION_MODES: readonly AuthorizationMode[] = ['Node', 'RBAC'];
 
 /** Checks a mode list as the flag gives it: known modes, each once, at least one. */
 export function parseAuthorizationModes(modes: readonly string[]): AuthorizationMode[] {
@@ -50,11 +53,15 @@ export function authorizerChain(authorizers: readonly Authorizer[]): Authorizer 
   };
 }
 
-/** The chain of `modes`, with the RBAC authorizer given when RBAC is among them. */
-export function modeChain(modes: readonly AuthorizationMode[], parts: { alwaysAllow: Authorizer; rbac?: Authorizer }): Authorizer {
+/** The chain of `modes`, with the RBAC and Node authorizers given when they are among them. */
+export function modeChain(modes: readonly AuthorizationMode[], parts: { alwaysAllow: Authorizer; rbac?: Authorizer; node?: Authorizer }): Authorizer {
   const each = modes.map((m): Authorizer => {
     if (m === 'AlwaysAllow') return parts.alwaysAllow;
     if (m === 'AlwaysDeny') return alwaysDeny;
+    if (m === 'Node') {
+      if (!parts.node) throw new Error('Node mode without its authorizer');
+      return parts.node;
+    }
     if (!parts.rbac) throw new Error('RBAC mode without its authorizer');
     return parts.rbac;
   });
