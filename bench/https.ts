@@ -43,7 +43,8 @@ const GOAL = 0.8;
 
 const dir = mkdtempSync(join(tmpdir(), 'orch-bench-https-'));
 const tokenFile = join(dir, 'tokens.csv');
-writeFileSync(tokenFile, `${FILE_TOKEN},bench-user,9001,"bench"\n`);
+// In system:masters: the default authorization (Node,RBAC) lets it read what the administrator does.
+writeFileSync(tokenFile, `${FILE_TOKEN},bench-user,9001,"bench,system:masters"\n`);
 
 interface Child {
   process: ChildProcess;

@@ -388,7 +388,7 @@ export async function handleDelete(ctx: RequestContext, env: HandlerEnv, t: Reso
   allowed(t, 'delete');
   const enc = writeEncoder(ctx, env, t);
   try {
-    const opts = await readDeleteOptions(ctx, env.naming);
+    const opts = { ...(await readDeleteOptions(ctx, env.naming)), user: ctx.effectiveUser };
     const outcome = await t.store.delete(t.namespace, t.name, opts);
     // Accepted, not done: the garbage collector removes the dependents first (docs/rulings.md#r5).
     const asynchronous = opts.propagationPolicy === 'Foreground' || opts.orphanDependents === false;
@@ -405,7 +405,7 @@ export async function handleDeleteCollection(ctx: RequestContext, env: HandlerEn
   try {
     const listOpts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'deletecollection');
     validateSelectorFields(t, listOpts.fieldSelector);
-    const opts = await readDeleteOptions(ctx, env.naming);
+    const opts = { ...(await readDeleteOptions(ctx, env.naming)), user: ctx.effectiveUser };
     await t.store.deleteCollection(t.namespace, listOpts, opts);
     writeStatus(ctx, enc, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 200 });
   } catch (e) {

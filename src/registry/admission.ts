@@ -4,6 +4,7 @@
 import type { KObject } from '../machinery/meta.ts';
 import { errors } from '../machinery/status.ts';
 import type { Naming } from '../naming.ts';
+import type { UserInfo } from '../request/user.ts';
 
 /** What admission plugins see of the store they guard. */
 interface AdmittedStore {
@@ -19,12 +20,29 @@ export interface AdmittedWrite {
   name: string;
   namespace: string | undefined;
   object(): KObject;
+  /** The user the request acts as (absent for the server's own writes). */
+  user?: UserInfo;
 }
 
 export interface Admission {
   admitCreate(store: AdmittedStore, write: AdmittedWrite): Promise<void>;
   admitUpdate(store: AdmittedStore, write: AdmittedWrite & { oldObject(): KObject }): Promise<void>;
-  admitDelete(store: AdmittedStore, obj: KObject): Promise<void>;
+  admitDelete(store: AdmittedStore, obj: KObject, user?: UserInfo): Promise<void>;
+}
+
+/** Plugins run in order; the first refusal stops the write. */
+export function admissionChain(plugins: readonly Admission[]): Admission {
+  return {
+    async admitCreate(store, write) {
+      for (const p of plugins) await p.admitCreate(store, write);
+    },
+    async admitUpdate(store, write) {
+      for (const p of plugins) await p.admitUpdate(store, write);
+    },
+    async admitDelete(store, obj, user) {
+      for (const p of plugins) await p.admitDelete(store, obj, user);
+    },
+  };
 }
 
 /**

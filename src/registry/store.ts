@@ -507,7 +507,7 @@ export class RegistryStore implements ReadableStore {
   private async commitCreate(prepared: PreparedWrite & { op: 'create' }, opts: WriteOptions): Promise<Written> {
     const { name, namespace } = prepared.meta;
     if (opts.user && this.def.guardWrite) await this.def.guardWrite({ user: opts.user, namespace, object: prepared.object ?? this.prep.decodeNew(prepared.bytes) });
-    await this.admission.admitCreate(this, { name, namespace, object: () => prepared.object ?? this.prep.decodeNew(prepared.bytes) });
+    await this.admission.admitCreate(this, { name, namespace, object: () => prepared.object ?? this.prep.decodeNew(prepared.bytes), user: opts.user });
     const key = this.keyFor(namespace, name);
     let committed = false;
     const kv = await this.storageCall(() => this.writes.create(key, () => ((committed = true), prepared.bytes), opts.dryRun));
@@ -560,6 +560,7 @@ export class RegistryStore implements ReadableStore {
         namespace,
         object: () => object ?? this.prep.decodeNew(prepared.bytes),
         oldObject: () => this.decode(stored),
+        user: opts.user,
       });
       try {
         if (prepared.op === 'delete') {
@@ -591,7 +592,7 @@ export class RegistryStore implements ReadableStore {
       if (!kv) throw errors.notFound(this.qualified, name);
       const obj = this.decode(kv);
       checkPreconditions(this.qualified, obj, opts.preconditions);
-      await this.admission.admitDelete(this, obj);
+      await this.admission.admitDelete(this, obj, opts.user);
       const refused = obj.metadata.deletionTimestamp ? this.def.strategy.deleteConflict?.(obj) : undefined;
       if (refused) throw errors.conflict(this.qualified, name, refused);
       // Orphan and Foreground are carried out by the garbage collector, through a finalizer.

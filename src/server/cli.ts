@@ -97,7 +97,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'client-ca-file': { help: 'CAs of client certificates (default over HTTPS: the generated CA)', apply: (o, v) => (authn(o).clientCaFile = v) },
   'token-auth-file': { help: 'CSV of bearer tokens: token,user,uid,"group1,group2"', apply: (o, v) => (authn(o).tokenAuthFile = v) },
   'authorization-mode': {
-    help: 'comma-separated authorizers, asked in order: AlwaysAllow (default), AlwaysDeny, ABAC, RBAC, Webhook',
+    help: 'comma-separated authorizers, asked in order: AlwaysAllow, AlwaysDeny, ABAC, Node, RBAC, Webhook (default Node,RBAC)',
     apply: (o, v) => ((o.authorization ??= {}).modes = list(v)),
   },
   'authorization-policy-file': {

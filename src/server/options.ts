@@ -86,8 +86,8 @@ export interface ServerOptions {
 
 export interface AuthorizationOptions {
   /**
-   * `--authorization-mode`: AlwaysAllow, AlwaysDeny, ABAC, RBAC, in the order they are asked (default
-   * AlwaysAllow). Members of system:masters are always allowed.
+   * `--authorization-mode`: AlwaysAllow, AlwaysDeny, ABAC, Node, RBAC, Webhook, in the order they
+   * are asked (default Node,RBAC). Members of system:masters are always allowed.
    */
   modes?: string[];
   /** `--authorization-policy-file`: the ABAC policies, one JSON object a line (with mode ABAC only). */

@@ -1,7 +1,7 @@
 // Who a request is, what it may do and what is recorded of it: the parts of the handler chain
 // that come from configuration. An embedder may hand them in; otherwise the authentication flags
 // build the authenticator (over plain HTTP with none given, every request is an administrator),
-// and authorization and audit default to allowing everything and recording nothing.
+// authorization defaults to the Node and RBAC modes, and audit to recording nothing.
 
 import { readAuditPolicy } from './audit/policy.ts';
 import { auditLogBackend } from './audit/log-backend.ts';
@@ -350,7 +350,7 @@ function flagWebhook(opts: Pick<ServerOptions, 'authorization'>, ctx: Authorizer
 }
 
 /** The authorizer `--authorization-config` describes, reloaded as its file changes. */
-function fileAuthorizer(opts: Pick<ServerOptions, 'authorization'>, file: { text: string; config: AuthorizationConfig }, rbac: Authorizer | undefined, ctx: AuthorizerContext): Authorizer {
+function fileAuthorizer(opts: Pick<ServerOptions, 'authorization'>, file: { text: string; config: AuthorizationConfig }, rbac: Authorizer | undefined, ctx: AuthorizerContext, node?: Authorizer): Authorizer {
   const a = opts.authorization!;
   const reloading = reloadingAuthorizer({
     path: a.configFile!,
@@ -359,7 +359,7 @@ function fileAuthorizer(opts: Pick<ServerOptions, 'authorization'>, file: { text
     initial: file.config,
     authorizationGroup: ctx.naming.group('authorization'),
     first: privilegedGroups,
-    builtIn: (type) => modeChain(parseAuthorizationModes([type]), { alwaysAllow, rbac }),
+    builtIn: (type) => modeChain(parseAuthorizationModes([type]), { alwaysAllow, rbac, node }),
     log: ctx.log,
     stats: ctx.configReload,
     pollIntervalMs: a.configReloadIntervalMs,
@@ -373,18 +373,21 @@ function allowsEverything(opts: Pick<ServerOptions, 'authorizer' | 'authorizatio
   return opts.authorizer ? opts.authorizer === alwaysAllow : authorizationModes(opts).includes('AlwaysAllow');
 }
 
-/** The embedder's authorizer, or the chain of the modes (`rbac` is the RBAC authorizer when RBAC is one). */
-export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'authorization' | 'naming'>, rbac?: Authorizer, ctx?: AuthorizerContext): Authorizer {
+/**
+ * The embedder's authorizer, or the chain of the modes (`rbac` is the RBAC authorizer when RBAC is
+ * one, `node` the Node authorizer when Node is).
+ */
+export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'authorization' | 'naming'>, rbac?: Authorizer, ctx?: AuthorizerContext, node?: Authorizer): Authorizer {
   if (opts.authorizer) return opts.authorizer;
   const modes = authorizationModes(opts);
   const context = ctx ?? { naming: namingProfile(opts.naming ?? 'orch'), log: () => {} };
   const file = authorizationConfigFile(opts);
-  if (file) return fileAuthorizer(opts, file, rbac, context);
+  if (file) return fileAuthorizer(opts, file, rbac, context, node);
   if (modes.length === 1 && modes[0] === 'AlwaysAllow') return alwaysAllow;
   // ABAC: the policy file, read once (kube-apiserver does not reload it).
   const policyFile = opts.authorization?.policyFile;
   const abac = modes.includes('ABAC') && policyFile ? abacFromFile(policyFile, context.naming, context.log) : undefined;
-  return modeChain(modes, { alwaysAllow, rbac, abac, webhook: modes.includes('Webhook') ? flagWebhook(opts, context) : undefined });
+  return modeChain(modes, { alwaysAllow, rbac, node, abac, webhook: modes.includes('Webhook') ? flagWebhook(opts, context) : undefined });
 }
 
 /**

@@ -11,6 +11,8 @@ import type { Authorizer } from '../auth/authz/authorizer.ts';
 import { RbacIndex, rbacAuthorizer, type RbacStores } from '../auth/authz/rbac.ts';
 import { rbacWriteGuard } from '../auth/authz/rbac-escalation.ts';
 import { accessReviewer, modeRules } from '../auth/authz/rules-review.ts';
+import { nodeAuthorizer } from '../auth/authz/node.ts';
+import { nodeRestriction } from '../auth/authz/node-restriction.ts';
 import { namingProfile, type Naming } from '../naming.ts';
 import { parseFeatureGates, type FeatureGates } from '../machinery/feature-gates.ts';
 import { DeclarativeValidation } from '../registry/declarative-validation.ts';
@@ -104,7 +106,10 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   cleanups.push(() => opened.close());
 
   const declarative = new DeclarativeValidation(featureGates, metrics.validation, log);
-  const served = await buildStores(defs, encrypted(instrumentStorage(opened.backend, metrics.storage)), { naming, featureGates, declarative, watchCacheRetentionMs: opts.watchCacheRetentionMs });
+  // With the Node mode, NodeRestriction keeps each node to its own objects.
+  const nodeMode = !opts.authorizer && authorization.includes('Node');
+  const admission = nodeMode ? [nodeRestriction(naming)] : [];
+  const served = await buildStores(defs, encrypted(instrumentStorage(opened.backend, metrics.storage)), { naming, featureGates, declarative, watchCacheRetentionMs: opts.watchCacheRetentionMs, admission });
   cleanups.push(() => served.close());
   lookups.bind(served.stores);
   legacyLookups.bind(served.stores);
@@ -121,7 +126,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     cleanups.push(() => rbacIndex.stop());
     await rbacIndex.start();
   }
-  const authorizer = buildAuthorizer(opts, rbacIndex && rbacAuthorizer(rbacIndex), { naming, log, onClose: (close) => authenticationClosers.push(close), configReload: metrics.authorizationConfigReload });
+  const authorizer = buildAuthorizer(opts, rbacIndex && rbacAuthorizer(rbacIndex), { naming, log, onClose: (close) => authenticationClosers.push(close), configReload: metrics.authorizationConfigReload }, nodeMode ? nodeAuthorizer(naming) : undefined);
   rbacGuard.bind({ authorizer, index: rbacIndex });
   accessReviews.bind({ authorizer, rules: modeRules(authorization, { rbac: rbacIndex, embedder: opts.authorizer }) });
 

@@ -9,7 +9,7 @@ import type { FeatureGates } from '../machinery/feature-gates.ts';
 import { RegistryStore, type ReadableStore } from '../registry/store.ts';
 import { ComputedStore } from '../registry/computed-store.ts';
 import { isReview, ReviewStore } from '../registry/review-store.ts';
-import { namespaceLifecycle } from '../registry/admission.ts';
+import { admissionChain, namespaceLifecycle, type Admission } from '../registry/admission.ts';
 import { storagePrefix, type KindDefinition } from '../registry/definition.ts';
 import { linkSharedStorage } from '../registry/preparation.ts';
 import type { DeclarativeValidation } from '../registry/declarative-validation.ts';
@@ -19,6 +19,8 @@ export interface StoresOptions {
   featureGates: FeatureGates;
   declarative: DeclarativeValidation;
   watchCacheRetentionMs?: number;
+  /** Admission plugins run after NamespaceLifecycle (NodeRestriction with the Node mode). */
+  admission?: readonly Admission[];
 }
 
 export interface ServedStores {
@@ -47,7 +49,7 @@ export async function buildStores(defs: readonly KindDefinition[], backend: Stor
     if (failure) throw failure.error;
   };
   let namespaceStore: RegistryStore | undefined;
-  const admission = namespaceLifecycle(o.naming, async (name) => {
+  const lifecycle = namespaceLifecycle(o.naming, async (name) => {
     if (!namespaceStore) return undefined;
     // From the cache first, as kube-apiserver's admission uses its informer; a namespace the
     // cache has not seen yet (just created) is looked up with a consistent read.
@@ -60,6 +62,7 @@ export async function buildStores(defs: readonly KindDefinition[], backend: Stor
       throw e;
     }
   });
+  const admission = o.admission?.length ? admissionChain([lifecycle, ...o.admission]) : lifecycle;
   // Kinds kept in another kind's storage (core Event) share that prefix's cache.
   const cacheByPrefix = new Map<string, WatchCache>();
   try {

@@ -278,6 +278,8 @@ describe('the command line', () => {
       '--oidc-groups-prefix=g:',
       '--oidc-required-claim=tier=gold',
       '--oidc-required-claim=team=a=b',
+      // What is tested is authentication: every authenticated user is allowed.
+      '--authorization-mode=AlwaysAllow',
     ]);
     try {
       const server = { url: p.url, ca: (await import('../support/tls-clients.ts')).tlsFor(p.url)!.ca } as RunningServer;

@@ -225,7 +225,7 @@ describe('anonymous requests', () => {
     const r = await https(off, 'POST', '/api/v1/namespaces', { ca: off.ca }, namespace('anon-off'));
     assert.deepEqual([r.status, r.body], [401, UNAUTHORIZED]);
     const logs: string[] = [];
-    const allowAll = await testServer({ secureServing: {}, authentication: { anonymousAuth: true }, log: (m) => logs.push(m) });
+    const allowAll = await testServer({ secureServing: {}, authentication: { anonymousAuth: true }, authorization: { modes: ['AlwaysAllow'] }, log: (m) => logs.push(m) });
     const r2 = await https(allowAll, 'GET', '/api/v1/namespaces', { ca: allowAll.ca });
     assert.deepEqual([r2.status, r2.body], [401, UNAUTHORIZED]);
     assert.ok(logs.some((l) => /AnonymousAuth is not allowed with the AlwaysAllow authorizer/.test(l)));
@@ -234,7 +234,7 @@ describe('anonymous requests', () => {
 });
 
 describe('secure by default', () => {
-  test('startServer() with no options serves HTTPS with client certificates; anonymous requests reach only the health and version paths', async () => {
+  test('startServer() with no options serves HTTPS with client certificates; anonymous requests reach only the health and version paths (Node,RBAC: the rest is 403)', async () => {
     const plain = await testServer();
     assert.match(plain.url, /^https:\/\/127\.0\.0\.1:\d+$/);
     assert.ok(plain.kubeconfig && plain.kubeconfigPath && plain.ca);
@@ -245,7 +245,8 @@ describe('secure by default', () => {
     }
     for (const [method, path] of [['GET', '/api/v1/namespaces'], ['GET', '/api'], ['GET', '/readyz/ping'], ['GET', '/livez/'], ['GET', '/metrics'], ['GET', '/openapi/v2'], ['POST', '/api/v1/namespaces']] as const) {
       const r = await https(plain, method, path, { ca: plain.ca }, method === 'POST' ? namespace('anon-by-default') : undefined);
-      assert.deepEqual([r.status, r.body], [401, UNAUTHORIZED], `${method} ${path}`);
+      assert.deepEqual([r.status, r.body.reason], [403, 'Forbidden'], `${method} ${path}`);
+      assert.match(r.body.message, /User "system:anonymous" cannot/);
     }
     assert.equal((await https(plain, 'GET', '/api/v1/namespaces/anon-by-default', await adminCredentials(plain))).status, 404, 'nothing was created');
   });

@@ -16,7 +16,8 @@ import { withToken } from '../support/identity.ts';
 const dir = tempDir('authn-token-cache');
 writeFileSync(join(dir, 'tokens.csv'), 'file-token,filer,2001,"dev"\n');
 // The default cache (10 s for a success), as kube-apiserver has it.
-const server = await testServer({ authentication: { tokenAuthFile: join(dir, 'tokens.csv') } });
+// What is tested is authentication: every authenticated user is allowed.
+const server = await testServer({ authentication: { tokenAuthFile: join(dir, 'tokens.csv') }, authorization: { modes: ['AlwaysAllow'] } });
 const NS = 'cached';
 assert.equal((await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status, 201);
 

@@ -24,7 +24,8 @@ mkdirSync(join(dir, 'pki'));
 writeFileSync(join(dir, 'pki', 'ca.crt'), ca.cert);
 writeFileSync(join(dir, 'pki', 'ca.key'), ca.key);
 writeFileSync(join(dir, 'tokens.csv'), 'client-node-token,token-user,4001,"readers,writers"\n');
-const server = await testServer({ naming: 'kubernetes', secureServing: { certDir: join(dir, 'pki') }, authentication: { tokenAuthFile: join(dir, 'tokens.csv') } });
+// The users are for authentication: every authenticated request is allowed.
+const server = await testServer({ naming: 'kubernetes', secureServing: { certDir: join(dir, 'pki') }, authentication: { tokenAuthFile: join(dir, 'tokens.csv') }, authorization: { modes: ['AlwaysAllow'] } });
 const kc = kubeConfigFor(k8s, server.url);
 const coord = kc.makeApiClient(k8s.CoordinationV1Api);
 const core = kc.makeApiClient(k8s.CoreV1Api);

@@ -169,7 +169,8 @@ describe('TokenReview', () => {
 describe('clients', () => {
   test('kubectl auth whoami, in both naming profiles (protobuf), with --as too', async () => {
     for (const naming of ['orch', 'kubernetes'] as const) {
-      const s = await testServer({ naming, secureServing: {} });
+      // Who each is, not what it may do: every request is allowed.
+      const s = await testServer({ naming, secureServing: {}, authorization: { modes: ['AlwaysAllow'] } });
       const k = kubectlFor(s, { label: `kubectl-whoami-${naming}` });
       const out = await k.ok(['--kubeconfig', s.kubeconfigPath!, 'auth', 'whoami', '-o', 'json']);
       const answer = JSON.parse(out);

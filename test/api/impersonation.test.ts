@@ -231,7 +231,7 @@ describe('refusals', () => {
 
 describe('clients', () => {
   test('kubectl --as/--as-group: allowed by an allow-all authorizer, 403 from one that denies', async () => {
-    const open = await testServer({ secureServing: {} });
+    const open = await testServer({ secureServing: {}, authorization: { modes: ['AlwaysAllow'] } });
     const k = kubectlFor(open, { label: 'kubectl-as' });
     const out = await k.ok(['--kubeconfig', open.kubeconfigPath!, '--as=jane', '--as-group=g', 'get', 'ns', 'default', '-o', 'name']);
     assert.equal(out.trim(), 'namespace/default');

@@ -61,7 +61,8 @@ test('python3-kubernetes with a service-account token and with a client certific
   mkdirSync(join(dir, 'pki'));
   writeFileSync(join(dir, 'pki', 'ca.crt'), ca.cert);
   writeFileSync(join(dir, 'pki', 'ca.key'), ca.key);
-  const server = await testServer({ naming: 'kubernetes', secureServing: { certDir: join(dir, 'pki') } });
+  // The identities are for authentication: every authenticated request is allowed.
+  const server = await testServer({ naming: 'kubernetes', secureServing: { certDir: join(dir, 'pki') }, authorization: { modes: ['AlwaysAllow'] } });
   const user = await issueCert(ca, { subject: 'CN=py-cert-user, O=py-team, O=py-ops' });
   writeFileSync(join(dir, 'user.crt'), user.cert);
   writeFileSync(join(dir, 'user.key'), user.key);

@@ -6,21 +6,20 @@
 import type { Authorizer, Attributes } from './authorizer.ts';
 import { privilegedGroups } from './rbac.ts';
 
-export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'RBAC', 'Webhook'] as const;
+export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'Node', 'RBAC', 'Webhook'] as const;
 export type AuthorizationMode = (typeof AUTHORIZATION_MODES)[number];
 
-/** Modes of kube-apiserver this server does not offer yet. */
-const NOT_YET = ['Node'];
-
-/** The server's modes when none are given. Switching to ['Node', 'RBAC'] is one line, here. */
-export const DEFAULT_AUTHORIZATION_MODES: readonly AuthorizationMode[] = ['AlwaysAllow'];
+/**
+ * The server's modes when none are given: secure by default, as real clusters are configured
+ * (kube-apiserver's own default is AlwaysAllow).
+ */
+export const DEFAULT_AUTHORIZATION_MODES: readonly AuthorizationMode[] = ['Node', 'RBAC'];
 
 /** Checks a mode list as the flag gives it: known modes, each once, at least one. */
 export function parseAuthorizationModes(modes: readonly string[]): AuthorizationMode[] {
   if (!modes.length) throw new Error('--authorization-mode: at least one authorization mode must be passed');
   const seen = new Set<string>();
   for (const m of modes) {
-    if (NOT_YET.includes(m)) throw new Error(`--authorization-mode: authorization mode ${m} is not supported by this server yet; supported modes: ${AUTHORIZATION_MODES.join(', ')}`);
     if (!(AUTHORIZATION_MODES as readonly string[]).includes(m)) throw new Error(`--authorization-mode: unknown authorization mode ${JSON.stringify(m)}: supported modes: ${AUTHORIZATION_MODES.join(', ')}`);
     if (seen.has(m)) throw new Error(`--authorization-mode: authorization mode ${m} is given more than once`);
     seen.add(m);
@@ -56,8 +55,8 @@ export function authorizerChain(authorizers: readonly Authorizer[]): Authorizer 
   };
 }
 
-/** The chain of `modes`, with the RBAC, ABAC and webhook authorizers given when they are among them. */
-export function modeChain(modes: readonly AuthorizationMode[], parts: { alwaysAllow: Authorizer; rbac?: Authorizer; abac?: Authorizer; webhook?: Authorizer }): Authorizer {
+/** The chain of `modes`, with the RBAC, Node, ABAC and webhook authorizers given when they are among them. */
+export function modeChain(modes: readonly AuthorizationMode[], parts: { alwaysAllow: Authorizer; rbac?: Authorizer; node?: Authorizer; abac?: Authorizer; webhook?: Authorizer }): Authorizer {
   const each = modes.map((m): Authorizer => {
     if (m === 'AlwaysAllow') return parts.alwaysAllow;
     if (m === 'Webhook') {
@@ -68,6 +67,10 @@ export function modeChain(modes: readonly AuthorizationMode[], parts: { alwaysAl
     if (m === 'ABAC') {
       if (!parts.abac) throw new Error("authorization-mode ABAC's authorization policy file not passed");
       return parts.abac;
+    }
+    if (m === 'Node') {
+      if (!parts.node) throw new Error('Node mode without its authorizer');
+      return parts.node;
     }
     if (!parts.rbac) throw new Error('RBAC mode without its authorizer');
     return parts.rbac;
