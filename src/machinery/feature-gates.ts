@@ -16,7 +16,7 @@ const KNOWN_GATES: Record<string, GateSpec> = {
   APIResponseCompression: { default: true, stage: 'BETA' },
   AllowUnsafeMalformedObjectDeletion: { default: false, stage: 'ALPHA' },
   AnonymousAuthConfigurableEndpoints: { default: true, stage: 'GA', locked: true },
-  // Spec 03 names it an alpha gate (Kubernetes made it GA in 1.34): the contract decides.
+  // The API contract names it an alpha gate (Kubernetes made it GA in 1.34): the contract decides.
   AuthorizeWithSelectors: { default: false, stage: 'ALPHA' },
   BtreeWatchCache: { default: true, stage: 'GA', locked: true },
   CBORServingAndStorage: { default: false, stage: 'ALPHA' },

@@ -18,6 +18,7 @@ export function builtinPriority(naming: Naming, group: string, version: string):
     [`${naming.group('apiregistration')}/v1`]: { groupPriorityMinimum: 18000, versionPriority: 15 },
     [`${naming.group('events')}/v1`]: { groupPriorityMinimum: 17750, versionPriority: 15 },
     [`${naming.group('authentication')}/v1`]: { groupPriorityMinimum: 17700, versionPriority: 15 },
+    [`${naming.group('authorization')}/v1`]: { groupPriorityMinimum: 17600, versionPriority: 15 },
     [`${naming.group('networking')}/v1`]: { groupPriorityMinimum: 17200, versionPriority: 15 },
     [`${naming.group('rbac.authorization')}/v1`]: { groupPriorityMinimum: 17000, versionPriority: 15 },
     [`${naming.group('coordination')}/v1`]: { groupPriorityMinimum: 16500, versionPriority: 15 },

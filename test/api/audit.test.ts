@@ -122,10 +122,12 @@ describe('audit log', () => {
     assert.equal((c.responseObject as { metadata: { name: string } }).metadata.name, 'c1');
   });
 
-  test('an impersonated request records both identities', async () => {
+  test('an impersonated request records both identities (and, refused, its 403)', async () => {
     const r = await api(server, 'GET', `/api/v1/namespaces/${NS}/configmaps`, undefined, { 'Impersonate-User': 'jane', 'Impersonate-Group': 'devs' });
-    assert.equal(r.status, 200);
+    assert.equal(r.status, 403, 'jane has no role');
     const e = ofId(r.headers.get('audit-id')!)[0]!;
+    assert.equal(e.responseStatus?.code, 403);
+    assert.equal(e.responseStatus?.reason, 'Forbidden');
     assert.equal(e.user.username, 'system:admin');
     assert.equal(e.impersonatedUser?.username, 'jane');
     assert.ok(e.impersonatedUser?.groups?.includes('devs'));
