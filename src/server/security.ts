@@ -416,7 +416,7 @@ export function buildAudit(
     backends.push((e) => webhook.write(e));
   }
   if (logPath) {
-    const file = auditLogBackend({ ...opts.auditLog, path: logPath });
+    const file = auditLogBackend({ ...opts.auditLog, path: logPath }, log);
     onClose(() => file.close());
     backends.push((e) => file.write(JSON.stringify(e)));
   }

@@ -316,6 +316,40 @@ function examples(n: Naming): KObject[] {
       spec: { token: 'abc.def', audiences: ['api', 'vault'] },
       status: { authenticated: true, user: { username: 'bob', uid: 'u-2', groups: ['system:authenticated'], extra: { scopes: ['x'] } }, audiences: ['api'], error: 'none' },
     },
+    ...(['SubjectAccessReview', 'LocalSubjectAccessReview', 'SelfSubjectAccessReview'] as const).map((kind) => ({
+      apiVersion: gv(n, 'authorization', 'v1'),
+      kind,
+      metadata: kind === 'LocalSubjectAccessReview' ? { namespace: 'team' } : {},
+      spec: {
+        // Both kinds of attributes at once (validation would refuse that; the codec carries it).
+        resourceAttributes: {
+          namespace: 'team',
+          verb: 'list',
+          group: 'apps',
+          version: 'v1',
+          resource: 'deployments',
+          subresource: 'scale',
+          name: 'web',
+          fieldSelector: { rawSelector: 'metadata.name=web', requirements: [{ key: 'metadata.name', operator: 'In', values: ['web', 'api'] }] },
+          labelSelector: { rawSelector: 'app=web', requirements: [{ key: 'tier', operator: 'In', values: ['front'] }] },
+        },
+        nonResourceAttributes: { path: '/healthz', verb: 'get' },
+        ...(kind !== 'SelfSubjectAccessReview' && { user: 'jane', groups: ['dev', 'ops'], extra: { 'example.com/scopes': ['a', 'b'] }, uid: 'u-3' }),
+      },
+      status: { allowed: false, denied: true, reason: 'no', evaluationError: 'webhook down' },
+    })),
+    {
+      apiVersion: gv(n, 'authorization', 'v1'),
+      kind: 'SelfSubjectRulesReview',
+      metadata: {},
+      spec: { namespace: 'team' },
+      status: {
+        resourceRules: [{ verbs: ['get', 'list'], apiGroups: [''], resources: ['configmaps'], resourceNames: ['settings'] }],
+        nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/healthz', '/api/*'] }],
+        incomplete: true,
+        evaluationError: 'webhook authorizer does not support user rule resolution',
+      },
+    },
   ] as KObject[];
 }
 
@@ -439,6 +473,20 @@ message TokenReviewSpec { optional string token = 1; repeated string audiences =
 message TokenReviewStatus { optional bool authenticated = 1; optional UserInfo user = 2; optional string error = 3; repeated string audiences = 4; }
 message UserInfo { optional string username = 1; optional string uid = 2; repeated string groups = 3; map<string, ExtraValue> extra = 4; }
 message ExtraValue { repeated string items = 1; }
+message SubjectAccessReview { optional ObjectMeta metadata = 1; optional SubjectAccessReviewSpec spec = 2; optional SubjectAccessReviewStatus status = 3; }
+message LocalSubjectAccessReview { optional ObjectMeta metadata = 1; optional SubjectAccessReviewSpec spec = 2; optional SubjectAccessReviewStatus status = 3; }
+message SelfSubjectAccessReview { optional ObjectMeta metadata = 1; optional SelfSubjectAccessReviewSpec spec = 2; optional SubjectAccessReviewStatus status = 3; }
+message SelfSubjectRulesReview { optional ObjectMeta metadata = 1; optional SelfSubjectRulesReviewSpec spec = 2; optional SubjectRulesReviewStatus status = 3; }
+message SubjectAccessReviewSpec { optional ResourceAttributes resourceAttributes = 1; optional NonResourceAttributes nonResourceAttributes = 2; optional string user = 3; repeated string groups = 4; map<string, ExtraValue> extra = 5; optional string uid = 6; }
+message SelfSubjectAccessReviewSpec { optional ResourceAttributes resourceAttributes = 1; optional NonResourceAttributes nonResourceAttributes = 2; }
+message SelfSubjectRulesReviewSpec { optional string namespace = 1; }
+message ResourceAttributes { optional string namespace = 1; optional string verb = 2; optional string group = 3; optional string version = 4; optional string resource = 5; optional string subresource = 6; optional string name = 7; optional SelectorAttributes fieldSelector = 8; optional SelectorAttributes labelSelector = 9; }
+message SelectorAttributes { optional string rawSelector = 1; repeated LabelSelectorRequirement requirements = 2; }
+message NonResourceAttributes { optional string path = 1; optional string verb = 2; }
+message SubjectAccessReviewStatus { optional bool allowed = 1; optional string reason = 2; optional string evaluationError = 3; optional bool denied = 4; }
+message SubjectRulesReviewStatus { repeated ResourceRule resourceRules = 1; repeated NonResourceRule nonResourceRules = 2; optional bool incomplete = 3; optional string evaluationError = 4; }
+message ResourceRule { repeated string verbs = 1; repeated string apiGroups = 2; repeated string resources = 3; repeated string resourceNames = 4; }
+message NonResourceRule { repeated string verbs = 1; repeated string nonResourceURLs = 2; }
 `;
 
 const independent = protobuf.parse(INDEPENDENT_PROTO, { keepCase: true }).root;

@@ -17,6 +17,9 @@ export interface AuditLogOptions {
   maxAgeDays?: number;
 }
 
+/** Where a failed write is reported (a full disk must not take the server down with it). */
+export type AuditLogErrorReporter = (message: string) => void;
+
 export interface AuditLogBackend {
   write(line: string): void;
   close(): void;
@@ -25,7 +28,7 @@ export interface AuditLogBackend {
 /** `2026-11-26T22-50-01.123`: lumberjack's backup time format (UTC). */
 const backupTime = (d: Date) => d.toISOString().replace(/:/g, '-').replace(/Z$/, '');
 
-export function auditLogBackend(o: AuditLogOptions): AuditLogBackend {
+export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporter = () => {}): AuditLogBackend {
   if (o.path === '-') return { write: (line) => void process.stdout.write(`${line}\n`), close() {} };
   mkdirSync(dirname(o.path), { recursive: true });
   const maxBytes = (o.maxSizeMB ?? 0) * 1024 * 1024;
@@ -55,14 +58,22 @@ export function auditLogBackend(o: AuditLogOptions): AuditLogBackend {
     prune();
   };
   let closed = false;
+  let failing = false;
   return {
     write(line) {
       // A request still completing while the server shuts down: its event has nowhere to go.
       if (closed) return;
       const bytes = Buffer.byteLength(line) + 1;
-      if (maxBytes > 0 && size > 0 && size + bytes > maxBytes) rotate();
-      appendFileSync(fd, `${line}\n`);
-      size += bytes;
+      try {
+        if (maxBytes > 0 && size > 0 && size + bytes > maxBytes) rotate();
+        appendFileSync(fd, `${line}\n`);
+        size += bytes;
+        failing = false;
+      } catch (e) {
+        // The event is lost, the request is not: reported once per run of failures.
+        if (!failing) report(`audit log ${o.path}: events are lost: ${(e as Error).message}`);
+        failing = true;
+      }
     },
     close() {
       if (closed) return;
