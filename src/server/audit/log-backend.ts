@@ -49,12 +49,16 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
   };
   const rotate = () => {
     closeSync(fd);
-    let target = join(dir, `${stem}-${backupTime(new Date())}${ext}`);
-    // Two rotations within a millisecond: the later waits for a name of its own.
-    for (let t = Date.now() + 1; statSafe(target); t++) target = join(dir, `${stem}-${backupTime(new Date(t))}${ext}`);
-    renameSync(o.path, target);
-    fd = openSync(o.path, 'a', 0o600);
-    size = 0;
+    try {
+      let target = join(dir, `${stem}-${backupTime(new Date())}${ext}`);
+      // Two rotations within a millisecond: the later waits for a name of its own.
+      for (let t = Date.now() + 1; statSafe(target); t++) target = join(dir, `${stem}-${backupTime(new Date(t))}${ext}`);
+      renameSync(o.path, target);
+    } finally {
+      // Renamed or not, writing goes on into the file at the path.
+      fd = openSync(o.path, 'a', 0o600);
+      size = fstatSync(fd).size;
+    }
     prune();
   };
   let closed = false;
