@@ -11,6 +11,7 @@ import type { CelProgram } from '../../cel/environment.ts';
 import { CelCompileError } from '../../cel/errors.ts';
 import { claimsEnvironment, userEnvironment } from '../../cel/uses.ts';
 import type { AstNode } from '../../cel/rewrite.ts';
+import { checkShape, jsonType, type Shape } from '../strict-shape.ts';
 
 export interface Issuer {
   url: string;
@@ -152,7 +153,6 @@ const ISSUER_FIELDS: Record<string, 'string' | 'strings'> = {
   egressSelectorType: 'string',
 };
 
-type Shape = 'string' | 'strings' | 'bool' | { object: Record<string, Shape> } | { list: Record<string, Shape> };
 
 const PREFIXED: Shape = { object: { claim: 'string', prefix: 'string', expression: 'string' } };
 const CONFIG_SHAPE: Record<string, Shape> = {
@@ -175,37 +175,6 @@ const CONFIG_SHAPE: Record<string, Shape> = {
   },
   anonymous: { object: { enabled: 'bool', conditions: { list: { path: 'string' } } } },
 };
-
-const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
-
-/** Unknown fields, and values of the wrong type, as the strict decoder reports them. */
-function checkShape(value: Record<string, unknown>, shape: Record<string, Shape>, path: string, unknown: string[], typeErrors: string[]): void {
-  for (const [k, v] of Object.entries(value)) {
-    const p = child(path, k);
-    const s = shape[k];
-    if (s === undefined) {
-      unknown.push(p);
-      continue;
-    }
-    if (v === null) continue;
-    const want = (t: string, goType: string) => {
-      if (jsonType(v) !== t) typeErrors.push(`json: cannot unmarshal ${jsonType(v) === 'array' ? 'array' : jsonType(v) === 'object' ? 'object' : jsonType(v)} into Go struct field ${p} of type ${goType}`);
-      return jsonType(v) === t;
-    };
-    if (s === 'string') want('string', 'string');
-    else if (s === 'bool') want('boolean', 'bool');
-    else if (s === 'strings') {
-      if (want('array', '[]string')) (v as unknown[]).forEach((x, i) => jsonType(x) !== 'string' && typeErrors.push(`json: cannot unmarshal ${jsonType(x)} into Go struct field ${child(p, i)} of type string`));
-    } else if ('object' in s) {
-      if (want('object', 'struct')) checkShape(v as Record<string, unknown>, s.object, p, unknown, typeErrors);
-    } else if (want('array', '[]struct')) {
-      (v as unknown[]).forEach((x, i) => {
-        if (jsonType(x) === 'object') checkShape(x as Record<string, unknown>, s.list, child(p, i), unknown, typeErrors);
-        else if (x !== null) typeErrors.push(`json: cannot unmarshal ${jsonType(x)} into Go struct field ${child(p, i)} of type struct`);
-      });
-    }
-  }
-}
 
 /** The configuration file's text as an AuthenticationConfiguration of `group` (v1, v1beta1 or v1alpha1); throws its decoding error. */
 export function decodeAuthenticationConfiguration(text: string, group: string): AuthenticationConfiguration {

@@ -16,6 +16,7 @@ import { webhookClient } from '../webhook-client.ts';
 import type { Authorizer } from './authorizer.ts';
 import { authorizerChain } from './modes.ts';
 import { matchConditionEnvironment, webhookAuthorizer, type FailurePolicy, type MatchCondition, type SarVersion } from './webhook.ts';
+import { checkShape, jsonType, type Shape } from '../strict-shape.ts';
 
 /** The types a configuration may name (kube-apiserver's modes); all but Webhook at most once. */
 export const AUTHORIZER_TYPES = ['ABAC', 'AlwaysAllow', 'AlwaysDeny', 'Node', 'RBAC', 'Webhook'] as const;
@@ -41,7 +42,6 @@ export interface AuthorizationConfig {
 // ------------------------------------------------------------------------------------------------
 // Decoding
 
-type Shape = 'string' | 'bool' | { object: Record<string, Shape> } | { list: Record<string, Shape> };
 const WEBHOOK_SHAPE: Record<string, Shape> = {
   timeout: 'string',
   authorizedTTL: 'string',
@@ -59,34 +59,6 @@ const CONFIG_SHAPE: Record<string, Shape> = {
   kind: 'string',
   authorizers: { list: { type: 'string', name: 'string', webhook: { object: WEBHOOK_SHAPE } } },
 };
-
-const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
-
-function checkShape(value: Record<string, unknown>, shape: Record<string, Shape>, path: string, unknown: string[], typeErrors: string[]): void {
-  for (const [k, v] of Object.entries(value)) {
-    const p = child(path, k);
-    const s = shape[k];
-    if (s === undefined) {
-      unknown.push(p);
-      continue;
-    }
-    if (v === null) continue;
-    const want = (t: string, goType: string) => {
-      if (jsonType(v) !== t) typeErrors.push(`json: cannot unmarshal ${jsonType(v)} into Go struct field ${p} of type ${goType}`);
-      return jsonType(v) === t;
-    };
-    if (s === 'string') want('string', 'string');
-    else if (s === 'bool') want('boolean', 'bool');
-    else if ('object' in s) {
-      if (want('object', 'struct')) checkShape(v as Record<string, unknown>, s.object, p, unknown, typeErrors);
-    } else if (want('array', '[]struct')) {
-      (v as unknown[]).forEach((x, i) => {
-        if (jsonType(x) === 'object') checkShape(x as Record<string, unknown>, s.list, child(p, i), unknown, typeErrors);
-        else if (x !== null) typeErrors.push(`json: cannot unmarshal ${jsonType(x)} into Go struct field ${child(p, i)} of type struct`);
-      });
-    }
-  }
-}
 
 interface RawWebhook {
   timeout?: string;
