@@ -22,6 +22,40 @@ export interface RequestInfo {
   unroutable: boolean;
 }
 
+/** What a check that is not a request names (an access review, an impersonation, an expression's check). */
+export interface CheckedResource {
+  verb: string;
+  apiGroup: string;
+  apiVersion?: string;
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+}
+
+/** A resource check in the shape of a request's facts, so every authorizer reads it alike. */
+export function resourceCheckInfo(r: CheckedResource): RequestInfo {
+  return {
+    isResourceRequest: true,
+    path: '',
+    verb: r.verb,
+    apiPrefix: '',
+    apiGroup: r.apiGroup,
+    apiVersion: r.apiVersion ?? '',
+    namespace: r.namespace ?? '',
+    resource: r.resource,
+    subresource: r.subresource ?? '',
+    name: r.name ?? '',
+    parts: [],
+    unroutable: false,
+  };
+}
+
+/** A check of a path that names no resource (kube's AttributesRecord with a path). */
+export function pathCheckInfo(path: string, verb: string): RequestInfo {
+  return { isResourceRequest: false, path, verb, apiPrefix: '', apiGroup: '', apiVersion: '', namespace: '', resource: '', subresource: '', name: '', parts: [], unroutable: false };
+}
+
 const specialVerbs = new Set(['proxy', 'watch']);
 const namespaceSubresources = new Set(['status', 'finalize']);
 

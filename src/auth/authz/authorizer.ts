@@ -2,7 +2,7 @@
 // (RBAC, Node, webhook, …) answers allow, deny or no opinion, so that several can be consulted in
 // the configured order: the first with an opinion decides.
 
-import type { RequestInfo } from '../../request/request-info.ts';
+import { resourceCheckInfo, type CheckedResource, type RequestInfo } from '../../request/request-info.ts';
 import type { UserInfo } from '../../request/user.ts';
 
 /**
@@ -30,30 +30,7 @@ export const alwaysAllow: Authorizer = {
 };
 
 /** The resource a check names, when it is not the request's own (kube-apiserver's AttributesRecord). */
-export interface ResourceAttributes {
-  verb: string;
-  apiGroup: string;
-  apiVersion?: string;
-  resource: string;
-  subresource?: string;
-  namespace?: string;
-  name?: string;
-}
+export type ResourceAttributes = CheckedResource;
 
 /** A resource check in the shape of a request's facts, so every authorizer reads it alike. */
-export function resourceAttributes(r: ResourceAttributes): RequestInfo {
-  return {
-    isResourceRequest: true,
-    path: '',
-    verb: r.verb,
-    apiPrefix: '',
-    apiGroup: r.apiGroup,
-    apiVersion: r.apiVersion ?? '',
-    namespace: r.namespace ?? '',
-    resource: r.resource,
-    subresource: r.subresource ?? '',
-    name: r.name ?? '',
-    parts: [],
-    unroutable: false,
-  };
-}
+export const resourceAttributes = (r: ResourceAttributes): RequestInfo => resourceCheckInfo(r);

@@ -22,7 +22,7 @@
 // (a check's price), and only the last one, which knows every answer, gives the result and the
 // cost. An authorizer that answers synchronously needs one run, with `CelProgram.evaluate`.
 
-import type { RequestInfo } from '../../request/request-info.ts';
+import { pathCheckInfo, resourceCheckInfo, type RequestInfo } from '../../request/request-info.ts';
 import type { UserInfo } from '../../request/user.ts';
 import { dns1123Label, dns1123Subdomain } from '../../machinery/meta.ts';
 import { parseFieldSelector, parseLabelSelector, type FieldSelector, type LabelSelector } from '../../machinery/selectors.ts';
@@ -157,27 +157,10 @@ export class CelResourceCheck {
   }
 }
 
-/** The facts of a request that names no resource (kube's AttributesRecord with a path). */
-function pathInfo(path: string, verb: string): RequestInfo {
-  return { isResourceRequest: false, path, verb, apiPrefix: '', apiGroup: '', apiVersion: '', namespace: '', resource: '', subresource: '', name: '', parts: [], unroutable: false };
-}
 
 function resourceCheck(r: CelResourceCheck, verb: string): AuthorizationCheck {
   const a = r.groupCheck.authorizer;
-  const info: RequestInfo = {
-    isResourceRequest: true,
-    path: '',
-    verb,
-    apiPrefix: '',
-    apiGroup: r.groupCheck.group,
-    apiVersion: '*',
-    namespace: r.namespace,
-    resource: r.resource,
-    subresource: r.subresource,
-    name: r.name,
-    parts: [],
-    unroutable: false,
-  };
+  const info = resourceCheckInfo({ verb, apiGroup: r.groupCheck.group, apiVersion: '*', namespace: r.namespace, resource: r.resource, subresource: r.subresource, name: r.name });
   const check: AuthorizationCheck = { user: a.user, info };
   if (a.answers.selectors) {
     if (r.fieldSelector) {
@@ -248,7 +231,7 @@ function registerAuthz(r: Registrar, selectors: boolean): void {
     r.fn(`${RESOURCE_CHECK}.fieldSelector(string): ${RESOURCE_CHECK}`, (c: CelResourceCheck, fieldSelector: string) => c.with({ fieldSelector }));
     r.fn(`${RESOURCE_CHECK}.labelSelector(string): ${RESOURCE_CHECK}`, (c: CelResourceCheck, labelSelector: string) => c.with({ labelSelector }));
   }
-  r.fn(`${PATH_CHECK}.check(string): ${DECISION}`, (p: CelPathCheck, verb: string) => p.authorizer.answers.decide({ user: p.authorizer.user, info: pathInfo(p.path, verb) }));
+  r.fn(`${PATH_CHECK}.check(string): ${DECISION}`, (p: CelPathCheck, verb: string) => p.authorizer.answers.decide({ user: p.authorizer.user, info: pathCheckInfo(p.path, verb) }));
   r.fn(`${RESOURCE_CHECK}.check(string): ${DECISION}`, (c: CelResourceCheck, verb: string) => c.groupCheck.authorizer.answers.decide(resourceCheck(c, verb)));
   r.fn(`${DECISION}.allowed(): bool`, (d: CelDecision) => d.decision === 'allow');
   r.fn(`${DECISION}.reason(): string`, (d: CelDecision) => d.reason);

@@ -10,7 +10,7 @@ import type { Schema } from '../../machinery/schema.ts';
 import { child, fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import { parseFieldSelector, parseLabelSelector } from '../../machinery/selectors.ts';
 import { errors } from '../../machinery/status.ts';
-import type { RequestInfo } from '../../request/request-info.ts';
+import { pathCheckInfo, resourceCheckInfo, type RequestInfo } from '../../request/request-info.ts';
 import type { UserInfo } from '../../request/user.ts';
 import type { KindDefinition } from '../definition.ts';
 import { arr, bool, obj, objectSchema, str } from '../schemas.ts';
@@ -304,38 +304,11 @@ function reviewAttributes(spec: ReviewSpec): { attrs: ReviewAttributes; errors: 
   const r = spec.resourceAttributes;
   if (r) {
     const { attrs, errors: errs } = readSelectors(r);
-    const info: RequestInfo = {
-      isResourceRequest: true,
-      path: '',
-      verb: r.verb ?? '',
-      apiPrefix: '',
-      apiGroup: r.group ?? '',
-      apiVersion: r.version || '*',
-      namespace: r.namespace ?? '',
-      resource: r.resource ?? '',
-      subresource: r.subresource ?? '',
-      name: r.name ?? '',
-      parts: [],
-      unroutable: false,
-    };
+    const info = resourceCheckInfo({ verb: r.verb ?? '', apiGroup: r.group ?? '', apiVersion: r.version || '*', namespace: r.namespace, resource: r.resource ?? '', subresource: r.subresource, name: r.name });
     return { attrs: { ...attrs, info }, errors: errs };
   }
   const n = spec.nonResourceAttributes ?? {};
-  const info: RequestInfo = {
-    isResourceRequest: false,
-    path: n.path ?? '',
-    verb: n.verb ?? '',
-    apiPrefix: '',
-    apiGroup: '',
-    apiVersion: '',
-    namespace: '',
-    resource: '',
-    subresource: '',
-    name: '',
-    parts: [],
-    unroutable: false,
-  };
-  return { attrs: { info }, errors: [] };
+  return { attrs: { info: pathCheckInfo(n.path ?? '', n.verb ?? '') }, errors: [] };
 }
 
 async function decide(reviewer: AccessReviewer | undefined, user: UserInfo, spec: ReviewSpec): Promise<Record<string, unknown>> {
