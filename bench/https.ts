@@ -176,6 +176,15 @@ try {
   // A service account and its token; the token file's token needs nothing.
   const sa = await call(admin, 'POST', '/api/v1/namespaces/default/serviceaccounts', {}, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bench' } });
   if (sa.status !== 201 && sa.status !== 409) throw new Error(`creating the service account: ${sa.status} ${sa.text}`);
+  // The default authorization (Node,RBAC) lets the service account read Namespaces through `view`.
+  const crb = await call(admin, 'POST', '/apis/rbac.authorization.orch.io/v1/clusterrolebindings', {}, {
+    apiVersion: 'rbac.authorization.orch.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'bench-view' },
+    roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'ClusterRole', name: 'view' },
+    subjects: [{ kind: 'ServiceAccount', name: 'bench', namespace: 'default' }],
+  });
+  if (crb.status !== 201 && crb.status !== 409) throw new Error(`binding the service account: ${crb.status} ${crb.text}`);
   const tr = await call(admin, 'POST', '/api/v1/namespaces/default/serviceaccounts/bench/token', {}, { apiVersion: 'authentication.orch.io/v1', kind: 'TokenRequest', spec: {} });
   if (tr.status !== 201) throw new Error(`TokenRequest: ${tr.status} ${tr.text}`);
   const saToken = (JSON.parse(tr.text) as { status: { token: string } }).status.token;
@@ -194,7 +203,7 @@ try {
   const ratios = { sa: [] as number[], file: [] as number[], cert: [] as number[], saCpu: [] as number[], fileCpu: [] as number[], certCpu: [] as number[] };
   for (let round = 1; round <= ROUNDS; round++) {
     const profile = (name: string) => (process.env.BENCH_PROFILE_DIR && round === ROUNDS ? name : undefined);
-    const floor = await measure(plainChild, get(plain));
+    const floor = await measure(plainChild, get(plain), profile('http-floor'));
     const c0 = await cacheCounters();
     const saRun = await measure(secureChild, get(bearer, withSa), profile('https-sa-token'));
     const c1 = await cacheCounters();

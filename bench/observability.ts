@@ -5,6 +5,7 @@
 //   the request metrics' work per request (labels, counter, histogram, in this process)
 //                                                     ↔ the server's CPU time per GET
 // Goal (issue 18): metrics and a Metadata audit log together cost at most 10% of GET throughput.
+// BENCH_PROFILE_DIR=<dir> writes a CPU profile of each server for the last round.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,6 +57,19 @@ function cpuMs(pid: number | undefined): number {
   }
 }
 
+/** Sends a profiling command to a child and waits for its answer (`PROFILING`/`PROFILED`). */
+function profileCommand(child: Child, line: string, answer: string): Promise<void> {
+  return new Promise((resolve) => {
+    const onData = (d: Buffer) => {
+      if (!d.toString().includes(answer)) return;
+      child.process.stdout!.off('data', onData);
+      resolve();
+    };
+    child.process.stdout!.on('data', onData);
+    child.process.stdin!.write(`${line}\n`);
+  });
+}
+
 const plainChild = await startChild(['api', join(dir, 'plain')]);
 const auditedChild = await startChild(['api', join(dir, 'audited'), policy, auditLog]);
 const children = [plainChild, auditedChild];
@@ -71,18 +85,22 @@ try {
     await r.body.arrayBuffer();
     if (r.statusCode !== 200) throw new Error(`GET: ${r.statusCode}`);
   };
-  const measure = async (c: Child): Promise<LoadResult & { usPerOp: number }> => {
+  const measure = async (c: Child, profile?: string): Promise<LoadResult & { usPerOp: number }> => {
+    if (profile) await profileCommand(c, `profile ${profile}`, 'PROFILING');
     const before = cpuMs(c.process.pid);
     const r = await load(CONNECTIONS, SECONDS * 1000, get(pools.get(c)!));
-    return { ...r, usPerOp: ((cpuMs(c.process.pid) - before) * 1000) / Math.max(1, r.ops) };
+    const usPerOp = ((cpuMs(c.process.pid) - before) * 1000) / Math.max(1, r.ops);
+    if (profile) await profileCommand(c, 'profile-stop', 'PROFILED');
+    return { ...r, usPerOp };
   };
   // Warm both, then alternate, keeping each side's best round: the machine's noise hits both.
   for (const c of children) await load(CONNECTIONS, 1000, get(pools.get(c)!));
   let plain: (LoadResult & { usPerOp: number }) | undefined;
   let audited: (LoadResult & { usPerOp: number }) | undefined;
   for (let i = 0; i < ROUNDS; i++) {
-    const p = await measure(plainChild);
-    const a = await measure(auditedChild);
+    const profile = (name: string) => (process.env.BENCH_PROFILE_DIR && i === ROUNDS - 1 ? name : undefined);
+    const p = await measure(plainChild, profile('observability-plain'));
+    const a = await measure(auditedChild, profile('observability-audited'));
     if (!plain || p.perSecond > plain.perSecond) plain = p;
     if (!audited || a.perSecond > audited.perSecond) audited = a;
   }
