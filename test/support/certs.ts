@@ -75,3 +75,32 @@ export async function issueCert(issuer: TestCert, o: CertOptions): Promise<TestC
   });
   return { cert: cert.toString('pem'), key: await keyPem(keys.privateKey), keys, subject: o.subject };
 }
+
+/**
+ * Whether this Node.js gives a TLS server the chain a client sent (getPeerCertificate(true) with
+ * the intermediate as `issuerCertificate`). Some releases hand the server only the leaf (a known
+ * Node.js regression: the handshake code consumes the chain), so what the server can verify
+ * through an intermediate depends on the runtime: a test asks this instead of naming versions.
+ */
+export async function serverSeesClientChain(): Promise<boolean> {
+  const { createServer, connect } = await import('node:tls');
+  const ca = await makeCa('chain-probe-ca');
+  const intermediate = await issueCert(ca, { subject: 'CN=chain-probe-intermediate', ca: true });
+  const leaf = await issueCert(intermediate, { subject: 'CN=chain-probe-leaf' });
+  const serving = await issueCert(ca, { subject: 'CN=localhost', usage: 'server', hosts: [{ type: 'ip', value: '127.0.0.1' }] });
+  return new Promise<boolean>((resolve, reject) => {
+    const server = createServer({ cert: serving.cert, key: serving.key, ca: ca.cert, requestCert: true, rejectUnauthorized: false }, (socket) => {
+      const peer = socket.getPeerCertificate(true);
+      const issuer = peer.issuerCertificate as { subject?: { CN?: string } } | undefined;
+      socket.end();
+      server.close();
+      resolve(issuer?.subject?.CN === 'chain-probe-intermediate');
+    });
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      const client = connect({ host: '127.0.0.1', port, ca: ca.cert, cert: `${leaf.cert.trimEnd()}\n${intermediate.cert}`, key: leaf.key }, () => client.end());
+      client.on('error', () => {});
+    });
+  });
+}
