@@ -75,7 +75,7 @@ export class ApiRouter {
     const def = store.def;
     const named = i.subresource ? def.namedCreates?.find((c) => c.name === i.subresource) : undefined;
     if (named) {
-      if (i.parts.length > 3 || (def.namespaced && !i.namespace) || (!def.namespaced && i.namespace)) throw errors.noRoute();
+      if (i.parts.length > 3 || (def.namespaced && !i.namespace) || (!def.namespaced && i.namespacePath)) throw errors.noRoute();
       if (ctx.req.method !== 'POST') throw errors.methodNotAllowed();
       return this.run(handleNamedCreate(ctx, this.env, { store, namespace: def.namespaced ? i.namespace : undefined, name, create: named }));
     }
@@ -85,9 +85,10 @@ export class ApiRouter {
       if (!subresource || i.parts.length > 3) throw errors.noRoute();
     }
     // A namespaced kind under a namespace, or across all namespaces (list/watch only); a
-    // cluster-scoped kind never under one (`namespaces/<name>` is the namespace object itself).
+    // cluster-scoped kind never under one, namespaces included (`namespaces/<name>` is the namespace
+    // object itself, `namespaces/<ns>/namespaces` nothing).
     const namespaced = def.namespaced;
-    if (!namespaced && i.namespace && i.resource !== 'namespaces') throw errors.noRoute();
+    if (!namespaced && i.namespacePath) throw errors.noRoute();
     if (namespaced && !i.namespace && name) throw errors.noRoute();
     if (i.parts.length > 3) throw errors.noRoute();
     // As kube-apiserver, on every route of a deprecated kind version.

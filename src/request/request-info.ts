@@ -20,6 +20,12 @@ export interface RequestInfo {
    * kube-apiserver matches paths segment by segment as sent, never cleaned, so these are 404s.
    */
   unroutable: boolean;
+  /**
+   * The path reached the resource under `namespaces/<namespace>/` (true for `namespaces/ns/leases`,
+   * not for the namespace object `namespaces/ns`, whose name is also recorded as the namespace):
+   * a cluster-scoped resource is never served there.
+   */
+  namespacePath?: boolean;
 }
 
 /** What a check that is not a request names (an access review, an impersonation, an expression's check). */
@@ -104,7 +110,10 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   // namespace object itself; like kube-apiserver, its name is also recorded as the namespace.
   if (segs[0] === 'namespaces' && segs.length > 1) {
     info.namespace = segs[1]!;
-    if (segs.length > 2 && !namespaceSubresources.has(segs[2]!)) segs = segs.slice(2);
+    if (segs.length > 2 && !namespaceSubresources.has(segs[2]!)) {
+      segs = segs.slice(2);
+      info.namespacePath = true;
+    }
   }
   info.parts = segs;
   info.resource = segs[0] ?? '';
