@@ -146,7 +146,10 @@ export const errors = {
     new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`),
   unsupportedContentEncoding: (encoding: string) =>
     new StatusError(415, 'UnsupportedMediaType', `unsupported Content-Encoding ${JSON.stringify(encoding.slice(0, 100))}: request bodies are accepted only without a content encoding (identity)`),
+  /** A watch (or a read) from a revision whose history is gone. */
   tooOld: (requested: number, oldest: number) => new StatusError(410, 'Expired', `too old resource version: ${requested} (${oldest})`),
+  /** A list at a revision whose history is gone (kube-apiserver's words for it). */
+  listTooOld: () => new StatusError(410, 'Expired', 'The resourceVersion for the provided list is too old.'),
   continueExpired: () =>
     new StatusError(
       410,

@@ -332,7 +332,7 @@ export class RegistryStore implements ReadableStore {
           // Only a selector makes the value worth parsing.
           filter: match && ((kv) => match(this.encoded(kv).view())),
         }),
-      pos !== undefined,
+      pos !== undefined ? 'continue' : 'list',
     );
     const list: Omit<ListResponse, 'items'> & { items: KeyValue[] } = {
       apiVersion: this.apiVersion,
@@ -347,12 +347,12 @@ export class RegistryStore implements ReadableStore {
     return list;
   }
 
-  /** Translate storage errors into Status errors. */
-  private async storageCall<T>(fn: () => Promise<T>, continued = false): Promise<T> {
+  /** Translate storage errors into Status errors; `list`: a list's page, or the page a continue token names. */
+  private async storageCall<T>(fn: () => Promise<T>, list?: 'list' | 'continue'): Promise<T> {
     try {
       return await fn();
     } catch (e) {
-      if (e instanceof CompactedError) throw continued ? errors.continueExpired() : errors.tooOld(e.requestedRevision, e.compactRevision);
+      if (e instanceof CompactedError) throw list === 'continue' ? errors.continueExpired() : list === 'list' ? errors.listTooOld() : errors.tooOld(e.requestedRevision, e.compactRevision);
       if (e instanceof FutureRevisionError) throw errors.tooLargeResourceVersion(e.requestedRevision, e.currentRevision);
       if (e instanceof UnavailableError) throw errors.unavailable(`storage is unavailable: ${e.message}`);
       if (e instanceof InsufficientStorageError) throw errors.insufficientStorage(e.message);

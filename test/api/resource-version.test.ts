@@ -258,12 +258,18 @@ describe('history that is gone', () => {
       await api(s, 'PUT', `${path}/x`, { ...lease('x', `h${i}`) });
     }
     // Wait for the store's compaction to pass the old revision.
-    let listStatus = 200;
-    for (let i = 0; i < 40 && listStatus !== 410; i++) {
+    let listed = { status: 200, body: {} as { reason?: string; message?: string } };
+    for (let i = 0; i < 40 && listed.status !== 410; i++) {
       await new Promise((r) => setTimeout(r, 250));
-      listStatus = (await api(s, 'GET', `${path}?limit=1&resourceVersion=${oldRv}`)).status;
+      listed = await api(s, 'GET', `${path}?limit=1&resourceVersion=${oldRv}`);
     }
-    assert.equal(listStatus, 410, 'Exact list of a compacted version is 410');
+    assert.equal(listed.status, 410, 'Exact list of a compacted version is 410');
+    // kube-apiserver's words for a list (a watch names the versions, below).
+    assert.equal(listed.body.reason, 'Expired');
+    assert.equal(listed.body.message, 'The resourceVersion for the provided list is too old.');
+    const exact = await api(s, 'GET', `${path}?resourceVersion=${oldRv}&resourceVersionMatch=Exact`);
+    assert.equal(exact.status, 410);
+    assert.equal(exact.body.message, 'The resourceVersion for the provided list is too old.');
     const w = readWatch(`${s.url}${path}?watch=1&resourceVersion=${oldRv}`);
     const [ev] = await w.next(1);
     assert.equal(ev!.type, 'ERROR');
