@@ -17,7 +17,7 @@ import { managerFromUserAgent } from '../registry/field-manager.ts';
 import { bodyApiVersion, decodeBody, type FieldValidation, parseFieldValidation } from './decode.ts';
 import type { ReviewStore } from '../registry/review-store.ts';
 import { parseBool, parseListOptions } from '../machinery/list-options.ts';
-import { failedAfterNegotiating, readBodyBytes, writeBody, writeObject, writeStatus, writeStoredJson } from './respond.ts';
+import { failedAfterNegotiating, readBodyBytes, writeBody, writeConverted, writeObject, writeStatus, writeStoredJson } from './respond.ts';
 import { supportsProtobuf } from '../wire/protobuf/index.ts';
 import { apiVersionOf } from '../registry/definition.ts';
 
@@ -118,7 +118,7 @@ export async function handleGet(ctx: RequestContext, env: HandlerEnv, t: Resourc
   const { enc, convert, table } = readEncoder(ctx, env, t);
   try {
     const rv = ctx.url.searchParams.get('resourceVersion') ?? undefined;
-    if (convert) return writeObject(ctx, enc, 200, convertObject(convert, (await t.store.getEncoded(t.namespace, t.name, rv)).view(), table));
+    if (convert) return writeConverted(ctx, enc, 200, convertObject(convert, (await t.store.getEncoded(t.namespace, t.name, rv)).view(), table));
     const body = await t.store.getBody(t.namespace, t.name, rv, enc);
     if (body) return writeBody(ctx, enc, 200, body);
     // No form in the negotiated encoding: the answer is JSON.
@@ -137,7 +137,7 @@ export async function handleList(ctx: RequestContext, env: HandlerEnv, t: Resour
     if (convert) {
       if (convert.kind === 'PartialObjectMetadata') convertList(convert, [], {}, table); // 406 before any read
       const list = await t.store.list(t.namespace, opts);
-      return writeObject(ctx, enc, 200, convertList(convert, list.items, list.metadata, table));
+      return writeConverted(ctx, enc, 200, convertList(convert, list.items, list.metadata, table));
     }
     const body = await t.store.listBody(t.namespace, opts, enc);
     if (body) return writeBody(ctx, enc, 200, body);

@@ -37,6 +37,22 @@ export function writeObject(ctx: RequestContext, enc: Encoder, code: number, bod
   writeJson(ctx, code, body, 'application/json', headers);
 }
 
+/**
+ * A Table, PartialObjectMetadata or PartialObjectMetadataList: its Content-Type names the
+ * conversion after the media type, the group as the client spelled it, in kube-apiserver's order
+ * (`application/json;g=meta.orch.io;v=v1;as=Table`: its generateMediaTypeWithGVK).
+ */
+export function writeConverted(ctx: RequestContext, enc: Encoder, code: number, body: unknown): void {
+  const c = enc.convert;
+  const slash = c ? c.apiVersion.lastIndexOf('/') : -1;
+  const params = c ? `;g=${c.apiVersion.slice(0, slash)};v=${c.apiVersion.slice(slash + 1)};as=${c.kind}` : '';
+  if (!enc.json) {
+    const encoded = enc.encode(body);
+    if (encoded !== undefined) return send(ctx, code, encoded, `${enc.contentType}${params}`, {});
+  }
+  writeJson(ctx, code, body, `application/json${params}`);
+}
+
 /** A value as JSON, whatever was negotiated (discovery documents). */
 export function writeJson(ctx: RequestContext, code: number, body: unknown, contentType = 'application/json', headers: Record<string, string> = {}): void {
   // Every JSON answer ends with a newline, as kube-apiserver's encoder writes one (clients split on it).

@@ -88,14 +88,15 @@ describe('PartialObjectMetadata in protobuf (what metadata-only clients ask for 
     await api(orch, 'POST', LEASES, { metadata: { name: 'pom-1', labels: { x: 'y' }, annotations: { a: 'b' } }, spec: { holderIdentity: 'not in metadata' } });
     const one = await raw(orch, 'GET', `${LEASES}/pom-1`, { Accept: accept('PartialObjectMetadata') });
     assert.equal(one.status, 200);
-    assert.equal(one.type, PB);
+    // The conversion is named after the media type, as kube-apiserver writes it.
+    assert.equal(one.type, `${PB};g=meta.orch.io;v=v1;as=PartialObjectMetadata`);
     const decoded = decodeObject(one.bytes) as unknown as Record<string, unknown>;
     assert.deepEqual(decoded, await jsonOf(`${LEASES}/pom-1`, 'PartialObjectMetadata'));
     assert.equal(decoded.apiVersion, 'meta.orch.io/v1');
     assert.equal('spec' in decoded, false);
 
     const list = await raw(orch, 'GET', LEASES, { Accept: accept('PartialObjectMetadataList') });
-    assert.equal(list.type, PB);
+    assert.equal(list.type, `${PB};g=meta.orch.io;v=v1;as=PartialObjectMetadataList`);
     const decodedList = decodeObject(list.bytes) as unknown as { kind: string; metadata: unknown; items: Record<string, unknown>[] };
     const jsonList = await jsonOf(LEASES, 'PartialObjectMetadataList');
     assert.equal(decodedList.kind, 'PartialObjectMetadataList');

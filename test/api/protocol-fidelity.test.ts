@@ -49,3 +49,39 @@ describe('a cluster-scoped resource is never reached through a namespace path', 
     assert.equal((await api(server, 'GET', '/api/v1/namespaces')).status, 200);
   });
 });
+
+/** A Content-Type's media type and parameters (order aside). */
+function mediaType(header: string | null): { type: string; params: Record<string, string> } {
+  const [type, ...rest] = (header ?? '').split(';').map((p) => p.trim());
+  return { type: type!, params: Object.fromEntries(rest.map((p) => p.split('=') as [string, string])) };
+}
+
+describe('Table and PartialObjectMetadata answers name their form in Content-Type', () => {
+  for (const [profile, metaGroup] of [['orch', 'meta.orch.io'], ['kubernetes dialect', 'meta.k8s.io']] as const) {
+    test(`get and list, JSON, YAML and protobuf, ${metaGroup} (${profile})`, async () => {
+      const ns = await namespace('table');
+      const leases = `/apis/coordination.orch.io/v1/namespaces/${ns}/leases`;
+      assert.equal((await api(server, 'POST', leases, { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'l1' }, spec: {} })).status, 201);
+      const cases: [string, string, string, string][] = [
+        [`application/json;as=Table;v=v1;g=${metaGroup}`, leases, 'application/json', 'Table'],
+        [`application/json;as=Table;v=v1;g=${metaGroup}`, `${leases}/l1`, 'application/json', 'Table'],
+        // kubectl's Accept: Table first, plain JSON as the fallback.
+        [`application/json;as=Table;v=v1;g=${metaGroup},application/json;as=Table;v=v1beta1;g=${metaGroup},application/json`, leases, 'application/json', 'Table'],
+        [`application/yaml;as=Table;v=v1;g=${metaGroup}`, leases, 'application/yaml', 'Table'],
+        [`application/json;as=PartialObjectMetadata;v=v1;g=${metaGroup}`, `${leases}/l1`, 'application/json', 'PartialObjectMetadata'],
+        [`application/json;as=PartialObjectMetadataList;v=v1;g=${metaGroup}`, leases, 'application/json', 'PartialObjectMetadataList'],
+        [`application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;v=v1;g=${metaGroup}`, leases, 'application/vnd.kubernetes.protobuf', 'PartialObjectMetadataList'],
+      ];
+      for (const [accept, path, type, as] of cases) {
+        const r = await api(server, 'GET', path, undefined, { Accept: accept });
+        assert.equal(r.status, 200, `${accept}: ${r.text}`);
+        assert.deepEqual(mediaType(r.headers.get('content-type')), { type, params: { g: metaGroup, v: 'v1', as } }, accept);
+      }
+      // The plain forms and errors carry no conversion.
+      assert.equal((await api(server, 'GET', leases, undefined, { Accept: 'application/json' })).headers.get('content-type'), 'application/json');
+      const missing = await api(server, 'GET', `${leases}/none`, undefined, { Accept: `application/json;as=Table;v=v1;g=${metaGroup}` });
+      assert.equal(missing.status, 404);
+      assert.equal(missing.headers.get('content-type'), 'application/json');
+    });
+  }
+});

@@ -30,7 +30,7 @@ for (const [profile, server] of Object.entries(servers)) {
         for (const v of ['v1', 'v1beta1']) {
           const r = await api(server, 'GET', '/api/v1/nodes?labelSelector=wire', undefined, { Accept: `application/json;as=Table;v=${v};g=${meta},application/json` });
           assert.equal(r.status, 200);
-          assert.equal(r.headers.get('content-type'), 'application/json');
+          assert.equal(r.headers.get('content-type'), `application/json;g=${meta};v=${v};as=Table`);
           assert.equal(r.body.kind, 'Table');
           assert.equal(r.body.apiVersion, `${meta}/${v}`);
           assert.deepEqual(r.body.columnDefinitions.map((c: { name: string }) => c.name).slice(0, 3), ['Name', 'Status', 'Roles']);
@@ -45,7 +45,7 @@ for (const [profile, server] of Object.entries(servers)) {
         assert.deepEqual([one.body.kind, one.body.apiVersion, one.body.metadata.name], ['PartialObjectMetadata', `${meta}/v1`, `wire-${profile}`]);
         const list = await raw(server, 'GET', '/api/v1/nodes?labelSelector=wire', { Accept: `${pb};as=PartialObjectMetadataList;g=${meta};v=v1,application/json` });
         assert.equal(list.status, 200);
-        assert.equal(list.type, pb);
+        assert.equal(list.type, `${pb};g=${meta};v=v1;as=PartialObjectMetadataList`);
         const decoded = decodeObject(list.bytes) as unknown as { apiVersion: string; kind: string; items: { metadata: { name: string } }[] };
         assert.deepEqual([decoded.kind, decoded.apiVersion], ['PartialObjectMetadataList', `${meta}/v1`]);
         assert.deepEqual(decoded.items.map((i) => i.metadata.name), [`wire-${profile}`]);
