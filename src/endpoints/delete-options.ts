@@ -64,7 +64,7 @@ export async function readDeleteOptions(ctx: RequestContext, naming: Naming): Pr
     if (!absent(body[flag]) && typeof body[flag] !== 'boolean') errs.push(fieldError.typeInvalid(flag, body[flag], `${flag} in body must be of type boolean`));
   }
   const dry = [...(Array.isArray(body.dryRun) ? (body.dryRun as unknown[]) : []), ...q.getAll('dryRun')];
-  for (const d of dry) if (d !== 'All' && d !== '') errs.push(fieldError.notSupported('dryRun', d, ['All']));
+  if (dry.some((d) => d !== 'All')) errs.push(fieldError.notSupported('dryRun', dry, ['All']));
   const grace = parseInteger('gracePeriodSeconds', q.get('gracePeriodSeconds')) ?? body.gracePeriodSeconds;
   if (!absent(grace) && (typeof grace !== 'number' || !Number.isSafeInteger(grace)))
     errs.push(fieldError.typeInvalid('gracePeriodSeconds', grace, 'gracePeriodSeconds in body must be of type integer'));
@@ -87,6 +87,9 @@ export async function readDeleteOptions(ctx: RequestContext, naming: Naming): Pr
       preconditions = { uid: (uid as string | undefined) ?? undefined, resourceVersion: (resourceVersion as string | undefined) ?? undefined };
     }
   }
+  // A body field of the wrong type fails decoding in kube-apiserver (400) before any validation (422).
+  const undecodable = errs.filter((e) => e.type === 'FieldValueTypeInvalid');
+  if (undecodable.length) throw errors.undecodableOptions(naming.metaGroup, 'DeleteOptions', undecodable);
   if (errs.length) throw errors.invalidOptions(naming.metaGroup, 'DeleteOptions', errs);
   return {
     dryRun: dry.includes('All'),

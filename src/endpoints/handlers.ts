@@ -51,6 +51,24 @@ export interface HandlerEnv {
   deprecatedRequest?: (group: string, version: string, resource: string, subresource: string, removedRelease: string) => void;
 }
 
+const FIELD_VALIDATIONS = ['', 'Ignore', 'Strict', 'Warn'];
+const FIELD_MANAGER_MAX_LENGTH = 128;
+
+/** kube-apiserver's ValidateFieldManager: at most 128 bytes, every character printable (Go's unicode.IsPrint). */
+function fieldManagerErrors(manager: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (Buffer.byteLength(manager) > FIELD_MANAGER_MAX_LENGTH) errs.push(fieldError.tooLong('fieldManager', manager, FIELD_MANAGER_MAX_LENGTH));
+  let at = 0;
+  for (const ch of manager) {
+    if (ch !== ' ' && !/^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u.test(ch)) {
+      const code = `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+      errs.push(fieldError.invalid('fieldManager', manager, `invalid character ${code} (at position ${at})`));
+    }
+    at += Buffer.byteLength(ch);
+  }
+  return errs;
+}
+
 /** The options of a write, validated as its options kind (CreateOptions, UpdateOptions, PatchOptions). */
 function writeOptions(
   ctx: RequestContext,
@@ -59,23 +77,25 @@ function writeOptions(
   apply = false,
 ): { dryRun: boolean; fieldValidation: FieldValidation; manager: string; force: boolean } {
   const q = ctx.url.searchParams;
+  // kube-apiserver's ValidateCreateOptions / ValidateUpdateOptions / ValidatePatchOptions, in
+  // their order: a value that does not decode is 400 (parseBool), a decoded one that is not valid
+  // 422 Invalid naming the options kind.
   const errs: FieldError[] = [];
-  const dry = q.getAll('dryRun');
-  for (const d of dry) if (d !== 'All' && d !== '') errs.push(fieldError.notSupported('dryRun', d, ['All']));
   const manager = q.get('fieldManager');
-  if (manager !== null) {
-    if (manager.length > 128) errs.push(fieldError.tooLong('fieldManager', manager, 128));
-    // eslint-disable-next-line no-control-regex
-    if (/[^\x20-\x7e]/.test(manager)) errs.push(fieldError.invalid('fieldManager', manager, 'is not a printable string'));
-  }
-  // `force` belongs to apply; an apply needs a manager (kubectl defaults it, controllers must set it).
-  const force = parseBool('force', q.get('force'));
-  if (!apply && force !== undefined) errs.push(fieldError.forbidden('force', 'may not be specified for non-apply patch'));
+  // `force` is a patch option, for apply only; an apply needs a manager (kubectl defaults it,
+  // controllers must set it).
+  const force = kind === 'PatchOptions' ? parseBool('force', q.get('force')) : undefined;
+  if (kind === 'PatchOptions' && !apply && force !== undefined) errs.push(fieldError.forbidden('force', 'may not be specified for non-apply patch'));
   if (apply && !manager) errs.push(fieldError.required('fieldManager', 'is required for apply patch'));
+  if (manager !== null) errs.push(...fieldManagerErrors(manager));
+  const dry = q.getAll('dryRun');
+  if (dry.some((d) => d !== 'All')) errs.push(fieldError.notSupported('dryRun', dry, ['All']));
+  const validation = q.get('fieldValidation') ?? '';
+  if (!FIELD_VALIDATIONS.includes(validation)) errs.push(fieldError.notSupported('fieldValidation', validation, FIELD_VALIDATIONS));
   if (errs.length) throw errors.invalidOptions(env.naming.metaGroup, kind, errs);
   return {
     dryRun: dry.includes('All'),
-    fieldValidation: parseFieldValidation(q.get('fieldValidation')),
+    fieldValidation: parseFieldValidation(validation),
     manager: manager ?? managerFromUserAgent(ctx.req.headers['user-agent']),
     force: force ?? false,
   };

@@ -86,7 +86,7 @@ export function parseListOptions(q: URLSearchParams, metaGroup: string, verb: 'l
   const shard = q.get('shardSelector');
   if (shard) throw errors.badRequest('shardSelector: sharded lists are not served by this server');
   const errs = watch ? watchErrors(opts, gates.watchList) : listErrors(opts);
-  if (errs.length) throw errors.invalidOptions(metaGroup, 'ListOptions', errs);
+  if (errs.length) throw errors.invalidListOptions(metaGroup, errs);
   if (opts.resourceVersion) parseResourceVersion(opts.resourceVersion);
   // The token is read again where the list starts; checked here, a deletecollection refuses a bad
   // one before it deletes anything, with the answer a list gives.

@@ -113,6 +113,10 @@ function aggregate(messages: readonly string[]): string {
   return listed.length === 1 ? listed[0]! : `[${listed.join(', ')}]`;
 }
 
+function undecodableOptions(metaGroup: string, kind: string, errs: readonly FieldError[]): StatusError {
+  return new StatusError(400, 'BadRequest', `${kind}.${metaGroup} "" is invalid: ${aggregate(errs.map((e) => e.message))}`, { group: metaGroup, kind, causes: causesOf(errs) });
+}
+
 export const errors = {
   badRequest: (message: string, causes?: StatusCause[]) => new StatusError(400, 'BadRequest', message, causes ? { causes } : undefined),
   notFound: (r: QualifiedResource, name: string) => new StatusError(404, 'NotFound', `${qualified(r)} "${name}" not found`, detailsFor(r, name)),
@@ -133,9 +137,13 @@ export const errors = {
       kind,
       causes: causesOf(errs),
     }),
-  /** Invalid query options: 400 (docs/rulings.md#r1), worded like kube-apiserver's Invalid. */
+  /** Invalid list options: 400 (docs/rulings.md#r1), worded like kube-apiserver's Invalid. */
+  invalidListOptions: (metaGroup: string, errs: readonly FieldError[]) => undecodableOptions(metaGroup, 'ListOptions', errs),
+  /** Options whose values do not even decode (a string where a number goes): 400, as a decoding failure is in kube-apiserver. */
+  undecodableOptions: (metaGroup: string, kind: string, errs: readonly FieldError[]) => undecodableOptions(metaGroup, kind, errs),
+  /** Invalid write or delete options (CreateOptions, UpdateOptions, PatchOptions, DeleteOptions): 422, as kube-apiserver's. */
   invalidOptions: (metaGroup: string, kind: string, errs: readonly FieldError[]) =>
-    new StatusError(400, 'BadRequest', `${kind}.${metaGroup} "" is invalid: ${aggregate(errs.map((e) => e.message))}`, { group: metaGroup, kind, causes: causesOf(errs) }),
+    new StatusError(422, 'Invalid', `${kind}.${metaGroup} "" is invalid: ${aggregate(errs.map((e) => e.message))}`, { group: metaGroup, kind, causes: causesOf(errs) }),
   forbidden: (r: QualifiedResource, name: string, why: string) =>
     new StatusError(403, 'Forbidden', `${qualified(r)} "${name}" is forbidden: ${why}`, detailsFor(r, name)),
   methodNotAllowed: () => new StatusError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {}),

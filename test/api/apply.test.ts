@@ -116,7 +116,7 @@ describe('apply', () => {
 
   test('bad input: no fieldManager, managedFields in the body, wrong version, wrong name, force on a merge patch, Strict unknown fields, invalid merged result', async () => {
     const noManager = await api(server, 'PATCH', `${LEASES}/bad`, JSON.stringify(lease('bad', {})), APPLY);
-    assert.equal(noManager.status, 400);
+    assert.equal(noManager.status, 422);
     assert.match(noManager.body.message, /fieldManager: Required value: is required for apply patch/);
     const mf = await apply('bad', 'm', lease('bad', {}, { managedFields: [{ manager: 'x' }] }));
     assert.equal(mf.status, 400);
@@ -127,7 +127,7 @@ describe('apply', () => {
     const name = await apply('bad', 'm', lease('other', {}));
     assert.equal(name.status, 400);
     const force = await api(server, 'PATCH', `${LEASES}/a1?force=true`, { spec: {} }, { 'Content-Type': 'application/merge-patch+json' });
-    assert.equal(force.status, 400);
+    assert.equal(force.status, 422);
     assert.match(force.body.message, /force: Forbidden: may not be specified for non-apply patch/);
     const strict = await apply('bad', 'm', lease('bad', { holderIdentity: 'x', bogus: 1 }), '&fieldValidation=Strict');
     assert.equal(strict.status, 400);

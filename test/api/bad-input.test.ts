@@ -558,12 +558,12 @@ describe('write options', () => {
     ['PATCH', L1, { json: { spec: { holderIdentity: 'changed' } }, headers: MERGE }],
   ] as const) {
     cases([
-      { name: `${method} fieldValidation=Bogus`, method, path: `${path}?fieldValidation=Bogus`, opts, code: 400, reason: 'BadRequest' },
-      { name: `${method} fieldValidation=strict (wrong case)`, method, path: `${path}?fieldValidation=strict`, opts, code: 400, reason: 'BadRequest' },
-      { name: `${method} dryRun=Bogus`, method, path: `${path}?dryRun=Bogus`, opts, code: 400, reason: 'BadRequest' },
-      { name: `${method} dryRun=All&dryRun=Bogus`, method, path: `${path}?dryRun=All&dryRun=Bogus`, opts, code: 400, reason: 'BadRequest' },
-      { name: `${method} fieldManager over 128 characters`, method, path: `${path}?fieldManager=${'m'.repeat(129)}`, opts, code: 400, reason: 'BadRequest' },
-      { name: `${method} fieldManager with a control character`, method, path: `${path}?fieldManager=a%01b`, opts, code: 400, reason: 'BadRequest' },
+      { name: `${method} fieldValidation=Bogus`, method, path: `${path}?fieldValidation=Bogus`, opts, code: 422, reason: 'Invalid' },
+      { name: `${method} fieldValidation=strict (wrong case)`, method, path: `${path}?fieldValidation=strict`, opts, code: 422, reason: 'Invalid' },
+      { name: `${method} dryRun=Bogus`, method, path: `${path}?dryRun=Bogus`, opts, code: 422, reason: 'Invalid' },
+      { name: `${method} dryRun=All&dryRun=Bogus`, method, path: `${path}?dryRun=All&dryRun=Bogus`, opts, code: 422, reason: 'Invalid' },
+      { name: `${method} fieldManager over 128 characters`, method, path: `${path}?fieldManager=${'m'.repeat(129)}`, opts, code: 422, reason: 'Invalid' },
+      { name: `${method} fieldManager with a control character`, method, path: `${path}?fieldManager=a%01b`, opts, code: 422, reason: 'Invalid' },
     ]);
   }
 });
@@ -645,8 +645,8 @@ describe('patches', () => {
       code: 409,
       reason: 'Conflict',
     },
-    { name: 'force=true on a merge patch', method: 'PATCH', path: `${L1}?force=true`, opts: { json: { spec: { holderIdentity: 'changed' } }, headers: MERGE }, code: 400, reason: 'BadRequest' },
-    { name: 'force=false on a JSON patch', method: 'PATCH', path: `${L1}?force=false`, opts: { json: [{ op: 'replace', path: '/spec/holderIdentity', value: 'changed' }], headers: JSONPATCH }, code: 400, reason: 'BadRequest' },
+    { name: 'force=true on a merge patch', method: 'PATCH', path: `${L1}?force=true`, opts: { json: { spec: { holderIdentity: 'changed' } }, headers: MERGE }, code: 422, reason: 'Invalid' },
+    { name: 'force=false on a JSON patch', method: 'PATCH', path: `${L1}?force=false`, opts: { json: [{ op: 'replace', path: '/spec/holderIdentity', value: 'changed' }], headers: JSONPATCH }, code: 422, reason: 'Invalid' },
     { name: 'force=maybe', method: 'PATCH', path: `${L1}?force=maybe`, opts: { json: { spec: {} }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
     { name: 'strategic patch with $patch: bogus', method: 'PATCH', path: L1, opts: { json: { spec: { $patch: 'bogus', holderIdentity: 'changed' } }, headers: STRATEGIC }, code: 400, reason: 'BadRequest' },
     // (`$bogus` keys are unknown fields and a non-list `$deleteFromPrimitiveList` is ignored, as in
@@ -924,15 +924,15 @@ describe('delete', () => {
     ]);
   }
   cases([
-    { name: 'propagationPolicy=Bogus in the query', method: 'DELETE', path: `${L1}?propagationPolicy=Bogus`, code: 400, reason: 'BadRequest' },
-    { name: 'propagationPolicy Bogus in the body', method: 'DELETE', path: L1, opts: { json: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Bogus' } }, code: 400, reason: 'BadRequest' },
+    { name: 'propagationPolicy=Bogus in the query', method: 'DELETE', path: `${L1}?propagationPolicy=Bogus`, code: 422, reason: 'Invalid' },
+    { name: 'propagationPolicy Bogus in the body', method: 'DELETE', path: L1, opts: { json: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Bogus' } }, code: 422, reason: 'Invalid' },
     { name: 'propagationPolicy a number in the body', method: 'DELETE', path: L1, opts: { json: { propagationPolicy: 3 } }, code: 400, reason: 'BadRequest' },
-    { name: 'orphanDependents with propagationPolicy', method: 'DELETE', path: `${L1}?orphanDependents=true&propagationPolicy=Orphan`, code: 400, reason: 'BadRequest' },
+    { name: 'orphanDependents with propagationPolicy', method: 'DELETE', path: `${L1}?orphanDependents=true&propagationPolicy=Orphan`, code: 422, reason: 'Invalid' },
     { name: 'orphanDependents=maybe', method: 'DELETE', path: `${L1}?orphanDependents=maybe`, code: 400, reason: 'BadRequest' },
     { name: 'gracePeriodSeconds=abc', method: 'DELETE', path: `${L1}?gracePeriodSeconds=abc`, code: 400, reason: 'BadRequest' },
     { name: 'gracePeriodSeconds a string in the body', method: 'DELETE', path: L1, opts: { json: { gracePeriodSeconds: '10' } }, code: 400, reason: 'BadRequest' },
-    { name: 'dryRun=Bogus', method: 'DELETE', path: `${L1}?dryRun=Bogus`, code: 400, reason: 'BadRequest' },
-    { name: 'dryRun Bogus in the body', method: 'DELETE', path: L1, opts: { json: { dryRun: ['Bogus'] } }, code: 400, reason: 'BadRequest' },
+    { name: 'dryRun=Bogus', method: 'DELETE', path: `${L1}?dryRun=Bogus`, code: 422, reason: 'Invalid' },
+    { name: 'dryRun Bogus in the body', method: 'DELETE', path: L1, opts: { json: { dryRun: ['Bogus'] } }, code: 422, reason: 'Invalid' },
     { name: 'preconditions not an object', method: 'DELETE', path: L1, opts: { json: { preconditions: 'uid' } }, code: 400, reason: 'BadRequest' },
     { name: 'preconditions.uid a number', method: 'DELETE', path: L1, opts: { json: { preconditions: { uid: 5 } } }, code: 400, reason: 'BadRequest' },
     { name: 'preconditions uid mismatch', method: 'DELETE', path: L1, opts: { json: { preconditions: { uid: randomUUID() } } }, code: 409, reason: 'Conflict', check: messageMatches(/Precondition failed/) },
@@ -947,8 +947,8 @@ describe('delete', () => {
     { name: 'deletecollection with a garbage continue token deletes nothing', method: 'DELETE', path: `${LEASES}?continue=garbage`, code: 400, reason: 'BadRequest' },
     { name: 'deletecollection with a uid precondition deletes nothing', method: 'DELETE', path: LEASES, opts: { json: { preconditions: { uid: randomUUID() } } }, code: 409, reason: 'Conflict', check: messageMatches(/Precondition failed/) },
     { name: 'deletecollection with a resourceVersion precondition deletes nothing', method: 'DELETE', path: LEASES, opts: { json: { preconditions: { resourceVersion: '1' } } }, code: 409, reason: 'Conflict' },
-    { name: 'deletecollection with propagationPolicy=Bogus deletes nothing', method: 'DELETE', path: `${LEASES}?propagationPolicy=Bogus`, code: 400, reason: 'BadRequest' },
-    { name: 'deletecollection with dryRun=Bogus deletes nothing', method: 'DELETE', path: `${LEASES}?dryRun=Bogus`, code: 400, reason: 'BadRequest' },
+    { name: 'deletecollection with propagationPolicy=Bogus deletes nothing', method: 'DELETE', path: `${LEASES}?propagationPolicy=Bogus`, code: 422, reason: 'Invalid' },
+    { name: 'deletecollection with dryRun=Bogus deletes nothing', method: 'DELETE', path: `${LEASES}?dryRun=Bogus`, code: 422, reason: 'Invalid' },
     { name: 'deleting the default namespace', method: 'DELETE', path: '/api/v1/namespaces/default', code: 403, reason: 'Forbidden' },
     { name: 'deleting a missing lease', method: 'DELETE', path: MISSING, code: 404, reason: 'NotFound' },
     { name: 'deleting a missing namespace', method: 'DELETE', path: '/api/v1/namespaces/no-such-ns', code: 404, reason: 'NotFound' },

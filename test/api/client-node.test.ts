@@ -873,7 +873,7 @@ describe('dryRun and fieldValidation through the client', () => {
     assert.equal(node.metadata?.name, 'cn-dry-node');
     await apiError(core.readNode({ name: 'cn-dry-node' }), 404);
 
-    const bad = await apiError(core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cn-dry2' } }, dryRun: 'Some' }), 400);
+    const bad = await apiError(core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cn-dry2' } }, dryRun: 'Some' }), 422);
     assert.match(bad.message ?? '', /dryRun/);
   });
 
@@ -907,7 +907,7 @@ describe('dryRun and fieldValidation through the client', () => {
     assert.deepEqual(accepted.spec, { holderIdentity: 'x' });
     await objects.delete(accepted);
 
-    const invalid = await apiError(core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cn-fv-ns' } }, fieldValidation: 'Sloppy' }), 400);
+    const invalid = await apiError(core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cn-fv-ns' } }, fieldValidation: 'Sloppy' }), 422);
     assert.match(invalid.message ?? '', /fieldValidation/);
   });
 });

@@ -85,3 +85,57 @@ describe('Table and PartialObjectMetadata answers name their form in Content-Typ
     });
   }
 });
+
+describe('invalid write and delete options are 422 Invalid naming the options kind', () => {
+  const MERGE = { 'Content-Type': 'application/merge-patch+json' };
+  const APPLY = { 'Content-Type': 'application/apply-patch+yaml' };
+  test('create, update, patch, apply and delete', async () => {
+    const ns = await namespace('options');
+    const leases = `/apis/coordination.orch.io/v1/namespaces/${ns}/leases`;
+    const lease = (name: string) => ({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name }, spec: { holderIdentity: 'h' } });
+    const created = await api(server, 'POST', leases, lease('l1'));
+    assert.equal(created.status, 201);
+    const stored = () => api(server, 'GET', `${leases}/l1`).then((r) => r.body);
+    const before = await stored();
+    const long = 'm'.repeat(129);
+    const cases: [string, string, string, unknown, Record<string, string> | undefined, string, string[]][] = [
+      ['apply without fieldManager', 'PATCH', `${leases}/l1`, { metadata: { labels: { a: 'b' } } }, APPLY, 'PatchOptions', ['fieldManager: Required value: is required for apply patch']],
+      ['dryRun=Foo on create', 'POST', `${leases}?dryRun=Foo`, lease('l2'), undefined, 'CreateOptions', ['dryRun: Unsupported value: []string{"Foo"}: supported values: "All"']],
+      ['dryRun=Foo on update', 'PUT', `${leases}/l1?dryRun=Foo`, before, undefined, 'UpdateOptions', ['dryRun: Unsupported value: []string{"Foo"}: supported values: "All"']],
+      ['dryRun=Foo on patch', 'PATCH', `${leases}/l1?dryRun=Foo`, { metadata: { labels: { a: 'b' } } }, MERGE, 'PatchOptions', ['dryRun: Unsupported value: []string{"Foo"}: supported values: "All"']],
+      ['a fieldManager over 128 bytes', 'POST', `${leases}?fieldManager=${long}`, lease('l3'), undefined, 'CreateOptions', ['fieldManager: Too long: may not be more than 128 bytes']],
+      ['a fieldManager with a control character', 'POST', `${leases}?fieldManager=a%09b`, lease('l4'), undefined, 'CreateOptions', ['fieldManager: Invalid value: "a\\tb": invalid character U+0009 (at position 1)']],
+      ['force on a merge patch', 'PATCH', `${leases}/l1?force=true`, { metadata: { labels: { a: 'b' } } }, MERGE, 'PatchOptions', ['force: Forbidden: may not be specified for non-apply patch']],
+      ['fieldValidation=Foo', 'POST', `${leases}?fieldValidation=Foo`, lease('l5'), undefined, 'CreateOptions', ['fieldValidation: Unsupported value: "Foo": supported values: "", "Ignore", "Strict", "Warn"']],
+      ['propagationPolicy=Bogus', 'DELETE', `${leases}/l1?propagationPolicy=Bogus`, undefined, undefined, 'DeleteOptions', ['propagationPolicy: Unsupported value: "Bogus": supported values: "Foreground", "Background", "Orphan", "nil"']],
+      ['dryRun=Foo on delete', 'DELETE', `${leases}/l1?dryRun=Foo`, undefined, undefined, 'DeleteOptions', ['dryRun: Unsupported value: []string{"Foo"}: supported values: "All"']],
+      ['dryRun=Foo on delete of a collection', 'DELETE', `${leases}?dryRun=Foo`, undefined, undefined, 'DeleteOptions', ['dryRun: Unsupported value: []string{"Foo"}: supported values: "All"']],
+    ];
+    for (const [what, method, path, body, headers, kind, causes] of cases) {
+      const r = await api(server, method, path, body, headers);
+      assert.equal(r.status, 422, `${what}: ${r.text}`);
+      assert.equal(r.body.reason, 'Invalid', what);
+      assert.equal(r.body.details.group, 'meta.orch.io', what);
+      assert.equal(r.body.details.kind, kind, what);
+      assert.deepEqual(r.body.details.causes.map((c: { field: string; message: string }) => `${c.field}: ${c.message}`), causes, what);
+      assert.equal(r.body.message, `${kind}.meta.orch.io "" is invalid: ${causes.length === 1 ? causes[0] : `[${causes.join(', ')}]`}`, what);
+    }
+    // Nothing was stored, changed or deleted.
+    assert.deepEqual(await stored(), before);
+    assert.deepEqual((await api(server, 'GET', leases)).body.items.map((i: { metadata: { name: string } }) => i.metadata.name), ['l1']);
+    // A non-ASCII printable manager is a manager (Go's unicode.IsPrint), and force is no create option.
+    assert.equal((await api(server, 'POST', `${leases}?fieldManager=${encodeURIComponent('café')}&force=true`, lease('l6'))).status, 201);
+    // Values that do not decode stay 400 BadRequest.
+    for (const [method, path, body, headers] of [
+      ['GET', `${leases}?timeoutSeconds=abc`],
+      ['GET', `${leases}?limit=x`],
+      ['PATCH', `${leases}/l1?fieldManager=m&force=maybe`, 'metadata: {labels: {a: b}}', APPLY],
+      ['DELETE', `${leases}/l1`, { gracePeriodSeconds: 'soon' }],
+    ] as [string, string, unknown?, Record<string, string>?][]) {
+      const r = await api(server, method, path, body, headers);
+      assert.equal(r.status, 400, `${method} ${path}: ${r.text}`);
+      assert.equal(r.body.reason, 'BadRequest');
+    }
+    assert.deepEqual(await stored(), before);
+  });
+});

@@ -468,8 +468,10 @@ const goodListQueries = ['labelSelector=a%20notin%20()', 'labelSelector=tier%20i
 const queryCases: fc.Arbitrary<FuzzCase> = fc.oneof(
   fc.record({ qs: fc.constantFrom(...badListQueries), across: fc.boolean() }).map(({ qs, across }) => mk({ category: 'query', what: `list ${qs}`, method: 'GET', target: `${across ? '/apis/coordination.orch.io/v1/leases' : LEASES_A}?${qs}`, expect: 'error' })),
   fc.record({ qs: fc.constantFrom('resourceVersion=abc', 'resourceVersion=-1', 'resourceVersion=9007199254740993x'), t: anySentinel }).map(({ qs, t }) => mk({ category: 'query', what: `get ${qs}`, method: 'GET', target: `${t.path}?${qs}`, expect: 'error' })),
-  fc.record({ qs: fc.constantFrom(...badWriteQueries), t: sentinelLease, verb: fc.constantFrom('PUT', 'PATCH', 'POST') }).map(({ qs, t, verb }) =>
-    mk({
+  // `force` is a patch option: create and update ignore it, as kube-apiserver does.
+  fc.record({ qs: fc.constantFrom(...badWriteQueries), t: sentinelLease, anyVerb: fc.constantFrom('PUT', 'PATCH', 'POST') }).map(({ qs, t, anyVerb }) => {
+    const verb = qs.startsWith('force=') ? 'PATCH' : anyVerb;
+    return mk({
       category: 'query',
       what: `${verb} ${qs}`,
       method: verb,
@@ -477,8 +479,8 @@ const queryCases: fc.Arbitrary<FuzzCase> = fc.oneof(
       headers: { 'Content-Type': verb === 'PATCH' ? CT.merge : CT.json },
       body: verb === 'PATCH' ? json({ metadata: { labels: { changed: 'yes' } } }) : json(verb === 'POST' ? lease(T.NAME) : t.replacement),
       expect: 'error',
-    }),
-  ),
+    });
+  }),
   fc.record({ qs: fc.constantFrom(...goodListQueries), across: fc.boolean() }).map(({ qs, across }) => mk({ category: 'query', what: `list ${qs}`, method: 'GET', target: `${across ? '/apis/coordination.orch.io/v1/leases' : LEASES_A}?${qs}`, expect: 'ok' })),
   fc.record({ qs: fc.constantFrom('fieldValidation=Strict', 'fieldValidation=Warn', 'dryRun=All', 'fieldManager=fuzz-x', 'fieldValidation=Ignore&dryRun=All') }).map(({ qs }) =>
     mk({ category: 'query', what: `create ${qs}`, method: 'POST', target: `${LEASES_SCRATCH}?${qs}`, headers: { 'Content-Type': CT.json }, body: json(lease(T.NAME)), expect: 'ok' }),
