@@ -232,7 +232,8 @@ test('a full disk: writes get 507 InsufficientStorage, reads, watches and /ready
 test('a hung etcd (SIGSTOP): /readyz and /livez answer in time naming the etcd check, requests get a timeout Status, all recovers after SIGCONT', async (t) => {
   const etcd = await startEtcd();
   t.after(() => etcd.stop());
-  const server = await serve(['--storage-backend=etcd3', `--etcd-servers=${etcd.endpoints[0]}`]);
+  // etcd requests fail after 3 s here (10 s by default): still longer than the 2 s health checks.
+  const server = await testServer({ storageBackend: 'etcd3', etcdServers: [etcd.endpoints[0]!], etcdRequestTimeoutMs: 3000 });
   const path = '/apis/coordination.orch.io/v1/namespaces/default/leases';
   const lease = (name: string) => ({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name }, spec: {} });
   assert.equal((await post(server.url, path, lease('before'))).status, 201);
