@@ -12,6 +12,8 @@ import type { HealthCheck } from './health.ts';
 export interface StorageOptions {
   storageBackend?: 'lmdb' | 'etcd3';
   etcdServers?: string[];
+  /** How long one etcd request may take before it fails (default 10 s). */
+  etcdRequestTimeoutMs?: number;
   dataDir?: string;
   storageRetentionMs?: number;
 }
@@ -34,7 +36,7 @@ export async function openStorage(o: StorageOptions): Promise<OpenedStorage> {
   let throwaway: string | undefined;
   if (isEtcd(o)) {
     if (!o.etcdServers?.length) throw new Error('--etcd-servers must be specified with --storage-backend=etcd3');
-    backend = await openEtcdStorage({ endpoints: o.etcdServers });
+    backend = await openEtcdStorage({ endpoints: o.etcdServers, requestTimeoutMs: o.etcdRequestTimeoutMs });
   } else {
     const path = o.dataDir ?? (throwaway = mkdtempSync(join(tmpdir(), 'orch-apiserver-')));
     try {

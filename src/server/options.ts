@@ -18,6 +18,8 @@ export interface ServerOptions {
   dataDir?: string;
   storageBackend?: 'lmdb' | 'etcd3';
   etcdServers?: string[];
+  /** How long one etcd request may take before it fails (default 10 s); tests of a hung etcd shorten it. */
+  etcdRequestTimeoutMs?: number;
   featureGates?: string | Record<string, boolean>;
   /** `--runtime-config` pairs: `coordination.orch.io/v1=false`. */
   runtimeConfig?: string;

@@ -53,9 +53,12 @@ test('200 watchers that never read: memory stays bounded, /readyz stays fast, ev
   const server = await serve([`--data-dir=${tempDir('faults-watchers')}`]);
   assert.equal((await post(server.url, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'w' } })).status, 201);
   const value = 'x'.repeat(10_000);
+  // 2,500 objects of 10 KB: each watcher is owed 25 MB, several times what a socket takes before it
+  // pushes back, so a server that buffered the replays would hold gigabytes for 200 of them.
+  const OBJECTS = 2_500;
   const t0 = performance.now();
   await pool(
-    Array.from({ length: 10_000 }, (_, i) => i),
+    Array.from({ length: OBJECTS }, (_, i) => i),
     32,
     async (i) => {
       const res = await post(server.url, '/apis/coordination.orch.io/v1/namespaces/w/leases', { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: `l-${i}`, annotations: { v: value } }, spec: {} });
@@ -63,7 +66,7 @@ test('200 watchers that never read: memory stays bounded, /readyz stays fast, ev
       await res.arrayBuffer();
     },
   );
-  t.diagnostic(`created 10000 objects of 10 KB in ${Math.round(performance.now() - t0)} ms`);
+  t.diagnostic(`created ${OBJECTS} objects of 10 KB in ${Math.round(performance.now() - t0)} ms`);
   const before = await server.rssAfterGc();
 
   const sockets: net.Socket[] = [];
@@ -229,7 +232,8 @@ test('a full disk: writes get 507 InsufficientStorage, reads, watches and /ready
 test('a hung etcd (SIGSTOP): /readyz and /livez answer in time naming the etcd check, requests get a timeout Status, all recovers after SIGCONT', async (t) => {
   const etcd = await startEtcd();
   t.after(() => etcd.stop());
-  const server = await serve(['--storage-backend=etcd3', `--etcd-servers=${etcd.endpoints[0]}`]);
+  // etcd requests fail after 3 s here (10 s by default): still longer than the 2 s health checks.
+  const server = await testServer({ storageBackend: 'etcd3', etcdServers: [etcd.endpoints[0]!], etcdRequestTimeoutMs: 3000 });
   const path = '/apis/coordination.orch.io/v1/namespaces/default/leases';
   const lease = (name: string) => ({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name }, spec: {} });
   assert.equal((await post(server.url, path, lease('before'))).status, 201);
