@@ -43,6 +43,8 @@ export interface ServerMetrics {
   readonly authorizationConfigReload: { reloaded(ok: boolean): void };
   /** The authorization webhooks' round-trips, fail-open decisions and match conditions. */
   readonly authorizationWebhooks: AuthorizationWebhookMetrics;
+  /** An allow or deny of a configured authorizer (apiserver_authorization_decisions_total). */
+  authorizationDecision(type: string, name: string, decision: 'allowed' | 'denied'): void;
   /** The exposition: body and its content type. */
   render(): Promise<{ body: string; contentType: string }>;
 }
@@ -203,9 +205,16 @@ export function createServerMetrics(featureGates: FeatureGates = parseFeatureGat
       if (outcome === 'error') matchErrors.inc(labels);
     },
   };
+  const decisions = new Counter({
+    name: 'apiserver_authorization_decisions_total',
+    help: '[ALPHA] Total number of terminal decisions made by an authorizer split by authorizer type, name, and decision.',
+    labelNames: ['type', 'name', 'decision'] as const,
+    registers,
+  });
   return {
     registry,
     authorizationWebhooks,
+    authorizationDecision: (type, name, decision) => decisions.inc({ type, name, decision }),
     storage: (operation, type, seconds) => storageDuration.observe({ operation, type }, seconds),
     watchEvents(group, version, kind) {
       const child = watchEventsTotal.labels({ group, version, kind });

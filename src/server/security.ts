@@ -323,6 +323,8 @@ export interface AuthorizerContext {
   configReload?: { reloaded(ok: boolean): void };
   /** Where the authorization webhooks report their calls and match conditions. */
   webhookMetrics?: AuthorizationWebhookMetrics;
+  /** Where the configuration file's authorizers report their allows and denies. */
+  decided?(type: string, name: string, decision: 'allowed' | 'denied'): void;
 }
 
 /** The Webhook mode of the flags: a webhook with no match conditions whose failures are no opinion. */
@@ -368,6 +370,7 @@ function fileAuthorizer(opts: Pick<ServerOptions, 'authorization'>, file: { text
     pollIntervalMs: a.configReloadIntervalMs,
     inCluster: a.inClusterServiceAccount,
     webhookMetrics: ctx.webhookMetrics,
+    decided: ctx.decided,
   });
   ctx.onClose?.(() => reloading.close());
   return reloading;

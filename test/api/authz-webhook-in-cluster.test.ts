@@ -5,7 +5,7 @@
 // the webhook's certificate is checked against ca.crt (another CA there, after a reload, and no
 // call gets through). The webhook metrics are read from /metrics: round-trips and their latency by
 // result (success, error, timeout), fail-open decisions, match condition exclusions, errors and
-// evaluation time.
+// evaluation time; the configured authorizers' decisions.
 
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -99,9 +99,12 @@ async function metric(name: string, labels: Record<string, string>): Promise<num
 const IN_CLUSTER = { name: 'in-cluster' };
 
 test("the webhook is called at the service's address with the pod's token, its certificate checked against ca.crt", async () => {
+  const decided = { type: 'Webhook', name: 'in-cluster', decision: 'allowed' };
+  const allows = await metric('apiserver_authorization_decisions_total', decided);
   const before = calls.length;
   const r = await get('allowed');
   assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(await metric('apiserver_authorization_decisions_total', decided), allows + 1, 'the allow is counted as the webhook authorizer\'s');
   const mine = calls.slice(before).filter((c) => c.user === 'allowed');
   assert.deepEqual(
     mine.map((c) => c.authorization),

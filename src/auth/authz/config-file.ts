@@ -363,6 +363,21 @@ export interface ChainContext {
   inCluster?: Pick<InClusterOptions, 'dir' | 'tokenRereadMs'>;
   /** Where the webhooks report their calls and match conditions. */
   webhookMetrics?: AuthorizationWebhookMetrics;
+  /** Told of each configured authorizer's allow or deny (apiserver_authorization_decisions_total); no opinion is not terminal, so not told. */
+  decided?(type: AuthorizerEntry['type'], name: string, decision: 'allowed' | 'denied'): void;
+}
+
+/** `inner`, its allows and denies told to `ctx.decided` (kube's instrumented authorizer). */
+function instrumented(ctx: ChainContext, type: AuthorizerEntry['type'], name: string, inner: Authorizer): Authorizer {
+  const decided = ctx.decided;
+  if (!decided) return inner;
+  return {
+    authorize: (attrs) =>
+      inner.authorize(attrs).then((d) => {
+        if (d.decision !== 'no-opinion') decided(type, name, d.decision === 'allow' ? 'allowed' : 'denied');
+        return d;
+      }),
+  };
 }
 
 /** The chain a configuration describes; `close` releases its webhooks' connections. Throws one line on an unusable kubeconfig. */
@@ -372,7 +387,7 @@ export function configuredChain(config: AuthorizationConfig, ctx: ChainContext):
   try {
     for (const a of config.authorizers) {
       if (a.type !== 'Webhook') {
-        each.push(ctx.builtIn(a.type));
+        each.push(instrumented(ctx, a.type, a.name, ctx.builtIn(a.type)));
         continue;
       }
       const w = a.webhook;
@@ -395,7 +410,7 @@ export function configuredChain(config: AuthorizationConfig, ctx: ChainContext):
         metrics: ctx.webhookMetrics,
       });
       closers.push(() => authorizer.close());
-      each.push(authorizer);
+      each.push(instrumented(ctx, 'Webhook', a.name, authorizer));
     }
   } catch (e) {
     closers.forEach((c) => c());
