@@ -3,8 +3,9 @@
 // are kept alive between calls; each attempt has a timeout covering the whole exchange; the answer
 // is bounded in size; transient failures (a connection refused or reset, an HTTP 5xx or 429) are
 // retried with kube's backoff (a first wait growing 1.5 times per attempt, up to 20% jitter, five
-// attempts in all). Nothing of the request body (which may hold a credential) is ever put in an
-// error message.
+// attempts in all). Each round-trip is reported (`onAttempt`) with kube's metric result; a 401
+// tells the target its token was refused, so a token read from a file is read again. Nothing of the
+// request body (which may hold a credential) is ever put in an error message.
 
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -21,7 +22,18 @@ export interface WebhookClientOptions {
   maxResponseBytes?: number;
   /** What a 2xx answer's body is: JSON to return (default), or ignored (audit webhooks answer anything). */
   answer?: 'json' | 'ignored';
+  /** Told of every round-trip (each attempt, retries included): how it ended and how long it took. */
+  onAttempt?(result: CallResult, seconds: number): void;
 }
+
+/**
+ * How a round-trip ended, as kube's webhook metrics label it: `success` (a well-formed answer),
+ * `timeout` (no answer in time, or HTTP 504), `error` (anything else).
+ */
+export type CallResult = 'success' | 'timeout' | 'error';
+
+/** The service's address and credentials; `tokenRejected` is told of a 401, so a token source re-reads its file. */
+export type WebhookTarget = OutboundClientConfig & { tokenRejected?(): void };
 
 export interface WebhookClient {
   /** POSTs `body` as JSON and resolves with the parsed JSON answer; rejects with a WebhookError. */
@@ -36,6 +48,7 @@ export class WebhookError extends Error {
     message: string,
     readonly retriable: boolean,
     readonly status?: number,
+    readonly result: Exclude<CallResult, 'success'> = status === 504 ? 'timeout' : 'error',
   ) {
     super(message);
   }
@@ -51,7 +64,7 @@ const BACKOFF_JITTER = 0.2;
 /** Connection errors worth another attempt (the service restarting, a connection dropped). */
 const TRANSIENT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ECONNABORTED', 'EAI_AGAIN']);
 
-export function webhookClient(config: OutboundClientConfig, o: WebhookClientOptions = {}): WebhookClient {
+export function webhookClient(config: WebhookTarget, o: WebhookClientOptions = {}): WebhookClient {
   const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const attempts = Math.max(1, o.attempts ?? DEFAULT_ATTEMPTS);
   const initialBackoff = o.initialBackoffMs ?? DEFAULT_BACKOFF_MS;
@@ -88,7 +101,7 @@ export function webhookClient(config: OutboundClientConfig, o: WebhookClientOpti
         );
       });
       const timer = setTimeout(() => {
-        done(() => reject(new WebhookError(`the webhook did not answer within ${timeoutMs / 1000}s`, false)));
+        done(() => reject(new WebhookError(`the webhook did not answer within ${timeoutMs / 1000}s`, false, undefined, 'timeout')));
         req.destroy();
       }, timeoutMs);
       req.on('error', (e: NodeJS.ErrnoException) => done(() => reject(new WebhookError(e.message, TRANSIENT_CODES.has(e.code ?? '') || e.message === 'socket hang up'))));
@@ -100,9 +113,14 @@ export function webhookClient(config: OutboundClientConfig, o: WebhookClientOpti
       const payload = Buffer.from(JSON.stringify(body));
       let wait = initialBackoff;
       for (let i = 1; ; i++) {
+        const start = performance.now();
         try {
-          return await attempt(payload);
+          const answer = await attempt(payload);
+          o.onAttempt?.('success', (performance.now() - start) / 1000);
+          return answer;
         } catch (e) {
+          o.onAttempt?.(e instanceof WebhookError ? e.result : 'error', (performance.now() - start) / 1000);
+          if (e instanceof WebhookError && e.status === 401) config.tokenRejected?.();
           if (!(e instanceof WebhookError) || !e.retriable || i >= attempts) throw e;
         }
         await new Promise((r) => setTimeout(r, wait * (1 + Math.random() * BACKOFF_JITTER)));

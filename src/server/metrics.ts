@@ -15,6 +15,7 @@ import { featureGateStates, parseFeatureGates, type FeatureGates } from '../mach
 import type { DeclarativeValidationMetrics } from '../registry/declarative-validation.ts';
 import type { TokenCacheStats } from '../auth/authn/token-cache.ts';
 import type { ReloadStats } from '../auth/authn/jwt-set.ts';
+import type { AuthorizationWebhookMetrics } from '../auth/authz/webhook.ts';
 
 export const VALIDATION_METRICS = {
   mismatch: 'apiserver_validation_declarative_validation_mismatch_total',
@@ -40,6 +41,10 @@ export interface ServerMetrics {
   reportStores(stores: () => readonly ReportedStore[]): void;
   /** The reloads of `--authorization-config`. */
   readonly authorizationConfigReload: { reloaded(ok: boolean): void };
+  /** The authorization webhooks' round-trips, fail-open decisions and match conditions. */
+  readonly authorizationWebhooks: AuthorizationWebhookMetrics;
+  /** An allow or deny of a configured authorizer (apiserver_authorization_decisions_total). */
+  authorizationDecision(type: string, name: string, decision: 'allowed' | 'denied'): void;
   /** The exposition: body and its content type. */
   render(): Promise<{ body: string; contentType: string }>;
 }
@@ -158,8 +163,58 @@ export function createServerMetrics(featureGates: FeatureGates = parseFeatureGat
     labelNames: ['status', 'apiserver_id_hash'] as const,
     registers,
   });
+  // The authorization webhooks (kube's webhook authorizer metrics and its match condition metrics).
+  const webhookEvaluations = new Counter({ name: 'apiserver_authorization_webhook_evaluations_total', help: '[BETA] Round-trips to authorization webhooks.', labelNames: ['name', 'result'] as const, registers });
+  const webhookDuration = new Histogram({
+    name: 'apiserver_authorization_webhook_duration_seconds',
+    help: '[BETA] Request latency in seconds.',
+    labelNames: ['name', 'result'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
+  const webhookFailOpen = new Counter({ name: 'apiserver_authorization_webhook_evaluations_fail_open_total', help: '[BETA] NoOpinion results due to webhook timeout or error.', labelNames: ['name', 'result'] as const, registers });
+  const matchErrors = new Counter({
+    name: 'apiserver_authorization_match_condition_evaluation_errors_total',
+    help: '[ALPHA] Total number of errors when an authorization webhook encounters a match condition error split by authorizer type and name.',
+    labelNames: ['type', 'name'] as const,
+    registers,
+  });
+  const matchExclusions = new Counter({
+    name: 'apiserver_authorization_match_condition_exclusions_total',
+    help: '[ALPHA] Total number of exclusions when an authorization webhook is skipped because match conditions exclude it.',
+    labelNames: ['type', 'name'] as const,
+    registers,
+  });
+  const matchSeconds = new Histogram({
+    name: 'apiserver_authorization_match_condition_evaluation_seconds',
+    help: '[ALPHA] Authorization match condition evaluation time in seconds, split by authorizer type and name.',
+    labelNames: ['type', 'name'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.1, 0.2, 0.25],
+    registers,
+  });
+  const authorizationWebhooks: AuthorizationWebhookMetrics = {
+    evaluation(name, result, seconds) {
+      webhookEvaluations.inc({ name, result });
+      webhookDuration.observe({ name, result }, seconds);
+    },
+    failOpen: (name, result) => webhookFailOpen.inc({ name, result }),
+    matchConditions(name, seconds, outcome) {
+      const labels = { type: 'Webhook', name };
+      matchSeconds.observe(labels, seconds);
+      if (outcome === 'excluded') matchExclusions.inc(labels);
+      if (outcome === 'error') matchErrors.inc(labels);
+    },
+  };
+  const decisions = new Counter({
+    name: 'apiserver_authorization_decisions_total',
+    help: '[ALPHA] Total number of terminal decisions made by an authorizer split by authorizer type, name, and decision.',
+    labelNames: ['type', 'name', 'decision'] as const,
+    registers,
+  });
   return {
     registry,
+    authorizationWebhooks,
+    authorizationDecision: (type, name, decision) => decisions.inc({ type, name, decision }),
     storage: (operation, type, seconds) => storageDuration.observe({ operation, type }, seconds),
     watchEvents(group, version, kind) {
       const child = watchEventsTotal.labels({ group, version, kind });

@@ -103,6 +103,13 @@ export interface AuthorizationOptions {
   configFile?: string;
   /** How often the configuration file is read again besides change events (default 1 min). Shorter in tests. */
   configReloadIntervalMs?: number;
+  /**
+   * Where webhooks of `connectionInfo.type: InClusterConfig` read the pod's service-account `token`
+   * and `ca.crt` (default /var/run/secrets/kubernetes.io/serviceaccount), and how long a token read
+   * is used (default 50 s, as client-go). Not on the command line: it exists because those paths
+   * are a pod's, which a server run elsewhere (a test) does not have.
+   */
+  inClusterServiceAccount?: { dir?: string; tokenRereadMs?: number };
 }
 
 export interface AuthorizationWebhookOptions {

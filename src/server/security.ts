@@ -30,7 +30,7 @@ import { checkPolicyFile, DEFAULT_AUTHORIZATION_MODES, modeChain, parseAuthoriza
 import { abacFromFile } from '../auth/authz/abac.ts';
 import { namingProfile, type Naming } from '../naming.ts';
 import { privilegedGroups } from '../auth/authz/rbac.ts';
-import { SAR_VERSIONS, webhookAuthorizer, type SarVersion } from '../auth/authz/webhook.ts';
+import { SAR_VERSIONS, webhookAuthorizer, type AuthorizationWebhookMetrics, type SarVersion } from '../auth/authz/webhook.ts';
 import { loadAuthorizationConfig, reloadingAuthorizer, type AuthorizationConfig } from '../auth/authz/config-file.ts';
 import { parseSigningKey, parseVerificationKeys, readKeyFile, type LiveObject, type ServiceAccountConfig, type ServiceAccountGetter } from '../auth/authn/service-account.ts';
 import type { LegacyTokenConfig } from '../auth/authn/legacy-service-account.ts';
@@ -321,6 +321,10 @@ export interface AuthorizerContext {
   onClose?: (close: () => void) => void;
   /** Where reloads of `--authorization-config` report. */
   configReload?: { reloaded(ok: boolean): void };
+  /** Where the authorization webhooks report their calls and match conditions. */
+  webhookMetrics?: AuthorizationWebhookMetrics;
+  /** Where the configuration file's authorizers report their allows and denies. */
+  decided?(type: string, name: string, decision: 'allowed' | 'denied'): void;
 }
 
 /** The Webhook mode of the flags: a webhook with no match conditions whose failures are no opinion. */
@@ -337,7 +341,8 @@ function flagWebhook(opts: Pick<ServerOptions, 'authorization'>, ctx: Authorizer
   }
   const authorizer = webhookAuthorizer({
     name: 'webhook',
-    client: webhookClient(config, { timeoutMs: w.timeoutMs }),
+    client: webhookClient(config, { timeoutMs: w.timeoutMs, onAttempt: ctx.webhookMetrics && ((result, seconds) => ctx.webhookMetrics!.evaluation('webhook', result, seconds)) }),
+    metrics: ctx.webhookMetrics,
     group: ctx.naming.group('authorization'),
     version: version as SarVersion,
     authorizedTtlMs: w.authorizedTtlMs ?? 5 * 60_000,
@@ -363,6 +368,9 @@ function fileAuthorizer(opts: Pick<ServerOptions, 'authorization'>, file: { text
     log: ctx.log,
     stats: ctx.configReload,
     pollIntervalMs: a.configReloadIntervalMs,
+    inCluster: a.inClusterServiceAccount,
+    webhookMetrics: ctx.webhookMetrics,
+    decided: ctx.decided,
   });
   ctx.onClose?.(() => reloading.close());
   return reloading;

@@ -126,7 +126,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     cleanups.push(() => rbacIndex.stop());
     await rbacIndex.start();
   }
-  const authorizer = buildAuthorizer(opts, rbacIndex && rbacAuthorizer(rbacIndex), { naming, log, onClose: (close) => authenticationClosers.push(close), configReload: metrics.authorizationConfigReload }, nodeMode ? nodeAuthorizer(naming) : undefined);
+  const authorizer = buildAuthorizer(opts, rbacIndex && rbacAuthorizer(rbacIndex), { naming, log, onClose: (close) => authenticationClosers.push(close), configReload: metrics.authorizationConfigReload, webhookMetrics: metrics.authorizationWebhooks, decided: metrics.authorizationDecision }, nodeMode ? nodeAuthorizer(naming) : undefined);
   rbacGuard.bind({ authorizer, index: rbacIndex });
   accessReviews.bind({ authorizer, rules: modeRules(authorization, { rbac: rbacIndex, embedder: opts.authorizer }) });
 

@@ -5,9 +5,11 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { registerServer } from './tls-clients.ts';
+import type { ServerOptions } from '../../src/server/server.ts';
 
 const bin = new URL('../../bin/orch-apiserver.js', import.meta.url).pathname;
 const gcPreload = new URL('./gc-on-signal.mjs', import.meta.url).href;
+const withOptions = new URL('./server-with-options.mjs', import.meta.url).pathname;
 /** What gc-on-signal.mjs writes to stderr once a collection asked for with SIGUSR2 is done. */
 const GC_DONE = '\u0000gc-done\u0000\n';
 
@@ -42,12 +44,20 @@ export async function freePort(): Promise<number> {
  * It serves HTTPS unless `args` ask for `--insecure-port` (then give `--insecure-port=0`: the port
  * is chosen here); this process's clients reach it as the administrator of the kubeconfig it writes.
  */
-export async function startServerProcess(args: string[], timeoutMs = 30_000): Promise<ServerProcess> {
+export async function startServerProcess(
+  args: string[],
+  timeoutMs = 30_000,
+  /** Variables added to the server's environment; ServerOptions that have no flag (merged over the flags'). */
+  extra: { env?: Record<string, string>; options?: Partial<ServerOptions> } = {},
+): Promise<ServerProcess> {
   const port = await freePort();
   const insecure = args.some((a) => a.startsWith('--insecure-port'));
   const portFlag = insecure ? `--insecure-port=${port}` : `--secure-port=${port}`;
-  const child = spawn(process.execPath, ['--expose-gc', '--import', gcPreload, bin, '--bind-address=127.0.0.1', portFlag, ...args.filter((a) => !a.startsWith('--insecure-port'))], {
+  const entry = extra.options ? withOptions : bin;
+  const env = { ...process.env, ...extra.env, ...(extra.options && { ORCH_TEST_SERVER_OPTIONS: JSON.stringify(extra.options) }) };
+  const child = spawn(process.execPath, ['--expose-gc', '--import', gcPreload, entry, '--bind-address=127.0.0.1', portFlag, ...args.filter((a) => !a.startsWith('--insecure-port'))], {
     stdio: ['ignore', 'ignore', 'pipe'],
+    env,
   });
   let stderr = '';
   // Collections done (GC_DONE lines, stripped from what the server wrote), and who waits for one.

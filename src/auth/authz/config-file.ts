@@ -6,16 +6,16 @@
 // load, or that adds or removes a non-webhook authorizer, is reported and the previous one stays.
 
 import { readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
-import { basename, dirname, isAbsolute } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { child, fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import { dns1123Subdomain } from '../../machinery/meta.ts';
 import { CelCompileError } from '../../cel/errors.ts';
 import { loadKubeconfig, type OutboundClientConfig } from '../kubeconfig.ts';
-import { webhookClient } from '../webhook-client.ts';
+import { webhookClient, type WebhookTarget } from '../webhook-client.ts';
 import type { Authorizer } from './authorizer.ts';
 import { authorizerChain } from './modes.ts';
-import { matchConditionEnvironment, webhookAuthorizer, type FailurePolicy, type MatchCondition, type SarVersion } from './webhook.ts';
+import { matchConditionEnvironment, webhookAuthorizer, type AuthorizationWebhookMetrics, type FailurePolicy, type MatchCondition, type SarVersion } from './webhook.ts';
 import { checkShape, jsonType, type Shape } from '../strict-shape.ts';
 
 /** The types a configuration may name (kube-apiserver's modes); all but Webhook at most once. */
@@ -276,15 +276,79 @@ function validateWebhook(w: RawWebhook, path: string, errors: FieldError[]): Web
 // ------------------------------------------------------------------------------------------------
 // The authorizer of a configuration, and its reload
 
-/** client-go's in-cluster configuration: the service's address from the environment, the pod's token and CA. */
-export function inClusterClientConfig(): OutboundClientConfig {
-  const host = process.env.KUBERNETES_SERVICE_HOST;
-  const port = process.env.KUBERNETES_SERVICE_PORT;
+/** Where a pod's service-account files are mounted (client-go's in-cluster paths). */
+export const IN_CLUSTER_SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+/** How long client-go keeps a token read from the file (a minute, less its ten seconds of leeway). */
+const IN_CLUSTER_TOKEN_REREAD_MS = 50_000;
+
+export interface InClusterOptions {
+  /** The directory of `token` and `ca.crt` (default the pod's). */
+  dir?: string;
+  /** How long a token read is used before the file is read again (default 50 s, as client-go). */
+  tokenRereadMs?: number;
+  env?: NodeJS.ProcessEnv;
+  log?: (message: string) => void;
+}
+
+/**
+ * client-go's in-cluster configuration (rest.InClusterConfig): the service's address from
+ * KUBERNETES_SERVICE_HOST and _PORT (an IPv6 host bracketed), the pod's service-account token and
+ * its CA. The token is read now (an unreadable one is an error) and again once the read is older
+ * than `tokenRereadMs` or the service answered 401; a read that fails or finds the file empty keeps
+ * the last token, as client-go's cached file token source does. A CA that cannot be read or holds
+ * no certificate is logged and the system's roots are trusted instead, as client-go does.
+ */
+export function inClusterClientConfig(o: InClusterOptions = {}): OutboundClientConfig & { tokenRejected(): void } {
+  const env = o.env ?? process.env;
+  const host = env.KUBERNETES_SERVICE_HOST;
+  const port = env.KUBERNETES_SERVICE_PORT;
   if (!host || !port) throw new Error('unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined');
-  const dir = '/var/run/secrets/kubernetes.io/serviceaccount';
-  const token = readFileSync(`${dir}/token`, 'utf8').trim();
-  const ca = readFileSync(`${dir}/ca.crt`, 'utf8');
-  return { url: new URL(`https://${host.includes(':') ? `[${host}]` : host}:${port}`), ca, insecureSkipTlsVerify: false, token: () => token };
+  const dir = o.dir ?? IN_CLUSTER_SERVICE_ACCOUNT_DIR;
+  const tokenFile = join(dir, 'token');
+  const caFile = join(dir, 'ca.crt');
+  const rereadMs = o.tokenRereadMs ?? IN_CLUSTER_TOKEN_REREAD_MS;
+  let token: string;
+  try {
+    token = readFileSync(tokenFile, 'utf8').trim();
+  } catch (e) {
+    throw new Error(goFileError(e as NodeJS.ErrnoException, tokenFile));
+  }
+  let readAt = Date.now();
+  let ca: string | undefined;
+  try {
+    ca = readFileSync(caFile, 'utf8');
+    if (!ca.includes('-----BEGIN CERTIFICATE-----')) throw new Error('data does not contain any valid RSA or ECDSA certificates');
+  } catch (e) {
+    ca = undefined;
+    o.log?.(`expected to load root CA config from ${caFile}, but got err: ${goFileError(e as NodeJS.ErrnoException, caFile)}`);
+  }
+  const currentToken = () => {
+    if (Date.now() - readAt >= rereadMs) {
+      readAt = Date.now();
+      let next: string | undefined;
+      try {
+        next = readFileSync(tokenFile, 'utf8').trim();
+      } catch (e) {
+        o.log?.(`Unable to rotate token: failed to read token file ${JSON.stringify(tokenFile)}: ${goFileError(e as NodeJS.ErrnoException, tokenFile)}`);
+      }
+      if (next) token = next;
+      else if (next === '') o.log?.(`Unable to rotate token: read empty token from file ${JSON.stringify(tokenFile)}`);
+    }
+    return token || undefined;
+  };
+  return {
+    url: new URL(`https://${host.includes(':') ? `[${host}]` : host}:${port}`),
+    ...(ca !== undefined && { ca }),
+    insecureSkipTlsVerify: false,
+    token: currentToken,
+    tokenRejected: () => void (readAt = 0),
+  };
+}
+
+/** A file error as Go words it (`open <path>: no such file or directory`); other errors as they are. */
+function goFileError(e: NodeJS.ErrnoException, path: string): string {
+  const m = e.code && /^[A-Z]+: (.*?), (\w+)/.exec(e.message);
+  return m ? `${m[2]} ${path}: ${m[1]}` : e.message;
 }
 
 export interface ChainContext {
@@ -295,6 +359,25 @@ export interface ChainContext {
   /** Put in front of the configured authorizers (members of system:masters). */
   first: Authorizer;
   log: (message: string) => void;
+  /** Where webhooks of type InClusterConfig find the pod's files, and how often they re-read the token. */
+  inCluster?: Pick<InClusterOptions, 'dir' | 'tokenRereadMs'>;
+  /** Where the webhooks report their calls and match conditions. */
+  webhookMetrics?: AuthorizationWebhookMetrics;
+  /** Told of each configured authorizer's allow or deny (apiserver_authorization_decisions_total); no opinion is not terminal, so not told. */
+  decided?(type: AuthorizerEntry['type'], name: string, decision: 'allowed' | 'denied'): void;
+}
+
+/** `inner`, its allows and denies told to `ctx.decided` (kube's instrumented authorizer). */
+function instrumented(ctx: ChainContext, type: AuthorizerEntry['type'], name: string, inner: Authorizer): Authorizer {
+  const decided = ctx.decided;
+  if (!decided) return inner;
+  return {
+    authorize: (attrs) =>
+      inner.authorize(attrs).then((d) => {
+        if (d.decision !== 'no-opinion') decided(type, name, d.decision === 'allow' ? 'allowed' : 'denied');
+        return d;
+      }),
+  };
 }
 
 /** The chain a configuration describes; `close` releases its webhooks' connections. Throws one line on an unusable kubeconfig. */
@@ -304,19 +387,19 @@ export function configuredChain(config: AuthorizationConfig, ctx: ChainContext):
   try {
     for (const a of config.authorizers) {
       if (a.type !== 'Webhook') {
-        each.push(ctx.builtIn(a.type));
+        each.push(instrumented(ctx, a.type, a.name, ctx.builtIn(a.type)));
         continue;
       }
       const w = a.webhook;
-      let target: OutboundClientConfig;
+      let target: WebhookTarget;
       try {
-        target = w.connection.type === 'KubeConfigFile' ? loadKubeconfig(w.connection.kubeConfigFile) : inClusterClientConfig();
+        target = w.connection.type === 'KubeConfigFile' ? loadKubeconfig(w.connection.kubeConfigFile) : inClusterClientConfig({ ...ctx.inCluster, log: ctx.log });
       } catch (e) {
         throw new Error(`authorizer ${a.name}: ${(e as Error).message}`);
       }
       const authorizer = webhookAuthorizer({
         name: a.name,
-        client: webhookClient(target, { timeoutMs: w.timeoutMs }),
+        client: webhookClient(target, { timeoutMs: w.timeoutMs, onAttempt: ctx.webhookMetrics && ((result, seconds) => ctx.webhookMetrics!.evaluation(a.name, result, seconds)) }),
         group: ctx.authorizationGroup,
         version: w.version,
         authorizedTtlMs: w.authorizedTtlMs,
@@ -324,9 +407,10 @@ export function configuredChain(config: AuthorizationConfig, ctx: ChainContext):
         failurePolicy: w.failurePolicy,
         matchConditions: w.matchConditions,
         log: ctx.log,
+        metrics: ctx.webhookMetrics,
       });
       closers.push(() => authorizer.close());
-      each.push(authorizer);
+      each.push(instrumented(ctx, 'Webhook', a.name, authorizer));
     }
   } catch (e) {
     closers.forEach((c) => c());

@@ -17,7 +17,7 @@
 import type { CelProgram } from '../../cel/environment.ts';
 import { DEFAULT_PER_CALL_LIMIT } from '../../cel/cost.ts';
 import { authorizationRequestEnvironment } from '../../cel/uses.ts';
-import type { WebhookClient } from '../webhook-client.ts';
+import { WebhookError, type CallResult, type WebhookClient } from '../webhook-client.ts';
 import type { Attributes, Authorizer } from './authorizer.ts';
 
 export const SAR_VERSIONS = ['v1', 'v1beta1'] as const;
@@ -46,6 +46,18 @@ export interface WebhookAuthorizerConfig {
   log?: (message: string) => void;
   /** The most answers kept (default 8192, kube's); the oldest go first. */
   cacheSize?: number;
+  /** Where fail-open decisions and match condition evaluations are reported (round-trips: the client's `onAttempt`). */
+  metrics?: AuthorizationWebhookMetrics;
+}
+
+/** kube-apiserver's authorization webhook metrics, by authorizer name. */
+export interface AuthorizationWebhookMetrics {
+  /** One round-trip to the webhook (apiserver_authorization_webhook_evaluations_total, _duration_seconds). */
+  evaluation(name: string, result: CallResult, seconds: number): void;
+  /** A failed call made no opinion by the failure policy (…_evaluations_fail_open_total); `result` is the last round-trip's. */
+  failOpen(name: string, result: Exclude<CallResult, 'success'>): void;
+  /** The match conditions of one request evaluated (apiserver_authorization_match_condition_*). */
+  matchConditions(name: string, seconds: number, outcome: 'matched' | 'excluded' | 'error'): void;
 }
 
 /** kube's limit on the attributes a requester controls beyond which an answer is not cached. */
@@ -156,7 +168,9 @@ export function webhookAuthorizer(c: WebhookAuthorizerConfig): Authorizer & { cl
   return {
     async authorize(attrs) {
       const spec = sarSpec(attrs);
+      const started = c.metrics && c.matchConditions?.length ? performance.now() : undefined;
       const m = matches(spec);
+      if (started !== undefined) c.metrics!.matchConditions(c.name, (performance.now() - started) / 1000, m === true ? 'matched' : m === false ? 'excluded' : 'error');
       if (m === false) return { decision: 'no-opinion' };
       if (m !== true) {
         c.log?.(`authorizer ${c.name}: failed to evaluate matchConditions: ${m.message}`);
@@ -178,6 +192,7 @@ export function webhookAuthorizer(c: WebhookAuthorizerConfig): Authorizer & { cl
         } catch (e) {
           const message = e instanceof Error ? e.message : String(e);
           c.log?.(`Failed to make webhook authorizer request: ${message}`);
+          if (c.failurePolicy === 'NoOpinion') c.metrics?.failOpen(c.name, e instanceof WebhookError ? e.result : 'error');
           return onError(`failed to make webhook authorizer request: ${message}`);
         }
         if (controlledSize(attrs) < MAX_CACHED_ATTRIBUTES && !cache.has(key)) remember(key, status);
