@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { execFile } from 'node:child_process';
 import { api, testServer } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 import { kubectlFor } from '../support/kubectl.ts';
@@ -314,4 +315,25 @@ test('--runtime-config: level keys, group versions and resources with kube-apise
     ['api/all=false', /invalid key with only api\/all=false$/],
   ];
   for (const [flag, message] of bad) assert.throws(() => served(flag), message, flag);
+});
+
+test('the Python dynamic client reads and writes one object at two versions', async () => {
+  const ns = await namespace();
+  const script = [
+    'import sys',
+    'from kubernetes import client, config, dynamic',
+    'c = client.Configuration(); config.load_kube_config(config_file=sys.argv[2], client_configuration=c); c.host = sys.argv[1]',
+    'dyn = dynamic.DynamicClient(client.ApiClient(c))',
+    `v1 = dyn.resources.get(api_version='${GROUP}/v1', kind='Widget')`,
+    `v2 = dyn.resources.get(api_version='${GROUP}/v2', kind='Widget')`,
+    `made = v2.create(namespace=sys.argv[3], body={'apiVersion': '${GROUP}/v2', 'kind': 'Widget', 'metadata': {'name': 'py'}, 'spec': {'paint': 'plum'}})`,
+    'print(made.apiVersion, made.spec.paint)',
+    "got = v1.get(namespace=sys.argv[3], name='py')",
+    'print(got.apiVersion, got.spec.color, got.metadata.managedFields[0].apiVersion)',
+  ].join('\n');
+  const python = process.env.PYTHON_FOR_KUBERNETES || '/usr/bin/python3';
+  const out = await new Promise<string>((resolve, reject) =>
+    execFile(python, ['-c', script, server.url, server.kubeconfigPath!, ns], { timeout: 60_000, encoding: 'utf8' }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stdout}${stderr}`)) : resolve(stdout))),
+  );
+  assert.deepEqual(out.trim().split('\n'), [`${GROUP}/v2 plum`, `${GROUP}/v1 plum ${GROUP}/v2`]);
 });
