@@ -63,6 +63,7 @@ function versionDefinition(base: KindDefinition, v: ServedVersion): KindDefiniti
       : {}),
     ...(base.printerColumns ? { printerColumns: base.printerColumns.map((col) => ({ ...col, value: (o: KObject, now: number) => col.value(up(o), now) })) } : {}),
     ...(subresources ? { subresources } : {}),
+    ...(base.namedCreates ? { namedCreates: base.namedCreates.map((nc) => ({ ...nc, create: (parent: KObject, request: KObject, opts: { dryRun: boolean }) => nc.create(up(parent), request, opts) })) } : {}),
     ...(base.guardWrite
       ? { guardWrite: (w: Parameters<NonNullable<KindDefinition['guardWrite']>>[0]) => base.guardWrite!({ ...w, object: up(w.object), old: w.old && up(w.old) }) }
       : {}),
