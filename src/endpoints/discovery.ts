@@ -4,6 +4,7 @@
 import type { Naming } from '../naming.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
 import { parseAccept } from '../negotiation/negotiate.ts';
+import { storageVersionHash } from '../registry/versions.ts';
 import { builtinPriority, sortByPriority, type ApiPriority } from '../registry/api-priorities.ts';
 
 export interface GroupVersion {
@@ -64,6 +65,8 @@ export function apiResourceList(gv: GroupVersion): unknown {
       verbs: [...d.verbs].sort(),
       ...(d.shortNames?.length ? { shortNames: d.shortNames } : {}),
       ...(d.categories?.length ? { categories: d.categories } : {}),
+      // Only resources kept in storage have one (not computed or review kinds), as in kube-apiserver.
+      ...(d.computed || d.review ? {} : { storageVersionHash: storageVersionHash(d) }),
     });
     for (const s of d.subresources ?? []) resources.push({ name: `${d.resource}/${s.name}`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: [...s.verbs].sort() });
   }

@@ -23,6 +23,7 @@ export function builtinPriority(naming: Naming, group: string, version: string):
     [`${naming.group('rbac.authorization')}/v1`]: { groupPriorityMinimum: 17000, versionPriority: 15 },
     [`${naming.group('coordination')}/v1`]: { groupPriorityMinimum: 16500, versionPriority: 15 },
     [`${naming.group('coordination')}/v1beta1`]: { groupPriorityMinimum: 16500, versionPriority: 13 },
+    [`${naming.group('coordination')}/v1alpha2`]: { groupPriorityMinimum: 16500, versionPriority: 12 },
     [`${naming.group('node')}/v1`]: { groupPriorityMinimum: 16300, versionPriority: 15 },
   };
   return table[group ? `${group}/${version}` : version];

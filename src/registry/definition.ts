@@ -167,6 +167,35 @@ export interface KindDefinition {
    * the server itself (no user) are not checked.
    */
   guardWrite?(write: { user: UserInfo; namespace?: string; object: KObject; old?: KObject }): Promise<void>;
+  /**
+   * The kind's other served versions. The definition's own version is the storage version: every
+   * object is kept in its form, and each other version is converted to and from it on every write
+   * and read (expandVersions makes one definition per version, kept in this one's storage).
+   */
+  versions?: readonly ServedVersion[];
+}
+
+/**
+ * Another served version of a kind (KindDefinition.versions): its name, the schema of its form
+ * when it differs, and the lossless pair of conversions between its form and the storage
+ * version's. Everything else (strategy, columns, selectable fields) is the storage version's,
+ * applied through the conversions.
+ */
+export interface ServedVersion {
+  version: string;
+  /** The whole object at this version; absent: the storage version's schema. */
+  schema?: Schema;
+  /**
+   * This version's form to the storage version's, envelope aside (apiVersion and kind are set by
+   * the caller); must not modify `obj`. Absent: the forms are the same.
+   */
+  toStorage?(obj: KObject): KObject;
+  /** The storage version's form to this version's; must not modify `obj`. Absent: the same form. */
+  fromStorage?(obj: KObject): KObject;
+  /** Default: on for a GA version, off for alpha and beta ones (spec 01's rule for betas after 1.22). */
+  enabledByDefault?: boolean;
+  /** As KindDefinition.deprecatedIn, for this version. */
+  deprecatedIn?: string;
 }
 
 /**

@@ -62,7 +62,7 @@ const FLAGS: Record<string, FlagSpec> = {
   },
   'etcd-servers': { help: 'comma-separated etcd URLs, for --storage-backend=etcd3', apply: (o, v) => (o.etcdServers = v.split(',').filter(Boolean)) },
   'feature-gates': { help: 'comma-separated Gate=true|false pairs', apply: (o, v) => (o.featureGates = v) },
-  'runtime-config': { help: 'comma-separated <group>/<version>[=true|false] pairs', apply: (o, v) => (o.runtimeConfig = v) },
+  'runtime-config': { help: 'comma-separated key[=bool] pairs (true when the value is left out): api/all, api/ga, api/beta, api/alpha, <group>/<version> (api/v1 for the core group) or <group>/<version>/<resource>', apply: (o, v) => (o.runtimeConfig = v) },
   'watch-cache-retention': { help: 'how long the watch cache keeps events (default 75s)', apply: (o, v) => (o.watchCacheRetentionMs = parseDuration(v)) },
   'max-requests-inflight': { help: 'concurrent non-mutating requests (default 400; 0 = no limit)', apply: (o, v) => (o.maxRequestsInflight = int('max-requests-inflight', v)) },
   'max-mutating-requests-inflight': { help: 'concurrent mutating requests (default 200; 0 = no limit)', apply: (o, v) => (o.maxMutatingRequestsInflight = int('max-mutating-requests-inflight', v)) },

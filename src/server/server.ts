@@ -230,7 +230,8 @@ function chainOptions(opts: ServerOptions, authenticator: Authenticator, authori
 
 function controllerContext(opts: ServerOptions, served: ServedStores, naming: Naming, featureGates: FeatureGates, log: (message: string) => void): ControllerContext {
   return {
-    stores: new Map(served.stores.map((s) => [storeKey(s.def.group, s.def.resource), s])),
+    // A resource served at several versions: controllers use its storage version's store (the first).
+    stores: new Map([...served.stores].reverse().map((s) => [storeKey(s.def.group, s.def.resource), s])),
     naming,
     featureGates,
     serviceClusterIpRange: opts.serviceClusterIpRange,

@@ -108,10 +108,13 @@ test('--help lists the flags; bad flags exit 2 with a message', async () => {
 
 test('a bad feature gate or runtime-config stops start-up with an error', async () => {
   const gate = run(['--secure-port=0', '--feature-gates=Nope=true', `--data-dir=${tempDir('cli-bad')}`]);
-  assert.match(await startFails(['--runtime-config=nope.orch.io/v1=false']), /unknown api groups nope.orch.io\/v1/);
+  const config = run(['--secure-port=0', '--runtime-config=api/beta=maybe', `--data-dir=${tempDir('cli-bad')}`]);
+  assert.match(await startFails(['--runtime-config=nope.orch.io/v1=false']), /^unknown api groups nope\.orch\.io$/);
   assert.match(await startFails(['--storage-backend=etcd3']), /--etcd-servers must be specified/);
   assert.equal(await gate.exited, 1);
   assert.match(gate.err(), /^Error: .*unrecognized feature gate: Nope\n$/);
+  assert.equal(await config.exited, 1);
+  assert.equal(config.err(), 'Error: invalid value api/beta=maybe\n');
 });
 
 test('a start that fails half-way releases what it opened: the data directory and port can be used at once', async () => {

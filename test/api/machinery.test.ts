@@ -352,7 +352,7 @@ describe('discovery', () => {
     const v1 = (await api(server, 'GET', '/api/v1')).body;
     assert.equal(v1.kind, 'APIResourceList');
     const ns = v1.resources.find((r: { name: string }) => r.name === 'namespaces');
-    assert.deepEqual(ns, { name: 'namespaces', singularName: 'namespace', namespaced: false, kind: 'Namespace', verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'], shortNames: ['ns'] });
+    assert.deepEqual(ns, { name: 'namespaces', singularName: 'namespace', namespaced: false, kind: 'Namespace', verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'], shortNames: ['ns'], storageVersionHash: 'Q3oi5N2YM8M=' });
     assert.ok(v1.resources.some((r: { name: string }) => r.name === 'namespaces/finalize'));
     assert.ok(v1.resources.some((r: { name: string }) => r.name === 'nodes/status'));
     const group = (await api(server, 'GET', '/apis/coordination.orch.io')).body;

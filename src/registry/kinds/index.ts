@@ -70,3 +70,23 @@ export function builtinKinds(naming: Naming, gates: FeatureGates, env: KindEnvir
     ...authorizationKinds(naming, env.accessReviews).flatMap((d) => inEverySpelling(d, naming)),
   ];
 }
+
+/**
+ * Group versions of the built-in groups that Kubernetes still registers but serves nothing at any
+ * more (spec 01's removed versions, and alpha versions whose kinds moved on): `--runtime-config`
+ * accepts their keys, and their paths answer 404.
+ */
+export function registeredVersions(naming: Naming): string[] {
+  return [
+    `${naming.group('events')}/v1beta1`,
+    `${naming.group('node')}/v1beta1`,
+    `${naming.group('node')}/v1alpha1`,
+    `${naming.group('apiregistration')}/v1beta1`,
+    `${naming.group('authentication')}/v1beta1`,
+    `${naming.group('authorization')}/v1beta1`,
+    `${naming.group('rbac.authorization')}/v1beta1`,
+    `${naming.group('rbac.authorization')}/v1alpha1`,
+    `${naming.group('networking')}/v1beta1`,
+    `${naming.group('coordination')}/v1alpha1`,
+  ];
+}

@@ -1,5 +1,5 @@
-// LeaseCandidate (n.group('coordination')/v1beta1, namespaced, served only when enabled through
-// --runtime-config): a component's bid to hold a Lease under coordinated leader election. The
+// LeaseCandidate (n.group('coordination')/v1beta1, and v1alpha2 of the same form; namespaced, served
+// only when enabled through --runtime-config): a component's bid to hold a Lease under coordinated leader election. The
 // server pings candidates through `pingTime`; live ones answer by updating `renewTime`, and
 // candidates left unrenewed are removed by the lease-candidate garbage collector.
 
@@ -78,6 +78,9 @@ export function leaseCandidateDefinition(n: Naming, gates: FeatureGates): KindDe
       ],
     },
     enabledByDefault: false,
+    // Kubernetes 1.36 still serves the alpha form (off unless --runtime-config turns it on),
+    // field for field the same as v1beta1; v1beta1 is the storage version.
+    versions: [{ version: 'v1alpha2', deprecatedIn: '1.35' }],
   };
 }
 
