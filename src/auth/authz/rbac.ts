@@ -66,6 +66,8 @@ interface IndexedBinding {
   namespace: string;
   roleRef: RoleRef;
   subjects: Subject[];
+  /** The allow reason's description of this binding, by the subject that named the user: made once each. */
+  described?: Map<Subject, string>;
 }
 
 /** The index keys of a subject: `u:<user>` (service accounts by their username) or `g:<group>`. */
@@ -77,7 +79,18 @@ function subjectKey(s: Subject, bindingNamespace: string): string | undefined {
   return undefined;
 }
 
-const userKeys = (user: UserInfo): string[] => [`u:${user.name}`, ...user.groups.map((g) => `g:${g}`)];
+const keysOf = (user: UserInfo): string[] => [`u:${user.name}`, ...user.groups.map((g) => `g:${g}`)];
+
+/** Index keys of frozen users (the token cache's, one per cached token), made once. */
+const frozenUserKeys = new WeakMap<UserInfo, readonly string[]>();
+
+/** The index keys of a user: made once for a frozen user, which cannot change. */
+function userKeys(user: UserInfo): readonly string[] {
+  if (!Object.isFrozen(user)) return keysOf(user);
+  let keys = frozenUserKeys.get(user);
+  if (!keys) frozenUserKeys.set(user, (keys = keysOf(user)));
+  return keys;
+}
 
 /** Bindings of one scope, by subject key, each with the subject of that key (found once, when put). */
 class BindingIndex {
@@ -147,8 +160,13 @@ function describeSubject(s: Subject, bindingNamespace: string): string {
 }
 
 function describeBinding(b: IndexedBinding, s: Subject): string {
-  const name = b.kind === 'RoleBinding' ? `${b.name}/${b.namespace}` : b.name;
-  return `${b.kind} ${goQuote(name)} of ${b.roleRef.kind} ${goQuote(b.roleRef.name ?? '')} to ${describeSubject(s, b.namespace)}`;
+  let text = b.described?.get(s);
+  if (text === undefined) {
+    const name = b.kind === 'RoleBinding' ? `${b.name}/${b.namespace}` : b.name;
+    text = `RBAC: allowed by ${b.kind} ${goQuote(name)} of ${b.roleRef.kind} ${goQuote(b.roleRef.name ?? '')} to ${describeSubject(s, b.namespace)}`;
+    (b.described ??= new Map()).set(s, text);
+  }
+  return text;
 }
 
 export interface RbacStores {
@@ -158,7 +176,7 @@ export interface RbacStores {
   clusterRoleBindings: RegistryStore;
 }
 
-/** What a rule visitor is given: the rule, and where it came from (for the allow reason). */
+/** What a rule visitor is given: the rule, and where it came from (the allow reason, made when asked). */
 type RuleVisitor = (rule: PolicyRule, source: () => string) => boolean;
 
 /**
@@ -292,7 +310,8 @@ export class RbacIndex {
       errors.push(rules);
       return true;
     }
-    for (const r of rules) if (!visit(r, () => describeBinding(b, s))) return false;
+    const source = () => describeBinding(b, s);
+    for (const r of rules) if (!visit(r, source)) return false;
     return true;
   }
 
@@ -324,7 +343,7 @@ export function rbacAuthorizer(index: RbacIndex): Authorizer {
         allowedBy = source;
         return false;
       });
-      if (allowedBy) return { decision: 'allow', reason: `RBAC: allowed by ${allowedBy()}` };
+      if (allowedBy) return { decision: 'allow', reason: allowedBy() };
       if (!errors.length) return { decision: 'no-opinion' };
       return { decision: 'no-opinion', reason: `RBAC: ${errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`}` };
     },
