@@ -176,8 +176,8 @@ export interface RbacStores {
   clusterRoleBindings: RegistryStore;
 }
 
-/** What a rule visitor is given: the rule, and where it came from (the allow reason, made when asked). */
-type RuleVisitor = (rule: PolicyRule, source: () => string) => boolean;
+/** What a rule visitor is given: the rule, and the binding and subject it came from (for the allow reason). */
+type RuleVisitor = (rule: PolicyRule, binding: IndexedBinding, subject: Subject) => boolean;
 
 /**
  * The four kinds in memory, kept current by watches (started again, with a fresh list, when one
@@ -310,8 +310,7 @@ export class RbacIndex {
       errors.push(rules);
       return true;
     }
-    const source = () => describeBinding(b, s);
-    for (const r of rules) if (!visit(r, source)) return false;
+    for (const r of rules) if (!visit(r, b, s)) return false;
     return true;
   }
 
@@ -337,13 +336,13 @@ function indexed(o: KObject, kind: IndexedBinding['kind']): IndexedBinding {
 export function rbacAuthorizer(index: RbacIndex): Authorizer {
   return {
     async authorize({ user, info }: Attributes) {
-      let allowedBy: (() => string) | undefined;
-      const errors = index.visitRulesFor(user, info.namespace, (rule, source) => {
+      let reason: string | undefined;
+      const errors = index.visitRulesFor(user, info.namespace, (rule, binding, subject) => {
         if (!ruleAllows(info, rule)) return true;
-        allowedBy = source;
+        reason = describeBinding(binding, subject);
         return false;
       });
-      if (allowedBy) return { decision: 'allow', reason: allowedBy() };
+      if (reason !== undefined) return { decision: 'allow', reason };
       if (!errors.length) return { decision: 'no-opinion' };
       return { decision: 'no-opinion', reason: `RBAC: ${errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`}` };
     },
