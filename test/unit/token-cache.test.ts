@@ -112,15 +112,46 @@ test('bounded: when full, the oldest entry goes', async () => {
   assert.deepEqual(inner.calls, ['good-1|', 'good-2|', 'good-3|', 'good-1|']);
 });
 
-test('every caller gets a user of its own: changing one changes neither the cache nor the others', async () => {
+test('every caller gets the one frozen answer: changing it throws, and changes neither the cache nor the others', async () => {
   const cache = cachedTokenAuthenticator(counting());
   const a = await cache.authenticateToken('good-ed');
   assert.equal(a.kind, 'authenticated');
   if (a.kind !== 'authenticated') return;
-  a.user.groups.push('system:masters');
-  a.user.extra!.k!.push('w');
+  assert.throws(() => a.user.groups.push('system:masters'), TypeError);
+  assert.throws(() => a.user.extra!.k!.push('w'), TypeError);
+  assert.throws(() => Object.assign(a.user, { name: 'root' }), TypeError);
   const b = await cache.authenticateToken('good-ed');
   assert.deepEqual(b.kind === 'authenticated' && b.user, { name: 'ed', groups: ['g'], extra: { k: ['v'] } });
+  assert.equal(b, a, 'shared, not copied');
+});
+
+test("a connection's repeated token is answered from its memo, a hit, as long as the entry is the cache's", async () => {
+  const inner = counting();
+  const st = stats();
+  const cache = cachedTokenAuthenticator(inner, { successTtlMs: 60, maxEntries: 1, stats: st });
+  const conn = {};
+  const first = await cache.authenticateToken('good-gu', ['api'], conn);
+  // The same text in another string, as the next request's header carries it.
+  const again = await cache.authenticateToken(['good', 'gu'].join('-'), ['api'], conn);
+  assert.equal(again, first);
+  assert.deepEqual([st.hits, st.misses, inner.calls.length], [1, 1, 1]);
+  // Another token or other audiences on the connection are not the memo's.
+  assert.equal((await cache.authenticateToken('bad-gu', ['api'], conn)).kind, 'rejected');
+  assert.notEqual(await cache.authenticateToken('good-gu', ['vault'], conn), first);
+  // Another connection's token pushes the entry out (one entry at most): the memo lapses with it.
+  const vault = await cache.authenticateToken('good-gu', ['vault'], {});
+  assert.deepEqual(vault.kind === 'authenticated' && vault.audiences, ['vault']);
+  assert.deepEqual(inner.calls, ['good-gu|api', 'bad-gu|api', 'good-gu|vault']);
+  await cache.authenticateToken('good-gu', ['api'], {});
+  await cache.authenticateToken('good-gu', ['vault'], conn);
+  assert.equal(inner.calls.length, 5, 'an evicted entry is not answered from a memo');
+  // Expired: asked again, on the connection as anywhere.
+  await new Promise((r) => setTimeout(r, 80));
+  await cache.authenticateToken('good-gu', ['api'], conn);
+  assert.equal(inner.calls.length, 6, 'an expired entry is not answered from a memo');
+  // A fresh entry serves the connection again.
+  await cache.authenticateToken('good-gu', ['api'], conn);
+  assert.equal(inner.calls.length, 6);
 });
 
 test('with both TTLs 0 there is no cache', async () => {

@@ -10,10 +10,11 @@ import { firstSuccess } from './union.ts';
 /**
  * Recognises a token as its own and authenticates it, rejects it, or answers no-credential (not
  * its kind). With `audiences` the token must be meant for one of them, and an authenticated
- * answer says which (`audiences`).
+ * answer says which (`audiences`). `connection` names the connection a request's token came on
+ * (a cache may remember its last token); authenticators that keep nothing ignore it.
  */
 export interface TokenAuthenticator {
-  authenticateToken(token: string, audiences?: readonly string[]): Promise<AuthenticationResult>;
+  authenticateToken(token: string, audiences?: readonly string[], connection?: object): Promise<AuthenticationResult>;
 }
 
 /** Token authenticators combined as authenticators are (`union`): the first that authenticates decides. */
@@ -54,8 +55,8 @@ export function bearerTokenOf(header: string): string | undefined {
 }
 
 /** The bearer token's user, for `audiences` when given. A token nobody authenticates is rejected. */
-export async function authenticateBearer(tokens: TokenAuthenticator, token: string, audiences?: readonly string[]): Promise<AuthenticationResult> {
-  const r = await tokens.authenticateToken(token, audiences?.length ? audiences : undefined);
+export async function authenticateBearer(tokens: TokenAuthenticator, token: string, audiences?: readonly string[], connection?: object): Promise<AuthenticationResult> {
+  const r = await tokens.authenticateToken(token, audiences?.length ? audiences : undefined, connection);
   if (r.kind === 'authenticated' || r.kind === 'rejected') return r;
   return { kind: 'rejected', message: 'invalid bearer token' };
 }
@@ -65,7 +66,7 @@ export function bearerToken(tokens: TokenAuthenticator, apiAudiences: readonly s
     async authenticate(req) {
       const token = bearerTokenOf(req.headers.authorization ?? '');
       if (token === undefined) return { kind: 'no-credential' };
-      const r = await authenticateBearer(tokens, token, apiAudiences);
+      const r = await authenticateBearer(tokens, token, apiAudiences, req.socket);
       if (r.kind !== 'authenticated') return r;
       // A token for other audiences than the server's is not for this server.
       if (apiAudiences.length && r.audiences?.length && intersect(apiAudiences, r.audiences).length === 0)

@@ -13,6 +13,10 @@
 //   lookup: node's createHmac costs about four times as much, on every request.
 // - Concurrent lookups of one key share one authentication: the first starts it, the others wait
 //   for its answer.
+// - A connection remembers its last token: a request on it that carries the same token (compared
+//   as text, no hash) for the same audiences gets that entry's answer, as long as the entry is
+//   still the cache's and has not expired. Keep-alive clients send one token on every request.
+// - Answers are frozen and shared, never copied: nothing downstream can change what the cache holds.
 // - Bounded: when full, the oldest entry goes. (kube-apiserver stripes its cache to spread lock
 //   contention; one event loop has none.)
 // - Reported as kube-apiserver's authentication_token_cache_* metrics: a request per lookup (hit
@@ -45,6 +49,15 @@ const DEFAULT_MAX_ENTRIES = 16_384;
 interface Entry {
   result: AuthenticationResult;
   until: number;
+  /** Still in the cache: false once replaced, evicted or expired (a connection's memo then lapses). */
+  live: boolean;
+}
+
+/** A connection's last token and the entry it found. */
+interface Memo {
+  token: string;
+  audiences: readonly string[] | undefined;
+  entry: Entry;
 }
 
 /** `inner` behind the cache; with both TTLs 0 it is `inner` itself. */
@@ -56,21 +69,29 @@ export function cachedTokenAuthenticator(inner: TokenAuthenticator, o: TokenCach
   const secret = randomBytes(32).toString('base64');
   const entries = new Map<string, Entry>();
   const inFlight = new Map<string, Promise<AuthenticationResult>>();
+  const lastOn = new WeakMap<object, Memo>();
+
+  const drop = (key: string) => {
+    const e = entries.get(key);
+    if (!e) return;
+    e.live = false;
+    entries.delete(key);
+  };
 
   const remember = (key: string, result: AuthenticationResult) => {
     const ttl = result.kind === 'authenticated' ? successTtl : failureTtl;
     if (ttl <= 0) return;
-    entries.delete(key);
+    drop(key);
     // A Map iterates in insertion order: the first key is the oldest entry.
-    while (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
-    entries.set(key, { result, until: Date.now() + ttl });
+    while (entries.size >= maxEntries) drop(entries.keys().next().value!);
+    entries.set(key, { result, until: Date.now() + ttl, live: true });
   };
 
   const run = async (key: string, token: string, audiences: readonly string[] | undefined): Promise<AuthenticationResult> => {
     // Not before the caller has registered this lookup: its end must find it to remove it.
     await undefined;
     try {
-      const result = await inner.authenticateToken(token, audiences);
+      const result = frozen(await inner.authenticateToken(token, audiences));
       o.stats?.fetch(result.kind !== 'rejected');
       remember(key, result);
       return result;
@@ -83,15 +104,21 @@ export function cachedTokenAuthenticator(inner: TokenAuthenticator, o: TokenCach
   };
 
   return {
-    async authenticateToken(token, audiences) {
+    async authenticateToken(token, audiences, connection) {
+      const memo = connection && lastOn.get(connection);
+      if (memo && memo.entry.live && memo.token === token && sameAudiences(memo.audiences, audiences) && memo.entry.until > Date.now()) {
+        o.stats?.request(true);
+        return memo.entry.result;
+      }
       const key = cacheKey(secret, token, audiences);
       const hit = entries.get(key);
       if (hit) {
         if (hit.until > Date.now()) {
           o.stats?.request(true);
-          return copyResult(hit.result);
+          if (connection) lastOn.set(connection, { token, audiences, entry: hit });
+          return hit.result;
         }
-        entries.delete(key);
+        drop(key);
       }
       o.stats?.request(false);
       let pending = inFlight.get(key);
@@ -99,7 +126,10 @@ export function cachedTokenAuthenticator(inner: TokenAuthenticator, o: TokenCach
         pending = run(key, token, audiences);
         inFlight.set(key, pending);
       }
-      return copyResult(await pending);
+      const result = await pending;
+      const entry = connection && entries.get(key);
+      if (entry && entry.result === result) lastOn.set(connection, { token, audiences, entry });
+      return result;
     },
   };
 }
@@ -115,14 +145,17 @@ function cacheKey(secret: string, token: string, audiences: readonly string[] | 
   return hash('sha256', text, 'base64');
 }
 
-/** Each caller gets a user of its own: nothing a caller does to it reaches the cached entry. */
-function copyResult(r: AuthenticationResult): AuthenticationResult {
-  if (r.kind !== 'authenticated') return r;
-  return { ...r, user: copyUser(r.user), ...(r.audiences && { audiences: [...r.audiences] }) };
-}
+const sameAudiences = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean =>
+  a === b || (a !== undefined && b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]));
 
-const copyUser = (u: UserInfo): UserInfo => ({
-  ...u,
-  groups: [...u.groups],
-  ...(u.extra && { extra: Object.fromEntries(Object.entries(u.extra).map(([k, v]) => [k, [...v]])) }),
-});
+/**
+ * The answer, frozen with its user, so that it can be handed to every caller as it is: a caller
+ * that tried to change it would fail instead of changing what the next caller gets.
+ */
+function frozen(r: AuthenticationResult): AuthenticationResult {
+  if (r.kind !== 'authenticated') return Object.freeze(r);
+  const u = r.user;
+  const extra = u.extra && Object.freeze(Object.fromEntries(Object.entries(u.extra).map(([k, v]) => [k, Object.freeze([...v])])));
+  const user: UserInfo = Object.freeze({ ...u, groups: Object.freeze([...u.groups]) as string[], ...(extra && { extra: extra as Record<string, string[]> }) });
+  return Object.freeze({ ...r, user, ...(r.audiences && { audiences: Object.freeze([...r.audiences]) as string[] }) });
+}

@@ -54,8 +54,19 @@ export function withAuthenticatedGroup(r: AuthenticationResult): AuthenticationR
   if (r.kind !== 'authenticated') return r;
   const u = r.user;
   if (u.name === ANONYMOUS_USER || u.groups.some((g) => g === ALL_AUTHENTICATED || g === ALL_UNAUTHENTICATED)) return r;
-  return { ...r, user: { ...u, groups: [...u.groups, ALL_AUTHENTICATED] } };
+  // A frozen answer (the token cache's, shared by every request with its token) gets one frozen
+  // answer with the group, made once: nobody can change either.
+  if (!Object.isFrozen(r)) return { ...r, user: { ...u, groups: [...u.groups, ALL_AUTHENTICATED] } };
+  let added = withGroup.get(r);
+  if (!added) {
+    added = Object.freeze({ ...r, user: Object.freeze({ ...u, groups: Object.freeze([...u.groups, ALL_AUTHENTICATED]) as string[] }) });
+    withGroup.set(r, added);
+  }
+  return added;
 }
+
+/** Frozen answers with `system:authenticated` added, by the frozen answer they were made from. */
+const withGroup = new WeakMap<AuthenticationResult, AuthenticationResult>();
 
 /** As Go's error aggregate prints several errors. */
 function aggregate(errors: readonly string[]): string {

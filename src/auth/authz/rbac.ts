@@ -66,6 +66,8 @@ interface IndexedBinding {
   namespace: string;
   roleRef: RoleRef;
   subjects: Subject[];
+  /** The allow reason's description of this binding, by the subject that named the user: made once each. */
+  described?: Map<Subject, string>;
 }
 
 /** The index keys of a subject: `u:<user>` (service accounts by their username) or `g:<group>`. */
@@ -77,7 +79,18 @@ function subjectKey(s: Subject, bindingNamespace: string): string | undefined {
   return undefined;
 }
 
-const userKeys = (user: UserInfo): string[] => [`u:${user.name}`, ...user.groups.map((g) => `g:${g}`)];
+const keysOf = (user: UserInfo): string[] => [`u:${user.name}`, ...user.groups.map((g) => `g:${g}`)];
+
+/** Index keys of frozen users (the token cache's, one per cached token), made once. */
+const frozenUserKeys = new WeakMap<UserInfo, readonly string[]>();
+
+/** The index keys of a user: made once for a frozen user, which cannot change. */
+function userKeys(user: UserInfo): readonly string[] {
+  if (!Object.isFrozen(user)) return keysOf(user);
+  let keys = frozenUserKeys.get(user);
+  if (!keys) frozenUserKeys.set(user, (keys = keysOf(user)));
+  return keys;
+}
 
 /** Bindings of one scope, by subject key, each with the subject of that key (found once, when put). */
 class BindingIndex {
@@ -147,8 +160,13 @@ function describeSubject(s: Subject, bindingNamespace: string): string {
 }
 
 function describeBinding(b: IndexedBinding, s: Subject): string {
-  const name = b.kind === 'RoleBinding' ? `${b.name}/${b.namespace}` : b.name;
-  return `${b.kind} ${goQuote(name)} of ${b.roleRef.kind} ${goQuote(b.roleRef.name ?? '')} to ${describeSubject(s, b.namespace)}`;
+  let text = b.described?.get(s);
+  if (text === undefined) {
+    const name = b.kind === 'RoleBinding' ? `${b.name}/${b.namespace}` : b.name;
+    text = `RBAC: allowed by ${b.kind} ${goQuote(name)} of ${b.roleRef.kind} ${goQuote(b.roleRef.name ?? '')} to ${describeSubject(s, b.namespace)}`;
+    (b.described ??= new Map()).set(s, text);
+  }
+  return text;
 }
 
 export interface RbacStores {
@@ -158,8 +176,8 @@ export interface RbacStores {
   clusterRoleBindings: RegistryStore;
 }
 
-/** What a rule visitor is given: the rule, and where it came from (for the allow reason). */
-type RuleVisitor = (rule: PolicyRule, source: () => string) => boolean;
+/** What a rule visitor is given: the rule, and the binding and subject it came from (for the allow reason). */
+type RuleVisitor = (rule: PolicyRule, binding: IndexedBinding, subject: Subject) => boolean;
 
 /**
  * The four kinds in memory, kept current by watches (started again, with a fresh list, when one
@@ -292,7 +310,7 @@ export class RbacIndex {
       errors.push(rules);
       return true;
     }
-    for (const r of rules) if (!visit(r, () => describeBinding(b, s))) return false;
+    for (const r of rules) if (!visit(r, b, s)) return false;
     return true;
   }
 
@@ -318,13 +336,13 @@ function indexed(o: KObject, kind: IndexedBinding['kind']): IndexedBinding {
 export function rbacAuthorizer(index: RbacIndex): Authorizer {
   return {
     async authorize({ user, info }: Attributes) {
-      let allowedBy: (() => string) | undefined;
-      const errors = index.visitRulesFor(user, info.namespace, (rule, source) => {
+      let reason: string | undefined;
+      const errors = index.visitRulesFor(user, info.namespace, (rule, binding, subject) => {
         if (!ruleAllows(info, rule)) return true;
-        allowedBy = source;
+        reason = describeBinding(binding, subject);
         return false;
       });
-      if (allowedBy) return { decision: 'allow', reason: `RBAC: allowed by ${allowedBy()}` };
+      if (reason !== undefined) return { decision: 'allow', reason };
       if (!errors.length) return { decision: 'no-opinion' };
       return { decision: 'no-opinion', reason: `RBAC: ${errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`}` };
     },
