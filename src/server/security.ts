@@ -409,11 +409,15 @@ export function buildAudit(
   if (!logPath && !webhookFile) throw new Error('--audit-policy-file needs a backend: --audit-log-path or --audit-webhook-config-file');
   const policy = readAuditPolicy(opts.auditPolicyFile, ['audit.k8s.io', naming.group('audit')]);
   const apiVersion = `${naming.group('audit')}/v1`;
-  const backends: ((event: object) => void)[] = [];
+  // Each backend answers false when it lost an event and its mode is blocking-strict.
+  const backends: ((event: object) => boolean)[] = [];
   if (webhookFile) {
     const webhook = auditWebhookBackend({ ...opts.auditWebhook, configFile: webhookFile }, apiVersion, log);
     onClose(() => webhook.close());
-    backends.push((e) => webhook.write(e));
+    backends.push((e) => {
+      webhook.write(e);
+      return true;
+    });
   }
   if (logPath) {
     const file = auditLogBackend({ ...opts.auditLog, path: logPath }, log);
@@ -423,7 +427,9 @@ export function buildAudit(
   return policyAudit({
     policy,
     write: (event) => {
-      for (const b of backends) b(event);
+      let stored = true;
+      for (const b of backends) stored = b(event) && stored;
+      return stored;
     },
     apiVersion,
     secretResources: new Set(['/secrets', '/serviceaccounts/token', `${naming.group('authentication')}/tokenreviews`]),

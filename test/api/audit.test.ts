@@ -166,6 +166,33 @@ describe('rotation and start-up errors', () => {
     for (const f of files) assert.ok(readFileSync(join(rdir, f)).length <= 1024 * 1024, `${f} is within the size`);
   });
 
+  test('--audit-log-mode blocking-strict: a request whose arrival cannot be logged is refused with 500 (blocking: served)', async () => {
+    // /dev/full refuses every write (Linux). Every request is audited at RequestReceived but the readiness checks.
+    const everything = join(dir, 'metadata.yaml');
+    writeFileSync(everything, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: None\n    nonResourceURLs: ["/readyz*"]\n  - level: Metadata\n');
+    const s = await testServer({ auditPolicyFile: everything, auditLog: { path: '/dev/full', mode: 'blocking-strict' } });
+    try {
+      const r = await api(s, 'POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'strict' } });
+      assert.equal(r.status, 500);
+      const status = r.body as { kind: string; reason: string; message: string };
+      assert.equal(status.kind, 'Status');
+      assert.equal(status.reason, 'InternalError');
+      assert.equal(status.message, 'Internal error occurred: failed to store audit event');
+      // Requests the policy does not audit at RequestReceived are served (the readiness check, here).
+      assert.equal((await api(s, 'GET', '/readyz')).status, 200);
+    } finally {
+      await s.close();
+    }
+    const lenient = await testServer({ auditPolicyFile: everything, auditLog: { path: '/dev/full', mode: 'blocking' } });
+    try {
+      const r = await api(lenient, 'POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'strict' } });
+      assert.equal(r.status, 201, 'blocking: the events are lost, the request is not');
+      assert.equal((await api(lenient, 'GET', '/api/v1/namespaces/default/configmaps/strict')).status, 200);
+    } finally {
+      await lenient.close();
+    }
+  });
+
   test('a bad policy, a policy without a backend and a backend without a policy are start-up errors', async () => {
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Everything\n');
