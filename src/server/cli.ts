@@ -4,6 +4,7 @@
 import { parseDuration } from './durations.ts';
 import { startServer, type RunningServer, type ServerOptions } from './server.ts';
 import { AUDIT_LOG_MODES, type AuditLogMode } from './audit/log-backend.ts';
+import { AUDIT_WEBHOOK_MODES, type AuditWebhookMode } from './audit/webhook-backend.ts';
 
 interface FlagSpec {
   help: string;
@@ -88,9 +89,10 @@ const FLAGS: Record<string, FlagSpec> = {
   'audit-log-batch-max-wait': { help: 'batch mode: how long an event waits for its batch to fill (default 0s)', apply: (o, v) => ((o.auditLog ??= { path: '' }).batchMaxWaitMs = parseDuration(v)) },
   'audit-webhook-config-file': { help: 'kubeconfig-format file of the audit webhook: audit events are POSTed there in batches', apply: (o, v) => ((o.auditWebhook ??= { configFile: '' }).configFile = v) },
   'audit-webhook-mode': {
-    help: 'how events reach the webhook: batch (the default and only mode here)',
-    apply: (_o, v) => {
-      if (v !== 'batch') throw new Error(`--audit-webhook-mode ${JSON.stringify(v)}: only batch is supported`);
+    help: 'how events reach the webhook: batch (the default; buffered and sent in batches), blocking (each sent as it comes; a request waits for its arrival to be sent) or blocking-strict (and is refused when it could not be)',
+    apply: (o, v) => {
+      if (!(AUDIT_WEBHOOK_MODES as readonly string[]).includes(v)) throw new Error(`--audit-webhook-mode ${JSON.stringify(v)}: must be one of ${AUDIT_WEBHOOK_MODES.join(', ')}`);
+      (o.auditWebhook ??= { configFile: '' }).mode = v as AuditWebhookMode;
     },
   },
   'audit-webhook-batch-max-size': { help: 'events in one batch at most (default 400)', apply: (o, v) => ((o.auditWebhook ??= { configFile: '' }).maxBatchSize = Math.max(1, int('audit-webhook-batch-max-size', v))) },

@@ -23,7 +23,7 @@ export interface AuditConfig {
    * be stored and the backend is strict about it (`blocking-strict`): a request whose
    * RequestReceived event is lost so is refused.
    */
-  write(event: object): boolean | void;
+  write(event: object): boolean | void | Promise<boolean>;
   /** The Event's apiVersion: `audit.orch.io/v1`. */
   apiVersion: string;
   /** Resources (`group/resource` or `group/resource/subresource`) never recorded beyond Metadata: they carry secrets or tokens. */
@@ -100,8 +100,8 @@ function dropManagedFields(v: unknown): unknown {
 
 export function policyAudit(c: AuditConfig): AuditSink {
   const audited = new WeakMap<RequestContext, Audited>();
-  /** False when a strict backend could not store the event. */
-  const emit = (ctx: RequestContext, a: Audited, stage: AuditStage, code?: number): boolean => {
+  /** False (or a promise of false) when a strict backend could not store the event. */
+  const emit = (ctx: RequestContext, a: Audited, stage: AuditStage, code?: number): boolean | Promise<boolean> => {
     if (a.decision.omitStages.has(stage)) return true;
     const info = ctx.info;
     const level = a.decision.level;
@@ -137,7 +137,8 @@ export function policyAudit(c: AuditConfig): AuditSink {
       event.annotations = { ...ctx.auditAnnotations };
       break;
     }
-    return c.write(event) !== false;
+    const stored = c.write(event);
+    return stored === undefined || stored;
   };
   return {
     requestReceived(ctx) {
@@ -171,8 +172,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
         responseBytes: 0,
       };
       audited.set(ctx, a);
-      // kube-apiserver's blocking-strict: a request whose arrival could not be recorded is not served.
-      if (!emit(ctx, a, 'RequestReceived')) throw errors.internal('failed to store audit event');
+      const received = emit(ctx, a, 'RequestReceived');
       const res = ctx.res;
       const longRunning = ctx.info.verb === 'watch';
       if (longRunning) {
@@ -203,6 +203,13 @@ export function policyAudit(c: AuditConfig): AuditSink {
           return end(...args);
         }) as typeof res.end;
       }
+      // kube-apiserver's blocking-strict: a request whose arrival could not be recorded is not served.
+      const refuse = (stored: boolean) => {
+        if (!stored) throw errors.internal('failed to store audit event');
+      };
+      if (typeof received === 'boolean') return refuse(received);
+      // A blocking webhook: the request waits for its arrival to be sent.
+      return received.then(refuse);
     },
     responseComplete(ctx, code) {
       const a = audited.get(ctx);
