@@ -3,6 +3,8 @@
 
 import { parseDuration } from './durations.ts';
 import { startServer, type RunningServer, type ServerOptions } from './server.ts';
+import { AUDIT_LOG_MODES, type AuditLogMode } from './audit/log-backend.ts';
+import { AUDIT_WEBHOOK_MODES, type AuditWebhookMode } from './audit/webhook-backend.ts';
 
 interface FlagSpec {
   help: string;
@@ -75,11 +77,22 @@ const FLAGS: Record<string, FlagSpec> = {
   'audit-log-maxsize': { help: 'megabytes of the audit log before it is rotated (default 0: never)', apply: (o, v) => ((o.auditLog ??= { path: '' }).maxSizeMB = int('audit-log-maxsize', v)) },
   'audit-log-maxbackup': { help: 'rotated audit log files kept (default 0: all)', apply: (o, v) => ((o.auditLog ??= { path: '' }).maxBackups = int('audit-log-maxbackup', v)) },
   'audit-log-maxage': { help: 'days a rotated audit log file is kept (default 0: any age)', apply: (o, v) => ((o.auditLog ??= { path: '' }).maxAgeDays = int('audit-log-maxage', v)) },
+  'audit-log-mode': {
+    help: 'how events reach the log: blocking (default; written at the end of each turn of the event loop), blocking-strict (each written at once; a request whose arrival cannot be logged is refused) or batch (queued and written in the background)',
+    apply: (o, v) => {
+      if (!(AUDIT_LOG_MODES as readonly string[]).includes(v)) throw new Error(`--audit-log-mode ${JSON.stringify(v)}: must be one of ${AUDIT_LOG_MODES.join(', ')}`);
+      (o.auditLog ??= { path: '' }).mode = v as AuditLogMode;
+    },
+  },
+  'audit-log-batch-buffer-size': { help: 'batch mode: events queued before new ones are dropped (default 10000)', apply: (o, v) => ((o.auditLog ??= { path: '' }).batchBufferSize = Math.max(1, int('audit-log-batch-buffer-size', v))) },
+  'audit-log-batch-max-size': { help: 'batch mode: events in one write at most (default 1)', apply: (o, v) => ((o.auditLog ??= { path: '' }).batchMaxSize = Math.max(1, int('audit-log-batch-max-size', v))) },
+  'audit-log-batch-max-wait': { help: 'batch mode: how long an event waits for its batch to fill (default 0s)', apply: (o, v) => ((o.auditLog ??= { path: '' }).batchMaxWaitMs = parseDuration(v)) },
   'audit-webhook-config-file': { help: 'kubeconfig-format file of the audit webhook: audit events are POSTed there in batches', apply: (o, v) => ((o.auditWebhook ??= { configFile: '' }).configFile = v) },
   'audit-webhook-mode': {
-    help: 'how events reach the webhook: batch (the default and only mode here)',
-    apply: (_o, v) => {
-      if (v !== 'batch') throw new Error(`--audit-webhook-mode ${JSON.stringify(v)}: only batch is supported`);
+    help: 'how events reach the webhook: batch (the default; buffered and sent in batches), blocking (each sent as it comes; a request waits for its arrival to be sent) or blocking-strict (and is refused when it could not be)',
+    apply: (o, v) => {
+      if (!(AUDIT_WEBHOOK_MODES as readonly string[]).includes(v)) throw new Error(`--audit-webhook-mode ${JSON.stringify(v)}: must be one of ${AUDIT_WEBHOOK_MODES.join(', ')}`);
+      (o.auditWebhook ??= { configFile: '' }).mode = v as AuditWebhookMode;
     },
   },
   'audit-webhook-batch-max-size': { help: 'events in one batch at most (default 400)', apply: (o, v) => ((o.auditWebhook ??= { configFile: '' }).maxBatchSize = Math.max(1, int('audit-webhook-batch-max-size', v))) },

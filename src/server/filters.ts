@@ -21,7 +21,8 @@ type Filter = (next: Handler) => Handler;
  * `impersonatedUser` in `ctx.impersonatedUser` by the time the response completes.
  */
 export interface AuditSink {
-  requestReceived(ctx: RequestContext): void;
+  /** A promise: the request waits for it (a blocking backend); a rejection refuses the request. */
+  requestReceived(ctx: RequestContext): void | Promise<void>;
   responseComplete(ctx: RequestContext, code: number): void;
 }
 
@@ -125,7 +126,8 @@ const authentication = (opts: ChainOptions): Filter => (next) => async (ctx) => 
 };
 
 const audit = (opts: ChainOptions): Filter => (next) => async (ctx) => {
-  opts.audit.requestReceived(ctx);
+  const received = opts.audit.requestReceived(ctx);
+  if (received) await received;
   // Once the answer is out: an error thrown below is written by the panic recovery further out,
   // after this filter has returned.
   ctx.res.once('close', () => opts.audit.responseComplete(ctx, ctx.res.statusCode));

@@ -417,7 +417,8 @@ export function buildAudit(
   if (!logPath && !webhookFile) throw new Error('--audit-policy-file needs a backend: --audit-log-path or --audit-webhook-config-file');
   const policy = readAuditPolicy(opts.auditPolicyFile, ['audit.k8s.io', naming.group('audit')]);
   const apiVersion = `${naming.group('audit')}/v1`;
-  const backends: ((event: object) => void)[] = [];
+  // Each backend answers false when it lost an event and its mode is blocking-strict (a blocking webhook: once sent).
+  const backends: ((event: object) => boolean | Promise<boolean>)[] = [];
   if (webhookFile) {
     const webhook = auditWebhookBackend({ ...opts.auditWebhook, configFile: webhookFile }, apiVersion, log);
     onClose(() => webhook.close());
@@ -431,7 +432,14 @@ export function buildAudit(
   return policyAudit({
     policy,
     write: (event) => {
-      for (const b of backends) b(event);
+      let stored = true;
+      let waiting: Promise<boolean>[] | undefined;
+      for (const b of backends) {
+        const r = b(event);
+        if (typeof r === 'boolean') stored = r && stored;
+        else (waiting ??= []).push(r);
+      }
+      return waiting ? Promise.all(waiting).then((all) => stored && all.every(Boolean)) : stored;
     },
     apiVersion,
     secretResources: new Set(['/secrets', '/serviceaccounts/token', `${naming.group('authentication')}/tokenreviews`]),

@@ -166,6 +166,33 @@ describe('rotation and start-up errors', () => {
     for (const f of files) assert.ok(readFileSync(join(rdir, f)).length <= 1024 * 1024, `${f} is within the size`);
   });
 
+  test('--audit-log-mode blocking-strict: a request whose arrival cannot be logged is refused with 500 (blocking: served)', async () => {
+    // /dev/full refuses every write (Linux). Every request is audited at RequestReceived but the readiness checks.
+    const everything = join(dir, 'metadata.yaml');
+    writeFileSync(everything, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: None\n    nonResourceURLs: ["/readyz*"]\n  - level: Metadata\n');
+    const s = await testServer({ auditPolicyFile: everything, auditLog: { path: '/dev/full', mode: 'blocking-strict' } });
+    try {
+      const r = await api(s, 'POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'strict' } });
+      assert.equal(r.status, 500);
+      const status = r.body as { kind: string; reason: string; message: string };
+      assert.equal(status.kind, 'Status');
+      assert.equal(status.reason, 'InternalError');
+      assert.equal(status.message, 'Internal error occurred: failed to store audit event');
+      // Requests the policy does not audit at RequestReceived are served (the readiness check, here).
+      assert.equal((await api(s, 'GET', '/readyz')).status, 200);
+    } finally {
+      await s.close();
+    }
+    const lenient = await testServer({ auditPolicyFile: everything, auditLog: { path: '/dev/full', mode: 'blocking' } });
+    try {
+      const r = await api(lenient, 'POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'strict' } });
+      assert.equal(r.status, 201, 'blocking: the events are lost, the request is not');
+      assert.equal((await api(lenient, 'GET', '/api/v1/namespaces/default/configmaps/strict')).status, 200);
+    } finally {
+      await lenient.close();
+    }
+  });
+
   test('a bad policy, a policy without a backend and a backend without a policy are start-up errors', async () => {
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Everything\n');
@@ -176,35 +203,41 @@ describe('rotation and start-up errors', () => {
   });
 });
 
+/** An HTTPS audit webhook: what it received, a switch to make it fail, and a kubeconfig to reach it. */
+async function auditHook() {
+  const ca = await makeCa('audit-webhook-ca');
+  const serving = await issueCert(ca, { subject: 'CN=127.0.0.1', usage: 'server', hosts: [{ type: 'ip', value: '127.0.0.1' }] });
+  const client = await issueCert(ca, { subject: 'CN=orch-apiserver' });
+  const received: { apiVersion: string; kind: string; items: AuditEvent[] }[] = [];
+  const state = { failing: false };
+  const hook = createServer({ cert: serving.cert, key: serving.key, ca: ca.cert, requestCert: true, rejectUnauthorized: true }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (state.failing) {
+        res.writeHead(400).end('no');
+        return;
+      }
+      received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+  const hdir = tempDir('audit-webhook');
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const config = join(hdir, 'webhook.kubeconfig');
+  writeFileSync(
+    config,
+    `apiVersion: v1\nkind: Config\nclusters:\n- name: hook\n  cluster:\n    server: https://127.0.0.1:${(hook.address() as AddressInfo).port}/audit\n    certificate-authority-data: ${b64(ca.cert)}\n` +
+      `users:\n- name: apiserver\n  user:\n    client-certificate-data: ${b64(client.cert)}\n    client-key-data: ${b64(client.key)}\n` +
+      `contexts:\n- name: hook\n  context: {cluster: hook, user: apiserver}\ncurrent-context: hook\n`,
+  );
+  return { received, state, config, close: () => hook.close() };
+}
+
 describe('webhook backend', () => {
   test('events reach an HTTPS webhook as EventLists in batches; a webhook that fails loses its batch, not the server', async () => {
-    const ca = await makeCa('audit-webhook-ca');
-    const serving = await issueCert(ca, { subject: 'CN=127.0.0.1', usage: 'server', hosts: [{ type: 'ip', value: '127.0.0.1' }] });
-    const client = await issueCert(ca, { subject: 'CN=orch-apiserver' });
-    const received: { apiVersion: string; kind: string; items: AuditEvent[] }[] = [];
-    let failing = false;
-    const hook = createServer({ cert: serving.cert, key: serving.key, ca: ca.cert, requestCert: true, rejectUnauthorized: true }, (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        if (failing) {
-          res.writeHead(400).end('no');
-          return;
-        }
-        received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
-    const hdir = tempDir('audit-webhook');
-    const b64 = (s: string) => Buffer.from(s).toString('base64');
-    const config = join(hdir, 'webhook.kubeconfig');
-    writeFileSync(
-      config,
-      `apiVersion: v1\nkind: Config\nclusters:\n- name: hook\n  cluster:\n    server: https://127.0.0.1:${(hook.address() as AddressInfo).port}/audit\n    certificate-authority-data: ${b64(ca.cert)}\n` +
-        `users:\n- name: apiserver\n  user:\n    client-certificate-data: ${b64(client.cert)}\n    client-key-data: ${b64(client.key)}\n` +
-        `contexts:\n- name: hook\n  context: {cluster: hook, user: apiserver}\ncurrent-context: hook\n`,
-    );
+    const { received, state, config, close } = await auditHook();
     const s = await testServer({ naming: 'kubernetes', auditPolicyFile: policy, auditWebhook: { configFile: config, maxBatchSize: 3, maxBatchWaitMs: 200, initialBackoffMs: 5 } });
     try {
       const ids: string[] = [];
@@ -222,17 +255,45 @@ describe('webhook backend', () => {
         assert.ok(l.items.length <= 3);
         for (const e of l.items) assert.equal(e.apiVersion, 'audit.k8s.io/v1');
       }
-      failing = true;
+      state.failing = true;
       const lost = await api(s, 'GET', '/api/v1/namespaces/default/configmaps?lost=1');
       assert.equal(lost.status, 200, 'a failing webhook does not fail requests');
       await new Promise((r) => setTimeout(r, 400));
-      failing = false;
+      state.failing = false;
       const after = await api(s, 'GET', '/api/v1/namespaces/default/configmaps?after=1');
       await waitFor('the next batch', () => received.flatMap((l) => l.items).some((e) => e.auditID === after.headers.get('audit-id')));
       assert.ok(!received.flatMap((l) => l.items).some((e) => e.auditID === lost.headers.get('audit-id')), 'the refused batch is dropped');
     } finally {
       await s.close();
-      hook.close();
+      close();
+    }
+  });
+
+  test('--audit-webhook-mode blocking sends each event as it comes, the request waiting for its arrival; blocking-strict refuses a request whose arrival was not sent', async () => {
+    const { received, state, config, close } = await auditHook();
+    const everything = join(dir, 'metadata-hook.yaml');
+    writeFileSync(everything, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: None\n    nonResourceURLs: ["/readyz*"]\n  - level: Metadata\n');
+    const blocking = await testServer({ auditPolicyFile: everything, auditWebhook: { configFile: config, mode: 'blocking', initialBackoffMs: 5 } });
+    const strict = await testServer({ auditPolicyFile: everything, auditWebhook: { configFile: config, mode: 'blocking-strict', initialBackoffMs: 5 } });
+    try {
+      const r = await api(blocking, 'GET', '/api/v1/namespaces/default/configmaps?blocking=1');
+      assert.equal(r.status, 200);
+      const id = r.headers.get('audit-id');
+      const mine = () => received.filter((l) => l.items.some((e) => e.auditID === id));
+      assert.ok(mine().some((l) => l.items[0]!.stage === 'RequestReceived'), 'the arrival was sent before the answer');
+      await waitFor('ResponseComplete', () => mine().length === 2);
+      for (const l of mine()) assert.equal(l.items.length, 1, 'one event per request to the webhook');
+      state.failing = true;
+      assert.equal((await api(blocking, 'GET', '/api/v1/namespaces/default/configmaps?blocking=2')).status, 200, 'blocking: a failing webhook loses the event, not the request');
+      const refused = await api(strict, 'GET', '/api/v1/namespaces/default/configmaps?strict=1');
+      assert.equal(refused.status, 500);
+      assert.equal((refused.body as { message: string }).message, 'Internal error occurred: failed to store audit event');
+      state.failing = false;
+      assert.equal((await api(strict, 'GET', '/api/v1/namespaces/default/configmaps?strict=2')).status, 200);
+    } finally {
+      await blocking.close();
+      await strict.close();
+      close();
     }
   });
 });

@@ -1,14 +1,125 @@
-// The audit log backend when the disk refuses a write: the event is lost and reported once per
-// run of failures; nothing is thrown into the request that produced it.
+// The audit log backend in each `--audit-log-mode`: blocking gathers a turn's lines into one write
+// (at once past 1 MiB, and at close and process exit), blocking-strict writes each line as it comes
+// and says when it could not, batch writes in the background from a bounded queue. When the disk
+// refuses a write the events are lost and reported once per run of failures; nothing is thrown into
+// the request that produced them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { auditLogBackend } from '../../src/server/audit/log-backend.ts';
+import { parseArgs } from '../../src/server/cli.ts';
+import { tempDir } from '../support/tmp.ts';
 
-test('a full disk (/dev/full, Linux) loses events without throwing, reported once', () => {
+const turn = () => new Promise((r) => setImmediate(r));
+const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean);
+
+test('a full disk (/dev/full, Linux) loses events without throwing, reported once', async () => {
   const reported: string[] = [];
   const log = auditLogBackend({ path: '/dev/full' }, (m) => reported.push(m));
-  for (let i = 0; i < 5; i++) assert.doesNotThrow(() => log.write(`{"event":${i}}`));
+  for (let i = 0; i < 5; i++) {
+    assert.doesNotThrow(() => log.write(`{"event":${i}}`));
+    await turn();
+  }
   assert.equal(reported.length, 1);
   assert.match(reported[0]!, /^audit log \/dev\/full: events are lost: ENOSPC/);
   log.close();
+});
+
+test('blocking: the lines of one turn are written together at its end, in order; past 1 MiB at once; the rest at close', async () => {
+  const path = join(tempDir('audit-log-blocking'), 'audit.log');
+  const log = auditLogBackend({ path, mode: 'blocking' });
+  for (let i = 0; i < 3; i++) assert.equal(log.write(`{"event":${i}}`), true);
+  assert.deepEqual(lines(path), [], 'nothing is written while the turn goes on');
+  await turn();
+  assert.deepEqual(lines(path), ['{"event":0}', '{"event":1}', '{"event":2}']);
+  const big = `{"big":"${'x'.repeat(600 * 1024)}"}`;
+  log.write(big);
+  log.write(big);
+  assert.equal(lines(path).length, 5, 'past 1 MiB waiting, the lines are written without waiting for the turn to end');
+  log.write('{"event":"last"}');
+  log.close();
+  assert.equal(lines(path).at(-1), '{"event":"last"}', 'closing writes what waits');
+  assert.equal(log.write('{"event":"after"}'), false);
+  await turn();
+  assert.equal(lines(path).length, 6);
+});
+
+test('blocking: what waits is written when the process exits', () => {
+  const path = join(tempDir('audit-log-exit'), 'audit.log');
+  const module = new URL('../../src/server/audit/log-backend.ts', import.meta.url).href;
+  const script = `import { auditLogBackend } from ${JSON.stringify(module)};
+const log = auditLogBackend({ path: ${JSON.stringify(path)} });
+for (let i = 0; i < 100; i++) log.write(JSON.stringify({ event: i }));
+process.exit(0);`;
+  execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: 'pipe' });
+  assert.deepEqual(lines(path), Array.from({ length: 100 }, (_, i) => `{"event":${i}}`));
+});
+
+test('blocking: a turn that passes the size is split where a line would pass it, and rotated there', async () => {
+  const dir = tempDir('audit-log-rotate-turn');
+  const path = join(dir, 'audit.log');
+  const log = auditLogBackend({ path, maxSizeMB: 1 });
+  const line = (i: number) => `{"event":${i},"pad":"${'x'.repeat(400 * 1024)}"}`;
+  for (let i = 0; i < 3; i++) log.write(line(i));
+  await turn();
+  log.close();
+  const files = readdirSync(dir).sort();
+  assert.equal(files.length, 2, files.join(' '));
+  const backup = files.find((f) => f !== 'audit.log')!;
+  assert.deepEqual(lines(join(dir, backup)).map((l) => (JSON.parse(l) as { event: number }).event), [0, 1]);
+  assert.deepEqual(lines(path).map((l) => (JSON.parse(l) as { event: number }).event), [2]);
+});
+
+test('blocking-strict: each line is written as it comes; a write the disk refuses answers false, reported once', () => {
+  const path = join(tempDir('audit-log-strict'), 'audit.log');
+  const log = auditLogBackend({ path, mode: 'blocking-strict' });
+  assert.equal(log.write('{"event":0}'), true);
+  assert.deepEqual(lines(path), ['{"event":0}'], 'written before write returns');
+  log.close();
+  const reported: string[] = [];
+  const full = auditLogBackend({ path: '/dev/full', mode: 'blocking-strict' }, (m) => reported.push(m));
+  assert.equal(full.write('{"event":0}'), false);
+  assert.equal(full.write('{"event":1}'), false);
+  assert.equal(reported.length, 1);
+  full.close();
+});
+
+test('batch: lines are queued and written in the background in batches; past the buffer they are dropped and reported; close writes the rest', async () => {
+  const path = join(tempDir('audit-log-batch'), 'audit.log');
+  const reported: string[] = [];
+  const log = auditLogBackend({ path, mode: 'batch', batchBufferSize: 5, batchMaxSize: 3, batchMaxWaitMs: 30_000 }, (m) => reported.push(m));
+  // The first three make a batch, whose write starts at once; the next five fill the buffer; the last two are dropped.
+  for (let i = 0; i < 10; i++) assert.equal(log.write(`{"event":${i}}`), true, 'a full buffer loses the event, not the request');
+  assert.equal(reported.length, 1);
+  assert.match(reported[0]!, /the buffer is full; events are dropped/);
+  for (let i = 0; i < 400 && lines(path).length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+  const expected = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => `{"event":${i}}`);
+  const early = lines(path);
+  assert.deepEqual(early, expected.slice(0, early.length), 'whole batches, in order, written in the background');
+  await log.close();
+  assert.deepEqual(lines(path), expected);
+});
+
+test('batch: a batch that does not fill is written when its first line has waited batchMaxWait', async () => {
+  const path = join(tempDir('audit-log-batch-wait'), 'audit.log');
+  const log = auditLogBackend({ path, mode: 'batch', batchMaxSize: 100, batchMaxWaitMs: 20 });
+  log.write('{"event":0}');
+  log.write('{"event":1}');
+  await turn();
+  assert.deepEqual(lines(path), []);
+  for (let i = 0; i < 400 && lines(path).length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+  assert.deepEqual(lines(path), ['{"event":0}', '{"event":1}']);
+  await log.close();
+});
+
+test('--audit-log-mode takes blocking, blocking-strict and batch, with the batch flags; --audit-webhook-mode batch, blocking and blocking-strict', () => {
+  const opts = parseArgs(['--audit-log-path=/x.log', '--audit-log-mode=batch', '--audit-log-batch-buffer-size=7', '--audit-log-batch-max-size=3', '--audit-log-batch-max-wait=2s']);
+  assert.notEqual(opts, 'help');
+  assert.deepEqual(opts !== 'help' && opts.auditLog, { path: '/x.log', mode: 'batch', batchBufferSize: 7, batchMaxSize: 3, batchMaxWaitMs: 2000 });
+  assert.throws(() => parseArgs(['--audit-log-mode=async']), /--audit-log-mode "async": must be one of blocking, blocking-strict, batch/);
+  const hook = parseArgs(['--audit-webhook-config-file=/hook', '--audit-webhook-mode=blocking-strict']);
+  assert.deepEqual(hook !== 'help' && hook.auditWebhook, { configFile: '/hook', mode: 'blocking-strict' });
+  assert.throws(() => parseArgs(['--audit-webhook-mode=async']), /--audit-webhook-mode "async": must be one of batch, blocking, blocking-strict/);
 });

@@ -7,6 +7,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
+import { errors } from '../../machinery/status.ts';
 import type { RequestContext } from '../../request/context.ts';
 import type { UserInfo } from '../../request/user.ts';
 import type { AuditSink } from '../filters.ts';
@@ -17,8 +18,12 @@ const MAX_RECORDED_BODY_BYTES = 1024 * 1024;
 
 export interface AuditConfig {
   policy: AuditPolicy;
-  /** Where each event goes (each backend serializes it as it needs). */
-  write(event: object): void;
+  /**
+   * Where each event goes (each backend serializes it as it needs). False when the event could not
+   * be stored and the backend is strict about it (`blocking-strict`): a request whose
+   * RequestReceived event is lost so is refused.
+   */
+  write(event: object): boolean | void | Promise<boolean>;
   /** The Event's apiVersion: `audit.orch.io/v1`. */
   apiVersion: string;
   /** Resources (`group/resource` or `group/resource/subresource`) never recorded beyond Metadata: they carry secrets or tokens. */
@@ -29,6 +34,12 @@ interface Audited {
   id: string;
   decision: AuditDecision;
   received: string;
+  /** What every event of the request says alike, found once. */
+  requestURI: string;
+  user: Record<string, unknown>;
+  sourceIPs: string[];
+  userAgent?: string;
+  objectRef?: Record<string, unknown>;
   /** The answer's bytes, kept at RequestResponse. */
   response?: Buffer[];
   responseBytes: number;
@@ -36,8 +47,16 @@ interface Audited {
 
 const LEVEL_RANK: Record<AuditLevel, number> = { None: 0, Metadata: 1, Request: 2, RequestResponse: 3 };
 
-/** RFC 3339 with microseconds, as kube-apiserver writes its audit timestamps. */
-const microTime = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+/** RFC 3339 with microseconds, as kube-apiserver writes its audit timestamps (the last one made is kept: events come in runs of the same millisecond). */
+let lastMs = NaN;
+let lastTime = '';
+const microTime = (ms: number) => {
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastTime = `${new Date(ms).toISOString().slice(0, -1)}000Z`;
+  }
+  return lastTime;
+};
 
 function userOf(u: UserInfo): Record<string, unknown> {
   return { username: u.name, ...(u.uid && { uid: u.uid }), ...(u.groups?.length && { groups: u.groups }), ...(u.extra && Object.keys(u.extra).length > 0 && { extra: u.extra }) };
@@ -81,8 +100,9 @@ function dropManagedFields(v: unknown): unknown {
 
 export function policyAudit(c: AuditConfig): AuditSink {
   const audited = new WeakMap<RequestContext, Audited>();
-  const emit = (ctx: RequestContext, a: Audited, stage: AuditStage, code?: number) => {
-    if (a.decision.omitStages.has(stage)) return;
+  /** False (or a promise of false) when a strict backend could not store the event. */
+  const emit = (ctx: RequestContext, a: Audited, stage: AuditStage, code?: number): boolean | Promise<boolean> => {
+    if (a.decision.omitStages.has(stage)) return true;
     const info = ctx.info;
     const level = a.decision.level;
     const event: Record<string, unknown> = {
@@ -91,23 +111,14 @@ export function policyAudit(c: AuditConfig): AuditSink {
       level,
       auditID: a.id,
       stage,
-      requestURI: ctx.req.url ?? '/',
+      requestURI: a.requestURI,
       verb: info.verb,
-      user: ctx.user ? userOf(ctx.user) : { username: '' },
+      user: a.user,
       ...(ctx.impersonatedUser && { impersonatedUser: userOf(ctx.impersonatedUser) }),
-      sourceIPs: sourceIPs(ctx),
-      ...(typeof ctx.req.headers['user-agent'] === 'string' && { userAgent: ctx.req.headers['user-agent'] }),
+      sourceIPs: a.sourceIPs,
+      ...(a.userAgent !== undefined && { userAgent: a.userAgent }),
     };
-    if (info.isResourceRequest) {
-      event.objectRef = {
-        resource: info.resource,
-        ...(info.namespace && { namespace: info.namespace }),
-        ...(info.name && { name: info.name }),
-        ...(info.apiGroup && { apiGroup: info.apiGroup }),
-        apiVersion: info.apiVersion,
-        ...(info.subresource && { subresource: info.subresource }),
-      };
-    }
+    if (a.objectRef) event.objectRef = a.objectRef;
     if (code !== undefined) {
       const s = ctx.responseStatus;
       event.responseStatus = s && s.status === 'Failure' ? { metadata: {}, status: s.status, message: s.message, reason: s.reason, ...(s.details !== undefined && { details: s.details }), code } : { metadata: {}, code };
@@ -122,9 +133,12 @@ export function policyAudit(c: AuditConfig): AuditSink {
     }
     event.requestReceivedTimestamp = a.received;
     event.stageTimestamp = microTime(Date.now());
-    const annotations = { ...ctx.auditAnnotations };
-    if (Object.keys(annotations).length) event.annotations = annotations;
-    c.write(event);
+    for (const _ in ctx.auditAnnotations) {
+      event.annotations = { ...ctx.auditAnnotations };
+      break;
+    }
+    const stored = c.write(event);
+    return stored === undefined || stored;
   };
   return {
     requestReceived(ctx) {
@@ -136,9 +150,29 @@ export function policyAudit(c: AuditConfig): AuditSink {
       const i = ctx.info;
       if (LEVEL_RANK[decision.level] > LEVEL_RANK.Metadata && i.isResourceRequest && (c.secretResources.has(`${i.apiGroup}/${i.resource}`) || c.secretResources.has(`${i.apiGroup}/${i.resource}/${i.subresource}`)))
         decision = { ...decision, level: 'Metadata' };
-      const a: Audited = { id, decision, received: microTime(ctx.receivedAt), responseBytes: 0 };
+      const userAgent = ctx.req.headers['user-agent'];
+      const a: Audited = {
+        id,
+        decision,
+        received: microTime(ctx.receivedAt),
+        requestURI: ctx.req.url ?? '/',
+        user: ctx.user ? userOf(ctx.user) : { username: '' },
+        sourceIPs: sourceIPs(ctx),
+        ...(typeof userAgent === 'string' && { userAgent }),
+        ...(i.isResourceRequest && {
+          objectRef: {
+            resource: i.resource,
+            ...(i.namespace && { namespace: i.namespace }),
+            ...(i.name && { name: i.name }),
+            ...(i.apiGroup && { apiGroup: i.apiGroup }),
+            apiVersion: i.apiVersion,
+            ...(i.subresource && { subresource: i.subresource }),
+          },
+        }),
+        responseBytes: 0,
+      };
       audited.set(ctx, a);
-      emit(ctx, a, 'RequestReceived');
+      const received = emit(ctx, a, 'RequestReceived');
       const res = ctx.res;
       const longRunning = ctx.info.verb === 'watch';
       if (longRunning) {
@@ -169,6 +203,13 @@ export function policyAudit(c: AuditConfig): AuditSink {
           return end(...args);
         }) as typeof res.end;
       }
+      // kube-apiserver's blocking-strict: a request whose arrival could not be recorded is not served.
+      const refuse = (stored: boolean) => {
+        if (!stored) throw errors.internal('failed to store audit event');
+      };
+      if (typeof received === 'boolean') return refuse(received);
+      // A blocking webhook: the request waits for its arrival to be sent.
+      return received.then(refuse);
     },
     responseComplete(ctx, code) {
       const a = audited.get(ctx);

@@ -1,11 +1,28 @@
-// The audit log backend (`--audit-log-path`): one JSON event per line, appended synchronously so a
-// line is never torn or lost to a crash after the request was answered, and rotated as
-// kube-apiserver's (lumberjack) rotates: past `maxSizeMB` the file is renamed to
+// The audit log backend (`--audit-log-path`): one JSON event per line, rotated as kube-apiserver's
+// (lumberjack) rotates: past `maxSizeMB` (counted on what is written) the file is renamed to
 // `<name>-<UTC time>.<ext>` and a new one started; only the newest `maxBackups` backups (0: all)
-// younger than `maxAgeDays` (0: any age) are kept. `-` writes to standard output.
+// younger than `maxAgeDays` (0: any age) are kept. `-` writes to standard output. Lines keep the
+// order in which events were given.
+//
+// `--audit-log-mode`, as kube-apiserver's:
+// - `blocking` (the default): the event is taken in the request's own path and written before the
+//   server does anything else: lines are gathered during the current turn of the event loop and
+//   written with one write at its end (at once past 1 MiB), and at close and process exit. A write
+//   the disk refuses loses those events, not the request (reported once per run of failures). A
+//   crash of the process (SIGKILL, abort) loses at most the events of the turn it happened in.
+// - `blocking-strict`: each event is written on its own as it is given, synchronously; a write that
+//   fails is reported to the caller, and a request whose RequestReceived event could not be written
+//   is refused (kube-apiserver's "failed to store audit event"). A crash loses nothing written.
+// - `batch`: events are queued (at most `batchBufferSize`; past that they are dropped and the drop
+//   reported) and written in the background, up to `batchMaxSize` events per write, a write as soon
+//   as a batch is full or its first event waited `batchMaxWaitMs`. A crash loses what was queued and
+//   not yet written: up to the whole buffer.
 
-import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, write as writeAsync, writeSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
+
+export type AuditLogMode = 'blocking' | 'blocking-strict' | 'batch';
+export const AUDIT_LOG_MODES: readonly AuditLogMode[] = ['blocking', 'blocking-strict', 'batch'];
 
 export interface AuditLogOptions {
   path: string;
@@ -15,21 +32,48 @@ export interface AuditLogOptions {
   maxBackups?: number;
   /** `--audit-log-maxage`: days a rotated file is kept (0: any age). */
   maxAgeDays?: number;
+  /** `--audit-log-mode` (default blocking). */
+  mode?: AuditLogMode;
+  /** `--audit-log-batch-buffer-size`: events queued in batch mode before new ones are dropped (default 10000). */
+  batchBufferSize?: number;
+  /** `--audit-log-batch-max-size`: events in one write in batch mode (default 1). */
+  batchMaxSize?: number;
+  /** `--audit-log-batch-max-wait`: how long an event waits for its batch to fill (default 0). */
+  batchMaxWaitMs?: number;
 }
 
 /** Where a failed write is reported (a full disk must not take the server down with it). */
 export type AuditLogErrorReporter = (message: string) => void;
 
 export interface AuditLogBackend {
-  write(line: string): void;
-  close(): void;
+  /** Takes one line. False when it is lost and the mode says the request must know: blocking-strict, or after close. */
+  write(line: string): boolean;
+  /** Writes, now, whatever is waiting (batch mode: after the write under way). */
+  close(): void | Promise<void>;
+}
+
+/** Past this many bytes waiting, blocking mode writes at once instead of at the end of the turn. */
+const FLUSH_BYTES = 1024 * 1024;
+
+/** What each open log writes when the process exits (one listener for all of them). */
+const atExit = new Set<() => void>();
+const onExit = (f: () => void) => {
+  if (atExit.size === 0) process.on('exit', runAtExit);
+  atExit.add(f);
+};
+const offExit = (f: () => void) => {
+  atExit.delete(f);
+  if (atExit.size === 0) process.off('exit', runAtExit);
+};
+function runAtExit() {
+  for (const f of atExit) f();
 }
 
 /** `2026-11-26T22-50-01.123`: lumberjack's backup time format (UTC). */
 const backupTime = (d: Date) => d.toISOString().replace(/:/g, '-').replace(/Z$/, '');
 
-export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporter = () => {}): AuditLogBackend {
-  if (o.path === '-') return { write: (line) => void process.stdout.write(`${line}\n`), close() {} };
+/** The file, its size and its rotation: `append` writes lines (already joined, each ending in a newline) in order. */
+function logFile(o: AuditLogOptions) {
   mkdirSync(dirname(o.path), { recursive: true });
   const maxBytes = (o.maxSizeMB ?? 0) * 1024 * 1024;
   let fd = openSync(o.path, 'a', 0o600);
@@ -61,28 +105,221 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
     }
     prune();
   };
-  let closed = false;
-  let failing = false;
+  const writeAll = (bytes: Buffer) => {
+    for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
+    size += bytes.length;
+  };
   return {
-    write(line) {
-      // A request still completing while the server shuts down: its event has nowhere to go.
-      if (closed) return;
-      const bytes = Buffer.byteLength(line) + 1;
-      try {
-        if (maxBytes > 0 && size > 0 && size + bytes > maxBytes) rotate();
-        appendFileSync(fd, `${line}\n`);
-        size += bytes;
-        failing = false;
-      } catch (e) {
-        // The event is lost, the request is not: reported once per run of failures.
-        if (!failing) report(`audit log ${o.path}: events are lost: ${(e as Error).message}`);
-        failing = true;
+    get fd() {
+      return fd;
+    },
+    /**
+     * Splits `lines` where rotation falls (before a line that would pass the size, as one line at a
+     * time would), so one write per file. Throws what the disk answered.
+     */
+    chunks(lines: readonly string[]): Buffer[] {
+      const all = Buffer.from(lines.join(''));
+      if (maxBytes <= 0) return [all];
+      const out: Buffer[] = [];
+      let start = 0;
+      let at = 0;
+      let projected = size;
+      for (const l of lines) {
+        const n = Buffer.byteLength(l);
+        if (projected > 0 && projected + n > maxBytes) {
+          out.push(all.subarray(start, at));
+          start = at;
+          projected = 0;
+        }
+        projected += n;
+        at += n;
       }
+      out.push(all.subarray(start));
+      return out;
+    },
+    /** Writes the chunks of `chunks`, rotating between them. */
+    writeChunks(parts: Buffer[]) {
+      parts.forEach((p, i) => {
+        if (i > 0) rotate();
+        if (p.length > 0) writeAll(p);
+      });
+    },
+    rotate,
+    wrote(bytes: number) {
+      size += bytes;
     },
     close() {
-      if (closed) return;
-      closed = true;
       closeSync(fd);
+    },
+  };
+}
+
+export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporter = () => {}): AuditLogBackend {
+  const mode = o.mode ?? 'blocking';
+  if (o.path === '-') {
+    return {
+      write: (line) => process.stdout.write(`${line}\n`) || true,
+      close() {},
+    };
+  }
+  const file = logFile(o);
+  let closed = false;
+  let failing = false;
+  const failed = (e: unknown, lost: number) => {
+    // The events are lost, the requests are not: reported once per run of failures.
+    if (!failing) report(`audit log ${o.path}: events are lost: ${(e as Error).message}${lost > 1 ? ` (${lost} events)` : ''}`);
+    failing = true;
+  };
+  const writeNow = (lines: string[]): boolean => {
+    try {
+      file.writeChunks(file.chunks(lines));
+      failing = false;
+      return true;
+    } catch (e) {
+      failed(e, lines.length);
+      return false;
+    }
+  };
+
+  if (mode === 'blocking-strict') {
+    return {
+      write(line) {
+        if (closed) return false;
+        return writeNow([`${line}\n`]);
+      },
+      close() {
+        if (closed) return;
+        closed = true;
+        file.close();
+      },
+    };
+  }
+
+  if (mode === 'batch') {
+    const bufferSize = o.batchBufferSize ?? 10_000;
+    const maxBatch = Math.max(1, o.batchMaxSize ?? 1);
+    const maxWait = o.batchMaxWaitMs ?? 0;
+    const queue: string[] = [];
+    let writing: Promise<void> | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let dropped = 0;
+    const writeBatch = (lines: string[]): Promise<void> =>
+      new Promise((resolve) => {
+        let parts: Buffer[];
+        try {
+          parts = file.chunks(lines);
+        } catch (e) {
+          failed(e, lines.length);
+          return resolve();
+        }
+        // Rotation is a rename and an open: synchronous, between the writes of a batch.
+        const next = (i: number) => {
+          if (i >= parts.length) {
+            failing = false;
+            return resolve();
+          }
+          const p = parts[i]!;
+          try {
+            if (i > 0) file.rotate();
+          } catch (e) {
+            failed(e, lines.length);
+            return resolve();
+          }
+          const from = (off: number) =>
+            writeAsync(file.fd, p, off, p.length - off, null, (err, n) => {
+              if (err) {
+                failed(err, lines.length);
+                return resolve();
+              }
+              file.wrote(n);
+              if (off + n < p.length) from(off + n);
+              else next(i + 1);
+            });
+          if (p.length > 0) from(0);
+          else next(i + 1);
+        };
+        next(0);
+      });
+    const pump = () => {
+      clearTimeout(timer);
+      timer = undefined;
+      if (writing || queue.length === 0) return;
+      writing = writeBatch(queue.splice(0, maxBatch)).finally(() => {
+        writing = undefined;
+        if (closed) return;
+        if (queue.length >= maxBatch) pump();
+        else if (queue.length > 0) schedule();
+      });
+    };
+    const schedule = () => {
+      if (timer || writing) return;
+      timer = setTimeout(pump, maxWait);
+    };
+    const atExit = () => {
+      // The process is going: what is queued is written now, as far as the disk takes it.
+      if (queue.length) writeNow(queue.splice(0));
+    };
+    onExit(atExit);
+    return {
+      write(line) {
+        if (closed) return false;
+        if (queue.length >= bufferSize) {
+          // Lost, and reported, but the request goes on (as kube-apiserver's buffered backend).
+          if (dropped++ === 0) report(`audit log ${o.path}: the buffer is full; events are dropped until it drains`);
+          return true;
+        }
+        if (dropped) {
+          report(`audit log ${o.path}: ${dropped} events were dropped`);
+          dropped = 0;
+        }
+        queue.push(`${line}\n`);
+        if (queue.length >= maxBatch) pump();
+        else schedule();
+        return true;
+      },
+      async close() {
+        if (closed) return;
+        closed = true;
+        clearTimeout(timer);
+        await writing;
+        offExit(atExit);
+        if (queue.length) writeNow(queue.splice(0));
+        file.close();
+      },
+    };
+  }
+
+  // blocking: one write per turn of the event loop.
+  let pending: string[] = [];
+  let pendingBytes = 0;
+  let scheduled: NodeJS.Immediate | undefined;
+  const flush = () => {
+    if (scheduled) clearImmediate(scheduled);
+    scheduled = undefined;
+    if (pending.length === 0) return;
+    const lines = pending;
+    pending = [];
+    pendingBytes = 0;
+    writeNow(lines);
+  };
+  onExit(flush);
+  return {
+    write(line) {
+      if (closed) return false;
+      pending.push(`${line}\n`);
+      // Bytes as UTF-16 units: a bound, not a count (a line of multi-byte characters weighs less here).
+      pendingBytes += line.length + 1;
+      if (pendingBytes >= FLUSH_BYTES) flush();
+      else scheduled ??= setImmediate(flush);
+      return true;
+    },
+    close() {
+      // A request still completing while the server shuts down: its event has nowhere to go.
+      if (closed) return;
+      flush();
+      closed = true;
+      offExit(flush);
+      file.close();
     },
   };
 }

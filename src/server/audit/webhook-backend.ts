@@ -1,4 +1,9 @@
-// The audit webhook backend (`--audit-webhook-config-file`, batch mode, kube-apiserver's default):
+// The audit webhook backend (`--audit-webhook-config-file`). `--audit-webhook-mode`, as kube-apiserver's:
+// - `blocking`: each event is POSTed on its own (an EventList of one) as it is given; a request
+//   waits for its RequestReceived event to be sent (failures are logged, the request goes on).
+// - `blocking-strict`: the same, but a request whose RequestReceived event could not be sent is
+//   refused (kube-apiserver's "failed to store audit event").
+// - `batch` (the default), below:
 // events are buffered (at most `bufferSize`; past that they are dropped and the drop is logged, so
 // a slow or dead webhook never holds up a request or grows the server's memory) and POSTed as an
 // EventList when a batch reaches `maxBatchSize` events or its first event has waited
@@ -8,9 +13,14 @@
 import { loadKubeconfig } from '../../auth/kubeconfig.ts';
 import { webhookClient } from '../../auth/webhook-client.ts';
 
+export type AuditWebhookMode = 'batch' | 'blocking' | 'blocking-strict';
+export const AUDIT_WEBHOOK_MODES: readonly AuditWebhookMode[] = ['batch', 'blocking', 'blocking-strict'];
+
 export interface AuditWebhookOptions {
   /** `--audit-webhook-config-file`: kubeconfig-format file naming the service and how to reach it. */
   configFile: string;
+  /** `--audit-webhook-mode` (default batch). */
+  mode?: AuditWebhookMode;
   /** `--audit-webhook-batch-max-size` (default 400). */
   maxBatchSize?: number;
   /** `--audit-webhook-batch-max-wait` (default 30 s). */
@@ -22,7 +32,8 @@ export interface AuditWebhookOptions {
 }
 
 export interface AuditWebhookBackend {
-  write(event: object): void;
+  /** Batch: queues the event (true). Blocking modes: sends it; the answer says whether it was sent (always true in blocking). */
+  write(event: object): boolean | Promise<boolean>;
   /** Sends what is buffered (waiting at most `timeoutMs`), then closes the connections. */
   close(timeoutMs?: number): Promise<void>;
 }
@@ -35,6 +46,31 @@ export function auditWebhookBackend(o: AuditWebhookOptions, apiVersion: string, 
     throw new Error(`--audit-webhook-config-file: ${(e as Error).message}`);
   }
   const client = webhookClient(config, { initialBackoffMs: o.initialBackoffMs ?? 10_000, answer: 'ignored' });
+  if (o.mode === 'blocking' || o.mode === 'blocking-strict') {
+    const strict = o.mode === 'blocking-strict';
+    const inFlight = new Set<Promise<boolean>>();
+    let closed = false;
+    return {
+      write(event) {
+        if (closed) return !strict;
+        const sent = client.post({ kind: 'EventList', apiVersion, metadata: {}, items: [event] }).then(
+          () => true,
+          (e: unknown) => {
+            log(`audit webhook: 1 event dropped: ${(e as Error).message}`);
+            return !strict;
+          },
+        );
+        inFlight.add(sent);
+        void sent.finally(() => inFlight.delete(sent));
+        return sent;
+      },
+      async close(timeoutMs = 5_000) {
+        closed = true;
+        await Promise.race([Promise.all(inFlight), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+        client.close();
+      },
+    };
+  }
   const maxBatch = o.maxBatchSize ?? 400;
   const maxWait = o.maxBatchWaitMs ?? 30_000;
   const bufferSize = o.bufferSize ?? 10_000;
@@ -70,11 +106,11 @@ export function auditWebhookBackend(o: AuditWebhookOptions, apiVersion: string, 
   };
   return {
     write(event) {
-      if (closed) return;
+      if (closed) return true;
       if (buffer.length >= bufferSize) {
         // Logged once per run of drops, not once per event.
         if (dropped++ === 0) log('audit webhook: the buffer is full; events are dropped until it drains');
-        return;
+        return true;
       }
       if (dropped) {
         log(`audit webhook: ${dropped} events were dropped`);
@@ -83,6 +119,7 @@ export function auditWebhookBackend(o: AuditWebhookOptions, apiVersion: string, 
       buffer.push(event);
       if (buffer.length >= maxBatch) flush();
       else schedule();
+      return true;
     },
     async close(timeoutMs = 5_000) {
       closed = true;
