@@ -139,3 +139,38 @@ describe('invalid write and delete options are 422 Invalid naming the options ki
     assert.deepEqual(await stored(), before);
   });
 });
+
+describe('no new finalizers on an object that is being deleted', () => {
+  test('update, merge patch, JSON patch and apply that add one are 422; removing one and other changes work', async () => {
+    const ns = await namespace('finalizers');
+    const leases = `/apis/coordination.orch.io/v1/namespaces/${ns}/leases`;
+    const created = await api(server, 'POST', leases, { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'l1', finalizers: ['example.com/a'] }, spec: { holderIdentity: 'h' } });
+    assert.equal(created.status, 201, created.text);
+    const deleting = await api(server, 'DELETE', `${leases}/l1`);
+    assert.equal(deleting.status, 200);
+    assert.ok(deleting.body.metadata.deletionTimestamp);
+    const current = (await api(server, 'GET', `${leases}/l1`)).body;
+    const message = 'metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/b"}';
+    const attempts: [string, unknown, Record<string, string> | undefined, string][] = [
+      ['PUT', { ...current, metadata: { ...current.metadata, finalizers: ['example.com/a', 'example.com/b'] } }, undefined, ''],
+      ['PATCH', { metadata: { finalizers: ['example.com/a', 'example.com/b'] } }, { 'Content-Type': 'application/merge-patch+json' }, ''],
+      ['PATCH', [{ op: 'add', path: '/metadata/finalizers/-', value: 'example.com/b' }], { 'Content-Type': 'application/json-patch+json' }, ''],
+      ['PATCH', { metadata: { finalizers: ['example.com/b'] } }, { 'Content-Type': 'application/strategic-merge-patch+json' }, ''],
+      ['PATCH', JSON.stringify({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'l1', finalizers: ['example.com/b'] } }), { 'Content-Type': 'application/apply-patch+yaml' }, '?fieldManager=other'],
+    ];
+    for (const [method, body, headers, query] of attempts) {
+      const r = await api(server, method, `${leases}/l1${query}`, body, headers);
+      assert.equal(r.status, 422, `${method} ${headers?.['Content-Type'] ?? 'json'}: ${r.text}`);
+      assert.equal(r.body.reason, 'Invalid');
+      assert.match(r.body.message, /no new finalizers can be added if the object is being deleted/);
+      assert.ok(r.body.details.causes.some((c: { field: string; message: string }) => `${c.field}: ${c.message}` === message), r.text);
+    }
+    assert.deepEqual((await api(server, 'GET', `${leases}/l1`)).body, current);
+    // Other changes go on; removing the last finalizer lets the deletion finish.
+    const relabeled = await api(server, 'PATCH', `${leases}/l1`, { metadata: { labels: { x: 'y' } } }, { 'Content-Type': 'application/merge-patch+json' });
+    assert.equal(relabeled.status, 200, relabeled.text);
+    const released = await api(server, 'PATCH', `${leases}/l1`, { metadata: { finalizers: null } }, { 'Content-Type': 'application/merge-patch+json' });
+    assert.equal(released.status, 200, released.text);
+    assert.equal((await api(server, 'GET', `${leases}/l1`)).status, 404);
+  });
+});
