@@ -52,7 +52,11 @@ function checkTypeMeta(body: Record<string, unknown>, accepted: readonly string[
     throw errors.badRequest(`error decoding DeleteOptions: no kind ${JSON.stringify(kind)} is registered for version ${JSON.stringify(apiVersion)}`);
 }
 
-export async function readDeleteOptions(ctx: RequestContext, naming: Naming): Promise<DeleteOptions> {
+/**
+ * `unsafeDeletion`: gate AllowUnsafeMalformedObjectDeletion. Without it the
+ * ignoreStoreReadErrorWithClusterBreakingPotential option is dropped, as kube-apiserver drops it.
+ */
+export async function readDeleteOptions(ctx: RequestContext, naming: Naming, unsafeDeletion = false): Promise<DeleteOptions> {
   const q = ctx.url.searchParams;
   const body = await bodyValue(ctx);
   if (!isPlainObject(body)) throw errors.badRequest('error decoding DeleteOptions: the body must be an object');
@@ -74,8 +78,6 @@ export async function readDeleteOptions(ctx: RequestContext, naming: Naming): Pr
   const orphan = parseBool('orphanDependents', q.get('orphanDependents')) ?? body.orphanDependents;
   if (!absent(orphan) && !absent(policy)) errs.push(fieldError.invalid('propagationPolicy', policy, 'orphanDependents and deletionPropagation cannot be both set'));
   const unsafe = parseBool('ignoreStoreReadErrorWithClusterBreakingPotential', q.get('ignoreStoreReadErrorWithClusterBreakingPotential')) ?? body.ignoreStoreReadErrorWithClusterBreakingPotential;
-  if (unsafe === true)
-    errs.push(fieldError.forbidden('ignoreStoreReadErrorWithClusterBreakingPotential', 'unsafe deletion of unreadable objects is not enabled (feature gate AllowUnsafeMalformedObjectDeletion)'));
   let preconditions: DeleteOptions['preconditions'];
   if (!absent(body.preconditions)) {
     if (!isPlainObject(body.preconditions)) errs.push(fieldError.typeInvalid('preconditions', body.preconditions, 'preconditions in body must be of type object'));
@@ -97,5 +99,6 @@ export async function readDeleteOptions(ctx: RequestContext, naming: Naming): Pr
     propagationPolicy: (policy as DeleteOptions['propagationPolicy']) ?? undefined,
     orphanDependents: typeof orphan === 'boolean' ? orphan : undefined,
     preconditions,
+    ...(unsafeDeletion && unsafe === true && { unsafeIgnoreReadError: true }),
   };
 }

@@ -2,6 +2,8 @@
 // negotiates, decodes, calls the generic store and encodes; none knows a kind.
 
 import type { RequestContext } from '../request/context.ts';
+import type { RequestInfo } from '../request/request-info.ts';
+import type { UserInfo } from '../request/user.ts';
 import { errors, type StatusBody } from '../machinery/status.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import type { Naming } from '../naming.ts';
@@ -49,6 +51,24 @@ export interface HandlerEnv {
   watchEvents?: (group: string, version: string, kind: string) => () => void;
   /** A request to a deprecated kind version was served (apiserver_requested_deprecated_apis). */
   deprecatedRequest?: (group: string, version: string, resource: string, subresource: string, removedRelease: string) => void;
+  /** The server's authorizer, for checks besides the request's own (an unsafe deletion's). */
+  authorize?: (user: UserInfo, info: RequestInfo) => Promise<{ allowed: boolean; reason: string }>;
+}
+
+const UNSAFE_DELETE_VERB = 'unsafe-delete-ignore-read-errors';
+
+/**
+ * ignoreStoreReadErrorWithClusterBreakingPotential needs, besides `delete`, the verb
+ * `unsafe-delete-ignore-read-errors` on the resource (kube-apiserver's check, and its words).
+ * The audit event says the option was asked for.
+ */
+async function authorizeUnsafeDelete(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
+  ctx.auditAnnotations['apiserver.k8s.io/unsafe-delete-ignore-read-error'] = '';
+  const forbidden = (why: string) => errors.forbidden(t.store.qualified, t.name, why);
+  if (t.subresource) throw forbidden('ignoreStoreReadErrorWithClusterBreakingPotential delete option is not allowed on a subresource or non-resource request');
+  if (!env.authorize || !ctx.effectiveUser) throw errors.internal('no authorizer provided, unable to authorize unsafe delete');
+  const { allowed, reason } = await env.authorize(ctx.effectiveUser, { ...ctx.info, verb: UNSAFE_DELETE_VERB });
+  if (!allowed) throw forbidden(`not permitted to do ${JSON.stringify(UNSAFE_DELETE_VERB)}, reason: ${reason}`);
 }
 
 const FIELD_VALIDATIONS = ['', 'Ignore', 'Strict', 'Warn'];
@@ -408,7 +428,8 @@ export async function handleDelete(ctx: RequestContext, env: HandlerEnv, t: Reso
   allowed(t, 'delete');
   const enc = writeEncoder(ctx, env, t);
   try {
-    const opts = { ...(await readDeleteOptions(ctx, env.naming)), user: ctx.effectiveUser };
+    const opts = { ...(await readDeleteOptions(ctx, env.naming, env.featureGates.AllowUnsafeMalformedObjectDeletion)), user: ctx.effectiveUser };
+    if (opts.unsafeIgnoreReadError) await authorizeUnsafeDelete(ctx, env, t);
     const outcome = await t.store.delete(t.namespace, t.name, opts);
     // Accepted, not done: the garbage collector removes the dependents first (docs/rulings.md#r5).
     const asynchronous = opts.propagationPolicy === 'Foreground' || opts.orphanDependents === false;
@@ -425,7 +446,8 @@ export async function handleDeleteCollection(ctx: RequestContext, env: HandlerEn
   try {
     const listOpts = parseListOptions(ctx.url.searchParams, env.naming.metaGroup, 'deletecollection');
     validateSelectorFields(t, listOpts.fieldSelector);
-    const opts = { ...(await readDeleteOptions(ctx, env.naming)), user: ctx.effectiveUser };
+    const opts = { ...(await readDeleteOptions(ctx, env.naming, env.featureGates.AllowUnsafeMalformedObjectDeletion)), user: ctx.effectiveUser };
+    if (opts.unsafeIgnoreReadError) await authorizeUnsafeDelete(ctx, env, t);
     await t.store.deleteCollection(t.namespace, listOpts, opts);
     writeStatus(ctx, enc, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 200 });
   } catch (e) {

@@ -22,7 +22,8 @@ type StatusReason =
   | 'ServerTimeout'
   | 'ServiceUnavailable'
   | 'Timeout'
-  | 'InsufficientStorage';
+  | 'InsufficientStorage'
+  | 'StoreReadError';
 
 interface StatusCause {
   reason?: string;
@@ -180,6 +181,22 @@ export const errors = {
    * watches go on being served). docs/rulings.md#r20
    */
   insufficientStorage: (why: string) => new StatusError(507, 'InsufficientStorage', why),
+  /**
+   * Objects of a list could not be read from storage (kube-apiserver's aggregated corrupt-object
+   * error): a cause per object, its storage key in `field`, and one `TooMany` past the limit.
+   */
+  storeReadList: (r: QualifiedResource, corrupt: readonly { key: string; message: string }[], more: boolean) =>
+    new StatusError(500, 'StoreReadError', `failed to read one or more ${qualified(r)} from the storage`, {
+      group: r.group || undefined,
+      kind: r.resource,
+      name: 'list',
+      causes: [
+        ...corrupt.map((c) => ({ reason: 'UnexpectedServerResponse', field: c.key, message: c.message })),
+        ...(more ? [{ reason: 'TooMany', message: 'too many errors, the list is truncated' }] : []),
+      ],
+    }),
+  /** A watch saw the deletion of an object whose stored value it cannot read. */
+  storeReadDeleted: (why: string) => new StatusError(500, 'StoreReadError', `saw a DELETED event, but object data is corrupt - ${why}`),
 };
 
 export function successStatus(details?: StatusDetails): StatusBody {

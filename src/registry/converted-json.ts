@@ -8,7 +8,7 @@ import type { KObject } from '../machinery/meta.ts';
 import { apiVersionOf, type StorageConversion } from './definition.ts';
 import { encodeItem, encodeObjectFromItem } from '../wire/protobuf/index.ts';
 import { EncodedObject, type Splice } from './encoded.ts';
-import { StoredJson } from './stored-json.ts';
+import { notAnObject, StoredJson } from './stored-json.ts';
 
 /** What the store needs of a kind's stored values: StoredJson, or this for a converted kind. */
 export interface ObjectCodec {
@@ -18,6 +18,8 @@ export interface ObjectCodec {
   protobufItem(kv: KeyValue, revision?: number): Buffer;
   protobufBody(kv: KeyValue, revision?: number): Buffer;
   listBody(envelope: { apiVersion: string; kind: string; metadata: object }, kvs: readonly KeyValue[]): Buffer;
+  /** Why a stored value does not decode into an object; undefined when it does. */
+  undecodable(value: Uint8Array, revision: number): string | undefined;
 }
 
 interface Served {
@@ -53,6 +55,18 @@ export class ConvertedJson implements ObjectCodec {
     const entry: Served = { revision, json: Buffer.from(JSON.stringify(obj)) };
     this.served.set(value, entry);
     return entry;
+  }
+
+  undecodable(value: Uint8Array, revision: number): string | undefined {
+    if (this.served.get(value)) return undefined;
+    const bad = notAnObject(value);
+    if (bad) return bad;
+    try {
+      this.servedOf(value, revision);
+      return undefined;
+    } catch (e) {
+      return (e as Error).message;
+    }
   }
 
   splice(value: Uint8Array, revision: number): Buffer[] {

@@ -2,7 +2,18 @@
 // any kind, driven by its definition. It knows no kind; kinds plug in through their strategy.
 
 import type { Naming } from '../naming.ts';
-import { CompactedError, ConflictError, FutureRevisionError, InsufficientStorageError, KeyExistsError, KeyNotFoundError, UnavailableError, WatcherTooSlowError } from '../storage/errors.ts';
+import {
+  CompactedError,
+  ConflictError,
+  CorruptObjectError,
+  FutureRevisionError,
+  InsufficientStorageError,
+  KeyExistsError,
+  KeyNotFoundError,
+  UnavailableError,
+  untransformableReason,
+  WatcherTooSlowError,
+} from '../storage/errors.ts';
 import type { KeyValue, Watch, WatchEvent } from '../storage/interface.ts';
 import type { WatchCache } from '../storage/cache/watch-cache.ts';
 import { CacheDelegator } from '../storage/cache/delegator.ts';
@@ -53,7 +64,15 @@ export interface DeleteOptions extends WriteOptions {
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
   /** Deprecated form of propagationPolicy: true is Orphan, false Background. */
   orphanDependents?: boolean;
+  /**
+   * ignoreStoreReadErrorWithClusterBreakingPotential (gate AllowUnsafeMalformedObjectDeletion,
+   * authorized by the caller): remove an object whose stored value cannot be read.
+   */
+  unsafeIgnoreReadError?: boolean;
 }
+
+/** The most corrupt objects a list names before it says there are more (kube-apiserver's). */
+const MAX_CORRUPT_LISTED = 100;
 
 /** The finalizers through which the garbage collector carries out a propagation policy. */
 export const ORPHAN_FINALIZER = 'orphan';
@@ -118,7 +137,11 @@ export class Written {
   }
 }
 
-export type DeleteOutcome = { kind: 'deleted'; status: StatusBody; object: KObject } | { kind: 'pending'; object: KObject };
+export type DeleteOutcome =
+  | { kind: 'deleted'; status: StatusBody; object: KObject }
+  | { kind: 'pending'; object: KObject }
+  /** An unsafe deletion removed a corrupt object: there is no object to report. */
+  | { kind: 'removed'; status: StatusBody };
 
 export type { WatchSink } from './watch-stream.ts';
 
@@ -177,6 +200,33 @@ export class RegistryStore implements ReadableStore {
   }
 
   // ---- encoding ----
+
+  /**
+   * Gate AllowUnsafeMalformedObjectDeletion: a list names every corrupt object it meets (one
+   * StoreReadError), as kube-apiserver does with the gate on; off, the list fails on the first.
+   */
+  unsafeDeletion = false;
+
+  /** Why a stored value cannot be read back (decrypted, or decoded): undefined when it can. */
+  corruption(kv: KeyValue): CorruptObjectError | undefined {
+    const untransformable = untransformableReason(kv.value);
+    if (untransformable !== undefined) return new CorruptObjectError(kv.key, 'untransformable', 0, untransformable);
+    const undecodable = this.json.undecodable(kv.value, kv.modRevision);
+    return undecodable === undefined ? undefined : new CorruptObjectError(kv.key, 'undecodable', kv.modRevision, undecodable);
+  }
+
+  /** What a read of one corrupt object answers: 500 InternalError, in kube-apiserver's words. */
+  private corruptRead(err: CorruptObjectError): StatusError {
+    // Without the gate kube-apiserver reports the bare transformation or decoding error.
+    return errors.internal(this.unsafeDeletion ? err.message : err.failure === 'untransformable' ? err.reason : err.detail);
+  }
+
+  /** The object's stored value, or the read's error when it cannot be read back. */
+  private readable(kv: KeyValue): KeyValue {
+    const bad = this.corruption(kv);
+    if (bad) throw this.corruptRead(bad);
+    return kv;
+  }
 
   private readonly json: ObjectCodec;
 
@@ -264,7 +314,7 @@ export class RegistryStore implements ReadableStore {
     const rv = resourceVersion ? parseResourceVersion(resourceVersion) : undefined;
     const kv = await this.storageCall(() => this.reads.get(key, rv));
     if (!kv) throw errors.notFound(this.qualified, name);
-    return kv;
+    return this.readable(kv);
   }
 
   private readonly views = new WeakMap<Uint8Array, KObject>();
@@ -278,7 +328,7 @@ export class RegistryStore implements ReadableStore {
     if (!kv) return undefined;
     let view = this.views.get(kv.value);
     if (!view) {
-      view = this.decode(kv);
+      view = this.decode(this.readable(kv));
       this.views.set(kv.value, view);
     }
     return view;
@@ -321,6 +371,13 @@ export class RegistryStore implements ReadableStore {
     const onlyName = pos ? undefined : opts.fieldSelector.requiresExactMatch('metadata.name');
     const onlyNamespace = namespace ?? opts.fieldSelector.requiresExactMatch('metadata.namespace');
     const onlyKey = onlyName !== undefined && (!this.def.namespaced || onlyNamespace !== undefined) ? this.keyFor(onlyNamespace, onlyName) : undefined;
+    // Corrupt objects are collected (a selector cannot test them) and fail the list together.
+    const corrupt: CorruptObjectError[] = [];
+    const readable = (kv: KeyValue): boolean => {
+      const bad = this.corruption(kv);
+      if (bad) corrupt.push(bad);
+      return !bad;
+    };
     const page = await this.storageCall(
       () =>
         this.reads.list(prefix, {
@@ -330,10 +387,12 @@ export class RegistryStore implements ReadableStore {
           continueFrom: pos && { revision: pos.revision, key: prefix + pos.start },
           onlyKey,
           // Only a selector makes the value worth parsing.
-          filter: match && ((kv) => match(this.encoded(kv).view())),
+          filter: match && ((kv) => readable(kv) && match(this.encoded(kv).view())),
         }),
       pos !== undefined ? 'continue' : 'list',
     );
+    if (!match) for (const kv of page.items) readable(kv);
+    if (corrupt.length) throw this.corruptList(corrupt);
     const list: Omit<ListResponse, 'items'> & { items: KeyValue[] } = {
       apiVersion: this.apiVersion,
       kind: `${this.def.kind}List`,
@@ -345,6 +404,18 @@ export class RegistryStore implements ReadableStore {
       if (!match) list.metadata.remainingItemCount = page.remaining;
     }
     return list;
+  }
+
+  /** What a list that met corrupt objects answers (kube-apiserver's, with the gate on or off). */
+  private corruptList(corrupt: readonly CorruptObjectError[]): StatusError {
+    if (this.unsafeDeletion)
+      return errors.storeReadList(
+        this.qualified,
+        corrupt.slice(0, MAX_CORRUPT_LISTED).map((c) => ({ key: c.key, message: c.message })),
+        corrupt.length > MAX_CORRUPT_LISTED,
+      );
+    const first = corrupt[0]!;
+    return errors.internal(first.failure === 'untransformable' ? `unable to transform key ${JSON.stringify(first.key)}: ${first.reason}` : first.detail);
   }
 
   /** Translate storage errors into Status errors; `list`: a list's page, or the page a continue token names. */
@@ -417,6 +488,7 @@ export class RegistryStore implements ReadableStore {
       bookmark: opts.allowWatchBookmarks ? (revision) => bookmark(revision) : undefined,
       errorStatus: (err) => {
         if (err instanceof CompactedError) return errors.tooOld(err.requestedRevision, err.compactRevision).status;
+        if (err instanceof StatusError) return err.status;
         // A watcher too slow for the cache just ends: the client starts over, as with kube-apiserver.
         return err instanceof WatcherTooSlowError ? undefined : errors.internal(err.message).status;
       },
@@ -438,6 +510,7 @@ export class RegistryStore implements ReadableStore {
 
   /** What a storage event is to a watch with this selector: the object is tested before and after. */
   private describeEvent(ev: WatchEvent, match: ((obj: KObject) => boolean) | undefined): { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: EncodedObject } | undefined {
+    this.checkEvent(ev);
     const { cur, prev, deleted } = this.encodingsOf(ev);
     if (cur) {
       const curMatches = !match || match(cur.view());
@@ -448,6 +521,19 @@ export class RegistryStore implements ReadableStore {
     }
     if (deleted && (!match || match(deleted.view()))) return { type: 'DELETED', object: deleted };
     return undefined;
+  }
+
+  /**
+   * A watch cannot report an event whose object it cannot read: as kube-apiserver's storage watch,
+   * it ends with an ERROR event, StoreReadError for the deletion of a corrupt object (an unsafe
+   * deletion) and InternalError for a corrupt value written.
+   */
+  private checkEvent(ev: WatchEvent): void {
+    const cur = ev.type === 'put' && ev.value ? this.corruption({ key: ev.key, value: ev.value, createRevision: ev.createRevision, modRevision: ev.revision }) : undefined;
+    if (cur) throw errors.internal(cur.detail);
+    if (ev.type !== 'delete' || !ev.prevValue) return;
+    const prev = this.corruption({ key: ev.key, value: ev.prevValue, createRevision: ev.createRevision, modRevision: ev.prevModRevision ?? 0 });
+    if (prev) throw errors.storeReadDeleted(prev.detail);
   }
 
   // ---- create and update ----
@@ -540,6 +626,7 @@ export class RegistryStore implements ReadableStore {
     const key = this.keyFor(namespace, name);
     for (;;) {
       const kv = await this.storageCall(() => this.writes.get(key));
+      if (kv) this.readable(kv);
       const prepared = await this.prepareWrite(this.preparationJob(namespace, name, kv, opts), write, opts);
       if (prepared.op === 'create') {
         try {
@@ -590,6 +677,13 @@ export class RegistryStore implements ReadableStore {
     for (;;) {
       const kv = await this.storageCall(() => this.writes.get(key));
       if (!kv) throw errors.notFound(this.qualified, name);
+      const corrupt = this.corruption(kv);
+      if (opts.unsafeIgnoreReadError) {
+        const removed = await this.unsafeDelete(kv, name, corrupt, opts.dryRun);
+        if (removed) return removed;
+        continue;
+      }
+      if (corrupt) throw this.corruptRead(corrupt);
       const obj = this.decode(kv);
       checkPreconditions(this.qualified, obj, opts.preconditions);
       await this.admission.admitDelete(this, obj, opts.user);
@@ -628,6 +722,25 @@ export class RegistryStore implements ReadableStore {
     }
   }
 
+  /**
+   * The unsafe deletion of a corrupt object: its key is removed as stored, without preconditions,
+   * finalizers, graceful deletion or admission. An object that reads normally is refused
+   * (spec-decisions #8: 400). Undefined: the key changed meanwhile, read it again.
+   */
+  private async unsafeDelete(kv: KeyValue, name: string, corrupt: CorruptObjectError | undefined, dryRun: boolean): Promise<DeleteOutcome | undefined> {
+    if (!corrupt)
+      throw errors.badRequest(`StorageError: invalid object, Code: 4, Key: ${kv.key}, ResourceVersion: 0, AdditionalErrorMsg: unsafe deletion is not allowed because the object is decodable from storage`);
+    try {
+      await this.storageCall(() => this.writes.delete(kv.key, kv.modRevision, dryRun));
+    } catch (e) {
+      if (e instanceof ConflictError) return undefined;
+      if (e instanceof KeyNotFoundError) throw errors.notFound(this.qualified, name);
+      throw e;
+    }
+    // kube-apiserver's answer when its deleter returns no object: the name and the kind.
+    return { kind: 'removed', status: successStatus({ name, kind: this.def.kind }) };
+  }
+
   /** Delete every object the list options select, through the normal delete path. */
   /**
    * Delete what the list options select, as kube-apiserver lists them (a `limit` and `continue`
@@ -637,6 +750,9 @@ export class RegistryStore implements ReadableStore {
   async deleteCollection(namespace: string | undefined, listOpts: ListOptions, opts: DeleteOptions): Promise<number> {
     const list = await this.list(namespace, listOpts);
     for (const item of list.items) checkPreconditions(this.qualified, item, opts.preconditions);
+    // Every object listed reads normally (a corrupt one fails the list): the unsafe option has
+    // nothing to do here, as with kube-apiserver, and each goes through the normal deletion.
+    opts = { ...opts, unsafeIgnoreReadError: undefined };
     let deleted = 0;
     for (const item of list.items) {
       try {

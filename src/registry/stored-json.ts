@@ -34,9 +34,19 @@ export class StoredJson {
 
   inLayout(value: Uint8Array): boolean {
     if (this.laidOut.has(value)) return true;
-    if (!startsWith(value, this.head)) return false;
+    // The head and the closing brace: a value cut short (or written over) is parsed, and found out.
+    if (!startsWith(value, this.head) || value[value.length - 1] !== 0x7d) return false;
     this.laidOut.add(value);
     return true;
+  }
+
+  /**
+   * Why a stored value does not decode into an object (undefined when it does): a value in the
+   * layout is taken as written by this server; any other is parsed, as a read would.
+   */
+  undecodable(value: Uint8Array): string | undefined {
+    if (this.inLayout(value)) return undefined;
+    return notAnObject(value);
   }
 
   /** How to write a stored value as JSON with `metadata.resourceVersion` = `revision`. */
@@ -130,6 +140,20 @@ export class StoredJson {
     LIST_END.copy(out, at);
     return out;
   }
+}
+
+/** Why `value` is not the JSON of an object with metadata (undefined when it is). */
+export function notAnObject(value: Uint8Array): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8'));
+  } catch (e) {
+    return (e as Error).message;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return `the stored value is not an object but ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed}`;
+  const meta = (parsed as { metadata?: unknown }).metadata;
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return 'the stored object has no metadata';
+  return undefined;
 }
 
 /** Decimal digits of a positive integer. */

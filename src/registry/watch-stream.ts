@@ -164,7 +164,14 @@ export class WatchStream implements WatchHandler {
   private sendEvent(ev: WatchEvent): void {
     if (ev.revision <= this.lastSent) return;
     this.lastSent = ev.revision;
-    const out = this.o.describe(ev);
+    let out: ReturnType<WatchStreamOptions['describe']>;
+    try {
+      out = this.o.describe(ev);
+    } catch (e) {
+      // An event this watch cannot describe (its object is unreadable) ends it with the error.
+      this.error(e as Error);
+      return;
+    }
     if (out) this.send(out.object, out.type);
   }
 

@@ -131,7 +131,17 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   accessReviews.bind({ authorizer, rules: modeRules(authorization, { rbac: rbacIndex, embedder: opts.authorizer }) });
 
   const watches = openWatches(opts.minRequestTimeoutSeconds, opts.watchEndFlushMs);
-  const router = new ApiRouter(served.served, naming, { naming, featureGates, watches, watchEvents: metrics.watchEvents, deprecatedRequest: metrics.deprecatedRequest });
+  const router = new ApiRouter(served.served, naming, {
+    naming,
+    featureGates,
+    watches,
+    watchEvents: metrics.watchEvents,
+    deprecatedRequest: metrics.deprecatedRequest,
+    authorize: async (user, info) => {
+      const d = await authorizer.authorize({ user, info });
+      return { allowed: d.decision === 'allow', reason: d.reason ?? '' };
+    },
+  });
   metrics.reportStores(() =>
     served.stores.map((s) => ({ group: s.def.group, version: s.def.version, kind: s.def.kind, resource: s.def.resource, shared: s.def.storedAs !== undefined, stats: s.stats })),
   );

@@ -90,6 +90,7 @@ export async function buildStores(defs: readonly KindDefinition[], backend: Stor
         caches.push(cache);
       }
       const store = new RegistryStore(def, cache, o.naming, admission, o.declarative);
+      store.unsafeDeletion = o.featureGates.AllowUnsafeMalformedObjectDeletion ?? false;
       stores.push(store);
       served.push(store);
       if (def.group === '' && def.resource === 'namespaces') namespaceStore = store;

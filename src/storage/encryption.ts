@@ -3,8 +3,8 @@
 // Each resource has an ordered list of providers: the first encrypts every write; any of them may
 // decrypt a read (the stored value's prefix, `k8s:enc:<provider>:v1:<key name>:`, names which), so
 // keys rotate by putting the new key first and writing every object again. `identity` stores plain
-// values, and reads values without a prefix. A value no provider can read is an error naming the
-// key, never garbage handed to a decoder.
+// values, and reads values without a prefix. A value no provider can read is never garbage handed
+// to a decoder: it is passed on marked untransformable, and reads of it are corrupt-object errors.
 //
 // aescbc: AES-CBC, PKCS#7 padding, a random 16-byte IV before the ciphertext. aesgcm: AES-GCM, a
 // random 12-byte nonce before the ciphertext and its tag, the storage key as additional data (a
@@ -13,7 +13,7 @@
 
 import { createCipheriv, createDecipheriv, randomBytes, type CipherGCMTypes } from 'node:crypto';
 import { xsalsa20poly1305 } from '@noble/ciphers/salsa.js';
-import { ConflictError, StorageError } from './errors.ts';
+import { ConflictError, markUntransformable, StorageError } from './errors.ts';
 import type { KeyValue, Storage, WatchEvent } from './interface.ts';
 
 export type ProviderKind = 'identity' | 'aescbc' | 'aesgcm' | 'secretbox';
@@ -116,9 +116,17 @@ export function encryptingStorage(inner: Storage, resources: ReadonlyMap<string,
     const ps = providersOf(key);
     return ps ? encryptWith(ps[0]!, key, value) : value;
   };
+  // A value no provider reads is handed on as stored, marked: it reads as a corrupt object (and
+  // can be deleted as one) while every other key of the resource stays readable.
   const dec = (key: string, value: Uint8Array) => {
     const ps = providersOf(key);
-    return ps ? decrypt(ps, key, value) : value;
+    if (!ps) return value;
+    try {
+      return decrypt(ps, key, value);
+    } catch (e) {
+      if (!(e instanceof UndecryptableError)) throw e;
+      return markUntransformable(new Uint8Array(value), e.message);
+    }
   };
   const kv = (k: KeyValue): KeyValue => ({ ...k, value: dec(k.key, k.value) });
   const conflicts = <T>(p: Promise<T>): Promise<T> =>
@@ -134,16 +142,8 @@ export function encryptingStorage(inner: Storage, resources: ReadonlyMap<string,
     delete: (key, rev) => conflicts(inner.delete(key, rev)).then((r) => ({ ...r, prev: kv(r.prev) })),
     watch: (prefix, after, handler) =>
       inner.watch(prefix, after, {
-        events: (events: WatchEvent[]) => {
-          let plain: WatchEvent[];
-          try {
-            plain = events.map((e) => ({ ...e, ...(e.value && { value: dec(e.key, e.value) }), ...(e.prevValue && { prevValue: dec(e.key, e.prevValue) }) }));
-          } catch (e) {
-            handler.error(e as Error);
-            return true;
-          }
-          return handler.events(plain);
-        },
+        events: (events: WatchEvent[]) =>
+          handler.events(events.map((e) => ({ ...e, ...(e.value && { value: dec(e.key, e.value) }), ...(e.prevValue && { prevValue: dec(e.key, e.prevValue) }) }))),
         ...(handler.progress && { progress: (rev: number) => handler.progress!(rev) }),
         error: (err) => handler.error(err),
       }),

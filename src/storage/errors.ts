@@ -68,3 +68,42 @@ export class UnavailableError extends StorageError {}
  * stored; reads go on working and writes succeed again once space is freed.
  */
 export class InsufficientStorageError extends StorageError {}
+
+/**
+ * A stored value that cannot be read back: its bytes cannot be transformed (decrypted) or do not
+ * decode into an object. kube-apiserver calls it a corrupt object; it lists as an error and can be
+ * removed only by an unsafe deletion. `detail` reads as kube's inner error (`object not decodable
+ * revision=12: …`); the message as its storage error around it.
+ */
+export class CorruptObjectError extends StorageError {
+  readonly detail: string;
+
+  constructor(
+    readonly key: string,
+    readonly failure: 'untransformable' | 'undecodable',
+    /** The revision of the value (0 when it could not be transformed, as kube reports it). */
+    readonly revision: number,
+    readonly reason: string,
+  ) {
+    const detail = `${failure === 'untransformable' ? 'data from the storage is not transformable' : 'object not decodable'} revision=${revision}: ${reason}`;
+    super(`StorageError: corrupt object, Code: 7, Key: ${key}, ResourceVersion: 0, AdditionalErrorMsg: ${detail}`);
+    this.detail = detail;
+  }
+}
+
+/**
+ * Values a transforming layer (encryption at rest) could not read: it hands the stored bytes on
+ * unchanged, marked here with why, so a cache keeps the key and a read reports it as corrupt
+ * instead of one bad value failing every list (and the cache's start).
+ */
+const untransformable = new WeakMap<Uint8Array, string>();
+
+export function markUntransformable(value: Uint8Array, reason: string): Uint8Array {
+  untransformable.set(value, reason);
+  return value;
+}
+
+/** Why `value` could not be transformed, when a layer marked it. */
+export function untransformableReason(value: Uint8Array): string | undefined {
+  return untransformable.get(value);
+}
