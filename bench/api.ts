@@ -6,6 +6,7 @@
 //   LIST ?limit=500          ↔ a bare server returning the bytes of that very list response
 //   durable creates          ↔ raw etcd puts (fsync'd, loopback etcd started here), same clients
 //   watch fan-out (1 000)    ↔ a bare server writing one serialized event to 1 000 held responses
+//   16 merge patches racing on one Lease ↔ the same 16 clients each patching its own Lease
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +28,9 @@ const SMALL_LIST = 10_000;
 const LARGE_LIST = Number(process.env.BENCH_LARGE_LIST ?? 100_000);
 const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 1000);
 /** BENCH_ONLY=get,list,create,watch,apply,protobuf (any subset) runs only those phases, to iterate on one figure. */
-const PHASES = new Set((process.env.BENCH_ONLY ?? 'get,list,create,watch,apply,protobuf').split(',').map((p) => p.trim()));
+const PHASES = new Set((process.env.BENCH_ONLY ?? 'get,list,create,watch,apply,contended,protobuf').split(',').map((p) => p.trim()));
+/** Clients of the contended-patch phase (issue: 16 clients patching one object). */
+const CONTENDED_CLIENTS = 16;
 const CHANGES = 100;
 /** Population stops here even if not done (the figures then say how many leases there were). */
 const POPULATE_LIMIT_MS = 6 * 60_000;
@@ -733,6 +736,23 @@ try {
     loadRow('server-side apply of the same change', applied, update);
     cpuRow(applied);
     summary.push(['apply vs update of a 100-field object (goal ≥ 0.25)', `${fmt(applied.perSecond / update.perSecond, 2)}×`]);
+  }
+
+  // ---- 6b: merge patches racing on one object ----
+  if (PHASES.has('contended')) {
+    console.log(`\n# merge patches without resourceVersion, ${CONTENDED_CLIENTS} clients: each on its own Lease (baseline), then all on one Lease (every losing compare-and-swap is prepared again, never a 409)`);
+    const ns = 'bench-contended';
+    await post(apiPool, 'namespaces', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }));
+    for (let w = 0; w < CONTENDED_CLIENTS; w++) await post(apiPool, 'contended setup', leasesPath(ns), JSON.stringify({ apiVersion: GROUP_VERSION, kind: 'Lease', metadata: { name: leaseName('c', w) }, spec: { holderIdentity: 'h' } }));
+    const patch = (target: string, w: number, i: number) =>
+      send(apiPool, 'contended', { method: 'PATCH', path: `${leasesPath(ns)}/${target}`, body: JSON.stringify({ metadata: { labels: { [`client-${w}`]: `v${i}` } } }), headers: { 'content-type': 'application/merge-patch+json' } });
+    const own = await measure(CONTENDED_CLIENTS, (w, i) => patch(leaseName('c', w), w, i));
+    loadRow('merge patch, each client its own object (baseline)', own);
+    cpuRow(own);
+    const shared = await profiled('contended', () => measure(CONTENDED_CLIENTS, (w, i) => patch(leaseName('c', 0), w, i)));
+    loadRow('merge patch, every client the same object', shared, own);
+    cpuRow(shared);
+    summary.push([`merge patches of one object by ${CONTENDED_CLIENTS} clients vs ${CONTENDED_CLIENTS} objects (no 409: see failures)`, `${fmt(shared.perSecond / own.perSecond, 2)}×`]);
   }
 
   // ---- 7: protobuf vs JSON ----

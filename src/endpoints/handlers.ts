@@ -41,6 +41,8 @@ export interface WatchRegistry {
   defaultTimeoutMs(): number;
   /** How long an ended watch may take to flush what it wrote before its connection is cut. */
   endFlushMs: number;
+  /** How often an idle watch that allows bookmarks gets one (kube-apiserver: about a minute). */
+  bookmarkIntervalMs: number;
 }
 
 export interface HandlerEnv {
@@ -261,14 +263,18 @@ async function streamWatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarg
     // timeoutSeconds=0 means none given, as in kube-apiserver.
     const timeoutMs = opts.timeoutSeconds ? opts.timeoutSeconds * 1000 : env.watches.defaultTimeoutMs();
     const timer = setTimeout(() => finish(), timeoutMs);
-    // A bookmark shortly before the end lets the client resume from there instead of relisting.
-    const bookmarkTimer = opts.allowWatchBookmarks ? setTimeout(() => watch.bookmark(), Math.max(0, timeoutMs - Math.min(1000, timeoutMs / 10))) : undefined;
+    // As kube-apiserver: a bookmark about two seconds before the end lets the client resume from
+    // there instead of relisting, and one about every minute keeps an idle watch's version recent.
+    // (A timeout of a few seconds gets its bookmark at nine tenths of it.)
+    const bookmarkTimer = opts.allowWatchBookmarks ? setTimeout(() => watch.bookmark(), timeoutMs > 4_000 ? timeoutMs - 2_000 : timeoutMs * 0.9) : undefined;
+    const heartbeat = opts.allowWatchBookmarks ? setInterval(() => watch.bookmark(), env.watches.bookmarkIntervalMs) : undefined;
     const unregister = env.watches.add(() => finish());
     finish = () => {
       if (ended) return;
       ended = true;
       clearTimeout(timer);
       clearTimeout(bookmarkTimer);
+      clearInterval(heartbeat);
       unregister();
       watch.stop();
       res.end();

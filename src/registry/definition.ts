@@ -192,7 +192,7 @@ export interface ServedVersion {
   toStorage?(obj: KObject): KObject;
   /** The storage version's form to this version's; must not modify `obj`. Absent: the same form. */
   fromStorage?(obj: KObject): KObject;
-  /** Default: on for a GA version, off for alpha and beta ones (spec 01's rule for betas after 1.22). */
+  /** Default: on for a GA version, off for alpha and beta ones (the contract's rule for betas after 1.22, docs/rulings.md#r9). */
   enabledByDefault?: boolean;
   /** As KindDefinition.deprecatedIn, for this version. */
   deprecatedIn?: string;

@@ -457,9 +457,9 @@ export class RegistryStore implements ReadableStore {
   }
 
   /**
-   * Watch the store. `bookmark()` asks for a progress bookmark now (sent when the revision moved
-   * past what the watch has sent), e.g. just before the watch times out. The stream is paced by
-   * its client (see WatchStream).
+   * Watch the store. `bookmark()` sends a bookmark now (at the store's revision when it moved past
+   * what the watch has sent, else at the last revision sent), e.g. just before the watch times
+   * out. The stream is paced by its client (see WatchStream).
    */
   async watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink): Promise<Watch & { bookmark(): void }> {
     const prefix = this.prefixFor(namespace);
@@ -504,7 +504,11 @@ export class RegistryStore implements ReadableStore {
         watch.stop();
       },
       resume: () => watch.resume?.(),
-      bookmark: () => this.reads.requestProgress(),
+      // A progress bookmark if the store moved past what this watch delivered; otherwise one at that.
+      bookmark: () => {
+        stream.heartbeat();
+        this.reads.requestProgress();
+      },
     };
   }
 
@@ -725,7 +729,7 @@ export class RegistryStore implements ReadableStore {
   /**
    * The unsafe deletion of a corrupt object: its key is removed as stored, without preconditions,
    * finalizers, graceful deletion or admission. An object that reads normally is refused
-   * (spec-decisions #8: 400). Undefined: the key changed meanwhile, read it again.
+   * (docs/rulings.md#r7: 400). Undefined: the key changed meanwhile, read it again.
    */
   private async unsafeDelete(kv: KeyValue, name: string, corrupt: CorruptObjectError | undefined, dryRun: boolean): Promise<DeleteOutcome | undefined> {
     if (!corrupt)

@@ -105,7 +105,7 @@ export function expandVersions(defs: readonly KindDefinition[]): KindDefinition[
   });
 }
 
-/** Spec 01's default for a version no definition or flag decides: GA on, alpha and beta off. */
+/** The contract's default for a version no definition or flag decides: GA on, alpha and beta off. */
 export const enabledByDefault = (d: Pick<KindDefinition, 'version' | 'enabledByDefault'>): boolean => d.enabledByDefault ?? !/^v\d+(alpha|beta)\d+$/.test(d.version);
 
 /**

@@ -66,6 +66,8 @@ export class WatchStream implements WatchHandler {
   /** The sink pushed back: nothing more is written until it drains. */
   private blocked = false;
   private waiting = false;
+  /** A heartbeat bookmark is due in the next turn (see heartbeat). */
+  private heartbeatOwed = false;
   /** The backlog stopped for its turn's budget, not for push-back: go on in the next turn. */
   private yieldTurn = false;
   /** What must go out before any event, each step true once complete. */
@@ -142,7 +144,25 @@ export class WatchStream implements WatchHandler {
   progress(revision: number): void {
     if (this.stopped || !this.o.bookmark || revision <= this.lastSent || this.waiting) return;
     this.lastSent = revision;
+    this.heartbeatOwed = false;
     this.o.sink.send('BOOKMARK', this.o.bookmark(revision));
+  }
+
+  /**
+   * A bookmark is owed now whether or not the revision moved (before a timeout, and about every
+   * minute, as kube-apiserver sends them): unless a progress bookmark at a newer revision goes out
+   * first (`progress`, asked for at the same time), one at the last revision this watch delivered
+   * goes out in the next turn. Never ahead of what was delivered, never while events are held.
+   */
+  heartbeat(): void {
+    if (this.stopped || !this.o.bookmark || this.heartbeatOwed) return;
+    this.heartbeatOwed = true;
+    setImmediate(() => {
+      if (!this.heartbeatOwed) return;
+      this.heartbeatOwed = false;
+      if (this.stopped || this.waiting || this.held.length) return;
+      this.o.sink.send('BOOKMARK', this.o.bookmark!(this.lastSent));
+    });
   }
 
   error(err: Error): void {

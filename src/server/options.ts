@@ -35,6 +35,8 @@ export interface ServerOptions {
   minRequestTimeoutSeconds?: number;
   /** An ended watch whose client does not take what is left is cut after this long (default 5 s). */
   watchEndFlushMs?: number;
+  /** How often an idle watch that allows bookmarks gets one (default 60 s, as kube-apiserver's). */
+  watchBookmarkIntervalMs?: number;
   naming?: NamingProfileName;
   /**
    * HTTPS (the default): its certificates and TLS settings. Absent: a CA, a serving certificate

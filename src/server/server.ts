@@ -130,7 +130,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   rbacGuard.bind({ authorizer, index: rbacIndex });
   accessReviews.bind({ authorizer, rules: modeRules(authorization, { rbac: rbacIndex, embedder: opts.authorizer }) });
 
-  const watches = openWatches(opts.minRequestTimeoutSeconds, opts.watchEndFlushMs);
+  const watches = openWatches(opts.minRequestTimeoutSeconds, opts.watchEndFlushMs, opts.watchBookmarkIntervalMs);
   const router = new ApiRouter(served.served, naming, {
     naming,
     featureGates,

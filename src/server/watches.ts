@@ -12,7 +12,7 @@ export interface OpenWatches extends WatchRegistry {
  * Watches without timeoutSeconds end after a random time in [min, 2·min), as in kube-apiserver;
  * an ended watch whose client does not take what is left is cut after `endFlushMs`.
  */
-export function openWatches(minRequestTimeoutSeconds = 1800, endFlushMs = 5_000): OpenWatches {
+export function openWatches(minRequestTimeoutSeconds = 1800, endFlushMs = 5_000, bookmarkIntervalMs = 60_000): OpenWatches {
   const enders = new Set<() => void>();
   const minTimeout = minRequestTimeoutSeconds * 1000;
   return {
@@ -22,6 +22,7 @@ export function openWatches(minRequestTimeoutSeconds = 1800, endFlushMs = 5_000)
     },
     defaultTimeoutMs: () => minTimeout * (1 + Math.random()),
     endFlushMs,
+    bookmarkIntervalMs,
     endAll() {
       for (const end of [...enders]) end();
     },

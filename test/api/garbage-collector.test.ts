@@ -100,11 +100,11 @@ test('an owner that does not exist (or has another uid) makes its dependent garb
   assert.equal(await status(`${leases}/gc-unknown-kind`), 200);
 });
 
-test('orphanDependents=true in DeleteOptions is Orphan; both it and propagationPolicy is 400', async () => {
+test('orphanDependents=true in DeleteOptions is Orphan; both it and propagationPolicy is 422 Invalid', async () => {
   const owner = await node('gc-od');
   await lease('gc-od-1', [ref('gc-od', owner.uid)]);
   const both = await api(server, 'DELETE', '/api/v1/nodes/gc-od', { kind: 'DeleteOptions', apiVersion: 'v1', orphanDependents: true, propagationPolicy: 'Background' });
-  assert.equal(both.status, 400);
+  assert.equal(both.status, 422);
   const r = await api(server, 'DELETE', '/api/v1/nodes/gc-od', { kind: 'DeleteOptions', apiVersion: 'v1', orphanDependents: true });
   assert.equal(r.status, 200);
   await until('the owner is gone', async () => (await status('/api/v1/nodes/gc-od')) === 404);

@@ -5,8 +5,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, testServer } from '../support/server.ts';
+import { readWatch } from '../support/watch.ts';
 
-const server = await testServer({});
+// Idle watches get a bookmark every 1.5 s here instead of every minute.
+const server = await testServer({ watchBookmarkIntervalMs: 1_500 });
 let seq = 0;
 async function namespace(prefix: string): Promise<string> {
   const name = `${prefix}-${++seq}`;
@@ -172,5 +174,46 @@ describe('no new finalizers on an object that is being deleted', () => {
     const released = await api(server, 'PATCH', `${leases}/l1`, { metadata: { finalizers: null } }, { 'Content-Type': 'application/merge-patch+json' });
     assert.equal(released.status, 200, released.text);
     assert.equal((await api(server, 'GET', `${leases}/l1`)).status, 404);
+  });
+});
+
+describe('bookmarks on a watch that allows them', () => {
+  test('an idle watch gets one about two seconds before its timeout ends it, at the version it started from', async () => {
+    const ns = await namespace('bookmarks');
+    const leases = `/apis/coordination.orch.io/v1/namespaces/${ns}/leases`;
+    const rv = (await api(server, 'GET', leases)).body.metadata.resourceVersion;
+    const started = Date.now();
+    const w = readWatch(`${server.url}${leases}?watch=true&allowWatchBookmarks=true&resourceVersion=${rv}&timeoutSeconds=5`);
+    const [bookmark] = await w.next(1, 8_000);
+    const at = Date.now() - started;
+    assert.equal(bookmark!.type, 'BOOKMARK');
+    assert.equal(bookmark!.object.kind, 'Lease');
+    assert.equal(bookmark!.object.apiVersion, 'coordination.orch.io/v1');
+    assert.ok(Number(bookmark!.object.metadata.resourceVersion) >= Number(rv), JSON.stringify(bookmark));
+    // The first is the periodic one (1.5 s here) or the one before the timeout (3 s); it comes before the end.
+    assert.ok(at < 4_800, `the bookmark came after ${at} ms`);
+    await w.ended;
+    assert.ok(Date.now() - started >= 4_500, 'the watch ran to its timeout');
+  });
+
+  test('an idle watch gets one periodically, and none without allowWatchBookmarks', async () => {
+    const ns = await namespace('heartbeat');
+    const leases = `/apis/coordination.orch.io/v1/namespaces/${ns}/leases`;
+    const rv = (await api(server, 'GET', leases)).body.metadata.resourceVersion;
+    const w = readWatch(`${server.url}${leases}?watch=true&allowWatchBookmarks=true&resourceVersion=${rv}&timeoutSeconds=60`);
+    const plain = readWatch(`${server.url}${leases}?watch=true&resourceVersion=${rv}&timeoutSeconds=4`);
+    const events = await w.next(2, 6_000);
+    assert.deepEqual(events.map((e) => e.type), ['BOOKMARK', 'BOOKMARK']);
+    // A change in between: the next bookmark is not older than it.
+    const created = await api(server, 'POST', leases, { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'l1' }, spec: {} });
+    const [added, after] = await w.next(2, 6_000);
+    assert.equal(added!.type, 'ADDED');
+    assert.equal(after!.type, 'BOOKMARK');
+    assert.ok(Number(after!.object.metadata.resourceVersion) >= Number(created.body.metadata.resourceVersion));
+    w.close();
+    const [only] = await plain.next(1, 6_000);
+    assert.equal(only!.type, 'ADDED');
+    await plain.ended;
+    await assert.rejects(plain.next(1, 100), /watch ended after 0 of 1 events/);
   });
 });

@@ -123,7 +123,7 @@ const badDeleteBodies: { what: string; body: string; headers?: Record<string, st
   {
     what: 'an unknown propagationPolicy',
     body: '{"propagationPolicy":"Sideways"}',
-    code: 400,
+    code: 422,
     message: 'DeleteOptions.meta.orch.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"',
   },
   { what: 'a propagationPolicy that is not a string', body: '{"propagationPolicy":5}', code: 400, message: /propagationPolicy in body must be of type string/ },

@@ -73,7 +73,7 @@ export function builtinKinds(naming: Naming, gates: FeatureGates, env: KindEnvir
 
 /**
  * Group versions of the built-in groups that Kubernetes still registers but serves nothing at any
- * more (spec 01's removed versions, and alpha versions whose kinds moved on): `--runtime-config`
+ * more (the contract's removed versions, and alpha versions whose kinds moved on): `--runtime-config`
  * accepts their keys, and their paths answer 404.
  */
 export function registeredVersions(naming: Naming): string[] {
