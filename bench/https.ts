@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { fmt, load, loadRow, percentiles, row, type LoadResult } from './lib.ts';
+import { fmt, load, loadRow, percentiles, profileCommand, row, type LoadResult } from './lib.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -113,19 +113,6 @@ const get = (pool: Pool, headers: Record<string, string> = {}) => async () => {
   await r.body.arrayBuffer();
   if (r.statusCode !== 200) throw new Error(`GET ${PATH}: ${r.statusCode}`);
 };
-
-/** Sends a profiling command to a child and waits for its answer (`PROFILING`/`PROFILED`). */
-function profileCommand(child: Child, line: string, answer: string): Promise<void> {
-  return new Promise((resolve) => {
-    const onData = (d: Buffer) => {
-      if (!d.toString().includes(answer)) return;
-      child.process.stdout!.off('data', onData);
-      resolve();
-    };
-    child.process.stdout!.on('data', onData);
-    child.process.stdin!.write(`${line}\n`);
-  });
-}
 
 async function measure(child: Child, op: () => Promise<void>, profile?: string): Promise<Measured> {
   if (profile) await profileCommand(child, `profile ${profile}`, 'PROFILING');

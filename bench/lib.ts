@@ -1,6 +1,8 @@
 // Small measuring helpers shared by the benchmarks: closed-loop load at a fixed concurrency and
 // percentile summaries. Every figure is printed next to a baseline measured in the same run.
 
+import type { ChildProcess } from 'node:child_process';
+
 export interface LoadResult {
   ops: number;
   seconds: number;
@@ -42,4 +44,20 @@ export function row(label: string, value: string, ratio?: number): void {
 
 export function loadRow(label: string, r: LoadResult, baseline?: LoadResult): void {
   row(label, `${fmt(r.perSecond)}/s  p50 ${fmt(r.p50, 2)} ms  p99 ${fmt(r.p99, 2)} ms`, baseline && r.perSecond / baseline.perSecond);
+}
+
+/**
+ * Sends a profiling command to a server child (bench/api-server.ts reads `profile <name>` and
+ * `profile-stop` on stdin) and waits for its answer (`PROFILING`/`PROFILED`) on its stdout.
+ */
+export function profileCommand(child: { process: ChildProcess }, line: string, answer: string): Promise<void> {
+  return new Promise((resolve) => {
+    const onData = (d: Buffer) => {
+      if (!d.toString().includes(answer)) return;
+      child.process.stdout!.off('data', onData);
+      resolve();
+    };
+    child.process.stdout!.on('data', onData);
+    child.process.stdin!.write(`${line}\n`);
+  });
 }

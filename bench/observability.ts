@@ -15,7 +15,7 @@ import { Registry } from 'prom-client';
 import { Pool } from 'undici';
 import { createRequestMetrics } from '../src/server/request-metrics.ts';
 import { parseRequestInfo } from '../src/request/request-info.ts';
-import { fmt, load, loadRow, row, type LoadResult } from './lib.ts';
+import { fmt, load, loadRow, profileCommand, row, type LoadResult } from './lib.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -55,19 +55,6 @@ function cpuMs(pid: number | undefined): number {
   } catch {
     return NaN;
   }
-}
-
-/** Sends a profiling command to a child and waits for its answer (`PROFILING`/`PROFILED`). */
-function profileCommand(child: Child, line: string, answer: string): Promise<void> {
-  return new Promise((resolve) => {
-    const onData = (d: Buffer) => {
-      if (!d.toString().includes(answer)) return;
-      child.process.stdout!.off('data', onData);
-      resolve();
-    };
-    child.process.stdout!.on('data', onData);
-    child.process.stdin!.write(`${line}\n`);
-  });
 }
 
 const plainChild = await startChild(['api', join(dir, 'plain')]);
