@@ -64,3 +64,19 @@ test('paging, exact reads and namespace deletion on etcd', async () => {
   assert.ok(gone, 'the namespace and its leases were removed');
   assert.equal((await api(b, 'GET', path)).body.items.length, 0);
 });
+
+test('merge patches of one Lease sent through both servers at once all succeed: a patch that loses the compare-and-swap to the other server is applied again to what it wrote', async () => {
+  const created = await api(a, 'POST', leases, lease('contended', 'x'));
+  assert.equal(created.status, 201, created.text);
+  const N = 12;
+  const answers = await Promise.all(
+    Array.from({ length: 2 * N }, (_, i) =>
+      api(i % 2 ? a : b, 'PATCH', `${leases}/contended`, { metadata: { labels: { [`k${i}`]: 'v' } } }, { 'Content-Type': 'application/merge-patch+json' }),
+    ),
+  );
+  assert.deepEqual(answers.map((r) => r.status), answers.map(() => 200), answers.find((r) => r.status !== 200)?.text);
+  const read = await api(b, 'GET', `${leases}/contended`);
+  assert.equal(Object.keys(read.body.metadata.labels).length, 2 * N);
+  assert.equal(Number(read.body.metadata.resourceVersion) > Number(created.body.metadata.resourceVersion), true);
+  assert.equal((await api(a, 'DELETE', `${leases}/contended`)).status, 200);
+});
