@@ -50,6 +50,8 @@ export type Roots = () => readonly X509Certificate[];
 /** What a client certificate's chain is, checked against some CAs. */
 export type ChainVerdict = { ok: true; from: number; until: number } | { ok: false; message: string; until: number };
 
+const NO_CREDENTIAL: AuthenticationResult = Object.freeze({ kind: 'no-credential' });
+
 /** A connection's client certificate, checked against `roots` and made into a result, remembered per connection. */
 export function clientCertificateCheck(
   roots: Roots,
@@ -57,16 +59,21 @@ export function clientCertificateCheck(
   decide: (verdict: ChainVerdict, peer: DetailedPeerCertificate, leaf: X509Certificate) => AuthenticationResult,
 ): (req: IncomingMessage) => AuthenticationResult {
   const cache = new WeakMap<TLSSocket, Verified>();
+  /** Connections whose client sent no certificate (a bearer token's): a handshake's peer does not change. */
+  const without = new WeakSet<TLSSocket>();
   return (req) => {
     const socket = req.socket;
-    if (!(socket instanceof TLSSocket)) return { kind: 'no-credential' };
+    if (!(socket instanceof TLSSocket) || without.has(socket)) return NO_CREDENTIAL;
     const now = Date.now();
     const current = roots();
     const trusted = socket.authorized && trustHandshake();
     const cached = cache.get(socket);
     if (cached && cached.roots === current && cached.trusted === trusted && now >= cached.from && now <= cached.until) return cached.result;
     const peer = socket.getPeerCertificate(true);
-    if (!peer || !peer.raw) return { kind: 'no-credential' };
+    if (!peer || !peer.raw) {
+      without.add(socket);
+      return NO_CREDENTIAL;
+    }
     const chain = peerChain(peer);
     const verdict = verifyChain(chain, current, now, trusted);
     const result = decide(verdict, peer, chain[0]!);
