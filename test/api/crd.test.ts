@@ -1,0 +1,344 @@
+// CustomResourceDefinitions over HTTP (kubernetes profile): a CRD is validated as kube-apiserver
+// validates it, the controller accepts its names and establishes it, and the kind it defines is
+// served through the generic paths (REST, discovery, OpenAPI) until the CRD is deleted, which
+// deletes its custom resources. One server for the file; each test its own group or namespace.
+
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { api, testServer, waitFor } from '../support/server.ts';
+
+type Body = Record<string, any>;
+
+const server = await testServer({ naming: 'kubernetes' });
+const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+const MERGE = { 'Content-Type': 'application/merge-patch+json' };
+
+/** A small CRD of our own: a Widget with a size, a colour from a list and a free-form note. */
+export function widgetCrd(group: string, o: { scope?: string; plural?: string; kind?: string; shortNames?: string[]; categories?: string[]; status?: boolean } = {}): Body {
+  const plural = o.plural ?? 'widgets';
+  const kind = o.kind ?? 'Widget';
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}` },
+    spec: {
+      group,
+      scope: o.scope ?? 'Namespaced',
+      names: { plural, singular: kind.toLowerCase(), kind, shortNames: o.shortNames ?? ['wdg'], categories: o.categories ?? ['gadgets'] },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: {
+                  type: 'object',
+                  required: ['size'],
+                  properties: {
+                    size: { type: 'integer', minimum: 1, maximum: 10 },
+                    colour: { type: 'string', enum: ['red', 'green', 'blue'] },
+                    label: { type: 'string', pattern: '^[a-z]+$', maxLength: 8 },
+                    extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+                  },
+                },
+                status: { type: 'object', properties: { ready: { type: 'boolean' } } },
+              },
+            },
+          },
+          ...(o.status === false ? {} : { subresources: { status: {} } }),
+          additionalPrinterColumns: [{ name: 'Size', type: 'integer', jsonPath: '.spec.size' }, { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
+        },
+      ],
+    },
+  };
+}
+
+const condition = (crd: Body, type: string): Body | undefined => crd.status?.conditions?.find((c: Body) => c.type === type);
+
+/** Creates the CRD and waits until it is Established. */
+export async function establish(crd: Body): Promise<Body> {
+  const r = await api(server, 'POST', CRDS, crd);
+  assert.equal(r.status, 201, r.text);
+  let got: Body = r.body;
+  await waitFor(`${crd.metadata.name} established`, async () => {
+    got = (await api(server, 'GET', `${CRDS}/${crd.metadata.name}`)).body;
+    return condition(got, 'Established')?.status === 'True';
+  });
+  return got;
+}
+
+async function ensureNamespace(name: string): Promise<void> {
+  const r = await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  assert.ok(r.status === 201 || r.status === 409, r.text);
+}
+
+function causes(r: { status: number; body: any; text: string }): [string, string, string][] {
+  assert.equal(r.status, 422, r.text);
+  return (r.body.details.causes as Body[]).map((c) => [c.reason, c.field, c.message]);
+}
+
+describe('CustomResourceDefinition validation', () => {
+  test('the name must be <plural>.<group>, with kube-apiserver\'s field path and message', async () => {
+    const crd = widgetCrd('names.example.com');
+    crd.metadata.name = 'wrong.example.com';
+    const r = await api(server, 'POST', CRDS, crd);
+    assert.deepEqual(causes(r), [['FieldValueInvalid', 'metadata.name', 'Invalid value: "wrong.example.com": must be spec.names.plural+"."+spec.group']]);
+    assert.equal(r.body.message, 'CustomResourceDefinition.apiextensions.k8s.io "wrong.example.com" is invalid: metadata.name: Invalid value: "wrong.example.com": must be spec.names.plural+"."+spec.group');
+    assert.equal((await api(server, 'GET', `${CRDS}/wrong.example.com`)).status, 404);
+  });
+
+  test('group, scope, versions and names are checked', async () => {
+    const crd = widgetCrd('nodot');
+    crd.spec.scope = 'Everywhere';
+    crd.spec.versions.push({ ...crd.spec.versions[0], name: 'V2' });
+    crd.spec.names.shortNames = ['Bad_Name'];
+    crd.spec.names.listKind = 'Widget';
+    const found = causes(await api(server, 'POST', CRDS, crd));
+    const has = (field: string, text: string) => assert.ok(found.some(([, f, m]) => f === field && m.includes(text)), `${field}: ${text} in ${JSON.stringify(found)}`);
+    has('spec.group', 'should be a domain with at least one dot');
+    has('spec.scope', 'Unsupported value: "Everywhere": supported values: "Cluster", "Namespaced"');
+    has('spec.versions[1].name', "a DNS-1035 label must consist of lower case alphanumeric characters");
+    has('spec.versions', 'must have exactly one version marked as storage version');
+    has('spec.names.shortNames[0]', 'Invalid value: "Bad_Name"');
+    has('spec.names.listKind', 'kind and listKind may not be the same');
+  });
+
+  test('a schema must be structural: types everywhere, items for arrays, metadata left alone', async () => {
+    const crd = widgetCrd('structural.example.com');
+    const schema = crd.spec.versions[0].schema.openAPIV3Schema;
+    schema.properties.spec.properties.size = { minimum: 1 };
+    schema.properties.spec.properties.list = { type: 'array' };
+    schema.properties.metadata = { type: 'object', properties: { labels: { type: 'object' } } };
+    const found = causes(await api(server, 'POST', CRDS, crd));
+    const at = 'spec.versions[0].schema.openAPIV3Schema';
+    assert.deepEqual(
+      found.map(([, f, m]) => [f, m]).sort(),
+      [
+        [`${at}.properties[metadata]`, 'Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified'],
+        [`${at}.properties[spec].properties[list].items`, 'Required value: must be specified'],
+        [`${at}.properties[spec].properties[size].type`, 'Required value: must not be empty for specified object fields'],
+      ],
+    );
+  });
+
+  test('a validation rule that does not compile is refused when the CRD is written', async () => {
+    const crd = widgetCrd('rules.example.com');
+    crd.spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'] = [{ rule: 'self.size >' }];
+    const found = causes(await api(server, 'POST', CRDS, crd));
+    assert.equal(found.length, 1, JSON.stringify(found));
+    assert.equal(found[0]![1], 'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule');
+    assert.match(found[0]![2], /compilation failed/);
+  });
+
+  test('defaults: singular, listKind and the None conversion; the storage version is stored', async () => {
+    const crd = widgetCrd('defaults.example.com');
+    delete crd.spec.names.singular;
+    const r = await api(server, 'POST', CRDS, crd);
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.body.spec.names.singular, 'widget');
+    assert.equal(r.body.spec.names.listKind, 'WidgetList');
+    assert.deepEqual(r.body.spec.conversion, { strategy: 'None' });
+    assert.deepEqual(r.body.status.storedVersions, ['v1']);
+  });
+
+  test('group and plural cannot change; scope and kind cannot change once established', async () => {
+    const got = await establish(widgetCrd('immutable.example.com'));
+    const r = await api(server, 'PATCH', `${CRDS}/${got.metadata.name}`, { spec: { scope: 'Cluster', names: { kind: 'Gadget', listKind: 'GadgetList' } } }, MERGE);
+    const found = causes(r).map(([, f]) => f).sort();
+    assert.deepEqual(found, ['spec.names.kind', 'spec.scope']);
+  });
+});
+
+describe('the controller', () => {
+  test('a CRD is established with its accepted names and NamesAccepted', async () => {
+    const got = await establish(widgetCrd('established.example.com'));
+    assert.equal(condition(got, 'NamesAccepted')?.reason, 'NoConflicts');
+    assert.equal(condition(got, 'Established')?.reason, 'InitialNamesAccepted');
+    assert.deepEqual(got.status.acceptedNames, { plural: 'widgets', singular: 'widget', shortNames: ['wdg'], kind: 'Widget', listKind: 'WidgetList', categories: ['gadgets'] });
+  });
+
+  test('names another CRD of the group holds are not accepted (the last conflict found is reported), and the CRD is not established', async () => {
+    await establish(widgetCrd('conflict.example.com'));
+    // Another plural, the same kind (and so the same list kind): kube-apiserver checks the kind,
+    // then the list kind, and reports the last conflict.
+    const other = widgetCrd('conflict.example.com', { plural: 'gizmos', kind: 'Widget', shortNames: [] });
+    const r = await api(server, 'POST', CRDS, other);
+    assert.equal(r.status, 201, r.text);
+    let got: Body = r.body;
+    await waitFor('ListKindConflict', async () => {
+      got = (await api(server, 'GET', `${CRDS}/gizmos.conflict.example.com`)).body;
+      return condition(got, 'NamesAccepted')?.status === 'False';
+    });
+    assert.equal(condition(got, 'NamesAccepted')?.reason, 'ListKindConflict');
+    assert.equal(condition(got, 'NamesAccepted')?.message, '"WidgetList" is already in use');
+    assert.equal(got.status.acceptedNames.plural, 'gizmos');
+    assert.equal(got.status.acceptedNames.kind, undefined);
+    assert.equal(condition(got, 'Established')?.status, 'False');
+    assert.equal((await api(server, 'GET', '/apis/conflict.example.com/v1/gizmos')).status, 404);
+  });
+
+  test('a CRD may not take the names of a built-in kind of its group', async () => {
+    const crd = widgetCrd('rbac.authorization.k8s.io', { plural: 'roles', kind: 'Thing', shortNames: [] });
+    crd.metadata.annotations = { 'api-approved.kubernetes.io': 'unapproved, testing only' };
+    const r = await api(server, 'POST', CRDS, crd);
+    assert.equal(r.status, 201, r.text);
+    await waitFor('PluralConflict', async () => condition((await api(server, 'GET', `${CRDS}/roles.rbac.authorization.k8s.io`)).body, 'NamesAccepted')?.reason === 'PluralConflict');
+    assert.equal((await api(server, 'GET', '/apis/rbac.authorization.k8s.io/v1/roles')).status, 200);
+  });
+});
+
+describe('custom resources', () => {
+  test('create, get, list, update, merge and JSON patch, delete: validated and pruned against the schema', async () => {
+    await establish(widgetCrd('crud.example.com'));
+    await ensureNamespace('crud');
+    const base = '/apis/crud.example.com/v1/namespaces/crud/widgets';
+    const created = await api(server, 'POST', base, { apiVersion: 'crud.example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 3, colour: 'red', unknown: 1, extra: { kept: { deep: true } } } });
+    assert.equal(created.status, 201, created.text);
+    assert.deepEqual(created.body.spec, { size: 3, colour: 'red', extra: { kept: { deep: true } } });
+    assert.equal(created.body.metadata.generation, 1);
+    assert.equal((await api(server, 'GET', `${base}/w1`)).body.spec.size, 3);
+    const list = await api(server, 'GET', base);
+    assert.equal(list.body.kind, 'WidgetList');
+    assert.deepEqual(list.body.items.map((i: Body) => i.metadata.name), ['w1']);
+
+    const put = await api(server, 'PUT', `${base}/w1`, { ...created.body, spec: { size: 4 } });
+    assert.equal(put.status, 200, put.text);
+    assert.equal(put.body.metadata.generation, 2);
+    const merged = await api(server, 'PATCH', `${base}/w1`, { spec: { colour: 'blue' } }, MERGE);
+    assert.equal(merged.status, 200, merged.text);
+    assert.deepEqual(merged.body.spec, { size: 4, colour: 'blue' });
+    const json = await api(server, 'PATCH', `${base}/w1`, [{ op: 'replace', path: '/spec/size', value: 5 }], { 'Content-Type': 'application/json-patch+json' });
+    assert.equal(json.status, 200, json.text);
+    assert.equal(json.body.spec.size, 5);
+    const smp = await api(server, 'PATCH', `${base}/w1`, { spec: { size: 6 } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
+    assert.equal(smp.status, 415, smp.text);
+
+    const bad = await api(server, 'POST', base, { apiVersion: 'crud.example.com/v1', kind: 'Widget', metadata: { name: 'w2' }, spec: { size: 11, colour: 'pink', label: 'A1' } });
+    // Worded as kube-openapi's validator words custom resources' errors.
+    assert.deepEqual(causes(bad).sort((a, b) => a[1].localeCompare(b[1])), [
+      ['FieldValueNotSupported', 'spec.colour', 'Unsupported value: "pink": supported values: "red", "green", "blue"'],
+      ['FieldValueInvalid', 'spec.label', "Invalid value: \"A1\": spec.label in body should match '^[a-z]+$'"],
+      ['FieldValueInvalid', 'spec.size', 'Invalid value: 11: spec.size in body should be less than or equal to 10'],
+    ]);
+    const missing = await api(server, 'POST', base, { apiVersion: 'crud.example.com/v1', kind: 'Widget', metadata: { name: 'w3' }, spec: {} });
+    assert.deepEqual(causes(missing).map(([r, f]) => `${r} ${f}`), ['FieldValueRequired spec.size']);
+    assert.equal((await api(server, 'GET', `${base}/w2`)).status, 404);
+
+    const del = await api(server, 'DELETE', `${base}/w1`);
+    assert.equal(del.status, 200, del.text);
+    assert.equal((await api(server, 'GET', `${base}/w1`)).status, 404);
+  });
+
+  test('status is written through /status only', async () => {
+    await establish(widgetCrd('status.example.com'));
+    await ensureNamespace('status');
+    const base = '/apis/status.example.com/v1/namespaces/status/widgets';
+    const created = await api(server, 'POST', base, { apiVersion: 'status.example.com/v1', kind: 'Widget', metadata: { name: 's' }, spec: { size: 1 }, status: { ready: true } });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.body.status, undefined);
+    const st = await api(server, 'PATCH', `${base}/s/status`, { status: { ready: true }, spec: { size: 9 } }, MERGE);
+    assert.equal(st.status, 200, st.text);
+    assert.deepEqual(st.body.status, { ready: true });
+    assert.equal(st.body.spec.size, 1);
+    assert.equal(st.body.metadata.generation, 1);
+  });
+
+  test('cluster-scoped custom resources', async () => {
+    await establish(widgetCrd('cluster.example.com', { scope: 'Cluster' }));
+    const created = await api(server, 'POST', '/apis/cluster.example.com/v1/widgets', { apiVersion: 'cluster.example.com/v1', kind: 'Widget', metadata: { name: 'c' }, spec: { size: 2 } });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.body.metadata.namespace, undefined);
+    assert.equal((await api(server, 'GET', '/apis/cluster.example.com/v1/namespaces/x/widgets')).status, 404);
+  });
+
+  test('discovery and OpenAPI list the kind once established', async () => {
+    await establish(widgetCrd('discovery.example.com'));
+    const list = await api(server, 'GET', '/apis/discovery.example.com/v1');
+    assert.equal(list.status, 200, list.text);
+    const widgets = list.body.resources.find((r: Body) => r.name === 'widgets');
+    assert.deepEqual([widgets.kind, widgets.namespaced, widgets.shortNames, widgets.categories], ['Widget', true, ['wdg'], ['gadgets']]);
+    assert.ok(list.body.resources.some((r: Body) => r.name === 'widgets/status'));
+    const groups = await api(server, 'GET', '/apis');
+    assert.ok(groups.body.groups.some((g: Body) => g.name === 'discovery.example.com'));
+    const aggregated = await api(server, 'GET', '/apis', undefined, { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' });
+    assert.ok(aggregated.body.items.some((g: Body) => g.metadata.name === 'discovery.example.com'), aggregated.text);
+    const v3 = await api(server, 'GET', '/openapi/v3/apis/discovery.example.com/v1');
+    assert.equal(v3.status, 200, v3.text);
+    assert.ok(v3.text.includes('/apis/discovery.example.com/v1/namespaces/{namespace}/widgets'));
+  });
+
+  test('deleting the CRD deletes its custom resources and its paths; a new CRD starts empty', async () => {
+    const crd = widgetCrd('deleted.example.com');
+    await establish(crd);
+    await ensureNamespace('deleted');
+    const base = '/apis/deleted.example.com/v1/namespaces/deleted/widgets';
+    for (const name of ['a', 'b']) assert.equal((await api(server, 'POST', base, { apiVersion: 'deleted.example.com/v1', kind: 'Widget', metadata: { name }, spec: { size: 1 } })).status, 201);
+    const del = await api(server, 'DELETE', `${CRDS}/${crd.metadata.name}`);
+    assert.equal(del.status, 200, del.text);
+    assert.equal(condition(del.body, 'Terminating')?.reason, 'InstanceDeletionPending');
+    assert.deepEqual(del.body.metadata.finalizers, ['customresourcecleanup.apiextensions.k8s.io']);
+    await waitFor('the CRD is gone', async () => (await api(server, 'GET', `${CRDS}/${crd.metadata.name}`)).status === 404);
+    assert.equal((await api(server, 'GET', base)).status, 404);
+    assert.equal((await api(server, 'GET', '/apis/deleted.example.com/v1')).status, 404);
+    assert.ok(!(await api(server, 'GET', '/apis')).body.groups.some((g: Body) => g.name === 'deleted.example.com'));
+    await establish(crd);
+    const list = await api(server, 'GET', base);
+    assert.equal(list.status, 200, list.text);
+    assert.deepEqual(list.body.items, []);
+  });
+});
+
+describe('clients', () => {
+  test('kubectl: apply a CRD, wait for it, apply and get its resources by plural, short name and category, server-side apply, delete the CRD', async () => {
+    const { kubectlFor, tableRows } = await import('../support/kubectl.ts');
+    const { stringify } = await import('yaml');
+    await ensureNamespace('kubectl');
+    const k = kubectlFor(server, { namespace: 'kubectl', label: 'crd-kubectl' });
+    // Names no other test's CRD uses: kubectl resolves a name to the first group that has it.
+    const crd = widgetCrd('kubectl.example.com', { plural: 'sprockets', kind: 'Sprocket', shortNames: ['spk'], categories: ['machinery'] });
+    await k.ok(['apply', '-f', k.file('crd.yaml', stringify(crd))]);
+    await k.ok(['wait', '--for=condition=Established', `crd/${crd.metadata.name}`, '--timeout=20s']);
+    const widget = (name: string, size: number) => stringify({ apiVersion: 'kubectl.example.com/v1', kind: 'Sprocket', metadata: { name }, spec: { size, colour: 'green' } });
+    await k.ok(['apply', '-f', k.file('w1.yaml', widget('one', 2))]);
+    await k.ok(['apply', '--server-side', '-f', k.file('w2.yaml', widget('two', 7))]);
+    for (const name of ['sprockets', 'spk', 'machinery']) {
+      const rows = tableRows(await k.ok(['get', name]));
+      assert.deepEqual(rows[0], ['NAME', 'SIZE', 'AGE'], name);
+      assert.deepEqual(rows.slice(1).map((r) => r.slice(0, 2)), [['one', '2'], ['two', '7']], name);
+    }
+    // A server-side apply by another manager that changes an owned field conflicts.
+    const conflict = await k.run(['apply', '--server-side', '--field-manager=other', '-f', k.file('w2b.yaml', widget('two', 8))]);
+    assert.notEqual(conflict.code, 0, conflict.stdout);
+    assert.match(conflict.stderr, /conflict/i);
+    const bad = await k.run(['apply', '-f', k.file('bad.yaml', widget('three', 20))]);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /spec\.size: Invalid value: 20: spec\.size in body should be less than or equal to 10/);
+    await k.ok(['delete', 'crd', crd.metadata.name]);
+    // kubectl's discovery cache may still name the resource: either way the server has it no more.
+    const gone = await k.run(['get', 'sprockets']);
+    assert.notEqual(gone.code, 0);
+    assert.match(gone.stderr, /the server doesn't have a resource type "sprockets"|the server could not find the requested resource/);
+    const raw = await k.run(['get', '--raw', '/apis/kubectl.example.com/v1']);
+    assert.notEqual(raw.code, 0);
+    assert.match(raw.stderr, /NotFound/);
+  });
+
+  test('client-node: custom objects created, read, patched and listed through CustomObjectsApi', async () => {
+    const { kubeConfigFor, loadClientNode } = await import('../support/client-node.ts');
+    const k8s = await loadClientNode();
+    await establish(widgetCrd('client.example.com'));
+    await ensureNamespace('client');
+    const objects = kubeConfigFor(k8s, server.url).makeApiClient(k8s.CustomObjectsApi);
+    const at = { group: 'client.example.com', version: 'v1', namespace: 'client', plural: 'widgets' };
+    const created = (await objects.createNamespacedCustomObject({ ...at, body: { apiVersion: 'client.example.com/v1', kind: 'Widget', metadata: { name: 'n' }, spec: { size: 5 } } })) as Body;
+    assert.equal(created.spec.size, 5);
+    const patched = (await objects.patchNamespacedCustomObject({ ...at, name: 'n', body: [{ op: 'replace', path: '/spec/size', value: 6 }] })) as Body;
+    assert.equal(patched.spec.size, 6);
+    const list = (await objects.listNamespacedCustomObject(at)) as Body;
+    assert.deepEqual(list.items.map((i: Body) => [i.metadata.name, i.spec.size]), [['n', 6]]);
+    await assert.rejects(objects.createNamespacedCustomObject({ ...at, body: { apiVersion: 'client.example.com/v1', kind: 'Widget', metadata: { name: 'm' }, spec: { size: 0 } } }), (e: Error & { code?: number }) => e.code === 422);
+  });
+});
