@@ -5,56 +5,17 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, testServer, waitFor } from '../support/server.ts';
+import { api, startTrusted, testServer, waitFor } from '../support/server.ts';
+import { readWatch } from '../support/watch.ts';
+import { tempDir } from '../support/tmp.ts';
+import { widgetCrd } from '../support/crd.ts';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Body = Record<string, any>;
 
 const server = await testServer({ naming: 'kubernetes' });
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const MERGE = { 'Content-Type': 'application/merge-patch+json' };
-
-/** A small CRD of our own: a Widget with a size, a colour from a list and a free-form note. */
-export function widgetCrd(group: string, o: { scope?: string; plural?: string; kind?: string; shortNames?: string[]; categories?: string[]; status?: boolean } = {}): Body {
-  const plural = o.plural ?? 'widgets';
-  const kind = o.kind ?? 'Widget';
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.${group}` },
-    spec: {
-      group,
-      scope: o.scope ?? 'Namespaced',
-      names: { plural, singular: kind.toLowerCase(), kind, shortNames: o.shortNames ?? ['wdg'], categories: o.categories ?? ['gadgets'] },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: {
-                  type: 'object',
-                  required: ['size'],
-                  properties: {
-                    size: { type: 'integer', minimum: 1, maximum: 10 },
-                    colour: { type: 'string', enum: ['red', 'green', 'blue'] },
-                    label: { type: 'string', pattern: '^[a-z]+$', maxLength: 8 },
-                    extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-                  },
-                },
-                status: { type: 'object', properties: { ready: { type: 'boolean' } } },
-              },
-            },
-          },
-          ...(o.status === false ? {} : { subresources: { status: {} } }),
-          additionalPrinterColumns: [{ name: 'Size', type: 'integer', jsonPath: '.spec.size' }, { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
-        },
-      ],
-    },
-  };
-}
 
 const condition = (crd: Body, type: string): Body | undefined => crd.status?.conditions?.find((c: Body) => c.type === type);
 
@@ -270,6 +231,52 @@ describe('custom resources', () => {
     assert.ok(v3.text.includes('/apis/discovery.example.com/v1/namespaces/{namespace}/widgets'));
   });
 
+  test('watch: events of custom resources, from the list\'s resourceVersion on', async () => {
+    await establish(widgetCrd('watch.example.com'));
+    await ensureNamespace('watch');
+    const base = '/apis/watch.example.com/v1/namespaces/watch/widgets';
+    const rv = (await api(server, 'GET', base)).body.metadata.resourceVersion;
+    const w = readWatch(`${server.url}${base}?watch=1&resourceVersion=${rv}`);
+    try {
+      assert.equal((await api(server, 'POST', base, { apiVersion: 'watch.example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { size: 1 } })).status, 201);
+      assert.equal((await api(server, 'PATCH', `${base}/w`, { spec: { size: 2 } }, MERGE)).status, 200);
+      assert.equal((await api(server, 'DELETE', `${base}/w`)).status, 200);
+      const events = await w.next(3);
+      assert.deepEqual(events.map((e) => [e.type, e.object.kind, e.object.spec.size]), [['ADDED', 'Widget', 1], ['MODIFIED', 'Widget', 2], ['DELETED', 'Widget', 2]]);
+    } finally {
+      w.close();
+    }
+  });
+
+  test('server-side apply merges a map-type list of the schema by its key', async () => {
+    await establish(widgetCrd('apply.example.com'));
+    await ensureNamespace('apply');
+    const url = (manager: string) => `/apis/apply.example.com/v1/namespaces/apply/widgets/a?fieldManager=${manager}`;
+    const body = (ports: Body[]) => ({ apiVersion: 'apply.example.com/v1', kind: 'Widget', metadata: { name: 'a' }, spec: { size: 1, ports } });
+    const APPLY = { 'Content-Type': 'application/apply-patch+yaml' };
+    assert.equal((await api(server, 'PATCH', url('one'), body([{ name: 'http', number: 80 }]), APPLY)).status, 201);
+    const second = await api(server, 'PATCH', url('two'), { apiVersion: 'apply.example.com/v1', kind: 'Widget', metadata: { name: 'a' }, spec: { ports: [{ name: 'https', number: 443 }] } }, APPLY);
+    assert.equal(second.status, 200, second.text);
+    assert.deepEqual(second.body.spec.ports, [{ name: 'http', number: 80 }, { name: 'https', number: 443 }]);
+  });
+
+  test('the garbage collector deletes a custom resource whose owner is gone; deleting a namespace deletes its custom resources', async () => {
+    await establish(widgetCrd('owned.example.com'));
+    await ensureNamespace('owned');
+    const cm = await api(server, 'POST', '/api/v1/namespaces/owned/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner' } });
+    assert.equal(cm.status, 201, cm.text);
+    const base = '/apis/owned.example.com/v1/namespaces/owned/widgets';
+    const ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: cm.body.metadata.uid }];
+    assert.equal((await api(server, 'POST', base, { apiVersion: 'owned.example.com/v1', kind: 'Widget', metadata: { name: 'dependent', ownerReferences }, spec: { size: 1 } })).status, 201);
+    assert.equal((await api(server, 'POST', base, { apiVersion: 'owned.example.com/v1', kind: 'Widget', metadata: { name: 'free' }, spec: { size: 1 } })).status, 201);
+    assert.equal((await api(server, 'DELETE', '/api/v1/namespaces/owned/configmaps/owner')).status, 200);
+    await waitFor('the dependent is collected', async () => (await api(server, 'GET', `${base}/dependent`)).status === 404);
+    assert.equal((await api(server, 'GET', `${base}/free`)).status, 200);
+    assert.equal((await api(server, 'DELETE', '/api/v1/namespaces/owned')).status, 200);
+    await waitFor('the namespace is gone', async () => (await api(server, 'GET', '/api/v1/namespaces/owned')).status === 404);
+    assert.deepEqual((await api(server, 'GET', '/apis/owned.example.com/v1/widgets')).body.items, []);
+  });
+
   test('deleting the CRD deletes its custom resources and its paths; a new CRD starts empty', async () => {
     const crd = widgetCrd('deleted.example.com');
     await establish(crd);
@@ -291,54 +298,25 @@ describe('custom resources', () => {
   });
 });
 
-describe('clients', () => {
-  test('kubectl: apply a CRD, wait for it, apply and get its resources by plural, short name and category, server-side apply, delete the CRD', async () => {
-    const { kubectlFor, tableRows } = await import('../support/kubectl.ts');
-    const { stringify } = await import('yaml');
-    await ensureNamespace('kubectl');
-    const k = kubectlFor(server, { namespace: 'kubectl', label: 'crd-kubectl' });
-    // Names no other test's CRD uses: kubectl resolves a name to the first group that has it.
-    const crd = widgetCrd('kubectl.example.com', { plural: 'sprockets', kind: 'Sprocket', shortNames: ['spk'], categories: ['machinery'] });
-    await k.ok(['apply', '-f', k.file('crd.yaml', stringify(crd))]);
-    await k.ok(['wait', '--for=condition=Established', `crd/${crd.metadata.name}`, '--timeout=20s']);
-    const widget = (name: string, size: number) => stringify({ apiVersion: 'kubectl.example.com/v1', kind: 'Sprocket', metadata: { name }, spec: { size, colour: 'green' } });
-    await k.ok(['apply', '-f', k.file('w1.yaml', widget('one', 2))]);
-    await k.ok(['apply', '--server-side', '-f', k.file('w2.yaml', widget('two', 7))]);
-    for (const name of ['sprockets', 'spk', 'machinery']) {
-      const rows = tableRows(await k.ok(['get', name]));
-      assert.deepEqual(rows[0], ['NAME', 'SIZE', 'AGE'], name);
-      assert.deepEqual(rows.slice(1).map((r) => r.slice(0, 2)), [['one', '2'], ['two', '7']], name);
+describe('restart', () => {
+  test('CRDs in storage are served again before a restarted server reports itself started', async () => {
+    const dataDir = tempDir('crd-restart');
+    const first = await startTrusted({ naming: 'kubernetes', dataDir });
+    try {
+      const crd = widgetCrd('restart.example.com', { scope: 'Cluster' });
+      assert.equal((await api(first, 'POST', CRDS, crd)).status, 201);
+      await waitFor('established', async () => condition((await api(first, 'GET', `${CRDS}/${crd.metadata.name}`)).body, 'Established')?.status === 'True');
+      assert.equal((await api(first, 'POST', '/apis/restart.example.com/v1/widgets', { apiVersion: 'restart.example.com/v1', kind: 'Widget', metadata: { name: 'kept' }, spec: { size: 4 } })).status, 201);
+    } finally {
+      await first.close();
     }
-    // A server-side apply by another manager that changes an owned field conflicts.
-    const conflict = await k.run(['apply', '--server-side', '--field-manager=other', '-f', k.file('w2b.yaml', widget('two', 8))]);
-    assert.notEqual(conflict.code, 0, conflict.stdout);
-    assert.match(conflict.stderr, /conflict/i);
-    const bad = await k.run(['apply', '-f', k.file('bad.yaml', widget('three', 20))]);
-    assert.notEqual(bad.code, 0);
-    assert.match(bad.stderr, /spec\.size: Invalid value: 20: spec\.size in body should be less than or equal to 10/);
-    await k.ok(['delete', 'crd', crd.metadata.name]);
-    // kubectl's discovery cache may still name the resource: either way the server has it no more.
-    const gone = await k.run(['get', 'sprockets']);
-    assert.notEqual(gone.code, 0);
-    assert.match(gone.stderr, /the server doesn't have a resource type "sprockets"|the server could not find the requested resource/);
-    const raw = await k.run(['get', '--raw', '/apis/kubectl.example.com/v1']);
-    assert.notEqual(raw.code, 0);
-    assert.match(raw.stderr, /NotFound/);
-  });
-
-  test('client-node: custom objects created, read, patched and listed through CustomObjectsApi', async () => {
-    const { kubeConfigFor, loadClientNode } = await import('../support/client-node.ts');
-    const k8s = await loadClientNode();
-    await establish(widgetCrd('client.example.com'));
-    await ensureNamespace('client');
-    const objects = kubeConfigFor(k8s, server.url).makeApiClient(k8s.CustomObjectsApi);
-    const at = { group: 'client.example.com', version: 'v1', namespace: 'client', plural: 'widgets' };
-    const created = (await objects.createNamespacedCustomObject({ ...at, body: { apiVersion: 'client.example.com/v1', kind: 'Widget', metadata: { name: 'n' }, spec: { size: 5 } } })) as Body;
-    assert.equal(created.spec.size, 5);
-    const patched = (await objects.patchNamespacedCustomObject({ ...at, name: 'n', body: [{ op: 'replace', path: '/spec/size', value: 6 }] })) as Body;
-    assert.equal(patched.spec.size, 6);
-    const list = (await objects.listNamespacedCustomObject(at)) as Body;
-    assert.deepEqual(list.items.map((i: Body) => [i.metadata.name, i.spec.size]), [['n', 6]]);
-    await assert.rejects(objects.createNamespacedCustomObject({ ...at, body: { apiVersion: 'client.example.com/v1', kind: 'Widget', metadata: { name: 'm' }, spec: { size: 0 } } }), (e: Error & { code?: number }) => e.code === 422);
+    const second = await startTrusted({ naming: 'kubernetes', dataDir });
+    try {
+      const r = await api(second, 'GET', '/apis/restart.example.com/v1/widgets/kept');
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.spec.size, 4);
+    } finally {
+      await second.close();
+    }
   });
 });
