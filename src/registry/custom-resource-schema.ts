@@ -54,7 +54,86 @@ function problemError(problem: string): FieldError {
   return { type, field, message: problem };
 }
 
+const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+const isStrings = (v: unknown): boolean => Array.isArray(v) && v.every((x) => typeof x === 'string');
+const isObjects = (v: unknown): boolean => Array.isArray(v) && v.every(isObject);
+
+/** What each keyword's value must be (JSONSchemaProps' Go types), and how kube-apiserver's decoding names that type. */
+const KEYWORD_TYPES: Record<string, [(v: unknown) => boolean, string]> = {
+  type: [(v) => typeof v === 'string', 'string'],
+  description: [(v) => typeof v === 'string', 'string'],
+  format: [(v) => typeof v === 'string', 'string'],
+  pattern: [(v) => typeof v === 'string', 'string'],
+  title: [(v) => typeof v === 'string', 'string'],
+  'x-kubernetes-list-type': [(v) => typeof v === 'string', 'string'],
+  'x-kubernetes-map-type': [(v) => typeof v === 'string', 'string'],
+  minimum: [(v) => typeof v === 'number', 'float64'],
+  maximum: [(v) => typeof v === 'number', 'float64'],
+  multipleOf: [(v) => typeof v === 'number', 'float64'],
+  exclusiveMinimum: [(v) => typeof v === 'boolean', 'bool'],
+  exclusiveMaximum: [(v) => typeof v === 'boolean', 'bool'],
+  nullable: [(v) => typeof v === 'boolean', 'bool'],
+  uniqueItems: [(v) => typeof v === 'boolean', 'bool'],
+  'x-kubernetes-preserve-unknown-fields': [(v) => typeof v === 'boolean', 'bool'],
+  'x-kubernetes-int-or-string': [(v) => typeof v === 'boolean', 'bool'],
+  'x-kubernetes-embedded-resource': [(v) => typeof v === 'boolean', 'bool'],
+  minLength: [isCount, 'int64'],
+  maxLength: [isCount, 'int64'],
+  minItems: [isCount, 'int64'],
+  maxItems: [isCount, 'int64'],
+  minProperties: [isCount, 'int64'],
+  maxProperties: [isCount, 'int64'],
+  required: [isStrings, '[]string'],
+  'x-kubernetes-list-map-keys': [isStrings, '[]string'],
+  enum: [Array.isArray, '[]JSON'],
+  allOf: [isObjects, '[]JSONSchemaProps'],
+  anyOf: [isObjects, '[]JSONSchemaProps'],
+  oneOf: [isObjects, '[]JSONSchemaProps'],
+  not: [isObject, 'JSONSchemaProps'],
+  'x-kubernetes-validations': [isObjects, '[]ValidationRule'],
+  properties: [(v) => isObject(v) && Object.values(v).every(isObject), 'map[string]JSONSchemaProps'],
+  additionalProperties: [(v) => isObject(v) || typeof v === 'boolean', 'JSONSchemaPropsOrBool'],
+};
+
+/** Keywords whose values are not of their type: each one error, so nothing malformed reaches the validator of objects. */
+function keywordTypes(s: Json, at: string, errs: FieldError[]): boolean {
+  let ok = true;
+  for (const [k, [check, goType]] of Object.entries(KEYWORD_TYPES)) {
+    if (s[k] === undefined || check(s[k])) continue;
+    errs.push(fieldError.invalid(`${at}.${k}`, s[k], `must be of type ${goType}`));
+    ok = false;
+  }
+  if (Array.isArray(s.items)) {
+    errs.push(fieldError.forbidden(`${at}.items`, 'items must be a schema object and not an array'));
+    ok = false;
+  } else if (s.items !== undefined && !isObject(s.items)) {
+    errs.push(fieldError.invalid(`${at}.items`, s.items, 'must be of type JSONSchemaProps'));
+    ok = false;
+  }
+  if (typeof s.pattern === 'string') {
+    // As the validator of objects compiles it (src/machinery/schema-validate.ts): with Unicode, else without.
+    try {
+      new RegExp(s.pattern, 'u');
+    } catch {
+      try {
+        new RegExp(s.pattern);
+      } catch (e) {
+          errs.push(fieldError.invalid(`${at}.pattern`, s.pattern, `must be a valid regular expression, but isn't: ${(e as Error).message}`));
+        ok = false;
+      }
+    }
+  }
+  return ok;
+}
+
 function walk(s: Json, at: string, level: Level, errs: FieldError[]): void {
+  if (!keywordTypes(s, at, errs)) {
+    // The node's own rules need well-typed keywords; its children are still checked.
+    if (KEYWORD_TYPES.properties![0](s.properties)) for (const [k, p] of Object.entries(s.properties as Json)) walk(p as Json, `${at}.properties[${k}]`, 'field', errs);
+    if (isObject(s.items)) walk(s.items, `${at}.items`, 'item', errs);
+    if (isObject(s.additionalProperties)) walk(s.additionalProperties, `${at}.additionalProperties`, 'field', errs);
+    return;
+  }
   const type = s.type;
   const intOrString = s['x-kubernetes-int-or-string'] === true;
   const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;

@@ -85,6 +85,24 @@ describe('CustomResourceDefinition validation', () => {
     );
   });
 
+  test('schema keywords of the wrong type are refused when the CRD is written, never left to fail the writes of its objects', async () => {
+    const crd = widgetCrd('keywords.example.com');
+    const spec = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec;
+    spec.required = 5;
+    spec.properties.colour.enum = 'red';
+    spec.properties.size.minimum = 'one';
+    spec.properties.label.pattern = '(';
+    spec.properties.ports.items = [{ type: 'string' }];
+    const at = 'spec.versions[0].schema.openAPIV3Schema.properties[spec]';
+    assert.deepEqual(causes(await api(server, 'POST', CRDS, crd)).map(([r, f]) => `${r} ${f}`).sort(), [
+      `FieldValueForbidden ${at}.properties[ports].items`,
+      `FieldValueInvalid ${at}.properties[colour].enum`,
+      `FieldValueInvalid ${at}.properties[label].pattern`,
+      `FieldValueInvalid ${at}.properties[size].minimum`,
+      `FieldValueInvalid ${at}.required`,
+    ]);
+  });
+
   test('a validation rule that does not compile is refused when the CRD is written', async () => {
     const crd = widgetCrd('rules.example.com');
     crd.spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'] = [{ rule: 'self.size >' }];
