@@ -35,6 +35,8 @@ interface Served {
 class CustomResourceController implements Controller {
   readonly name = 'customresourcedefinition-controller';
   private readonly served = new Map<string, Served>();
+  /** CRDs being deleted: their kinds refuse creates. */
+  private readonly terminating = new Set<string>();
   private readonly queue = new Set<string>();
   private running?: Promise<void>;
   private watch?: { stop(): void };
@@ -161,7 +163,7 @@ class CustomResourceController implements Controller {
     if (current?.fingerprint === fingerprint) return;
     if (current) await this.kinds.unregister([current.def]);
     this.served.delete(name);
-    const def = customResourceDefinition(crd);
+    const def = customResourceDefinition(crd, () => this.terminating.has(name));
     if (!def) return;
     const [store] = await this.kinds.register([def]);
     this.served.set(name, { def, fingerprint, store });
@@ -169,6 +171,7 @@ class CustomResourceController implements Controller {
 
   private async stopServing(name: string): Promise<void> {
     const current = this.served.get(name);
+    this.terminating.delete(name);
     if (!current) return;
     this.served.delete(name);
     await this.kinds.unregister([current.def]);
@@ -178,6 +181,7 @@ class CustomResourceController implements Controller {
   private async finalize(crd: CrdObject): Promise<void> {
     if (!crd.metadata.finalizers?.includes(this.finalizer)) return;
     const name = crd.metadata.name!;
+    this.terminating.add(name);
     const store = this.served.get(name)?.store;
     const want = structuredClone(crd);
     const now = nowTimestamp();

@@ -4,6 +4,7 @@
 // filters, selectable fields), not to the generic paths.
 
 import type { KObject } from '../machinery/meta.ts';
+import { StatusError } from '../machinery/status.ts';
 import type { Schema } from '../machinery/schema.ts';
 import { ALL_VERBS, type KindDefinition, type ServedVersion } from './definition.ts';
 import { ageColumn, nameColumn, since, type PrinterColumn } from './printers.ts';
@@ -12,8 +13,11 @@ import { customResourceSchema } from './custom-resource-schema.ts';
 import { keepStatus, statusSubresource } from './kinds/status-subresource.ts';
 import type { CrdColumn, CrdObject, CrdVersion } from './kinds/custom-resource-definition.ts';
 
-/** The definition a CRD describes (accepted names, served versions), or undefined when it serves no version. */
-export function customResourceDefinition(crd: CrdObject): KindDefinition | undefined {
+/**
+ * The definition a CRD describes (accepted names, served versions), or undefined when it serves no
+ * version. `terminating`: whether the CRD is being deleted now (creates are then refused).
+ */
+export function customResourceDefinition(crd: CrdObject, terminating: () => boolean = () => false): KindDefinition | undefined {
   const spec = crd.spec!;
   const names = crd.status?.acceptedNames ?? spec.names!;
   const versions = (spec.versions ?? []).filter((v) => v.served);
@@ -40,6 +44,11 @@ export function customResourceDefinition(crd: CrdObject): KindDefinition | undef
     allowCreateOnUpdate: false,
     strategicMergePatch: false,
     printerColumns: columns(base),
+    // While the CRD is deleted, its custom resources are being deleted: none may be created.
+    async guardWrite({ old }) {
+      if (old === undefined && terminating())
+        throw new StatusError(405, 'MethodNotAllowed', 'create not allowed while custom resource definition is terminating', { group: spec.group!, kind: names.plural! });
+    },
     ...(status ? { subresources: [statusSubresource] } : {}),
     strategy: status ? { prepareForCreate: (o) => void delete o.status, prepareForUpdate: keepStatus } : {},
     // Other served versions: the None conversion (the same fields, apiVersion rewritten).

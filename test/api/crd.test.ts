@@ -316,6 +316,24 @@ describe('custom resources', () => {
   });
 });
 
+describe('a CRD being deleted', () => {
+  test('waits for custom resources with finalizers; meanwhile it is Terminating and creates are refused with 405', async () => {
+    const crd = widgetCrd('terminating.example.com', { scope: 'Cluster' });
+    await establish(crd);
+    const base = '/apis/terminating.example.com/v1/widgets';
+    const held = await api(server, 'POST', base, { apiVersion: 'terminating.example.com/v1', kind: 'Widget', metadata: { name: 'held', finalizers: ['example.com/hold'] }, spec: { size: 1 } });
+    assert.equal(held.status, 201, held.text);
+    assert.equal((await api(server, 'DELETE', `${CRDS}/${crd.metadata.name}`)).status, 200);
+    await waitFor('deletion in progress', async () => condition((await api(server, 'GET', `${CRDS}/${crd.metadata.name}`)).body, 'Terminating')?.reason === 'InstanceDeletionInProgress');
+    const refused = await api(server, 'POST', base, { apiVersion: 'terminating.example.com/v1', kind: 'Widget', metadata: { name: 'late' }, spec: { size: 1 } });
+    assert.equal(refused.status, 405, refused.text);
+    assert.equal(refused.body.message, 'create not allowed while custom resource definition is terminating');
+    assert.equal((await api(server, 'GET', `${base}/held`)).body.metadata.deletionTimestamp !== undefined, true);
+    assert.equal((await api(server, 'PATCH', `${base}/held`, { metadata: { finalizers: null } }, MERGE)).status, 200);
+    await waitFor('the CRD is gone', async () => (await api(server, 'GET', `${CRDS}/${crd.metadata.name}`)).status === 404);
+  });
+});
+
 describe('restart', () => {
   test('CRDs in storage are served again before a restarted server reports itself started', async () => {
     const dataDir = tempDir('crd-restart');
