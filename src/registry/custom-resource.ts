@@ -52,9 +52,15 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
     ...(status ? { subresources: [statusSubresource] } : {}),
     strategy: status ? { prepareForCreate: (o) => void delete o.status, prepareForUpdate: keepStatus } : {},
     // Other served versions: the None conversion (the same fields, apiVersion rewritten).
-    ...(others.length ? { versions: others.map((v): ServedVersion => ({ version: v.name!, schema: versionSchema(v), enabledByDefault: true })) } : {}),
+    ...deprecation(base),
+    ...(others.length ? { versions: others.map((v): ServedVersion => ({ version: v.name!, schema: versionSchema(v), enabledByDefault: true, ...deprecation(v) })) } : {}),
   };
   return def;
+
+  /** A deprecated version's warning: its own, or kube-apiserver's default one. */
+  function deprecation(v: CrdVersion): { deprecationMessage?: string } {
+    return v.deprecated ? { deprecationMessage: v.deprecationWarning ?? `${spec.group}/${v.name} ${names.kind} is deprecated` } : {};
+  }
 }
 
 function versionSchema(v: CrdVersion): Schema {

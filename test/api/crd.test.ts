@@ -233,6 +233,28 @@ describe('custom resources', () => {
     assert.equal((await api(server, 'GET', '/apis/cluster.example.com/v1/namespaces/x/widgets')).status, 404);
   });
 
+  test('two served versions: objects read at either (None conversion), a deprecated version warns', async () => {
+    const crd = widgetCrd('versions.example.com', { scope: 'Cluster' });
+    const v1 = crd.spec.versions[0];
+    crd.spec.versions = [
+      { ...v1, name: 'v1beta1', storage: false, deprecated: true, deprecationWarning: 'versions.example.com/v1beta1 Widget is old; use v1' },
+      { ...v1, name: 'v1alpha1', storage: false, deprecated: true },
+      v1,
+    ];
+    await establish(crd);
+    const created = await api(server, 'POST', '/apis/versions.example.com/v1beta1/widgets', { apiVersion: 'versions.example.com/v1beta1', kind: 'Widget', metadata: { name: 'v' }, spec: { size: 2 } });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.body.apiVersion, 'versions.example.com/v1beta1');
+    assert.equal(created.headers.get('warning'), '299 - "versions.example.com/v1beta1 Widget is old; use v1"');
+    const read = await api(server, 'GET', '/apis/versions.example.com/v1/widgets/v');
+    assert.equal(read.status, 200, read.text);
+    assert.deepEqual([read.body.apiVersion, read.body.spec.size, read.headers.get('warning')], ['versions.example.com/v1', 2, null]);
+    const alpha = await api(server, 'GET', '/apis/versions.example.com/v1alpha1/widgets/v');
+    assert.deepEqual([alpha.body.apiVersion, alpha.headers.get('warning')], ['versions.example.com/v1alpha1', '299 - "versions.example.com/v1alpha1 Widget is deprecated"']);
+    const got = (await api(server, 'GET', `${CRDS}/${crd.metadata.name}`)).body;
+    assert.deepEqual(got.status.storedVersions, ['v1']);
+  });
+
   test('discovery and OpenAPI list the kind once established', async () => {
     await establish(widgetCrd('discovery.example.com'));
     const list = await api(server, 'GET', '/apis/discovery.example.com/v1');
