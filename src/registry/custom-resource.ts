@@ -21,10 +21,9 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
   const spec = crd.spec!;
   const names = crd.status?.acceptedNames ?? spec.names!;
   const versions = (spec.versions ?? []).filter((v) => v.served);
-  const storage = spec.versions?.find((v) => v.storage);
-  // The definition's own version is the storage version when it is served, else the first served one.
-  const base = storage && storage.served ? storage : versions[0];
-  if (!base) return undefined;
+  // The definition's own version is the storage version, served or not: objects are kept in its form.
+  const base = spec.versions?.find((v) => v.storage);
+  if (!base || versions.length === 0) return undefined;
   const others = versions.filter((v) => v !== base);
   const status = base.subresources?.status !== undefined;
   const def: KindDefinition = {
@@ -44,6 +43,7 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
     allowCreateOnUpdate: false,
     strategicMergePatch: false,
     printerColumns: columns(base),
+    enabledByDefault: base.served === true,
     // While the CRD is deleted, its custom resources are being deleted: none may be created.
     async guardWrite({ old }) {
       if (old === undefined && terminating())

@@ -4,7 +4,7 @@
 // definition built at run time takes exactly the paths a built-in one takes.
 
 import type { KindDefinition } from '../registry/definition.ts';
-import { expandVersions } from '../registry/versions.ts';
+import { enabledByDefault, expandVersions } from '../registry/versions.ts';
 import { RegistryStore } from '../registry/store.ts';
 import type { ApiRouter } from '../endpoints/router.ts';
 import { storeKey, type KindChange, type KindRegistry } from '../controllers/controller.ts';
@@ -42,7 +42,9 @@ export class LiveKinds implements KindRegistry {
   register(defs: readonly KindDefinition[]): Promise<RegistryStore[]> {
     return this.serialized(async () => {
       const s = this.bound();
-      const all = defs.map((d) => [d, expandVersions([d])] as const);
+      // A version off by default is not served (a CRD's storage version that is not served: its
+      // other versions are still kept in its form).
+      const all = defs.map((d) => [d, expandVersions([d]).filter(enabledByDefault)] as const);
       const stores = await s.stores.add(all.flatMap(([, e]) => e));
       for (const [d, e] of all) this.expanded.set(d, e);
       s.router.add(stores);

@@ -5,6 +5,7 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { api, startTrusted, testServer, waitFor } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 import { tempDir } from '../support/tmp.ts';
@@ -253,6 +254,22 @@ describe('custom resources', () => {
     assert.deepEqual([alpha.body.apiVersion, alpha.headers.get('warning')], ['versions.example.com/v1alpha1', '299 - "versions.example.com/v1alpha1 Widget is deprecated"']);
     const got = (await api(server, 'GET', `${CRDS}/${crd.metadata.name}`)).body;
     assert.deepEqual(got.status.storedVersions, ['v1']);
+  });
+
+  test('a storage version that is not served: objects are kept in its form, its path answers 404', async () => {
+    const crd = widgetCrd('unserved.example.com', { scope: 'Cluster' });
+    const v1 = crd.spec.versions[0];
+    crd.spec.versions = [{ ...v1, name: 'v1beta1', storage: false }, { ...v1, served: false }];
+    await establish(crd);
+    const created = await api(server, 'POST', '/apis/unserved.example.com/v1beta1/widgets', { apiVersion: 'unserved.example.com/v1beta1', kind: 'Widget', metadata: { name: 'u' }, spec: { size: 3 } });
+    assert.equal(created.status, 201, created.text);
+    assert.equal((await api(server, 'GET', '/apis/unserved.example.com/v1beta1/widgets/u')).body.spec.size, 3);
+    assert.equal((await api(server, 'GET', '/apis/unserved.example.com/v1/widgets/u')).status, 404);
+    assert.deepEqual((await api(server, 'GET', '/apis/unserved.example.com')).body.versions.map((v: Body) => v.version), ['v1beta1']);
+    // Discovery's storage version hash names the version objects are stored at: v1.
+    const resources = (await api(server, 'GET', '/apis/unserved.example.com/v1beta1')).body.resources as Body[];
+    const hash = createHash('sha256').update('unserved.example.com/v1/Widget').digest().subarray(0, 8).toString('base64');
+    assert.equal(resources.find((r) => r.name === 'widgets')?.storageVersionHash, hash);
   });
 
   test('discovery and OpenAPI list the kind once established', async () => {
