@@ -10,6 +10,7 @@ import type { KObject } from '../machinery/meta.ts';
 import { matchEverything } from '../machinery/list-options.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import type { EncodedObject } from '../registry/encoded.ts';
+import type { KindDefinition } from '../registry/definition.ts';
 
 export interface ControllerContext {
   /** The served stores by `<group>/<resource>` (`/namespaces` for the core group). */
@@ -26,7 +27,33 @@ export interface ControllerContext {
   bootstrapTokens?: boolean;
   /** What fills in token secrets (the tokens controller runs only with it). */
   legacyTokens?: LegacyTokenSigner;
+  /**
+   * The kinds served while the server runs (custom resources come and go): `stores` follows it;
+   * controllers that keep per-kind state listen to its changes. Absent: the kinds never change.
+   */
+  kinds?: KindRegistry;
   log(message: string): void;
+}
+
+/** Stores that started or stopped being served. */
+export interface KindChange {
+  added: readonly RegistryStore[];
+  removed: readonly RegistryStore[];
+}
+
+/** Adds and removes served kinds while the server runs, through the same paths as built-in kinds. */
+export interface KindRegistry {
+  /** The served definitions now, built-in ones included. */
+  current(): readonly KindDefinition[];
+  /**
+   * Serves these kinds (each expanded to one definition per served version); resolves with their
+   * stores once requests reach them.
+   */
+  register(defs: readonly KindDefinition[]): Promise<RegistryStore[]>;
+  /** Stops serving kinds registered before (given as registered): their paths answer 404 and leave discovery. */
+  unregister(defs: readonly KindDefinition[]): Promise<void>;
+  /** Called after each change; returns what stops the calls. */
+  onChange(listener: (change: KindChange) => void): () => void;
 }
 
 /** Signs the legacy token of a token secret for an account, and the CA its clients trust. */

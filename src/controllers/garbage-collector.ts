@@ -17,7 +17,7 @@ import type { KObject } from '../machinery/meta.ts';
 import { isStatusError } from '../machinery/status.ts';
 import { apiVersionOf } from '../registry/definition.ts';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type RegistryStore } from '../registry/store.ts';
-import { keepWatching, type Controller, type ControllerFactory } from './controller.ts';
+import { keepWatching, type Controller, type ControllerFactory, type KindRegistry } from './controller.ts';
 
 interface OwnerReference {
   apiVersion: string;
@@ -50,7 +50,7 @@ const DELETION_TIMESTAMP = Buffer.from('"deletionTimestamp"');
 const ownersOf = (o: KObject): OwnerReference[] =>
   Array.isArray(o.metadata.ownerReferences) ? (o.metadata.ownerReferences as OwnerReference[]).filter((r) => r && typeof r.uid === 'string') : [];
 
-export const garbageCollector: ControllerFactory = (ctx) => new GarbageCollector([...ctx.stores.values()], ctx.log);
+export const garbageCollector: ControllerFactory = (ctx) => new GarbageCollector([...ctx.stores.values()], ctx.log, ctx.kinds);
 
 class GarbageCollector implements Controller {
   readonly name = 'garbage-collector';
@@ -67,7 +67,8 @@ class GarbageCollector implements Controller {
   /** References (by `refKey`) to owners found absent; insertion order is eviction order. */
   private readonly absent = new Set<string>();
   private readonly byKind = new Map<string, RegistryStore>();
-  private readonly watches: { stop(): void }[] = [];
+  private readonly watches = new Map<RegistryStore, { stop(): void }>();
+  private unsubscribe?: () => void;
   private running = false;
   private stopped = false;
   private retry: NodeJS.Timeout | undefined;
@@ -75,11 +76,24 @@ class GarbageCollector implements Controller {
   constructor(
     private readonly stores: readonly RegistryStore[],
     private readonly log: (message: string) => void,
+    private readonly kinds?: KindRegistry,
   ) {
     for (const s of stores) this.byKind.set(`${apiVersionOf(s.def)}/${s.def.kind}`, s);
   }
 
   async start(): Promise<void> {
+    // Kinds served later (custom resources) are collected as well, from when they are served.
+    this.unsubscribe = this.kinds?.onChange(({ added, removed }) => {
+      for (const s of removed) {
+        this.byKind.delete(`${apiVersionOf(s.def)}/${s.def.kind}`);
+        this.watches.get(s)?.stop();
+        this.watches.delete(s);
+      }
+      for (const s of added) {
+        this.byKind.set(`${apiVersionOf(s.def)}/${s.def.kind}`, s);
+        if (!s.def.storedAs) void this.watch(s);
+      }
+    });
     // A kind kept in another kind's storage (core Event) shows the same objects: watched once.
     for (const store of this.stores) if (!store.def.storedAs) await this.watch(store);
   }
@@ -87,7 +101,8 @@ class GarbageCollector implements Controller {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.retry);
-    for (const w of this.watches) w.stop();
+    this.unsubscribe?.();
+    for (const w of this.watches.values()) w.stop();
   }
 
   private async watch(store: RegistryStore): Promise<void> {
@@ -99,7 +114,7 @@ class GarbageCollector implements Controller {
       this.observe(store, type, view());
     });
     if (this.stopped) w.stop();
-    else this.watches.push(w);
+    else this.watches.set(store, w);
   }
 
   /** Keep the owner index current and queue whatever an event may have made garbage. */

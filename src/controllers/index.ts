@@ -12,8 +12,9 @@ import { serviceAccountsController } from './service-accounts.ts';
 import { bootstrapSigner, tokenCleaner } from './bootstrap-tokens.ts';
 import { serviceAccountTokensController } from './service-account-tokens.ts';
 import { clusterRoleAggregation } from './cluster-role-aggregation.ts';
+import { customResourceController } from './custom-resources.ts';
 
-export const builtinControllers: readonly ControllerFactory[] = [namespaceController, garbageCollector, apiServiceController, serviceCidrController, serviceAccountsController, serviceAccountTokensController, leaseCandidateGc, eventTtl, tokenCleaner, bootstrapSigner, clusterRoleAggregation];
+export const builtinControllers: readonly ControllerFactory[] = [namespaceController, garbageCollector, apiServiceController, serviceCidrController, serviceAccountsController, serviceAccountTokensController, leaseCandidateGc, eventTtl, tokenCleaner, bootstrapSigner, clusterRoleAggregation, customResourceController];
 
 /** The controllers that apply to what is served; throws when a flag they read is invalid. */
 export function buildControllers(ctx: ControllerContext, factories: readonly ControllerFactory[] = builtinControllers): Controller[] {

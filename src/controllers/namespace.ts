@@ -35,7 +35,8 @@ const groupResource = (s: RegistryStore) => (s.def.group ? `${s.def.resource}.${
 export const namespaceController: ControllerFactory = (ctx) => {
   const namespaces = ctx.stores.get(storeKey('', 'namespaces'));
   if (!namespaces) return undefined;
-  const namespaced = [...ctx.stores.values()].filter((s) => s.def.namespaced);
+  // Asked on each pass: custom resources come and go while the server runs.
+  const namespaced = () => [...ctx.stores.values()].filter((s) => s.def.namespaced);
   return new NamespaceController(namespaces, namespaced, ctx.naming, ctx.namespaceSyncIntervalMs);
 };
 
@@ -48,7 +49,7 @@ class NamespaceController implements Controller {
 
   constructor(
     private readonly namespaces: RegistryStore,
-    private readonly namespaced: readonly RegistryStore[],
+    private readonly namespaced: () => readonly RegistryStore[],
     private readonly naming: Naming,
     private readonly intervalMs = 1000,
   ) {}
@@ -101,7 +102,7 @@ class NamespaceController implements Controller {
     const remaining = new Map<string, number>();
     const finalizers = new Map<string, number>();
     const failures: string[] = [];
-    for (const store of this.namespaced) {
+    for (const store of this.namespaced()) {
       try {
         await store.deleteCollection(name, matchEverything(), { dryRun: false });
       } catch (e) {

@@ -39,7 +39,7 @@ export class ApiRouter {
   private readonly byPath = new Map<string, ReadableStore>();
   /** Aggregated discovery documents and their ETags, per discovery order (APIService priorities can change it). */
   private readonly aggregated = new Map<string, { body: string; etag: string }>();
-  private readonly defs: KindDefinition[];
+  private defs: KindDefinition[];
   private readonly apiServices: RegistryStore | undefined;
 
   constructor(
@@ -50,6 +50,24 @@ export class ApiRouter {
     for (const s of stores) this.byPath.set(`${apiVersionOf(s.def)}/${s.def.resource}`, s);
     this.defs = stores.map((s) => s.def);
     this.apiServices = stores.find((s): s is RegistryStore => s instanceof RegistryStore && s.def.group === naming.group('apiregistration') && s.def.resource === 'apiservices');
+  }
+
+  /**
+   * Kinds served from now on (custom resources registered while the server runs), through the
+   * same routes and discovery as the kinds it started with.
+   */
+  add(stores: readonly ReadableStore[]): void {
+    for (const s of stores) this.byPath.set(`${apiVersionOf(s.def)}/${s.def.resource}`, s);
+    this.defs = [...this.defs, ...stores.map((s) => s.def)];
+    this.aggregated.clear();
+  }
+
+  /** Kinds no longer served: their paths answer 404 and leave discovery. */
+  remove(defs: readonly KindDefinition[]): void {
+    const gone = new Set(defs);
+    for (const [path, s] of this.byPath) if (gone.has(s.def)) this.byPath.delete(path);
+    this.defs = this.defs.filter((d) => !gone.has(d));
+    this.aggregated.clear();
   }
 
   /** Served group versions in discovery order, by the priorities the APIService objects have now. */

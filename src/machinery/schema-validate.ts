@@ -8,7 +8,7 @@
 // reach; below x-kubernetes-preserve-unknown-fields nothing is walked at all.
 
 import { child, fieldError, type FieldError } from './field-errors.ts';
-import type { Schema } from './schema.ts';
+import { ERROR_WORDING, type Schema } from './schema.ts';
 
 /** Containers nested deeper than this inside known schema are rejected, not walked. */
 export const MAX_SCHEMA_DEPTH = 100;
@@ -264,6 +264,7 @@ type Work = Node | string;
 export function validateAgainstSchema(value: unknown, schema: Schema, options: { path?: string } = {}): SchemaValidationResult {
   const errors: FieldError[] = [];
   const unknownFields: string[] = [];
+  const wording = schema[ERROR_WORDING] === 'openapi' ? OPENAPI_WORDING : OWN_WORDING;
   const stack: Work[] = [{ value, schema, path: options.path ?? '', depth: 0, item: true }];
   // Children are collected in document order, then pushed reversed so they pop in order.
   const next: Work[] = [];
@@ -291,7 +292,7 @@ export function validateAgainstSchema(value: unknown, schema: Schema, options: {
     }
 
     if (typeof v !== 'object') {
-      validateScalar(v, s, path, errors);
+      validateScalar(v, s, path, errors, wording);
       continue;
     }
     if (s.enum !== undefined) {
@@ -301,7 +302,7 @@ export function validateAgainstSchema(value: unknown, schema: Schema, options: {
 
     if (Array.isArray(v)) {
       if (s.maxItems !== undefined && v.length > s.maxItems) errors.push(fieldError.tooMany(path, v.length, s.maxItems));
-      if (s.minItems !== undefined && v.length < s.minItems) errors.push(fieldError.invalid(path, shown(v), `must have at least ${s.minItems} items`));
+      if (s.minItems !== undefined && v.length < s.minItems) errors.push(fieldError.invalid(path, shown(v), wording.minItems(path, s.minItems)));
       const items = s.items;
       if (items === undefined || v.length === 0) continue;
       if (depth >= MAX_SCHEMA_DEPTH) {
@@ -361,7 +362,33 @@ export function validateAgainstSchema(value: unknown, schema: Schema, options: {
   return { errors, unknownFields };
 }
 
-function validateScalar(v: unknown, s: Schema, path: string, errors: FieldError[]): void {
+/** The details of value errors, in one of the two wordings Kubernetes uses (ERROR_WORDING). */
+interface Wording {
+  minItems(path: string, n: number): string;
+  minLength(path: string, n: number): string;
+  pattern(path: string, p: string): string;
+  minimum(path: string, n: number, exclusive: boolean): string;
+  maximum(path: string, n: number, exclusive: boolean): string;
+}
+
+const OWN_WORDING: Wording = {
+  minItems: (_p, n) => `must have at least ${n} items`,
+  minLength: (_p, n) => `must be at least ${n} characters long`,
+  pattern: (_p, re) => `must match the pattern ${re}`,
+  minimum: (_p, n, ex) => (ex ? `must be greater than ${n}` : `must be greater than or equal to ${n}`),
+  maximum: (_p, n, ex) => (ex ? `must be less than ${n}` : `must be less than or equal to ${n}`),
+};
+
+/** kube-openapi's validator, as custom resources' errors read. */
+const OPENAPI_WORDING: Wording = {
+  minItems: (p, n) => `${p} in body should have at least ${n} items`,
+  minLength: (p, n) => `${p} in body should be at least ${n} chars long`,
+  pattern: (p, re) => `${p} in body should match '${re}'`,
+  minimum: (p, n, ex) => `${p} in body should be greater than ${ex ? '' : 'or equal to '}${n}`,
+  maximum: (p, n, ex) => `${p} in body should be less than ${ex ? '' : 'or equal to '}${n}`,
+};
+
+function validateScalar(v: unknown, s: Schema, path: string, errors: FieldError[], wording: Wording): void {
   if (s.enum !== undefined && !s.enum.some((e) => e === v)) {
     errors.push(fieldError.notSupported(path, v, s.enum.map(String)));
   }
@@ -369,11 +396,11 @@ function validateScalar(v: unknown, s: Schema, path: string, errors: FieldError[
     if (s.maxLength !== undefined || s.minLength !== undefined) {
       const len = charCount(v);
       if (s.maxLength !== undefined && len > s.maxLength) errors.push(fieldError.tooLong(path, v, s.maxLength));
-      if (s.minLength !== undefined && len < s.minLength) errors.push(fieldError.invalid(path, v, `must be at least ${s.minLength} characters long`));
+      if (s.minLength !== undefined && len < s.minLength) errors.push(fieldError.invalid(path, v, wording.minLength(path, s.minLength)));
     }
     if (s.pattern !== undefined) {
       const re = compiledPattern(s.pattern);
-      if (re !== null && !re.test(v)) errors.push(fieldError.invalid(path, v, `must match the pattern ${s.pattern}`));
+      if (re !== null && !re.test(v)) errors.push(fieldError.invalid(path, v, wording.pattern(path, s.pattern!)));
     }
     if (s.format === 'byte' && !BASE64.test(v)) {
       // Go decodes []byte from base64 while decoding the body: a decoding error, like a wrong type.
@@ -386,11 +413,11 @@ function validateScalar(v: unknown, s: Schema, path: string, errors: FieldError[
   } else if (typeof v === 'number') {
     if (s.minimum !== undefined) {
       if (s.exclusiveMinimum ? v <= s.minimum : v < s.minimum)
-        errors.push(fieldError.invalid(path, v, s.exclusiveMinimum ? `must be greater than ${s.minimum}` : `must be greater than or equal to ${s.minimum}`));
+        errors.push(fieldError.invalid(path, v, wording.minimum(path, s.minimum, s.exclusiveMinimum === true)));
     }
     if (s.maximum !== undefined) {
       if (s.exclusiveMaximum ? v >= s.maximum : v > s.maximum)
-        errors.push(fieldError.invalid(path, v, s.exclusiveMaximum ? `must be less than ${s.maximum}` : `must be less than or equal to ${s.maximum}`));
+        errors.push(fieldError.invalid(path, v, wording.maximum(path, s.maximum, s.exclusiveMaximum === true)));
     }
     if (s.format !== undefined) {
       const detail = intOutOfRange(v, s.format);

@@ -13,8 +13,17 @@ type SchemaType = 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolea
 export const GO_TYPE: unique symbol = Symbol('go type');
 export type GoType = 'Time' | 'MicroTime' | 'Quantity';
 
+/**
+ * On a kind's root schema: how value errors are worded. Custom resources are checked by
+ * kube-openapi's validator in Kubernetes (`spec.size in body should be less than or equal to 10`);
+ * built-in kinds by their own validation (`must be less than or equal to 10`, the default). A
+ * symbol, never published.
+ */
+export const ERROR_WORDING: unique symbol = Symbol('error wording');
+
 export interface Schema {
   [GO_TYPE]?: GoType;
+  [ERROR_WORDING]?: 'openapi';
   type?: SchemaType;
   description?: string;
   /**

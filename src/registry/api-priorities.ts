@@ -21,6 +21,7 @@ export function builtinPriority(naming: Naming, group: string, version: string):
     [`${naming.group('authorization')}/v1`]: { groupPriorityMinimum: 17600, versionPriority: 15 },
     [`${naming.group('networking')}/v1`]: { groupPriorityMinimum: 17200, versionPriority: 15 },
     [`${naming.group('rbac.authorization')}/v1`]: { groupPriorityMinimum: 17000, versionPriority: 15 },
+    [`${naming.group('apiextensions')}/v1`]: { groupPriorityMinimum: 16700, versionPriority: 15 },
     [`${naming.group('coordination')}/v1`]: { groupPriorityMinimum: 16500, versionPriority: 15 },
     [`${naming.group('coordination')}/v1beta1`]: { groupPriorityMinimum: 16500, versionPriority: 13 },
     [`${naming.group('coordination')}/v1alpha2`]: { groupPriorityMinimum: 16500, versionPriority: 12 },

@@ -151,6 +151,11 @@ export interface KindDefinition {
    */
   deprecatedIn?: string;
   /**
+   * A deprecated version's warning in its own words (a CRD version's `deprecationWarning`, or
+   * `<group>/<version> <Kind> is deprecated`), sent as deprecatedIn's is.
+   */
+  deprecationMessage?: string;
+  /**
    * The kind's values are secret (Secret): an error never quotes the request body, where
    * Kubernetes would echo it (an apply body without a kind).
    */
@@ -196,6 +201,8 @@ export interface ServedVersion {
   enabledByDefault?: boolean;
   /** As KindDefinition.deprecatedIn, for this version. */
   deprecatedIn?: string;
+  /** As KindDefinition.deprecationMessage, for this version. */
+  deprecationMessage?: string;
 }
 
 /**
@@ -215,8 +222,8 @@ export interface StorageConversion {
 }
 
 /** kube-apiserver's warning for a deprecated kind version: `v1 ComponentStatus is deprecated in v1.19+`. */
-export const deprecationWarning = (d: Pick<KindDefinition, 'group' | 'version' | 'kind' | 'deprecatedIn'>): string | undefined =>
-  d.deprecatedIn ? `${apiVersionOf(d)} ${d.kind} is deprecated in v${d.deprecatedIn}+` : undefined;
+export const deprecationWarning = (d: Pick<KindDefinition, 'group' | 'version' | 'kind' | 'deprecatedIn' | 'deprecationMessage'>): string | undefined =>
+  d.deprecationMessage ?? (d.deprecatedIn ? `${apiVersionOf(d)} ${d.kind} is deprecated in v${d.deprecatedIn}+` : undefined);
 
 export const apiVersionOf = (d: Pick<KindDefinition, 'group' | 'version'>): string => (d.group ? `${d.group}/${d.version}` : d.version);
 

@@ -44,16 +44,29 @@ export function healthEndpoints(storage: HealthCheck, phase: Readonly<ServerPhas
 export interface NonApiParts {
   health: HealthEndpoints;
   metrics: ServerMetrics;
-  defs: readonly KindDefinition[];
+  /** The served kinds now: a new array whenever kinds are added or removed (custom resources). */
+  defs: () => readonly KindDefinition[];
   naming: Naming;
+}
+
+/** OpenAPI and the path index of a set of kinds, built once per set. */
+function documents(defs: readonly KindDefinition[], naming: Naming) {
+  const openapi = new OpenApi(naming, groupVersions(defs, naming), versionInfo().gitVersion);
+  const groups = defs.filter((d) => d.group && !d.unlisted).flatMap((d) => [`/apis/${d.group}`, `/apis/${apiVersionOf(d)}`]);
+  const index = { paths: ['/api', '/api/v1', '/apis', ...new Set(groups), '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'].sort() };
+  return { openapi, index };
 }
 
 /** The non-API paths; anything else is 404. */
 export function nonApiRoutes(parts: NonApiParts): Handler {
   const { health: checks, metrics } = parts;
-  const openapi = new OpenApi(parts.naming, groupVersions(parts.defs, parts.naming), versionInfo().gitVersion);
-  const groups = parts.defs.filter((d) => d.group && !d.unlisted).flatMap((d) => [`/apis/${d.group}`, `/apis/${apiVersionOf(d)}`]);
-  const index = { paths: ['/api', '/api/v1', '/apis', ...new Set(groups), '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'].sort() };
+  let built = { defs: parts.defs(), ...documents(parts.defs(), parts.naming) };
+  // Rebuilt on the first request after the set of kinds changed.
+  const current = () => {
+    const defs = parts.defs();
+    if (defs !== built.defs) built = { defs, ...documents(defs, parts.naming) };
+    return built;
+  };
   return async (ctx) => {
     const path = ctx.url.pathname.replace(/\/+$/, '') || '/';
     const health = /^\/(livez|readyz|healthz)(?:\/(.+))?$/.exec(path);
@@ -75,13 +88,13 @@ export function nonApiRoutes(parts: NonApiParts): Handler {
     }
     if (path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {
       if (ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw errors.methodNotAllowed();
-      const r = openapi.serve(path, ctx.req.headers.accept, ctx.req.headers['if-none-match'], ctx.url.searchParams.get('hash'));
+      const r = current().openapi.serve(path, ctx.req.headers.accept, ctx.req.headers['if-none-match'], ctx.url.searchParams.get('hash'));
       if (!r) throw errors.noRoute();
       ctx.res.writeHead(r.status, r.body === undefined ? r.headers : { ...r.headers, 'Content-Length': Buffer.byteLength(r.body) });
       ctx.res.end(ctx.req.method === 'HEAD' ? undefined : r.body);
       return;
     }
-    if (path === '/') return writeRawJson(ctx, 200, index);
+    if (path === '/') return writeRawJson(ctx, 200, current().index);
     throw errors.noRoute();
   };
 }

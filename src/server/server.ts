@@ -29,6 +29,7 @@ import { createRequestMetrics } from './request-metrics.ts';
 import { instrumentStorage } from '../storage/instrumented.ts';
 import { encryptingStorage } from '../storage/encryption.ts';
 import type { Storage } from '../storage/interface.ts';
+import type { RegistryStore } from '../registry/store.ts';
 import { encryptionByPrefix, readEncryptionConfig } from './encryption-config.ts';
 import { listen, type Listener } from './listener.ts';
 import { openStorage, storageComponentName, type OpenedStorage } from './open-storage.ts';
@@ -41,6 +42,7 @@ import { adminKubeconfig } from './certificates.ts';
 import { prepareSecureServing, type SecureServing } from './tls.ts';
 import { clientCas } from './client-cas.ts';
 import { servedKinds } from './served-kinds.ts';
+import { LiveKinds } from './live-kinds.ts';
 import { buildStores, type ServedStores } from './stores.ts';
 import { openWatches, type OpenWatches } from './watches.ts';
 
@@ -146,9 +148,10 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
     served.stores.map((s) => ({ group: s.def.group, version: s.def.version, kind: s.def.kind, resource: s.def.resource, shared: s.def.storedAs !== undefined, stats: s.stats })),
   );
   const phase: ServerPhase = { started: false, shuttingDown: false };
-  const nonApi = nonApiRoutes({ health: healthEndpoints(opened.check, phase), metrics, defs, naming });
-  const servedResources = new Set(served.served.map((s) => `${s.def.group}/${s.def.version}/${s.def.resource}`));
-  const requestMetrics = createRequestMetrics(metrics.registry, (group, version, resource) => servedResources.has(`${group}/${version}/${resource}`));
+  // Kinds registered while the server runs (custom resources) reach every consumer through this.
+  const kinds = new LiveKinds(defs);
+  const nonApi = nonApiRoutes({ health: healthEndpoints(opened.check, phase), metrics, defs: kinds.current, naming });
+  const requestMetrics = createRequestMetrics(metrics.registry, (group, version, resource) => kinds.serves(group, version, resource));
   const handler = buildHandlerChain(routeRequests(router, nonApi), { ...chainOptions(opts, authenticator, authorizer, audit, naming, featureGates, log), metrics: requestMetrics });
 
   const listener = await listen({ bindAddress: opts.bindAddress, port: opts.port, tls: secure && cas && { ...secure.listener, clientCA: cas.handshakePem() } }, handler);
@@ -157,7 +160,8 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const admin = secure ? writeAdminKubeconfig(opts.dataDir, listener.url, secure, cleanups) : undefined;
 
   const legacyTokens = serviceAccounts && { issue: legacyTokenIssuer(legacyTokenNames(naming), serviceAccounts.signing), ...(secure && { rootCa: secure.ca }) };
-  const context = { ...controllerContext(opts, served, naming, featureGates, log), ...(legacyTokens && { legacyTokens }) };
+  const context = { ...controllerContext(opts, served, naming, featureGates, log), kinds, ...(legacyTokens && { legacyTokens }) };
+  kinds.bind(served, router, context.stores);
   const controllers = buildControllers(context);
   cleanups.push(() => stopControllers(controllers));
   // System namespaces are made by every server, whichever one runs the controllers.
@@ -238,7 +242,7 @@ function chainOptions(opts: ServerOptions, authenticator: Authenticator, authori
   };
 }
 
-function controllerContext(opts: ServerOptions, served: ServedStores, naming: Naming, featureGates: FeatureGates, log: (message: string) => void): ControllerContext {
+function controllerContext(opts: ServerOptions, served: ServedStores, naming: Naming, featureGates: FeatureGates, log: (message: string) => void): ControllerContext & { stores: Map<string, RegistryStore> } {
   return {
     // A resource served at several versions: controllers use its storage version's store (the first).
     stores: new Map([...served.stores].reverse().map((s) => [storeKey(s.def.group, s.def.resource), s])),

@@ -28,6 +28,13 @@ export interface ServedStores {
   readonly stores: readonly RegistryStore[];
   /** Every served kind's store, stored or computed, in the order of the definitions (discovery's). */
   readonly served: readonly ReadableStore[];
+  /**
+   * Serves more kinds while the server runs (custom resources): their stores join `stores` and
+   * `served` (the same arrays, changed in place) and are returned in the order given.
+   */
+  add(defs: readonly KindDefinition[]): Promise<ReadableStore[]>;
+  /** Stops serving these kinds' stores (their objects stay in storage); a cache no store reads any more is closed. */
+  remove(defs: readonly KindDefinition[]): Promise<void>;
   /** Closes the watch caches. */
   close(): Promise<void>;
 }
@@ -65,36 +72,40 @@ export async function buildStores(defs: readonly KindDefinition[], backend: Stor
   const admission = o.admission?.length ? admissionChain([lifecycle, ...o.admission]) : lifecycle;
   // Kinds kept in another kind's storage (core Event) share that prefix's cache.
   const cacheByPrefix = new Map<string, WatchCache>();
-  try {
-    for (const def of defs) {
-      // Computed kinds store nothing: no cache, nothing to watch or collect.
-      if (def.computed) {
-        served.push(new ComputedStore(def, def.computed));
-        continue;
-      }
-      // Review kinds answer their create and keep nothing.
-      if (isReview(def)) {
-        served.push(new ReviewStore(def));
-        continue;
-      }
-      const prefix = storagePrefix(def);
-      let cache = cacheByPrefix.get(prefix);
-      if (!cache) {
-        cache = await openWatchCache(backend, {
-          prefix,
-          retentionMs: o.watchCacheRetentionMs,
-          // With the gate off, consistent reads always go to storage.
-          ...(o.featureGates.ConsistentListFromCache ? {} : { consistentReadsFromCache: false }),
-        });
-        cacheByPrefix.set(prefix, cache);
-        caches.push(cache);
-      }
-      const store = new RegistryStore(def, cache, o.naming, admission, o.declarative);
-      store.unsafeDeletion = o.featureGates.AllowUnsafeMalformedObjectDeletion ?? false;
-      stores.push(store);
-      served.push(store);
-      if (def.group === '' && def.resource === 'namespaces') namespaceStore = store;
+  const addOne = async (def: KindDefinition): Promise<ReadableStore> => {
+    // Computed kinds store nothing: no cache, nothing to watch or collect.
+    if (def.computed) {
+      const computed = new ComputedStore(def, def.computed);
+      served.push(computed);
+      return computed;
     }
+    // Review kinds answer their create and keep nothing.
+    if (isReview(def)) {
+      const review = new ReviewStore(def);
+      served.push(review);
+      return review;
+    }
+    const prefix = storagePrefix(def);
+    let cache = cacheByPrefix.get(prefix);
+    if (!cache) {
+      cache = await openWatchCache(backend, {
+        prefix,
+        retentionMs: o.watchCacheRetentionMs,
+        // With the gate off, consistent reads always go to storage.
+        ...(o.featureGates.ConsistentListFromCache ? {} : { consistentReadsFromCache: false }),
+      });
+      cacheByPrefix.set(prefix, cache);
+      caches.push(cache);
+    }
+    const store = new RegistryStore(def, cache, o.naming, admission, o.declarative);
+    store.unsafeDeletion = o.featureGates.AllowUnsafeMalformedObjectDeletion ?? false;
+    stores.push(store);
+    served.push(store);
+    if (def.group === '' && def.resource === 'namespaces') namespaceStore = store;
+    return store;
+  };
+  try {
+    for (const def of defs) await addOne(def);
     // Kinds kept under one prefix compare field ownership in each other's versions (as the
     // write pool's workers link their own preparations).
     linkSharedStorage(stores.map((s) => s.prep));
@@ -102,5 +113,26 @@ export async function buildStores(defs: readonly KindDefinition[], backend: Stor
     await close().catch(() => {});
     throw e;
   }
-  return { stores, served, close };
+  const add = async (more: readonly KindDefinition[]): Promise<ReadableStore[]> => {
+    const before = stores.length;
+    const added: ReadableStore[] = [];
+    for (const def of more) added.push(await addOne(def));
+    linkSharedStorage(stores.slice(before).map((s) => s.prep));
+    return added;
+  };
+  const remove = async (gone: readonly KindDefinition[]): Promise<void> => {
+    const drop = new Set(gone);
+    for (const list of [stores, served] as ReadableStore[][]) {
+      for (let i = list.length - 1; i >= 0; i--) if (drop.has(list[i]!.def)) list.splice(i, 1);
+    }
+    // A prefix no store reads any more: its cache stops (its watchers end, as kube-apiserver ends
+    // the watches of a removed custom resource).
+    for (const [prefix, cache] of cacheByPrefix) {
+      if (stores.some((s) => storagePrefix(s.def) === prefix)) continue;
+      cacheByPrefix.delete(prefix);
+      caches.splice(caches.indexOf(cache), 1);
+      await cache.close();
+    }
+  };
+  return { stores, served, add, remove, close };
 }

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as K8s from '@kubernetes/client-node';
-import { testServer } from '../support/server.ts';
+import { testServer, waitFor } from '../support/server.ts';
 import { kubeConfigFor, loadClientNode } from '../support/client-node.ts';
 import { issueCert, makeCa } from '../support/certs.ts';
 import { tempDir } from '../support/tmp.ts';
@@ -206,5 +206,27 @@ describe('client-node as other users (kubernetes profile)', () => {
 
     // A token the server does not know is refused (401), not served as anyone.
     await assert.rejects(whoami(as({ name: 'stranger', token: 'not-a-known-token' })), (e) => code(e) === 401);
+  });
+});
+
+describe('custom resources (kubernetes profile)', () => {
+  test('a CRD created with ApiextensionsV1Api is established; its objects are created, patched, listed and refused through CustomObjectsApi', async () => {
+    const { widgetCrd } = await import('../support/crd.ts');
+    const extensions = kc.makeApiClient(k8s.ApiextensionsV1Api);
+    await extensions.createCustomResourceDefinition({ body: widgetCrd('client.example.com') as K8s.V1CustomResourceDefinition });
+    await waitFor('established', async () => {
+      const crd = await extensions.readCustomResourceDefinition({ name: 'widgets.client.example.com' });
+      return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+    });
+    const objects = kc.makeApiClient(k8s.CustomObjectsApi);
+    const at = { group: 'client.example.com', version: 'v1', namespace: 'default', plural: 'widgets' };
+    type Widget = { metadata: { name: string }; spec: { size: number } };
+    const created = (await objects.createNamespacedCustomObject({ ...at, body: { apiVersion: 'client.example.com/v1', kind: 'Widget', metadata: { name: 'n' }, spec: { size: 5 } } })) as Widget;
+    assert.equal(created.spec.size, 5);
+    const patched = (await objects.patchNamespacedCustomObject({ ...at, name: 'n', body: [{ op: 'replace', path: '/spec/size', value: 6 }] })) as Widget;
+    assert.equal(patched.spec.size, 6);
+    const list = (await objects.listNamespacedCustomObject(at)) as { items: Widget[] };
+    assert.deepEqual(list.items.map((i) => [i.metadata.name, i.spec.size]), [['n', 6]]);
+    await assert.rejects(objects.createNamespacedCustomObject({ ...at, body: { apiVersion: 'client.example.com/v1', kind: 'Widget', metadata: { name: 'm' }, spec: { size: 0 } } }), (e) => code(e) === 422);
   });
 });

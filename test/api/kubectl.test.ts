@@ -628,6 +628,7 @@ test('kubectl api-resources and api-versions', async () => {
     'clusterrolebindings.rbac.authorization.orch.io',
     'clusterroles.rbac.authorization.orch.io',
     'componentstatuses',
+    'customresourcedefinitions.apiextensions.orch.io',
     'ipaddresses.networking.orch.io',
     'namespaces',
     'nodes',

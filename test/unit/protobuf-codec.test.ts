@@ -582,6 +582,12 @@ const splitPath = (p: string): string[] => p.split(/\.|(?=\[\])|(?=\{\})/).filte
 const profiles: NamingProfileName[] = ['orch', 'kubernetes'];
 const allGatesOn = parseFeatureGates('AllAlpha=true,AllBeta=true');
 
+/**
+ * Built-in kinds whose protobuf form is not written yet: Kubernetes encodes CustomResourceDefinition
+ * (and its JSONSchemaProps) in protobuf; here it is served as JSON only for now (docs/crd.md).
+ */
+const NO_PROTOBUF_YET = new Set(['CustomResourceDefinition']);
+
 // ---- tests ----
 
 describe('protobuf codec: every served kind', () => {
@@ -612,7 +618,7 @@ describe('protobuf codec: every served kind', () => {
   for (const profile of profiles) {
     const naming = namingProfile(profile);
     // A kind's other spelling (unlisted) has the same messages.
-    const defs = builtinKinds(naming, allGatesOn, { componentHealth: async () => [] }).filter((d) => !d.unlisted);
+    const defs = builtinKinds(naming, allGatesOn, { componentHealth: async () => [] }).filter((d) => !d.unlisted && !NO_PROTOBUF_YET.has(d.kind));
     const byKind = new Map(examples(naming).map((o) => [`${o.apiVersion} ${o.kind}`, o]));
 
     it(`${profile}: the examples cover every field of every kind's schema`, () => {

@@ -9,6 +9,7 @@ import { authorizationKinds, type AccessReviewer } from './authorization.ts';
 import { componentStatusDefinition, type ComponentProbe } from './component-status.ts';
 import { configMapDefinition } from './config-map.ts';
 import { coreEventDefinition } from './core-event.ts';
+import { customResourceDefinitionDefinition } from './custom-resource-definition.ts';
 import { eventDefinition } from './event.ts';
 import { ipAddressDefinition } from './ip-address.ts';
 import { leaseCandidateDefinition } from './lease-candidate.ts';
@@ -64,6 +65,7 @@ export function builtinKinds(naming: Naming, gates: FeatureGates, env: KindEnvir
     serviceCidrDefinition(naming, gates),
     runtimeClassDefinition(naming, gates),
     apiServiceDefinition(naming),
+    customResourceDefinitionDefinition(naming),
     ...rbacKinds(naming, { guard: env.rbacGuard }),
     ...inEverySpelling(selfSubjectReviewDefinition(naming), naming),
     tokenReviewDefinition(naming, env.reviewToken, env.apiAudiences ?? []),

@@ -1,0 +1,94 @@
+// The kinds served while the server runs: the built-in ones it starts with and custom resources
+// registered and unregistered later. One place keeps every consumer in step (stores and their
+// watch caches, routes and discovery, OpenAPI, the controllers' store map, request metrics), so a
+// definition built at run time takes exactly the paths a built-in one takes.
+
+import type { KindDefinition } from '../registry/definition.ts';
+import { enabledByDefault, expandVersions } from '../registry/versions.ts';
+import { RegistryStore } from '../registry/store.ts';
+import type { ApiRouter } from '../endpoints/router.ts';
+import { storeKey, type KindChange, type KindRegistry } from '../controllers/controller.ts';
+import type { ServedStores } from './stores.ts';
+
+export class LiveKinds implements KindRegistry {
+  private defs: readonly KindDefinition[];
+  private readonly listeners = new Set<(change: KindChange) => void>();
+  /** Registrations in the order asked, one at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
+  /** The definitions each registered definition was expanded to (one per served version). */
+  private readonly expanded = new Map<KindDefinition, KindDefinition[]>();
+  private served?: { stores: ServedStores; router: ApiRouter; controllerStores: Map<string, RegistryStore> };
+
+  constructor(defs: readonly KindDefinition[]) {
+    this.defs = defs;
+  }
+
+  /** Binds the parts that follow the kinds, once they exist. */
+  bind(stores: ServedStores, router: ApiRouter, controllerStores: Map<string, RegistryStore>): void {
+    this.served = { stores, router, controllerStores };
+  }
+
+  /** The served definitions now; a new array after every change (consumers cache by identity). */
+  readonly current = (): readonly KindDefinition[] => this.defs;
+
+  private resources?: { defs: readonly KindDefinition[]; keys: Set<string> };
+
+  /** Whether `<group>/<version>/<resource>` is served now (asked on every request: a set per set of kinds). */
+  serves(group: string, version: string, resource: string): boolean {
+    if (this.resources?.defs !== this.defs) this.resources = { defs: this.defs, keys: new Set(this.defs.map((d) => `${d.group}/${d.version}/${d.resource}`)) };
+    return this.resources.keys.has(`${group}/${version}/${resource}`);
+  }
+
+  register(defs: readonly KindDefinition[]): Promise<RegistryStore[]> {
+    return this.serialized(async () => {
+      const s = this.bound();
+      // A version off by default is not served (a CRD's storage version that is not served: its
+      // other versions are still kept in its form).
+      const all = defs.map((d) => [d, expandVersions([d]).filter(enabledByDefault)] as const);
+      const stores = await s.stores.add(all.flatMap(([, e]) => e));
+      for (const [d, e] of all) this.expanded.set(d, e);
+      s.router.add(stores);
+      this.defs = [...this.defs, ...stores.map((x) => x.def)];
+      const added = stores.filter((x): x is RegistryStore => x instanceof RegistryStore);
+      // The storage version (the first of its expansion) is the controllers' store of a resource.
+      for (const x of [...added].reverse()) s.controllerStores.set(storeKey(x.def.group, x.def.resource), x);
+      this.emit({ added, removed: [] });
+      return added;
+    });
+  }
+
+  unregister(defs: readonly KindDefinition[]): Promise<void> {
+    return this.serialized(async () => {
+      const s = this.bound();
+      const gone = new Set(defs.flatMap((d) => this.expanded.get(d) ?? [d]));
+      for (const d of defs) this.expanded.delete(d);
+      const removed = s.stores.stores.filter((x) => gone.has(x.def));
+      s.router.remove([...gone]);
+      this.defs = this.defs.filter((d) => !gone.has(d));
+      for (const [key, x] of s.controllerStores) if (gone.has(x.def)) s.controllerStores.delete(key);
+      this.emit({ added: [], removed });
+      await s.stores.remove([...gone]);
+    });
+  }
+
+  onChange(listener: (change: KindChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(change: KindChange): void {
+    for (const l of this.listeners) l(change);
+  }
+
+  private bound() {
+    if (!this.served) throw new Error('kinds registered before the server started serving');
+    return this.served;
+  }
+
+  private serialized<T>(f: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(f);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+}
+
