@@ -21,8 +21,11 @@ type Filter = (next: Handler) => Handler;
  * `impersonatedUser` in `ctx.impersonatedUser` by the time the response completes.
  */
 export interface AuditSink {
-  /** A promise: the request waits for it (a blocking backend); a rejection refuses the request. */
-  requestReceived(ctx: RequestContext): void | Promise<void>;
+  /**
+   * A promise: the request waits for it (a blocking backend); a rejection refuses the request.
+   * False: the request is not audited, and its completion need not be told.
+   */
+  requestReceived(ctx: RequestContext): void | false | Promise<void>;
   responseComplete(ctx: RequestContext, code: number): void;
 }
 
@@ -127,6 +130,7 @@ const authentication = (opts: ChainOptions): Filter => (next) => async (ctx) => 
 
 const audit = (opts: ChainOptions): Filter => (next) => async (ctx) => {
   const received = opts.audit.requestReceived(ctx);
+  if (received === false) return next(ctx);
   if (received) await received;
   // Once the answer is out: an error thrown below is written by the panic recovery further out,
   // after this filter has returned.
