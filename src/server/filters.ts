@@ -6,7 +6,7 @@ import type { Authenticator } from '../auth/authn/authenticator.ts';
 import type { Authorizer } from '../auth/authz/authorizer.ts';
 import { forbidden } from '../auth/authz/forbidden.ts';
 import { asksImpersonation, impersonatedUser } from '../auth/impersonation.ts';
-import { errors, StatusError } from '../machinery/status.ts';
+import { errors, isStatusError, StatusError } from '../machinery/status.ts';
 import { negotiatedBefore, toStatusError, writeError } from '../endpoints/respond.ts';
 import { WarningRecorder, type RequestContext } from '../request/context.ts';
 import { parseRequestInfo, splitRequestTarget } from '../request/request-info.ts';
@@ -27,6 +27,11 @@ export interface AuditSink {
    */
   requestReceived(ctx: RequestContext): void | false | Promise<void>;
   responseComplete(ctx: RequestContext, code: number): void;
+  /**
+   * Something other than a Status error was thrown below (a bug: kube-apiserver's panic). The
+   * request's last event is then its Panic stage, not ResponseComplete.
+   */
+  panicked?(ctx: RequestContext, err: unknown): void;
 }
 
 export const noAudit: AuditSink = { requestReceived() {}, responseComplete() {} };
@@ -135,7 +140,13 @@ const audit = (opts: ChainOptions): Filter => (next) => async (ctx) => {
   // Once the answer is out: an error thrown below is written by the panic recovery further out,
   // after this filter has returned.
   ctx.res.once('close', () => opts.audit.responseComplete(ctx, ctx.res.statusCode));
-  return next(ctx);
+  if (!opts.audit.panicked) return next(ctx);
+  try {
+    await next(ctx);
+  } catch (e) {
+    if (!isStatusError(e)) opts.audit.panicked(ctx, e);
+    throw e;
+  }
 };
 
 /** Impersonation: the request acts as the user its headers ask for, if the authenticated user may. */

@@ -258,5 +258,13 @@ export function policyAudit(c: AuditConfig): AuditSink {
       a.done = true;
       emit(ctx, a, 'ResponseComplete', statusJSON(ctx, code));
     },
+    panicked(ctx, err) {
+      // kube-apiserver's WithAudit on a panic: this stage and a 500 made up here, and no ResponseComplete.
+      const a = audited.get(ctx);
+      if (!a || a.done) return;
+      a.done = true;
+      const message = `APIServer panic'd: ${err instanceof Error ? err.message : String(err)}`;
+      emit(ctx, a, 'Panic', goEscape(`{"metadata":{},"status":"Failure","message":${str(message)},"reason":"InternalError","code":500}`));
+    },
   };
 }
