@@ -32,6 +32,8 @@ export interface AuditSink {
    * request's last event is then its Panic stage, not ResponseComplete.
    */
   panicked?(ctx: RequestContext, err: unknown): void;
+  /** The request failed authentication and is answered 401 (kube-apiserver's WithFailedAuthenticationAudit). */
+  authenticationFailed?(ctx: RequestContext): void;
 }
 
 export const noAudit: AuditSink = { requestReceived() {}, responseComplete() {} };
@@ -124,10 +126,14 @@ const authentication = (opts: ChainOptions): Filter => (next) => async (ctx) => 
     r = await opts.authenticator.authenticate(ctx.req);
   } catch (e) {
     opts.metrics?.authenticated('error', (performance.now() - start) / 1000);
+    if (isStatusError(e) && e.code === 401) opts.audit.authenticationFailed?.(ctx);
     throw e;
   }
   opts.metrics?.authenticated(r.kind === 'authenticated' ? 'success' : 'failure', (performance.now() - start) / 1000, r.kind === 'authenticated' ? r.user.name : undefined);
-  if (r.kind !== 'authenticated') throw new StatusError(401, 'Unauthorized', 'Unauthorized');
+  if (r.kind !== 'authenticated') {
+    opts.audit.authenticationFailed?.(ctx);
+    throw new StatusError(401, 'Unauthorized', 'Unauthorized');
+  }
   ctx.user = r.user;
   ctx.effectiveUser = r.user;
   return next(ctx);

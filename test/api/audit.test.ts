@@ -12,6 +12,7 @@ import { issueCert, makeCa } from '../support/certs.ts';
 import { api, testServer, waitFor } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 import { tempDir } from '../support/tmp.ts';
+import { withToken } from '../support/identity.ts';
 import { ALL_VERBS, type KindDefinition } from '../../src/registry/definition.ts';
 import { objectSchema } from '../../src/registry/schemas.ts';
 
@@ -60,7 +61,7 @@ const faultyKind: KindDefinition = {
     },
   },
 };
-const server = await testServer({ auditPolicyFile: policy, auditLog: { path: logPath }, extraKinds: [faultyKind], log: () => {} });
+const server = await testServer({ auditPolicyFile: policy, auditLog: { path: logPath }, extraKinds: [faultyKind], authentication: { anonymousAuth: false }, log: () => {} });
 const NS = 'audited';
 assert.equal((await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status, 201);
 
@@ -177,6 +178,33 @@ describe('audit log', () => {
     assert.equal(refused.status, 404);
     await waitFor('its ResponseComplete', () => ofId('no-panic').length > 0);
     assert.deepEqual(ofId('no-panic').map((e) => e.stage), ['ResponseComplete']);
+  });
+
+  test('a request that fails authentication is recorded once, at ResponseStarted, with no user and the credentials it tried', async () => {
+    const path = `/api/v1/namespaces/${NS}/configmaps`;
+    const bad = await withToken(server, 'GET', path, 'not-a-token');
+    assert.equal(bad.status, 401);
+    const badId = bad.headers['audit-id'];
+    assert.ok(typeof badId === 'string' && badId, 'a 401 carries an Audit-ID too');
+    const none = await withToken(server, 'GET', `${path}/c1`, undefined);
+    assert.equal(none.status, 401, 'anonymous is off');
+    const noneId = none.headers['audit-id'] as string;
+    await waitFor('both events', () => ofId(badId).length > 0 && ofId(noneId).length > 0);
+    const [b, ...moreB] = ofId(badId);
+    assert.equal(moreB.length, 0);
+    assert.equal(b!.stage, 'ResponseStarted');
+    assert.equal(b!.level, 'RequestResponse', "the policy's level for a request of no user");
+    assert.deepEqual(b!.user, {});
+    assert.equal(b!.verb, 'list');
+    assert.deepEqual(b!.objectRef, { resource: 'configmaps', namespace: NS, apiVersion: 'v1' });
+    assert.deepEqual(b!.responseStatus, { metadata: {}, message: 'Authentication failed, attempted: bearer', code: 401 });
+    assert.equal(b!.annotations, undefined);
+    assert.equal(b!.requestObject, undefined);
+    const [n, ...moreN] = ofId(noneId);
+    assert.equal(moreN.length, 0);
+    assert.equal(n!.stage, 'ResponseStarted');
+    assert.deepEqual(n!.objectRef, { resource: 'configmaps', namespace: NS, name: 'c1', apiVersion: 'v1' });
+    assert.deepEqual(n!.responseStatus, { metadata: {}, message: 'Authentication failed, no credentials provided', code: 401 });
   });
 
   test('paths the policy sets to None are not recorded', async () => {

@@ -12,6 +12,7 @@
 // the policy leaves out costs nothing, and a Metadata-level request keeps no bodies.
 
 import { randomUUID } from 'node:crypto';
+import type { TLSSocket } from 'node:tls';
 import { gunzipSync } from 'node:zlib';
 import { errors } from '../../machinery/status.ts';
 import type { RequestContext } from '../../request/context.ts';
@@ -146,6 +147,31 @@ function statusJSON(ctx: RequestContext, code: number): string {
   return goEscape(`${out},"code":${code}}`);
 }
 
+/** The request's Audit-ID (the client's, when it sent a usable one), also put on the answer. */
+function auditID(ctx: RequestContext): string {
+  const given = ctx.req.headers['audit-id'];
+  const id = typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : randomUUID();
+  if (!ctx.res.headersSent) ctx.res.setHeader('Audit-ID', id);
+  return id;
+}
+
+/** Which credentials a request that failed authentication tried, in kube-apiserver's words. */
+function authenticationMethods(ctx: RequestContext): string {
+  const methods: string[] = [];
+  const authorization = (ctx.req.headers.authorization ?? '').trim();
+  if (/^basic /i.test(authorization)) {
+    const decoded = Buffer.from(authorization.slice(6), 'base64');
+    // Go's BasicAuth: standard base64 of `user:password`.
+    if (decoded.toString('base64').replace(/=+$/, '') === authorization.slice(6).replace(/=+$/, '') && decoded.includes(':')) methods.push('basic');
+  }
+  const parts = authorization.split(' ');
+  if (parts.length > 1 && parts[0]!.toLowerCase() === 'bearer') methods.push('bearer');
+  if ((ctx.url.searchParams.get('access_token') ?? '').trim()) methods.push('access_token');
+  const socket = ctx.req.socket as TLSSocket;
+  if (socket.encrypted && typeof socket.getPeerCertificate === 'function' && Object.keys(socket.getPeerCertificate()).length > 0) methods.push('x509');
+  return methods.length ? `Authentication failed, attempted: ${methods.join(', ')}` : 'Authentication failed, no credentials provided';
+}
+
 /** kube-apiserver's blocking-strict: a request whose arrival could not be recorded is not served. */
 function refuseUnstored(stored: boolean): void {
   if (!stored) throw errors.internal('failed to store audit event');
@@ -201,9 +227,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
   };
   return {
     requestReceived(ctx) {
-      const given = ctx.req.headers['audit-id'];
-      const id = typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : randomUUID();
-      if (!ctx.res.headersSent) ctx.res.setHeader('Audit-ID', id);
+      const id = auditID(ctx);
       let decision = evaluatePolicy(c.policy, ctx.user, ctx.info);
       if (decision.level === 'None') return false;
       const i = ctx.info;
@@ -257,6 +281,15 @@ export function policyAudit(c: AuditConfig): AuditSink {
       if (!a || a.done) return;
       a.done = true;
       emit(ctx, a, 'ResponseComplete', statusJSON(ctx, code));
+    },
+    authenticationFailed(ctx) {
+      // kube-apiserver's WithFailedAuthenticationAudit: the policy as for a request of no user, one
+      // event at ResponseStarted, whose status says which credentials were tried.
+      const id = auditID(ctx);
+      const decision = evaluatePolicy(c.policy, undefined, ctx.info);
+      if (decision.level === 'None') return;
+      const a: Audited = { decision, head: `${kindAndVersion}${decision.level}","auditID":${str(id)},"stage":"`, received: microTime(ctx.receivedAt), responseBytes: 0, done: true };
+      emit(ctx, a, 'ResponseStarted', goEscape(`{"metadata":{},"message":${str(authenticationMethods(ctx))},"code":401}`));
     },
     panicked(ctx, err) {
       // kube-apiserver's WithAudit on a panic: this stage and a 500 made up here, and no ResponseComplete.
