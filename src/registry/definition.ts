@@ -162,6 +162,11 @@ export interface KindDefinition {
    */
   storedAs?: StorageConversion;
   /**
+   * The version kube-apiserver keeps these objects at, when it is not the form this server stores
+   * (its storageVersionHash names it): events of either group are core v1 Events there.
+   */
+  storageVersion?: { group: string; version: string; kind: string };
+  /**
    * A check of a user's write against the user (after validation, before admission): throws the
    * Status it is refused with, as kube-apiserver's RBAC storage refuses escalation. Writes made by
    * the server itself (no user) are not checked.
