@@ -150,6 +150,8 @@ export interface KindDefinition {
    * to it carries kube-apiserver's deprecation warning (deprecationWarning).
    */
   deprecatedIn?: string;
+  /** The release a deprecated kind version is no longer served in (kube's `unavailable in v<release>+`). */
+  removedIn?: string;
   /**
    * The kind's values are secret (Secret): an error never quotes the request body, where
    * Kubernetes would echo it (an apply body without a kind).
@@ -201,6 +203,8 @@ export interface ServedVersion {
   enabledByDefault?: boolean;
   /** As KindDefinition.deprecatedIn, for this version. */
   deprecatedIn?: string;
+  /** As KindDefinition.removedIn, for this version. */
+  removedIn?: string;
 }
 
 /**
@@ -219,9 +223,12 @@ export interface StorageConversion {
   fromStorage(obj: KObject): KObject;
 }
 
-/** kube-apiserver's warning for a deprecated kind version: `v1 ComponentStatus is deprecated in v1.19+`. */
-export const deprecationWarning = (d: Pick<KindDefinition, 'group' | 'version' | 'kind' | 'deprecatedIn'>): string | undefined =>
-  d.deprecatedIn ? `${apiVersionOf(d)} ${d.kind} is deprecated in v${d.deprecatedIn}+` : undefined;
+/**
+ * kube-apiserver's warning for a deprecated kind version: `v1 ComponentStatus is deprecated in
+ * v1.19+`, with `, unavailable in v1.38+` when its removal release is known.
+ */
+export const deprecationWarning = (d: Pick<KindDefinition, 'group' | 'version' | 'kind' | 'deprecatedIn' | 'removedIn'>): string | undefined =>
+  d.deprecatedIn ? `${apiVersionOf(d)} ${d.kind} is deprecated in v${d.deprecatedIn}+${d.removedIn ? `, unavailable in v${d.removedIn}+` : ''}` : undefined;
 
 export const apiVersionOf = (d: Pick<KindDefinition, 'group' | 'version'>): string => (d.group ? `${d.group}/${d.version}` : d.version);
 

@@ -50,7 +50,7 @@ function versionDefinition(base: KindDefinition, v: ServedVersion): KindDefiniti
   const subresources = base.subresources?.map(
     (sub): SubresourceDefinition => ({ ...sub, apply: (request, stored) => c.fromStorage(sub.apply(up(request), up(stored))) }),
   );
-  const { versions: _v, enabledByDefault: _e, deprecatedIn: _d, ...rest } = base;
+  const { versions: _v, enabledByDefault: _e, deprecatedIn: _d, removedIn: _r, ...rest } = base;
   return {
     ...rest,
     version: v.version,
@@ -58,6 +58,7 @@ function versionDefinition(base: KindDefinition, v: ServedVersion): KindDefiniti
     storedAs: c,
     ...(v.enabledByDefault !== undefined ? { enabledByDefault: v.enabledByDefault } : {}),
     ...(v.deprecatedIn ? { deprecatedIn: v.deprecatedIn } : {}),
+    ...(v.removedIn ? { removedIn: v.removedIn } : {}),
     ...(base.selectableFields
       ? { selectableFields: Object.fromEntries(Object.entries(base.selectableFields).map(([f, get]) => [f, (o: KObject) => get(up(o))])) }
       : {}),

@@ -61,7 +61,7 @@ const faultyKind: KindDefinition = {
     },
   },
 };
-const server = await testServer({ auditPolicyFile: policy, auditLog: { path: logPath }, extraKinds: [faultyKind], authentication: { anonymousAuth: false }, log: () => {} });
+const server = await testServer({ auditPolicyFile: policy, auditLog: { path: logPath }, extraKinds: [faultyKind], authentication: { anonymousAuth: false }, runtimeConfig: 'coordination.orch.io/v1alpha2=true', log: () => {} });
 const NS = 'audited';
 assert.equal((await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status, 201);
 
@@ -205,6 +205,13 @@ describe('audit log', () => {
     assert.equal(n!.stage, 'ResponseStarted');
     assert.deepEqual(n!.objectRef, { resource: 'configmaps', namespace: NS, name: 'c1', apiVersion: 'v1' });
     assert.deepEqual(n!.responseStatus, { metadata: {}, message: 'Authentication failed, no credentials provided', code: 401 });
+  });
+
+  test('a deprecated version with a removal release is annotated with both, as kube-apiserver does', async () => {
+    const r = await api(server, 'GET', `/apis/coordination.orch.io/v1alpha2/namespaces/${NS}/leasecandidates`, undefined, { 'Audit-ID': 'deprecated-read' });
+    assert.equal(r.status, 200);
+    await waitFor('its event', () => ofId('deprecated-read').length > 0);
+    assert.deepEqual(ofId('deprecated-read')[0]!.annotations, { 'orch.io/deprecated': 'true', 'orch.io/removed-release': '1.38' });
   });
 
   test('paths the policy sets to None are not recorded', async () => {

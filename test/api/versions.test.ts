@@ -16,6 +16,7 @@ import { fieldError } from '../../src/machinery/field-errors.ts';
 import type { KObject } from '../../src/machinery/meta.ts';
 import { servedKinds } from '../../src/server/served-kinds.ts';
 import { storageVersionHash } from '../../src/registry/versions.ts';
+import { parsePrometheusText } from '../support/prometheus.ts';
 import { parseFeatureGates } from '../../src/machinery/feature-gates.ts';
 import { namingProfile } from '../../src/naming.ts';
 
@@ -286,6 +287,21 @@ test('removed versions answer 404 as versions the server does not serve', async 
     assert.equal(r.body.kind, 'Status', path);
     assert.equal(r.body.reason, 'NotFound', path);
   }
+});
+
+test("a deprecated version with a removal release: kube-apiserver's warning and the metric's removed_release", async () => {
+  const ns = await namespace();
+  const r = await api(server, 'GET', `/apis/coordination.orch.io/v1alpha2/namespaces/${ns}/leasecandidates`);
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('warning'), '299 - "coordination.orch.io/v1alpha2 LeaseCandidate is deprecated in v1.35+, unavailable in v1.38+"');
+  const metrics = await api(server, 'GET', '/metrics');
+  const series = parsePrometheusText(metrics.text)
+    .get('apiserver_requested_deprecated_apis')
+    ?.samples.filter((m) => m.labels.resource === 'leasecandidates');
+  assert.deepEqual(
+    series?.map((m) => [m.labels, m.value]),
+    [[{ group: 'coordination.orch.io', version: 'v1alpha2', resource: 'leasecandidates', subresource: '', removed_release: '1.38' }, 1]],
+  );
 });
 
 test("storageVersionHash in both naming profiles: kube-apiserver's values for the kinds stored as it stores them", () => {
