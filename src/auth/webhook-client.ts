@@ -36,7 +36,7 @@ export type CallResult = 'success' | 'timeout' | 'error';
 export type WebhookTarget = OutboundClientConfig & { tokenRejected?(): void };
 
 export interface WebhookClient {
-  /** POSTs `body` as JSON and resolves with the parsed JSON answer; rejects with a WebhookError. */
+  /** POSTs `body` as JSON (bytes: JSON already) and resolves with the parsed JSON answer; rejects with a WebhookError. */
   post(body: unknown): Promise<unknown>;
   /** Closes the kept-alive connections. */
   close(): void;
@@ -110,7 +110,7 @@ export function webhookClient(config: WebhookTarget, o: WebhookClientOptions = {
 
   return {
     async post(body) {
-      const payload = Buffer.from(JSON.stringify(body));
+      const payload = Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
       let wait = initialBackoff;
       for (let i = 1; ; i++) {
         const start = performance.now();

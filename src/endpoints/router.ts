@@ -115,7 +115,8 @@ export class ApiRouter {
       ctx.warnings.add(deprecated);
       // As kube-apiserver: an audit annotation, and the metric of deprecated APIs asked for.
       ctx.auditAnnotations[this.naming.annotation('deprecated')] = 'true';
-      this.env.deprecatedRequest?.(def.group, def.version, def.resource, i.subresource, '');
+      if (def.removedIn) ctx.auditAnnotations[this.naming.annotation('removed-release')] = def.removedIn;
+      this.env.deprecatedRequest?.(def.group, def.version, def.resource, i.subresource, def.removedIn ?? '');
     }
     const target: ResourceTarget<ReadableStore> = { store, namespace: namespaced ? i.namespace || undefined : undefined, name, subresource };
     const m = ctx.req.method;

@@ -150,6 +150,8 @@ export interface KindDefinition {
    * to it carries kube-apiserver's deprecation warning (deprecationWarning).
    */
   deprecatedIn?: string;
+  /** The release a deprecated kind version is no longer served in (kube's `unavailable in v<release>+`). */
+  removedIn?: string;
   /**
    * A deprecated version's warning in its own words (a CRD version's `deprecationWarning`, or
    * `<group>/<version> <Kind> is deprecated`), sent as deprecatedIn's is.
@@ -166,6 +168,11 @@ export interface KindDefinition {
    * and resourceVersion. Absent: the kind stores objects in its own form under its own prefix.
    */
   storedAs?: StorageConversion;
+  /**
+   * The version kube-apiserver keeps these objects at, when it is not the form this server stores
+   * (its storageVersionHash names it): events of either group are core v1 Events there.
+   */
+  storageVersion?: { group: string; version: string; kind: string };
   /**
    * A check of a user's write against the user (after validation, before admission): throws the
    * Status it is refused with, as kube-apiserver's RBAC storage refuses escalation. Writes made by
@@ -203,6 +210,8 @@ export interface ServedVersion {
   deprecatedIn?: string;
   /** As KindDefinition.deprecationMessage, for this version. */
   deprecationMessage?: string;
+  /** As KindDefinition.removedIn, for this version. */
+  removedIn?: string;
 }
 
 /**
@@ -221,9 +230,13 @@ export interface StorageConversion {
   fromStorage(obj: KObject): KObject;
 }
 
-/** kube-apiserver's warning for a deprecated kind version: `v1 ComponentStatus is deprecated in v1.19+`. */
-export const deprecationWarning = (d: Pick<KindDefinition, 'group' | 'version' | 'kind' | 'deprecatedIn' | 'deprecationMessage'>): string | undefined =>
-  d.deprecationMessage ?? (d.deprecatedIn ? `${apiVersionOf(d)} ${d.kind} is deprecated in v${d.deprecatedIn}+` : undefined);
+/**
+ * kube-apiserver's warning for a deprecated kind version: `v1 ComponentStatus is deprecated in
+ * v1.19+`, with `, unavailable in v1.38+` when its removal release is known.
+ */
+export const deprecationWarning = (d: Pick<KindDefinition, 'group' | 'version' | 'kind' | 'deprecatedIn' | 'deprecationMessage' | 'removedIn'>): string | undefined =>
+  d.deprecationMessage ??
+  (d.deprecatedIn ? `${apiVersionOf(d)} ${d.kind} is deprecated in v${d.deprecatedIn}+${d.removedIn ? `, unavailable in v${d.removedIn}+` : ''}` : undefined);
 
 export const apiVersionOf = (d: Pick<KindDefinition, 'group' | 'version'>): string => (d.group ? `${d.group}/${d.version}` : d.version);
 

@@ -50,7 +50,7 @@ function versionDefinition(base: KindDefinition, v: ServedVersion): KindDefiniti
   const subresources = base.subresources?.map(
     (sub): SubresourceDefinition => ({ ...sub, apply: (request, stored) => c.fromStorage(sub.apply(up(request), up(stored))) }),
   );
-  const { versions: _v, enabledByDefault: _e, deprecatedIn: _d, deprecationMessage: _m, ...rest } = base;
+  const { versions: _v, enabledByDefault: _e, deprecatedIn: _d, deprecationMessage: _m, removedIn: _r, ...rest } = base;
   return {
     ...rest,
     version: v.version,
@@ -59,6 +59,7 @@ function versionDefinition(base: KindDefinition, v: ServedVersion): KindDefiniti
     ...(v.enabledByDefault !== undefined ? { enabledByDefault: v.enabledByDefault } : {}),
     ...(v.deprecatedIn ? { deprecatedIn: v.deprecatedIn } : {}),
     ...(v.deprecationMessage ? { deprecationMessage: v.deprecationMessage } : {}),
+    ...(v.removedIn ? { removedIn: v.removedIn } : {}),
     ...(base.selectableFields
       ? { selectableFields: Object.fromEntries(Object.entries(base.selectableFields).map(([f, get]) => [f, (o: KObject) => get(up(o))])) }
       : {}),
@@ -112,9 +113,10 @@ export const enabledByDefault = (d: Pick<KindDefinition, 'version' | 'enabledByD
 /**
  * kube-apiserver's storageVersionHash of a stored resource: the first 8 bytes of the SHA-256 of
  * `<group>/<version>/<kind>` of the version objects are stored at (the core group is empty), in
- * standard base64. Clients compare it to notice a change of storage version.
+ * standard base64; kube-apiserver's storage version where the definition names it. Clients
+ * compare it to notice a change of storage version.
  */
-export function storageVersionHash(d: Pick<KindDefinition, 'group' | 'version' | 'kind' | 'storedAs'>): string {
-  const at = d.storedAs ?? d;
+export function storageVersionHash(d: Pick<KindDefinition, 'group' | 'version' | 'kind' | 'storedAs' | 'storageVersion'>): string {
+  const at = d.storageVersion ?? d.storedAs ?? d;
   return createHash('sha256').update(`${at.group}/${at.version}/${at.kind}`).digest().subarray(0, 8).toString('base64');
 }

@@ -6,7 +6,7 @@ import type { Authenticator } from '../auth/authn/authenticator.ts';
 import type { Authorizer } from '../auth/authz/authorizer.ts';
 import { forbidden } from '../auth/authz/forbidden.ts';
 import { asksImpersonation, impersonatedUser } from '../auth/impersonation.ts';
-import { errors, StatusError } from '../machinery/status.ts';
+import { errors, isStatusError, StatusError } from '../machinery/status.ts';
 import { negotiatedBefore, toStatusError, writeError } from '../endpoints/respond.ts';
 import { WarningRecorder, type RequestContext } from '../request/context.ts';
 import { parseRequestInfo, splitRequestTarget } from '../request/request-info.ts';
@@ -21,9 +21,19 @@ type Filter = (next: Handler) => Handler;
  * `impersonatedUser` in `ctx.impersonatedUser` by the time the response completes.
  */
 export interface AuditSink {
-  /** A promise: the request waits for it (a blocking backend); a rejection refuses the request. */
-  requestReceived(ctx: RequestContext): void | Promise<void>;
+  /**
+   * A promise: the request waits for it (a blocking backend); a rejection refuses the request.
+   * False: the request is not audited, and its completion need not be told.
+   */
+  requestReceived(ctx: RequestContext): void | false | Promise<void>;
   responseComplete(ctx: RequestContext, code: number): void;
+  /**
+   * Something other than a Status error was thrown below (a bug: kube-apiserver's panic). The
+   * request's last event is then its Panic stage, not ResponseComplete.
+   */
+  panicked?(ctx: RequestContext, err: unknown): void;
+  /** The request failed authentication and is answered 401 (kube-apiserver's WithFailedAuthenticationAudit). */
+  authenticationFailed?(ctx: RequestContext): void;
 }
 
 export const noAudit: AuditSink = { requestReceived() {}, responseComplete() {} };
@@ -116,10 +126,14 @@ const authentication = (opts: ChainOptions): Filter => (next) => async (ctx) => 
     r = await opts.authenticator.authenticate(ctx.req);
   } catch (e) {
     opts.metrics?.authenticated('error', (performance.now() - start) / 1000);
+    if (isStatusError(e) && e.code === 401) opts.audit.authenticationFailed?.(ctx);
     throw e;
   }
   opts.metrics?.authenticated(r.kind === 'authenticated' ? 'success' : 'failure', (performance.now() - start) / 1000, r.kind === 'authenticated' ? r.user.name : undefined);
-  if (r.kind !== 'authenticated') throw new StatusError(401, 'Unauthorized', 'Unauthorized');
+  if (r.kind !== 'authenticated') {
+    opts.audit.authenticationFailed?.(ctx);
+    throw new StatusError(401, 'Unauthorized', 'Unauthorized');
+  }
   ctx.user = r.user;
   ctx.effectiveUser = r.user;
   return next(ctx);
@@ -127,11 +141,18 @@ const authentication = (opts: ChainOptions): Filter => (next) => async (ctx) => 
 
 const audit = (opts: ChainOptions): Filter => (next) => async (ctx) => {
   const received = opts.audit.requestReceived(ctx);
+  if (received === false) return next(ctx);
   if (received) await received;
   // Once the answer is out: an error thrown below is written by the panic recovery further out,
   // after this filter has returned.
   ctx.res.once('close', () => opts.audit.responseComplete(ctx, ctx.res.statusCode));
-  return next(ctx);
+  if (!opts.audit.panicked) return next(ctx);
+  try {
+    await next(ctx);
+  } catch (e) {
+    if (!isStatusError(e)) opts.audit.panicked(ctx, e);
+    throw e;
+  }
 };
 
 /** Impersonation: the request acts as the user its headers ask for, if the authenticated user may. */

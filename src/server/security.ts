@@ -418,7 +418,7 @@ export function buildAudit(
   const policy = readAuditPolicy(opts.auditPolicyFile, ['audit.k8s.io', naming.group('audit')]);
   const apiVersion = `${naming.group('audit')}/v1`;
   // Each backend answers false when it lost an event and its mode is blocking-strict (a blocking webhook: once sent).
-  const backends: ((event: object) => boolean | Promise<boolean>)[] = [];
+  const backends: ((line: string) => boolean | Promise<boolean>)[] = [];
   if (webhookFile) {
     const webhook = auditWebhookBackend({ ...opts.auditWebhook, configFile: webhookFile }, apiVersion, log);
     onClose(() => webhook.close());
@@ -427,15 +427,15 @@ export function buildAudit(
   if (logPath) {
     const file = auditLogBackend({ ...opts.auditLog, path: logPath }, log);
     onClose(() => file.close());
-    backends.push((e) => file.write(JSON.stringify(e)));
+    backends.push((line) => file.write(line));
   }
   return policyAudit({
     policy,
-    write: (event) => {
+    write: (line) => {
       let stored = true;
       let waiting: Promise<boolean>[] | undefined;
       for (const b of backends) {
-        const r = b(event);
+        const r = b(line);
         if (typeof r === 'boolean') stored = r && stored;
         else (waiting ??= []).push(r);
       }

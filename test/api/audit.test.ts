@@ -12,6 +12,9 @@ import { issueCert, makeCa } from '../support/certs.ts';
 import { api, testServer, waitFor } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 import { tempDir } from '../support/tmp.ts';
+import { withToken } from '../support/identity.ts';
+import { ALL_VERBS, type KindDefinition } from '../../src/registry/definition.ts';
+import { objectSchema } from '../../src/registry/schemas.ts';
 
 const dir = tempDir('audit');
 const policy = join(dir, 'policy.yaml');
@@ -39,7 +42,26 @@ rules:
 `,
 );
 const logPath = join(dir, 'log', 'audit.log');
-const server = await testServer({ auditPolicyFile: policy, auditLog: { path: logPath } });
+/** A kind whose validation has a bug: creating one throws what is not a Status (kube-apiserver: a panic). */
+const faultyKind: KindDefinition = {
+  group: 'faults.example.com',
+  version: 'v1',
+  kind: 'Faulty',
+  resource: 'faulties',
+  singular: 'faulty',
+  namespaced: false,
+  verbs: ALL_VERBS,
+  nameRule: 'dns-subdomain',
+  tracksGeneration: false,
+  allowCreateOnUpdate: false,
+  schema: objectSchema({}),
+  strategy: {
+    validate: () => {
+      throw new TypeError("Cannot read properties of undefined (reading 'spec')");
+    },
+  },
+};
+const server = await testServer({ auditPolicyFile: policy, auditLog: { path: logPath }, extraKinds: [faultyKind], authentication: { anonymousAuth: false }, runtimeConfig: 'coordination.orch.io/v1alpha2=true', log: () => {} });
 const NS = 'audited';
 assert.equal((await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status, 201);
 
@@ -140,6 +162,56 @@ describe('audit log', () => {
     await w.ended;
     await waitFor('ResponseComplete', () => ofId('the-watch').some((e) => e.stage === 'ResponseComplete'));
     assert.deepEqual(ofId('the-watch').map((e) => e.stage), ['ResponseStarted', 'ResponseComplete']);
+  });
+
+  test('a handler that throws (a panic) ends its events with the Panic stage and a 500 of its own, without ResponseComplete', async () => {
+    const r = await api(server, 'POST', '/apis/faults.example.com/v1/faulties', { apiVersion: 'faults.example.com/v1', kind: 'Faulty', metadata: { name: 'f1' } }, { 'Audit-ID': 'the-panic' });
+    assert.equal(r.status, 500);
+    assert.equal((r.body as { kind: string }).kind, 'Status', 'the client still gets a Status');
+    await waitFor('the Panic event', () => ofId('the-panic').length > 0);
+    const got = ofId('the-panic');
+    assert.deepEqual(got.map((e) => e.stage), ['Panic']);
+    assert.deepEqual(got[0]!.responseStatus, { metadata: {}, status: 'Failure', message: "APIServer panic'd: Cannot read properties of undefined (reading 'spec')", reason: 'InternalError', code: 500 });
+    assert.deepEqual(got[0]!.objectRef, { resource: 'faulties', apiGroup: 'faults.example.com', apiVersion: 'v1' });
+    // A request that fails with a Status is no panic.
+    const refused = await api(server, 'GET', '/apis/faults.example.com/v1/faulties/f1', undefined, { 'Audit-ID': 'no-panic' });
+    assert.equal(refused.status, 404);
+    await waitFor('its ResponseComplete', () => ofId('no-panic').length > 0);
+    assert.deepEqual(ofId('no-panic').map((e) => e.stage), ['ResponseComplete']);
+  });
+
+  test('a request that fails authentication is recorded once, at ResponseStarted, with no user and the credentials it tried', async () => {
+    const path = `/api/v1/namespaces/${NS}/configmaps`;
+    const bad = await withToken(server, 'GET', path, 'not-a-token');
+    assert.equal(bad.status, 401);
+    const badId = bad.headers['audit-id'];
+    assert.ok(typeof badId === 'string' && badId, 'a 401 carries an Audit-ID too');
+    const none = await withToken(server, 'GET', `${path}/c1`, undefined);
+    assert.equal(none.status, 401, 'anonymous is off');
+    const noneId = none.headers['audit-id'] as string;
+    await waitFor('both events', () => ofId(badId).length > 0 && ofId(noneId).length > 0);
+    const [b, ...moreB] = ofId(badId);
+    assert.equal(moreB.length, 0);
+    assert.equal(b!.stage, 'ResponseStarted');
+    assert.equal(b!.level, 'RequestResponse', "the policy's level for a request of no user");
+    assert.deepEqual(b!.user, {});
+    assert.equal(b!.verb, 'list');
+    assert.deepEqual(b!.objectRef, { resource: 'configmaps', namespace: NS, apiVersion: 'v1' });
+    assert.deepEqual(b!.responseStatus, { metadata: {}, message: 'Authentication failed, attempted: bearer', code: 401 });
+    assert.equal(b!.annotations, undefined);
+    assert.equal(b!.requestObject, undefined);
+    const [n, ...moreN] = ofId(noneId);
+    assert.equal(moreN.length, 0);
+    assert.equal(n!.stage, 'ResponseStarted');
+    assert.deepEqual(n!.objectRef, { resource: 'configmaps', namespace: NS, name: 'c1', apiVersion: 'v1' });
+    assert.deepEqual(n!.responseStatus, { metadata: {}, message: 'Authentication failed, no credentials provided', code: 401 });
+  });
+
+  test('a deprecated version with a removal release is annotated with both, as kube-apiserver does', async () => {
+    const r = await api(server, 'GET', `/apis/coordination.orch.io/v1alpha2/namespaces/${NS}/leasecandidates`, undefined, { 'Audit-ID': 'deprecated-read' });
+    assert.equal(r.status, 200);
+    await waitFor('its event', () => ofId('deprecated-read').length > 0);
+    assert.deepEqual(ofId('deprecated-read')[0]!.annotations, { 'orch.io/deprecated': 'true', 'orch.io/removed-release': '1.38' });
   });
 
   test('paths the policy sets to None are not recorded', async () => {

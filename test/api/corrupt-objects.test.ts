@@ -15,6 +15,8 @@ import { api, startTrusted } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 import { tempDir } from '../support/tmp.ts';
 import { openLmdbStorage } from '../../src/storage/lmdb/lmdb-storage.ts';
+import { openEtcdStorage } from '../../src/storage/etcd/etcd-storage.ts';
+import { startEtcd } from '../support/etcd.ts';
 import type { RunningServer } from '../../src/server/server.ts';
 
 const NS = 'corrupt';
@@ -197,5 +199,43 @@ describe('corrupt stored objects', () => {
     assert.equal(list.status, 200, list.text);
     assert.deepEqual(names(list.body), ['good']);
     assert.deepEqual(names((await api(server, 'GET', SECRET)).body), []);
+  });
+});
+
+describe('corrupt stored objects on etcd', () => {
+  test('a value damaged in etcd: the server starts, a get and a list answer the corrupt-object errors, the unsafe delete removes it', async () => {
+    const etcd = await startEtcd();
+    try {
+      const opts = { storageBackend: 'etcd3' as const, etcdServers: etcd.endpoints, featureGates: { AllowUnsafeMalformedObjectDeletion: true } };
+      const first = await startTrusted(opts);
+      try {
+        assert.equal((await api(first, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status, 201);
+        for (const name of ['good', 'garbage']) assert.equal((await api(first, 'POST', CM, configMap(name))).status, 201);
+      } finally {
+        await first.close();
+      }
+      const raw = await openEtcdStorage({ endpoints: etcd.endpoints, compactionIntervalMs: 0 });
+      try {
+        const kv = (await raw.get(key('configmaps', 'garbage')))!;
+        await raw.update(key('configmaps', 'garbage'), kv.modRevision, Buffer.from('not an object at all'));
+      } finally {
+        await raw.close();
+      }
+      const server = await startTrusted(opts);
+      try {
+        assert.equal((await api(server, 'GET', `${CM}/good`)).status, 200);
+        const got = await api(server, 'GET', `${CM}/garbage`);
+        assert.equal(got.status, 500, got.text);
+        assert.match(got.body.message, new RegExp(`^Internal error occurred: StorageError: corrupt object, Code: 7, Key: ${key('configmaps', 'garbage')}, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=\\d+: `));
+        const list = await api(server, 'GET', CM);
+        assert.equal(list.status, 500, list.text);
+        assert.equal((await api(server, 'DELETE', `${CM}/garbage${UNSAFE}`)).status, 200);
+        assert.deepEqual(names((await api(server, 'GET', CM)).body), ['good']);
+      } finally {
+        await server.close();
+      }
+    } finally {
+      await etcd.stop();
+    }
   });
 });

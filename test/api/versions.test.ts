@@ -15,6 +15,8 @@ import { int64, obj, objectSchema, str } from '../../src/registry/schemas.ts';
 import { fieldError } from '../../src/machinery/field-errors.ts';
 import type { KObject } from '../../src/machinery/meta.ts';
 import { servedKinds } from '../../src/server/served-kinds.ts';
+import { storageVersionHash } from '../../src/registry/versions.ts';
+import { parsePrometheusText } from '../support/prometheus.ts';
 import { parseFeatureGates } from '../../src/machinery/feature-gates.ts';
 import { namingProfile } from '../../src/naming.ts';
 
@@ -211,9 +213,10 @@ test('discovery: every served version, the preferred one, and storageVersionHash
   assert.equal(byName.get('namespaces'), 'Q3oi5N2YM8M=');
   assert.equal(byName.get('componentstatuses'), undefined, 'a computed kind stores nothing');
   assert.equal(byName.get('namespaces/status'), undefined, 'subresources have none');
-  // core v1 Event is kept in the events group's storage: both report the storage version's hash.
+  // Events of both groups are one store, core v1 Event in kube-apiserver: both report its hash.
   const events = await api(server, 'GET', '/apis/events.orch.io/v1');
-  assert.equal(byName.get('events'), events.body.resources.find((x: { name: string }) => x.name === 'events').storageVersionHash);
+  assert.equal(byName.get('events'), 'r2yiGXH7wu8=');
+  assert.equal(events.body.resources.find((x: { name: string }) => x.name === 'events').storageVersionHash, 'r2yiGXH7wu8=');
   // The coordination group with both LeaseCandidate versions on: v1beta1 preferred after v1.
   const coordination = await api(server, 'GET', '/apis/coordination.orch.io');
   assert.deepEqual(
@@ -284,6 +287,35 @@ test('removed versions answer 404 as versions the server does not serve', async 
     assert.equal(r.body.kind, 'Status', path);
     assert.equal(r.body.reason, 'NotFound', path);
   }
+});
+
+test("a deprecated version with a removal release: kube-apiserver's warning and the metric's removed_release", async () => {
+  const ns = await namespace();
+  const r = await api(server, 'GET', `/apis/coordination.orch.io/v1alpha2/namespaces/${ns}/leasecandidates`);
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('warning'), '299 - "coordination.orch.io/v1alpha2 LeaseCandidate is deprecated in v1.35+, unavailable in v1.38+"');
+  const metrics = await api(server, 'GET', '/metrics');
+  const series = parsePrometheusText(metrics.text)
+    .get('apiserver_requested_deprecated_apis')
+    ?.samples.filter((m) => m.labels.resource === 'leasecandidates');
+  assert.deepEqual(
+    series?.map((m) => [m.labels, m.value]),
+    [[{ group: 'coordination.orch.io', version: 'v1alpha2', resource: 'leasecandidates', subresource: '', removed_release: '1.38' }, 1]],
+  );
+});
+
+test("storageVersionHash in both naming profiles: kube-apiserver's values for the kinds stored as it stores them", () => {
+  for (const profile of ['orch', 'kubernetes'] as const) {
+    const naming = namingProfile(profile);
+    const defs = servedKinds({ naming, featureGates: parseFeatureGates(undefined), storageComponent: 'etcd-0', storage: () => undefined, runtimeConfig: undefined });
+    const hash = (group: string, resource: string) => storageVersionHash(defs.find((d) => d.group === group && d.resource === resource)!);
+    // Events of core v1 and of the events group are one store: core v1 Event in kube-apiserver.
+    assert.equal(hash('', 'events'), 'r2yiGXH7wu8=', profile);
+    assert.equal(hash(naming.group('events'), 'events'), 'r2yiGXH7wu8=', profile);
+    assert.equal(hash('', 'configmaps'), 'qFsyl6wFWjQ=', profile);
+  }
+  // The kubernetes profile's group names are kube-apiserver's: its hash of Lease.
+  assert.equal(storageVersionHash(servedKinds({ naming: namingProfile('kubernetes'), featureGates: parseFeatureGates(undefined), storageComponent: 'etcd-0', storage: () => undefined, runtimeConfig: undefined }).find((d) => d.resource === 'leases')!), 'gqkMMb/YqFM=');
 });
 
 test('--runtime-config: level keys, group versions and resources with kube-apiserver precedence; bad keys are errors', () => {

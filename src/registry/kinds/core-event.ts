@@ -132,6 +132,7 @@ export function coreEventDefinition(n: Naming, gates: FeatureGates): KindDefinit
     schema,
     printerColumns: columns,
     storedAs: conversion,
+    storageVersion: stored.storageVersion,
     strategy: {
       prepareForCreate: normalize,
       prepareForUpdate: normalize,

@@ -113,6 +113,8 @@ export function eventDefinition(n: Naming, gates: FeatureGates): KindDefinition 
     allowCreateOnUpdate: true,
     // Kubernetes' event strategy has no garbage collection: a propagation policy is ignored.
     garbageCollection: false,
+    // Kubernetes stores events of both groups as core v1 Events.
+    storageVersion: { group: '', version: 'v1', kind: 'Event' },
     selectableFields: eventSelectableFields,
     schema: describe(eventSchema, eventDocs({ reportingInstance: REPORTING_INSTANCE_LENGTH_LIMIT, action: ACTION_LENGTH_LIMIT, reason: REASON_LENGTH_LIMIT, note: NOTE_LENGTH_LIMIT })),
     printerColumns: eventColumns,

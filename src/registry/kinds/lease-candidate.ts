@@ -80,7 +80,7 @@ export function leaseCandidateDefinition(n: Naming, gates: FeatureGates): KindDe
     enabledByDefault: false,
     // Kubernetes 1.36 still serves the alpha form (off unless --runtime-config turns it on),
     // field for field the same as v1beta1; v1beta1 is the storage version.
-    versions: [{ version: 'v1alpha2', deprecatedIn: '1.35' }],
+    versions: [{ version: 'v1alpha2', deprecatedIn: '1.35', removedIn: '1.38' }],
   };
 }
 

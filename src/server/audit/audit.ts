@@ -4,8 +4,15 @@
 // adds the request's body, at RequestResponse the answer's. Secrets are never recorded beyond
 // Metadata, whatever the policy says, so their values never reach a log. Every request gets an
 // `Audit-ID` (the client's, when it sent one), as kube-apiserver answers.
+//
+// Each event is one JSON line, in the field order of kube's Event type and with the escapes of
+// Go's JSON encoder (`<`, `>`, `&`, U+2028 and U+2029 as `\u….`; map keys sorted), so a line is
+// what kube-apiserver's log backend writes for the same event. What every stage of a request
+// says alike (who, from where, to which object) is serialized once, on its first event; a stage
+// the policy leaves out costs nothing, and a Metadata-level request keeps no bodies.
 
 import { randomUUID } from 'node:crypto';
+import type { TLSSocket } from 'node:tls';
 import { gunzipSync } from 'node:zlib';
 import { errors } from '../../machinery/status.ts';
 import type { RequestContext } from '../../request/context.ts';
@@ -19,11 +26,11 @@ const MAX_RECORDED_BODY_BYTES = 1024 * 1024;
 export interface AuditConfig {
   policy: AuditPolicy;
   /**
-   * Where each event goes (each backend serializes it as it needs). False when the event could not
-   * be stored and the backend is strict about it (`blocking-strict`): a request whose
+   * Where each event goes, as its JSON line (without the newline). False when the event could
+   * not be stored and the backend is strict about it (`blocking-strict`): a request whose
    * RequestReceived event is lost so is refused.
    */
-  write(event: object): boolean | void | Promise<boolean>;
+  write(line: string): boolean | void | Promise<boolean>;
   /** The Event's apiVersion: `audit.orch.io/v1`. */
   apiVersion: string;
   /** Resources (`group/resource` or `group/resource/subresource`) never recorded beyond Metadata: they carry secrets or tokens. */
@@ -31,18 +38,20 @@ export interface AuditConfig {
 }
 
 interface Audited {
-  id: string;
   decision: AuditDecision;
+  /** `{"kind":…,"auditID":…,"stage":"`: the line up to its stage. */
+  head: string;
+  /** The request's arrival, as written. */
   received: string;
-  /** What every event of the request says alike, found once. */
-  requestURI: string;
-  user: Record<string, unknown>;
-  sourceIPs: string[];
-  userAgent?: string;
-  objectRef?: Record<string, unknown>;
+  /** `","requestURI":…,"user":{…}`: from the stage to the user (an impersonated user comes next). */
+  who?: string;
+  /** `,"sourceIPs":[…],…,"objectRef":{…}`: after the users, up to the answer. */
+  where?: string;
   /** The answer's bytes, kept at RequestResponse. */
   response?: Buffer[];
   responseBytes: number;
+  /** Its last event is written (a panic ends a request without ResponseComplete). */
+  done?: boolean;
 }
 
 const LEVEL_RANK: Record<AuditLevel, number> = { None: 0, Metadata: 1, Request: 2, RequestResponse: 3 };
@@ -58,8 +67,30 @@ const microTime = (ms: number) => {
   return lastTime;
 };
 
+const str = JSON.stringify as (s: string) => string;
+
+/** Go's encoding of a JSON map: keys in order. */
+function sortedMap(m: Record<string, unknown>): string {
+  const keys = Object.keys(m).sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) out += `${i ? ',' : ''}${str(keys[i]!)}:${JSON.stringify(m[keys[i]!])}`;
+  return `${out}}`;
+}
+
+/** authentication/v1 UserInfo as kube's Event holds it (its `extra` a map: keys sorted, as Go writes a map). */
 function userOf(u: UserInfo): Record<string, unknown> {
-  return { username: u.name, ...(u.uid && { uid: u.uid }), ...(u.groups?.length && { groups: u.groups }), ...(u.extra && Object.keys(u.extra).length > 0 && { extra: u.extra }) };
+  const out: Record<string, unknown> = { username: u.name };
+  if (u.uid) out.uid = u.uid;
+  if (u.groups?.length) out.groups = u.groups;
+  if (u.extra) {
+    const keys = Object.keys(u.extra);
+    if (keys.length > 0) {
+      const extra: Record<string, string[]> = {};
+      for (const k of keys.sort()) extra[k] = u.extra[k]!;
+      out.extra = extra;
+    }
+  }
+  return out;
 }
 
 function sourceIPs(ctx: RequestContext): string[] {
@@ -73,14 +104,21 @@ function sourceIPs(ctx: RequestContext): string[] {
   return ips;
 }
 
-/** A JSON body as an object, or undefined (not JSON, too large, not parseable). */
-function jsonBody(bytes: Buffer | undefined, contentType: string | undefined, gzip = false): unknown {
+/** Go's JSON encoder escapes these (HTML-safe output); a line without them is returned as it is. */
+const GO_ESCAPED = /[<>&\u2028\u2029]/;
+const GO_ESCAPES: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
+const goEscape = (line: string) => (GO_ESCAPED.test(line) ? line.replace(/[<>&\u2028\u2029]/g, (c) => GO_ESCAPES[c]!) : line);
+
+/** A JSON body as JSON text, or undefined (not JSON, too large, not parseable). */
+function jsonBody(bytes: Buffer | undefined, contentType: string | undefined, dropManaged: boolean, gzip = false): string | undefined {
   if (!bytes || bytes.length === 0 || bytes.length > MAX_RECORDED_BODY_BYTES) return undefined;
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (!type.endsWith('json') && type !== 'application/apply-patch+yaml') return undefined;
   try {
     const text = (gzip ? gunzipSync(bytes, { maxOutputLength: MAX_RECORDED_BODY_BYTES }) : bytes).toString('utf8');
-    return type === 'application/apply-patch+yaml' ? text : JSON.parse(text);
+    if (type === 'application/apply-patch+yaml') return str(text);
+    const body: unknown = JSON.parse(text);
+    return JSON.stringify(dropManaged ? dropManagedFields(body) : body);
   } catch {
     return undefined;
   }
@@ -98,92 +136,123 @@ function dropManagedFields(v: unknown): unknown {
   return out;
 }
 
+/** metav1.Status as the Event's responseStatus holds it: the bounded fields, empty ones left out. */
+function statusJSON(ctx: RequestContext, code: number): string {
+  const s = ctx.responseStatus;
+  if (!s || s.status !== 'Failure') return `{"metadata":{},"code":${code}}`;
+  let out = `{"metadata":{},"status":${str(s.status)}`;
+  if (s.message) out += `,"message":${str(s.message)}`;
+  if (s.reason) out += `,"reason":${str(s.reason)}`;
+  if (s.details !== undefined) out += `,"details":${JSON.stringify(s.details)}`;
+  return goEscape(`${out},"code":${code}}`);
+}
+
+/** The request's Audit-ID (the client's, when it sent a usable one), also put on the answer. */
+function auditID(ctx: RequestContext): string {
+  const given = ctx.req.headers['audit-id'];
+  const id = typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : randomUUID();
+  if (!ctx.res.headersSent) ctx.res.setHeader('Audit-ID', id);
+  return id;
+}
+
+/** Which credentials a request that failed authentication tried, in kube-apiserver's words. */
+function authenticationMethods(ctx: RequestContext): string {
+  const methods: string[] = [];
+  const authorization = (ctx.req.headers.authorization ?? '').trim();
+  if (/^basic /i.test(authorization)) {
+    const decoded = Buffer.from(authorization.slice(6), 'base64');
+    // Go's BasicAuth: standard base64 of `user:password`.
+    if (decoded.toString('base64').replace(/=+$/, '') === authorization.slice(6).replace(/=+$/, '') && decoded.includes(':')) methods.push('basic');
+  }
+  const parts = authorization.split(' ');
+  if (parts.length > 1 && parts[0]!.toLowerCase() === 'bearer') methods.push('bearer');
+  if ((ctx.url.searchParams.get('access_token') ?? '').trim()) methods.push('access_token');
+  const socket = ctx.req.socket as TLSSocket;
+  if (socket.encrypted && typeof socket.getPeerCertificate === 'function' && Object.keys(socket.getPeerCertificate()).length > 0) methods.push('x509');
+  return methods.length ? `Authentication failed, attempted: ${methods.join(', ')}` : 'Authentication failed, no credentials provided';
+}
+
+/** kube-apiserver's blocking-strict: a request whose arrival could not be recorded is not served. */
+function refuseUnstored(stored: boolean): void {
+  if (!stored) throw errors.internal('failed to store audit event');
+}
+
 export function policyAudit(c: AuditConfig): AuditSink {
   const audited = new WeakMap<RequestContext, Audited>();
+  const kindAndVersion = `{"kind":"Event","apiVersion":${str(c.apiVersion)},"level":"`;
   /** False (or a promise of false) when a strict backend could not store the event. */
-  const emit = (ctx: RequestContext, a: Audited, stage: AuditStage, code?: number): boolean | Promise<boolean> => {
+  const emit = (ctx: RequestContext, a: Audited, stage: AuditStage, status?: string): boolean | Promise<boolean> => {
     if (a.decision.omitStages.has(stage)) return true;
     const info = ctx.info;
+    if (a.who === undefined) {
+      // What every stage says alike, once: one serialization of each run of fields.
+      const user = ctx.user;
+      const who = JSON.stringify({ requestURI: ctx.req.url ?? '/', verb: info.verb, user: user ? userOf(user) : {} });
+      a.who = goEscape(`",${who.slice(1, -1)}`);
+      const where: { sourceIPs: string[]; userAgent?: string; objectRef?: Record<string, string> } = { sourceIPs: sourceIPs(ctx) };
+      const userAgent = ctx.req.headers['user-agent'];
+      if (typeof userAgent === 'string') where.userAgent = userAgent;
+      if (info.isResourceRequest) {
+        const ref: Record<string, string> = { resource: info.resource };
+        if (info.namespace) ref.namespace = info.namespace;
+        if (info.name) ref.name = info.name;
+        if (info.apiGroup) ref.apiGroup = info.apiGroup;
+        ref.apiVersion = info.apiVersion;
+        if (info.subresource) ref.subresource = info.subresource;
+        where.objectRef = ref;
+      }
+      a.where = goEscape(`,${JSON.stringify(where).slice(1, -1)}`);
+    }
+    let line = a.head + stage + a.who;
+    if (ctx.impersonatedUser) line += goEscape(`,"impersonatedUser":${JSON.stringify(userOf(ctx.impersonatedUser))}`);
+    line += a.where;
+    if (status !== undefined) line += `,"responseStatus":${status}`;
     const level = a.decision.level;
-    const event: Record<string, unknown> = {
-      kind: 'Event',
-      apiVersion: c.apiVersion,
-      level,
-      auditID: a.id,
-      stage,
-      requestURI: a.requestURI,
-      verb: info.verb,
-      user: a.user,
-      ...(ctx.impersonatedUser && { impersonatedUser: userOf(ctx.impersonatedUser) }),
-      sourceIPs: a.sourceIPs,
-      ...(a.userAgent !== undefined && { userAgent: a.userAgent }),
-    };
-    if (a.objectRef) event.objectRef = a.objectRef;
-    if (code !== undefined) {
-      const s = ctx.responseStatus;
-      event.responseStatus = s && s.status === 'Failure' ? { metadata: {}, status: s.status, message: s.message, reason: s.reason, ...(s.details !== undefined && { details: s.details }), code } : { metadata: {}, code };
+    if (level !== 'Metadata' && stage !== 'RequestReceived') {
+      const body = jsonBody(ctx.requestBody, ctx.req.headers['content-type'], a.decision.omitManagedFields);
+      if (body !== undefined) line += goEscape(`,"requestObject":${body}`);
+      if (level === 'RequestResponse' && stage === 'ResponseComplete' && a.response && a.responseBytes <= MAX_RECORDED_BODY_BYTES) {
+        const answer = jsonBody(Buffer.concat(a.response), String(ctx.res.getHeader('content-type') ?? ''), a.decision.omitManagedFields, ctx.res.getHeader('content-encoding') === 'gzip');
+        if (answer !== undefined) line += goEscape(`,"responseObject":${answer}`);
+      }
     }
-    if (LEVEL_RANK[level] >= LEVEL_RANK.Request && stage !== 'RequestReceived') {
-      const body = jsonBody(ctx.requestBody, ctx.req.headers['content-type']);
-      if (body !== undefined) event.requestObject = a.decision.omitManagedFields ? dropManagedFields(body) : body;
-    }
-    if (level === 'RequestResponse' && stage === 'ResponseComplete' && a.response) {
-      const body = a.responseBytes <= MAX_RECORDED_BODY_BYTES ? jsonBody(Buffer.concat(a.response), String(ctx.res.getHeader('content-type') ?? ''), ctx.res.getHeader('content-encoding') === 'gzip') : undefined;
-      if (body !== undefined) event.responseObject = a.decision.omitManagedFields ? dropManagedFields(body) : body;
-    }
-    event.requestReceivedTimestamp = a.received;
-    event.stageTimestamp = microTime(Date.now());
+    // kube-apiserver stamps the arrival's stage with the arrival's time.
+    line += `,"requestReceivedTimestamp":"${a.received}","stageTimestamp":"${stage === 'RequestReceived' ? a.received : microTime(Date.now())}"`;
     for (const _ in ctx.auditAnnotations) {
-      event.annotations = { ...ctx.auditAnnotations };
+      line += goEscape(`,"annotations":${sortedMap(ctx.auditAnnotations)}`);
       break;
     }
-    const stored = c.write(event);
+    const stored = c.write(`${line}}`);
     return stored === undefined || stored;
   };
   return {
     requestReceived(ctx) {
-      const given = ctx.req.headers['audit-id'];
-      const id = typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : randomUUID();
-      if (!ctx.res.headersSent) ctx.res.setHeader('Audit-ID', id);
+      const id = auditID(ctx);
       let decision = evaluatePolicy(c.policy, ctx.user, ctx.info);
-      if (decision.level === 'None') return;
+      if (decision.level === 'None') return false;
       const i = ctx.info;
       if (LEVEL_RANK[decision.level] > LEVEL_RANK.Metadata && i.isResourceRequest && (c.secretResources.has(`${i.apiGroup}/${i.resource}`) || c.secretResources.has(`${i.apiGroup}/${i.resource}/${i.subresource}`)))
         decision = { ...decision, level: 'Metadata' };
-      const userAgent = ctx.req.headers['user-agent'];
       const a: Audited = {
-        id,
         decision,
+        head: `${kindAndVersion}${decision.level}","auditID":${str(id)},"stage":"`,
         received: microTime(ctx.receivedAt),
-        requestURI: ctx.req.url ?? '/',
-        user: ctx.user ? userOf(ctx.user) : { username: '' },
-        sourceIPs: sourceIPs(ctx),
-        ...(typeof userAgent === 'string' && { userAgent }),
-        ...(i.isResourceRequest && {
-          objectRef: {
-            resource: i.resource,
-            ...(i.namespace && { namespace: i.namespace }),
-            ...(i.name && { name: i.name }),
-            ...(i.apiGroup && { apiGroup: i.apiGroup }),
-            apiVersion: i.apiVersion,
-            ...(i.subresource && { subresource: i.subresource }),
-          },
-        }),
         responseBytes: 0,
       };
       audited.set(ctx, a);
       const received = emit(ctx, a, 'RequestReceived');
       const res = ctx.res;
-      const longRunning = ctx.info.verb === 'watch';
-      if (longRunning) {
+      if (ctx.info.verb === 'watch') {
         // A watch's answer starts long before it completes: that is a stage of its own.
-        const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => typeof res;
-        res.writeHead = ((...args: unknown[]) => {
-          const r = writeHead(...args);
-          emit(ctx, a, 'ResponseStarted', res.statusCode);
-          return r;
-        }) as typeof res.writeHead;
-      } else if (decision.level === 'RequestResponse') {
+        if (!decision.omitStages.has('ResponseStarted')) {
+          const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => typeof res;
+          res.writeHead = ((...args: unknown[]) => {
+            const r = writeHead(...args);
+            emit(ctx, a, 'ResponseStarted', statusJSON(ctx, res.statusCode));
+            return r;
+          }) as typeof res.writeHead;
+        }
+      } else if (decision.level === 'RequestResponse' && !decision.omitStages.has('ResponseComplete')) {
         const chunks: Buffer[] = [];
         a.response = chunks;
         const keep = (chunk: unknown, encoding: unknown) => {
@@ -203,17 +272,32 @@ export function policyAudit(c: AuditConfig): AuditSink {
           return end(...args);
         }) as typeof res.end;
       }
-      // kube-apiserver's blocking-strict: a request whose arrival could not be recorded is not served.
-      const refuse = (stored: boolean) => {
-        if (!stored) throw errors.internal('failed to store audit event');
-      };
-      if (typeof received === 'boolean') return refuse(received);
+      if (typeof received === 'boolean') return refuseUnstored(received);
       // A blocking webhook: the request waits for its arrival to be sent.
-      return received.then(refuse);
+      return received.then(refuseUnstored);
     },
     responseComplete(ctx, code) {
       const a = audited.get(ctx);
-      if (a) emit(ctx, a, 'ResponseComplete', code);
+      if (!a || a.done) return;
+      a.done = true;
+      emit(ctx, a, 'ResponseComplete', statusJSON(ctx, code));
+    },
+    authenticationFailed(ctx) {
+      // kube-apiserver's WithFailedAuthenticationAudit: the policy as for a request of no user, one
+      // event at ResponseStarted, whose status says which credentials were tried.
+      const id = auditID(ctx);
+      const decision = evaluatePolicy(c.policy, undefined, ctx.info);
+      if (decision.level === 'None') return;
+      const a: Audited = { decision, head: `${kindAndVersion}${decision.level}","auditID":${str(id)},"stage":"`, received: microTime(ctx.receivedAt), responseBytes: 0, done: true };
+      emit(ctx, a, 'ResponseStarted', goEscape(`{"metadata":{},"message":${str(authenticationMethods(ctx))},"code":401}`));
+    },
+    panicked(ctx, err) {
+      // kube-apiserver's WithAudit on a panic: this stage and a 500 made up here, and no ResponseComplete.
+      const a = audited.get(ctx);
+      if (!a || a.done) return;
+      a.done = true;
+      const message = `APIServer panic'd: ${err instanceof Error ? err.message : String(err)}`;
+      emit(ctx, a, 'Panic', goEscape(`{"metadata":{},"status":"Failure","message":${str(message)},"reason":"InternalError","code":500}`));
     },
   };
 }

@@ -152,11 +152,20 @@ function ruleMatches(r: PolicyRule, user: UserInfo | undefined, info: RequestInf
   return true;
 }
 
+const NOT_AUDITED: AuditDecision = { level: 'None', omitStages: new Set(), omitManagedFields: false };
+/** Each rule's decision, made once: requests share it. */
+const decisions = new WeakMap<PolicyRule, AuditDecision>();
+
 /** The decision for a request: its first matching rule's, or None. */
 export function evaluatePolicy(policy: AuditPolicy, user: UserInfo | undefined, info: RequestInfo): AuditDecision {
   for (const r of policy.rules) {
     if (!ruleMatches(r, user, info)) continue;
-    return { level: r.level, omitStages: new Set([...policy.omitStages, ...r.omitStages]), omitManagedFields: r.omitManagedFields ?? policy.omitManagedFields };
+    let d = decisions.get(r);
+    if (!d) {
+      d = { level: r.level, omitStages: new Set([...policy.omitStages, ...r.omitStages]), omitManagedFields: r.omitManagedFields ?? policy.omitManagedFields };
+      decisions.set(r, d);
+    }
+    return d;
   }
-  return { level: 'None', omitStages: new Set(), omitManagedFields: false };
+  return NOT_AUDITED;
 }

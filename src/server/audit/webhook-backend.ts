@@ -32,8 +32,8 @@ export interface AuditWebhookOptions {
 }
 
 export interface AuditWebhookBackend {
-  /** Batch: queues the event (true). Blocking modes: sends it; the answer says whether it was sent (always true in blocking). */
-  write(event: object): boolean | Promise<boolean>;
+  /** Batch: queues the event, given as its JSON line (true). Blocking modes: sends it; the answer says whether it was sent (always true in blocking). */
+  write(line: string): boolean | Promise<boolean>;
   /** Sends what is buffered (waiting at most `timeoutMs`), then closes the connections. */
   close(timeoutMs?: number): Promise<void>;
 }
@@ -46,14 +46,17 @@ export function auditWebhookBackend(o: AuditWebhookOptions, apiVersion: string, 
     throw new Error(`--audit-webhook-config-file: ${(e as Error).message}`);
   }
   const client = webhookClient(config, { initialBackoffMs: o.initialBackoffMs ?? 10_000, answer: 'ignored' });
+  // The events are JSON already: the list is put together around them, not serialized again.
+  const listHead = `{"kind":"EventList","apiVersion":${JSON.stringify(apiVersion)},"metadata":{},"items":[`;
+  const eventList = (lines: readonly string[]) => Buffer.from(`${listHead}${lines.join(',')}]}`);
   if (o.mode === 'blocking' || o.mode === 'blocking-strict') {
     const strict = o.mode === 'blocking-strict';
     const inFlight = new Set<Promise<boolean>>();
     let closed = false;
     return {
-      write(event) {
+      write(line) {
         if (closed) return !strict;
-        const sent = client.post({ kind: 'EventList', apiVersion, metadata: {}, items: [event] }).then(
+        const sent = client.post(eventList([line])).then(
           () => true,
           (e: unknown) => {
             log(`audit webhook: 1 event dropped: ${(e as Error).message}`);
@@ -74,15 +77,15 @@ export function auditWebhookBackend(o: AuditWebhookOptions, apiVersion: string, 
   const maxBatch = o.maxBatchSize ?? 400;
   const maxWait = o.maxBatchWaitMs ?? 30_000;
   const bufferSize = o.bufferSize ?? 10_000;
-  let buffer: object[] = [];
+  let buffer: string[] = [];
   let timer: NodeJS.Timeout | undefined;
   let sending: Promise<void> | undefined;
   let dropped = 0;
   let closed = false;
 
-  const send = async (items: object[]) => {
+  const send = async (items: string[]) => {
     try {
-      await client.post({ kind: 'EventList', apiVersion, metadata: {}, items });
+      await client.post(eventList(items));
     } catch (e) {
       log(`audit webhook: ${items.length} events dropped: ${(e as Error).message}`);
     }
@@ -105,7 +108,7 @@ export function auditWebhookBackend(o: AuditWebhookOptions, apiVersion: string, 
     timer.unref();
   };
   return {
-    write(event) {
+    write(line) {
       if (closed) return true;
       if (buffer.length >= bufferSize) {
         // Logged once per run of drops, not once per event.
@@ -116,7 +119,7 @@ export function auditWebhookBackend(o: AuditWebhookOptions, apiVersion: string, 
         log(`audit webhook: ${dropped} events were dropped`);
         dropped = 0;
       }
-      buffer.push(event);
+      buffer.push(line);
       if (buffer.length >= maxBatch) flush();
       else schedule();
       return true;
