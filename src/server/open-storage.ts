@@ -16,6 +16,8 @@ export interface StorageOptions {
   etcdRequestTimeoutMs?: number;
   dataDir?: string;
   storageRetentionMs?: number;
+  /** Test knob: the embedded store's bound on history bytes (default 128 MiB). */
+  storageMaxHistoryBytes?: number;
 }
 
 export interface OpenedStorage {
@@ -40,7 +42,7 @@ export async function openStorage(o: StorageOptions): Promise<OpenedStorage> {
   } else {
     const path = o.dataDir ?? (throwaway = mkdtempSync(join(tmpdir(), 'orch-apiserver-')));
     try {
-      backend = await openLmdbStorage({ path, retentionMs: o.storageRetentionMs });
+      backend = await openLmdbStorage({ path, retentionMs: o.storageRetentionMs, maxHistoryBytes: o.storageMaxHistoryBytes });
     } catch (e) {
       if (throwaway) rmSync(throwaway, { recursive: true, force: true });
       throw e;

@@ -24,8 +24,18 @@ export interface ServerOptions {
   /** `--runtime-config` pairs: `coordination.orch.io/v1=false`. */
   runtimeConfig?: string;
   watchCacheRetentionMs?: number;
+  /**
+   * Test knob: each watch cache keeps event values up to this many bytes (default 64 MiB), so a
+   * test reaches the bound with a few large writes.
+   */
+  watchCacheMaxEventBytes?: number;
   /** How long the embedded store keeps history (resume, Exact reads, continue tokens); default 5 min. */
   storageRetentionMs?: number;
+  /**
+   * Test knob: the embedded store keeps history values up to about this many bytes (default
+   * 128 MiB), so a test proves the bound with a few large writes instead of hundreds.
+   */
+  storageMaxHistoryBytes?: number;
   maxRequestsInflight?: number;
   maxMutatingRequestsInflight?: number;
   requestTimeoutMs?: number;

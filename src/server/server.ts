@@ -111,7 +111,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   // With the Node mode, NodeRestriction keeps each node to its own objects.
   const nodeMode = !opts.authorizer && authorization.includes('Node');
   const admission = nodeMode ? [nodeRestriction(naming)] : [];
-  const served = await buildStores(defs, encrypted(instrumentStorage(opened.backend, metrics.storage)), { naming, featureGates, declarative, watchCacheRetentionMs: opts.watchCacheRetentionMs, admission });
+  const served = await buildStores(defs, encrypted(instrumentStorage(opened.backend, metrics.storage)), { naming, featureGates, declarative, watchCacheRetentionMs: opts.watchCacheRetentionMs, watchCacheMaxEventBytes: opts.watchCacheMaxEventBytes, admission });
   cleanups.push(() => served.close());
   lookups.bind(served.stores);
   legacyLookups.bind(served.stores);

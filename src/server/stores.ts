@@ -19,6 +19,8 @@ export interface StoresOptions {
   featureGates: FeatureGates;
   declarative: DeclarativeValidation;
   watchCacheRetentionMs?: number;
+  /** Test knob: each watch cache's bound on event bytes (default 64 MiB). */
+  watchCacheMaxEventBytes?: number;
   /** Admission plugins run after NamespaceLifecycle (NodeRestriction with the Node mode). */
   admission?: readonly Admission[];
 }
@@ -91,6 +93,7 @@ export async function buildStores(defs: readonly KindDefinition[], backend: Stor
       cache = await openWatchCache(backend, {
         prefix,
         retentionMs: o.watchCacheRetentionMs,
+        maxEventBytes: o.watchCacheMaxEventBytes,
         // With the gate off, consistent reads always go to storage.
         ...(o.featureGates.ConsistentListFromCache ? {} : { consistentReadsFromCache: false }),
       });

@@ -272,7 +272,9 @@ const k = kubectlFor(server, { namespace: NS, label: 'kinds-kubectl', timeoutMs:
 const kubectl = (args: string[], input?: string) => k.run(args, input);
 const ok = (args: string[], input?: string) => k.ok(args, input);
 
-describe('kubectl, every kind', () => {
+// Three kinds at a time: each case has its own kind and names, and most of its time is kubectl
+// starting and waiting on the server.
+describe('kubectl, every kind', { concurrency: 3 }, () => {
   for (const c of CASES) {
     test(`${c.kind}: create -f, get, get -o json, patch, replace, ${c.status ? 'patch --subresource=status, ' : ''}delete`, async () => {
       const name = c.names[1];

@@ -55,10 +55,17 @@ function walk(schemas: Json, refPrefix: string, name: string, path: string, prof
 
 const gvKey = (d: KindDefinition) => (d.group ? `apis/${d.group}/${d.version}` : `api/${d.version}`);
 
+/** One server per profile for the file (every case only reads): kubectl explain shares the orch one. */
+const servers = new Map<'orch' | 'kubernetes', ReturnType<typeof testServer>>();
+function serverFor(profile: 'orch' | 'kubernetes'): ReturnType<typeof testServer> {
+  const domain = profile === 'orch' ? 'orch.io' : 'k8s.io';
+  if (!servers.has(profile)) servers.set(profile, testServer({ naming: profile, runtimeConfig: `coordination.${domain}/v1beta1=true` }));
+  return servers.get(profile)!;
+}
+
 for (const profile of ['orch', 'kubernetes'] as const) {
   describe(`OpenAPI descriptions, ${profile} profile`, async () => {
-    const domain = profile === 'orch' ? 'orch.io' : 'k8s.io';
-    const server = await testServer({ naming: profile, runtimeConfig: `coordination.${domain}/v1beta1=true` });
+    const server = await serverFor(profile);
     const defs = builtinKinds(server.naming, server.featureGates, { componentHealth: async () => [] }).filter((d) => !d.unlisted);
     const index = (await api(server, 'GET', '/openapi/v3')).body as { paths: Record<string, { serverRelativeURL: string }> };
 
@@ -108,7 +115,7 @@ function descriptionAt(d: KindDefinition, path: readonly string[]): string {
 const flat = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 describe('kubectl explain prints the descriptions (orch profile)', async () => {
-  const server = await testServer({ runtimeConfig: 'coordination.orch.io/v1beta1=true' });
+  const server = await serverFor('orch');
   const defs = builtinKinds(server.naming, server.featureGates, { componentHealth: async () => [] }).filter((d) => !d.unlisted);
   /** The definition kubectl explains: the kind at the `--api-version` given, else the first served. */
   const kind = (k: string, args: readonly string[]) => {

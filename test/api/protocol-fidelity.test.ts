@@ -177,7 +177,9 @@ describe('no new finalizers on an object that is being deleted', () => {
   });
 });
 
-describe('bookmarks on a watch that allows them', () => {
+// The two cases wait on timers (a watch's timeout, the bookmark interval), not on each other: they
+// run side by side, each in its own namespace.
+describe('bookmarks on a watch that allows them', { concurrency: true }, () => {
   test('an idle watch gets one about two seconds before its timeout ends it, at the version it started from', async () => {
     const ns = await namespace('bookmarks');
     const leases = `/apis/coordination.orch.io/v1/namespaces/${ns}/leases`;

@@ -1,8 +1,13 @@
-// Child process of the crash test: writes as fast as it can and reports every acknowledged write
-// on stdout ("<revision> <key>"), until it is killed.
+// Child process of the crash test: loads its modules, says "loaded", and waits for a line on stdin
+// (the test starts the next writer while it checks the last one); then writes as fast as it can and
+// reports every acknowledged write on stdout ("<revision> <key>"), until it is killed.
+import { once } from 'node:events';
 import { openLmdbStorage } from '../../src/storage/lmdb/lmdb-storage.ts';
 
 const [dir, run] = process.argv.slice(2);
+process.stdout.write('loaded\n');
+process.stdin.resume();
+await once(process.stdin, 'data');
 const storage = await openLmdbStorage({ path: dir });
 let i = 0;
 process.stdout.write('ready\n');
