@@ -11,6 +11,9 @@
 //   npm run bench:hostile                   every case, then memory (bench/hostile-memory.ts)
 //   HOSTILE_ONLY=yaml npm run bench:hostile  the cases whose name contains `yaml`
 //   HOSTILE_ONLY=memory npm run bench:hostile  memory only
+//   HOSTILE_PROFILE_DIR=dir                  also profiles one more run of each case at 1 and 3 MiB
+//                                            (every thread; bench/hostile-profile.ts) and prints
+//                                            the functions whose self time grew most
 import { createServer, request, type Agent, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -23,6 +26,7 @@ import type { KObject } from '../src/machinery/meta.ts';
 import { fmt } from './lib.ts';
 import { patchCases } from './hostile-patches.ts';
 import { hostileMemory } from './hostile-memory.ts';
+import { printGrowth, saveProfiles, selfTimes, ThreadProfiler, type CpuProfile } from './hostile-profile.ts';
 import { pollReadyz } from '../test/support/readyz.ts';
 
 export interface HostileCase {
@@ -296,6 +300,8 @@ const READYZ_GOAL_MS = 250;
 const FLOOR_MARGIN = 1.15;
 /** Each size from 1 MiB on is measured this many times and the fastest counts: one run is noisy. */
 const REPEATS = Number(process.env.HOSTILE_REPEATS ?? 3);
+/** Where CPU profiles of one more run at 1 and 3 MiB go, when set (the directory must exist). */
+const PROFILE_DIR = process.env.HOSTILE_PROFILE_DIR;
 
 interface Measured {
   status: number;
@@ -312,13 +318,13 @@ const collect: () => void = (() => {
   return runInNewContext('gc') as () => void;
 })();
 
-async function measureOnce(c: HostileCase, url: string, namespace: string, bytes: number): Promise<Measured> {
+async function measureOnce(c: HostileCase, url: string, namespace: string, bytes: number, around?: (run: () => Promise<Answer>) => Promise<Answer>): Promise<Measured> {
   const r = await c.build(bytes, { url, namespace });
   collect();
   // The other client polls from a thread of its own: on this loop it could not be waiting while
   // the server (in this process) holds the loop.
   const poller = await pollReadyz(url);
-  const a = await send(url, r);
+  const a = await (around ? around(() => send(url, r)) : send(url, r));
   const { worstMs } = await poller.stop();
   return { status: a.status, ms: a.ms, readyz: worstMs, bytes: r.body.length, v8ms: a.status < 300 ? v8Floor(r.body, a.body) : undefined };
 }
@@ -370,6 +376,31 @@ async function caseServer(namespace: string): Promise<Awaited<ReturnType<typeof 
   return server;
 }
 
+/**
+ * One more run at 1 MiB and at 3 MiB, profiled on every thread (not counted in the figures): the
+ * profiles are written to `dir` and the functions whose self time grew most are printed.
+ */
+async function profileCase(c: HostileCase, url: string, namespace: string, dir: string): Promise<void> {
+  const label = c.name.replace(/[^\w]+/g, '-');
+  const times: Map<string, number>[] = [];
+  const sizes = SIZES.slice(1);
+  for (const bytes of sizes) {
+    let profiles = new Map<string, CpuProfile>();
+    await measureOnce(c, url, namespace, bytes, async (run) => {
+      const profiler = await ThreadProfiler.start();
+      try {
+        return await run();
+      } finally {
+        profiles = await profiler.stop();
+      }
+    });
+    await saveProfiles(dir, `${label}-${Math.round(bytes / KiB)}K`, profiles);
+    times.push(selfTimes(profiles.values()));
+  }
+  console.log(`  ${c.name}: self time per function at 3 MiB (every thread), and its growth from 1 MiB; profiles in ${dir}`);
+  printGrowth(times[0]!, times[1]!, sizes[1]! / sizes[0]!);
+}
+
 async function timing(cases: HostileCase[]): Promise<number> {
   const echo = await echoServer();
   const namespace = 'hostile';
@@ -389,6 +420,7 @@ async function timing(cases: HostileCase[]): Promise<number> {
         // The first large body of a format starts a write worker; that start is no size's cost.
         await measure(c, server.url, namespace, 64 * KiB);
         for (const bytes of SIZES) at.push(await measure(c, server.url, namespace, bytes, bytes >= MiB ? REPEATS : 1));
+        if (PROFILE_DIR) await profileCase(c, server.url, namespace, PROFILE_DIR);
       } finally {
         await server.close();
       }
