@@ -6,11 +6,16 @@
 // the same process reading and answering the same bytes, measured in the same run.
 //
 // Goals (issue 23): growth ≤ 3.5× from 1 to 3 MiB, `/readyz` never more than 250 ms behind one
-// request of 3 MiB. Rows that miss them are marked.
+// request of 3 MiB. Rows that miss them are marked. The 1 MiB and 3 MiB runs of a case alternate
+// (HOSTILE_REPEATS rounds, 3 by default; the fastest of each size counts), so a change in the
+// machine's load during a case does not show as growth; on a shared machine use 5 or more.
 //
 //   npm run bench:hostile                   every case, then memory (bench/hostile-memory.ts)
 //   HOSTILE_ONLY=yaml npm run bench:hostile  the cases whose name contains `yaml`
 //   HOSTILE_ONLY=memory npm run bench:hostile  memory only
+//   HOSTILE_PROFILE_DIR=dir                  also profiles one more run of each case at 1 and 3 MiB
+//                                            (every thread; bench/hostile-profile.ts) and prints
+//                                            the functions whose self time grew most
 import { createServer, request, type Agent, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -23,6 +28,7 @@ import type { KObject } from '../src/machinery/meta.ts';
 import { fmt } from './lib.ts';
 import { patchCases } from './hostile-patches.ts';
 import { hostileMemory } from './hostile-memory.ts';
+import { printGrowth, saveProfiles, selfTimes, ThreadProfiler, type CpuProfile } from './hostile-profile.ts';
 import { pollReadyz } from '../test/support/readyz.ts';
 
 export interface HostileCase {
@@ -294,8 +300,10 @@ const READYZ_GOAL_MS = 250;
  * work must be off the event loop (the /readyz goal). docs/architecture.md, "Hostile input".
  */
 const FLOOR_MARGIN = 1.15;
-/** Each size from 1 MiB on is measured this many times and the fastest counts: one run is noisy. */
+/** Each size from 1 MiB on is measured this many times, the sizes in turn, and the fastest counts: one run is noisy. */
 const REPEATS = Number(process.env.HOSTILE_REPEATS ?? 3);
+/** Where CPU profiles of one more run at 1 and 3 MiB go, when set (the directory must exist). */
+const PROFILE_DIR = process.env.HOSTILE_PROFILE_DIR;
 
 interface Measured {
   status: number;
@@ -312,27 +320,37 @@ const collect: () => void = (() => {
   return runInNewContext('gc') as () => void;
 })();
 
-async function measureOnce(c: HostileCase, url: string, namespace: string, bytes: number): Promise<Measured> {
+async function measureOnce(c: HostileCase, url: string, namespace: string, bytes: number, around?: (run: () => Promise<Answer>) => Promise<Answer>): Promise<Measured> {
   const r = await c.build(bytes, { url, namespace });
   collect();
   // The other client polls from a thread of its own: on this loop it could not be waiting while
   // the server (in this process) holds the loop.
   const poller = await pollReadyz(url);
-  const a = await send(url, r);
+  const a = await (around ? around(() => send(url, r)) : send(url, r));
   const { worstMs } = await poller.stop();
   return { status: a.status, ms: a.ms, readyz: worstMs, bytes: r.body.length, v8ms: a.status < 300 ? v8Floor(r.body, a.body) : undefined };
 }
 
 /** The fastest of `repeats` runs (the worst /readyz of all of them). */
 async function measure(c: HostileCase, url: string, namespace: string, bytes: number, repeats = 1): Promise<Measured> {
-  let best: Measured | undefined;
-  let readyz = 0;
-  for (let i = 0; i < repeats; i++) {
-    const m = await measureOnce(c, url, namespace, bytes);
-    readyz = Math.max(readyz, m.readyz);
-    if (!best || m.ms < best.ms) best = m;
-  }
-  return { ...best!, readyz };
+  return (await measureInterleaved(c, url, namespace, [bytes], repeats))[0]!;
+}
+
+/**
+ * The fastest of `repeats` runs at each size (the worst /readyz of all of them), the sizes taken
+ * in turn in each round: a machine whose load changes during the case slows every size alike, so
+ * the growth from one size to the next stays a property of the server.
+ */
+async function measureInterleaved(c: HostileCase, url: string, namespace: string, sizes: readonly number[], repeats: number): Promise<Measured[]> {
+  const best: (Measured | undefined)[] = sizes.map(() => undefined);
+  const readyz = sizes.map(() => 0);
+  for (let i = 0; i < repeats; i++)
+    for (const [k, bytes] of sizes.entries()) {
+      const m = await measureOnce(c, url, namespace, bytes);
+      readyz[k] = Math.max(readyz[k]!, m.readyz);
+      if (!best[k] || m.ms < best[k].ms) best[k] = m;
+    }
+  return best.map((m, k) => ({ ...m!, readyz: readyz[k]! }));
 }
 
 /**
@@ -370,13 +388,38 @@ async function caseServer(namespace: string): Promise<Awaited<ReturnType<typeof 
   return server;
 }
 
+/**
+ * One more run at 1 MiB and at 3 MiB, profiled on every thread (not counted in the figures): the
+ * profiles are written to `dir` and the functions whose self time grew most are printed.
+ */
+async function profileCase(c: HostileCase, url: string, namespace: string, dir: string): Promise<void> {
+  const label = c.name.replace(/[^\w]+/g, '-');
+  const times: Map<string, number>[] = [];
+  const sizes = SIZES.slice(1);
+  for (const bytes of sizes) {
+    let profiles = new Map<string, CpuProfile>();
+    await measureOnce(c, url, namespace, bytes, async (run) => {
+      const profiler = await ThreadProfiler.start();
+      try {
+        return await run();
+      } finally {
+        profiles = await profiler.stop();
+      }
+    });
+    await saveProfiles(dir, `${label}-${Math.round(bytes / KiB)}K`, profiles);
+    times.push(selfTimes(profiles.values()));
+  }
+  console.log(`  ${c.name}: self time per function at 3 MiB (every thread), and its growth from 1 MiB; profiles in ${dir}`);
+  printGrowth(times[0]!, times[1]!, sizes[1]! / sizes[0]!);
+}
+
 async function timing(cases: HostileCase[]): Promise<number> {
   const echo = await echoServer();
   const namespace = 'hostile';
   console.log(`hostile request bodies: ${cases.length} cases; handling ms at 256 KiB / 1 MiB / 3 MiB, ms per MiB (at 3 MiB), growth 1→3 MiB, worst /readyz ms`);
   console.log(`goals: growth ≤ ${GROWTH_GOAL}×, /readyz ≤ ${READYZ_GOAL_MS} ms at 3 MiB; the floor is a bare node:http server reading the same bytes`);
   console.log(`v8: growth of V8's own JSON.parse of a JSON request + JSON.parse and JSON.stringify of the answer; a growth above ${GROWTH_GOAL}× within ${FLOOR_MARGIN}× of it is the shape's floor (ok, floor)`);
-  console.log(`the fastest of ${REPEATS} runs at 1 MiB and 3 MiB counts\n`);
+  console.log(`the fastest of ${REPEATS} runs at 1 MiB and 3 MiB (taken in turn) counts\n`);
   console.log(`${'case'.padEnd(30)} ${'status'.padEnd(11)} ${'256K'.padStart(7)} ${'1M'.padStart(7)} ${'3M'.padStart(7)} ${'ms/MiB'.padStart(7)} ${'growth'.padStart(7)} ${'v8'.padStart(7)} ${'readyz'.padStart(7)} ${'×floor'.padStart(7)}  goals`);
   let missed = 0;
   try {
@@ -388,7 +431,9 @@ async function timing(cases: HostileCase[]): Promise<number> {
       try {
         // The first large body of a format starts a write worker; that start is no size's cost.
         await measure(c, server.url, namespace, 64 * KiB);
-        for (const bytes of SIZES) at.push(await measure(c, server.url, namespace, bytes, bytes >= MiB ? REPEATS : 1));
+        at.push(await measure(c, server.url, namespace, SIZES[0]!));
+        at.push(...(await measureInterleaved(c, server.url, namespace, SIZES.slice(1), REPEATS)));
+        if (PROFILE_DIR) await profileCase(c, server.url, namespace, PROFILE_DIR);
       } finally {
         await server.close();
       }

@@ -32,31 +32,32 @@ export function validateConditions(list: unknown, path: string, rules: Condition
   if (!Array.isArray(list)) return [];
   const errs: FieldError[] = [];
   const seen = new Set<string>();
+  // An item's field path only when there is an error to report (a list may have tens of thousands).
+  const at = (i: number, name: string) => child(child(path, i), name);
   list.forEach((c, i) => {
-    const at = child(path, i);
     if (!isPlainObject(c)) return;
     const type = c.type;
-    if (typeof type !== 'string' || type === '') errs.push(fieldError.required(child(at, 'type')));
+    if (typeof type !== 'string' || type === '') errs.push(fieldError.required(at(i, 'type')));
     else {
-      if (seen.has(type)) errs.push(fieldError.duplicate(child(at, 'type'), type));
+      if (seen.has(type)) errs.push(fieldError.duplicate(at(i, 'type'), type));
       seen.add(type);
-      if (rules.types && !rules.types.includes(type)) errs.push(fieldError.notSupported(child(at, 'type'), type, rules.types));
-      if (rules.qualifiedType) for (const m of qualifiedName(type)) errs.push(fieldError.invalid(child(at, 'type'), type, m));
+      if (rules.types && !rules.types.includes(type)) errs.push(fieldError.notSupported(at(i, 'type'), type, rules.types));
+      if (rules.qualifiedType) for (const m of qualifiedName(type)) errs.push(fieldError.invalid(at(i, 'type'), type, m));
     }
     const status = c.status;
-    if (typeof status !== 'string' || status === '') errs.push(fieldError.required(child(at, 'status')));
-    else if (!(CONDITION_STATUSES as readonly string[]).includes(status)) errs.push(fieldError.notSupported(child(at, 'status'), status, CONDITION_STATUSES));
+    if (typeof status !== 'string' || status === '') errs.push(fieldError.required(at(i, 'status')));
+    else if (!(CONDITION_STATUSES as readonly string[]).includes(status)) errs.push(fieldError.notSupported(at(i, 'status'), status, CONDITION_STATUSES));
     const reason = c.reason;
     if (typeof reason !== 'string' || reason === '') {
-      if (rules.reasonRequired) errs.push(fieldError.required(child(at, 'reason')));
+      if (rules.reasonRequired) errs.push(fieldError.required(at(i, 'reason')));
     } else if (rules.camelCaseReason && !CAMEL_CASE_REASON.test(reason)) {
-      errs.push(fieldError.invalid(child(at, 'reason'), reason, "a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' (regex used for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')"));
+      errs.push(fieldError.invalid(at(i, 'reason'), reason, "a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' (regex used for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')"));
     }
     if (rules.lastTransitionTimeRequired && (c.lastTransitionTime === undefined || c.lastTransitionTime === null || c.lastTransitionTime === ''))
-      errs.push(fieldError.required(child(at, 'lastTransitionTime'), 'must be set'));
-    if (rules.messageRequired && typeof c.message !== 'string') errs.push(fieldError.required(child(at, 'message')));
+      errs.push(fieldError.required(at(i, 'lastTransitionTime'), 'must be set'));
+    if (rules.messageRequired && typeof c.message !== 'string') errs.push(fieldError.required(at(i, 'message')));
     if (rules.observedGeneration && typeof c.observedGeneration === 'number' && c.observedGeneration < 0)
-      errs.push(fieldError.invalid(child(at, 'observedGeneration'), c.observedGeneration, 'must be greater than or equal to zero'));
+      errs.push(fieldError.invalid(at(i, 'observedGeneration'), c.observedGeneration, 'must be greater than or equal to zero'));
   });
   return errs;
 }

@@ -314,6 +314,20 @@ export function compareTyped(t: TypeNode, lhs: JsonValue | undefined, rhs: JsonV
 }
 
 function cmpWalk(t: TypeNode, l: JsonValue | undefined, r: JsonValue | undefined, path: PathElement[], c: Comparison): void {
+  if (l === undefined || r === undefined) {
+    // Only one side: every node of it is added (or removed). A create compares the whole object
+    // this way, so it is walked once, building the set as it goes.
+    const v = l === undefined ? r : l;
+    if (v === undefined) return;
+    let node = l === undefined ? c.added : c.removed;
+    if (path.length === 0) {
+      oneSidedContents(t, v, path, node);
+      return;
+    }
+    for (let i = 0; i < path.length - 1; i++) node = node.descend(path[i]!);
+    oneSidedWalk(t, v, path, node);
+    return;
+  }
   const choice = chooseShape(t, l, r);
   if (choice.lhsShape) cmpHandle(choice.lhsShape, t, l, r, path, c);
   const leaf = cmpHandle(choice.shape, t, l, r, path, c);
@@ -362,6 +376,65 @@ function cmpHandle(shape: Shape, t: TypeNode, l: JsonValue | undefined, r: JsonV
       path.pop();
     }
   return false;
+}
+
+/**
+ * cmpWalk of a value whose other side is missing: `v` is at `path`, whose last element is made a
+ * member of `parent`, and everything below it a member of the child set under that element. The
+ * same members as the two-sided walk, without its per-item bookkeeping or a descent from the root
+ * for every field.
+ */
+function oneSidedWalk(t: TypeNode, v: JsonValue, path: PathElement[], parent: FieldSet): void {
+  const pe = path[path.length - 1]!;
+  if (hasOneSidedContents(t, v)) oneSidedContents(t, v, path, parent.descend(pe));
+  parent.insertMember(pe);
+}
+
+/** Whether the walk goes below `v` (a granular, non-empty list or map) rather than taking it as a leaf. */
+function hasOneSidedContents(t: TypeNode, v: JsonValue): boolean {
+  const shape = shapeOf(t, v);
+  if (shape === 'scalar') return false;
+  if (shape === 'list') return !t.list!.atomic && Array.isArray(v) && v.length > 0;
+  return !t.map!.atomic && isJsonMap(v) && !isEmptyMap(v);
+}
+
+/** The members below `v` (at `path`) into `node`, the set under `path`; nothing for a leaf. */
+function oneSidedContents(t: TypeNode, v: JsonValue, path: PathElement[], node: FieldSet): void {
+  if (!hasOneSidedContents(t, v)) return;
+  if (Array.isArray(v)) {
+    const list = t.list!;
+    // Every item's element first (the first bad item fails the walk before anything below it).
+    const pes = v.map((item, i) => itemElementAt(list, item, path, i));
+    let repeated: Set<string> | undefined;
+    if (pes.length > 1) {
+      const seen = new Set<string>();
+      for (const pe of pes) {
+        if (seen.has(pe.key)) (repeated ??= new Set()).add(pe.key);
+        else seen.add(pe.key);
+      }
+    }
+    for (let i = 0; i < v.length; i++) {
+      const pe = pes[i]!;
+      // A repeated item is owned whole, once.
+      if (repeated?.has(pe.key)) {
+        node.insertMember(pe);
+        continue;
+      }
+      path.push(pe);
+      oneSidedWalk(list.elem, v[i]!, path, node);
+      path.pop();
+    }
+    return;
+  }
+  const m = t.map!;
+  const map = v as JsonMap;
+  for (const k in map) {
+    const sub = map[k];
+    if (sub === undefined) continue;
+    path.push(fieldElement(k));
+    oneSidedWalk(m.fields.get(k) ?? m.elem, sub, path, node);
+    path.pop();
+  }
 }
 
 function cmpListItems(list: ListAtom, lhs: JsonValue[], rhs: JsonValue[], path: PathElement[], c: Comparison): void {
