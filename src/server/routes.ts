@@ -51,7 +51,9 @@ export interface NonApiParts {
 /** The non-API paths; anything else is 404. */
 export function nonApiRoutes(parts: NonApiParts): Handler {
   const { health: checks, metrics } = parts;
-  const openapi = new OpenApi(parts.naming, groupVersions(parts.defs, parts.naming), versionInfo().gitVersion);
+  // Built on the first request for it: a start needs none of it.
+  let built: OpenApi | undefined;
+  const openapi = () => (built ??= new OpenApi(parts.naming, groupVersions(parts.defs, parts.naming), versionInfo().gitVersion));
   const groups = parts.defs.filter((d) => d.group && !d.unlisted).flatMap((d) => [`/apis/${d.group}`, `/apis/${apiVersionOf(d)}`]);
   const index = { paths: ['/api', '/api/v1', '/apis', ...new Set(groups), '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'].sort() };
   return async (ctx) => {
@@ -75,7 +77,7 @@ export function nonApiRoutes(parts: NonApiParts): Handler {
     }
     if (path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {
       if (ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw errors.methodNotAllowed();
-      const r = openapi.serve(path, ctx.req.headers.accept, ctx.req.headers['if-none-match'], ctx.url.searchParams.get('hash'));
+      const r = openapi().serve(path, ctx.req.headers.accept, ctx.req.headers['if-none-match'], ctx.url.searchParams.get('hash'));
       if (!r) throw errors.noRoute();
       ctx.res.writeHead(r.status, r.body === undefined ? r.headers : { ...r.headers, 'Content-Length': Buffer.byteLength(r.body) });
       ctx.res.end(ctx.req.method === 'HEAD' ? undefined : r.body);
