@@ -181,6 +181,15 @@ await server.close();
 export { port, ca };
 `;
 
+/** Preloaded into the command's process: loading tsx or a TypeScript file there fails it (nothing transpiles at run time). */
+const NO_TRANSPILER = `import { register } from 'node:module';
+const hook = \`export async function resolve(specifier, context, next) {
+  if (/^tsx(\\\\/|$)/.test(specifier) || /\\\\.[cm]?tsx?$/.test(specifier)) throw new Error('loaded at run time: ' + specifier);
+  return next(specifier, context);
+}\`;
+register('data:text/javascript,' + encodeURIComponent(hook));
+`;
+
 let scratch = '';
 
 describe('the packed package, installed offline into a scratch project', { concurrency: true }, () => {
@@ -205,6 +214,7 @@ describe('the packed package, installed offline into a scratch project', { concu
     // need @types/ws); the package's declarations alone also without it, every one of them checked.
     writeFileSync(join(scratch, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, skipLibCheck: true }, files: ['readme-example.ts', 'types-check.ts'] }));
     writeFileSync(join(scratch, 'tsconfig.declarations.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, skipLibCheck: false }, files: ['types-check.ts'] }));
+    writeFileSync(join(scratch, 'no-transpiler.mjs'), NO_TRANSPILER);
     for (const dir of ['node-test', 'vitest', 'jest']) mkdirSync(join(scratch, dir));
     writeFileSync(join(scratch, 'node-test', 'server.test.mjs'), serverTest(`import { before, after, test } from 'node:test';`, { before: 'before', after: 'after', test: 'test' }));
     writeFileSync(join(scratch, 'vitest', 'server.test.mjs'), serverTest(`import { beforeAll, afterAll, test } from 'vitest';`, { before: 'beforeAll', after: 'afterAll', test: 'test' }));
@@ -262,9 +272,10 @@ describe('the packed package, installed offline into a scratch project', { concu
     assert.match(r.stderr, /Tests:\s+1 passed/);
   });
 
-  test('npx orch-apiserver --secure-port=0 prints its URL and serves /readyz', async () => {
+  test('npx orch-apiserver --secure-port=0 prints its URL and serves /readyz, loading no TypeScript', async () => {
     const data = join(scratch, 'npx-data');
-    const child = spawn('npx', ['--no-install', 'orch-apiserver', '--secure-port=0', `--data-dir=${data}`], { cwd: scratch, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const env = childEnv({ NODE_OPTIONS: `--import=${join(scratch, 'no-transpiler.mjs')}` });
+    const child = spawn('npx', ['--no-install', 'orch-apiserver', '--secure-port=0', `--data-dir=${data}`], { cwd: scratch, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const exited = new Promise((resolve) => child.on('exit', resolve));
     try {
       let stderr = '';
