@@ -305,8 +305,8 @@ describe('the packed package, installed offline into a scratch project', { concu
       });
       assert.equal(body, '200 ok');
     } finally {
-      // npx runs the command in a shell of its own: stop the whole process group.
-      process.kill(-child.pid!, 'SIGTERM');
+      // npx runs the command in a shell of its own: stop the whole process group (unless it is gone).
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGTERM');
       await exited;
     }
   });
