@@ -309,7 +309,7 @@ describe('APIService', () => {
 
   test('discovery orders groups by their priorities', async () => {
     const groups = (await api(server, 'GET', '/apis')).body.groups.map((g: { name: string }) => g.name);
-    assert.deepEqual(groups, ['apiregistration.orch.io', 'events.orch.io', 'authentication.orch.io', 'authorization.orch.io', 'networking.orch.io', 'rbac.authorization.orch.io', 'coordination.orch.io', 'node.orch.io']);
+    assert.deepEqual(groups, ['apiregistration.orch.io', 'events.orch.io', 'authentication.orch.io', 'authorization.orch.io', 'networking.orch.io', 'rbac.authorization.orch.io', 'apiextensions.orch.io', 'coordination.orch.io', 'node.orch.io']);
   });
 
   test('an APIService backed by a service: port defaults to 443, and it is not available (no such service)', async () => {
