@@ -100,6 +100,7 @@ export interface WritePoolOptions {
 }
 
 export class WritePool implements PreparationOffload {
+  private readonly opts: WritePoolOptions;
   private readonly size: number;
   private readonly known: Set<string>;
   private readonly slots: Slot[] = [];
@@ -109,7 +110,8 @@ export class WritePool implements PreparationOffload {
   /** A worker could not even start (its loader or entry point failed): every write is prepared inline. */
   private broken = false;
 
-  constructor(private readonly opts: WritePoolOptions) {
+  constructor(opts: WritePoolOptions) {
+    this.opts = opts;
     this.size = Math.max(1, opts.size ?? Math.min(4, availableParallelism() - 1));
     this.known = new Set(opts.defs.map(kindKey));
   }
