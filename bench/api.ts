@@ -7,7 +7,7 @@
 //   durable creates          ↔ raw etcd puts (fsync'd, loopback etcd started here), same clients
 //   watch fan-out (1 000)    ↔ a bare server writing one serialized event to 1 000 held responses
 //   16 merge patches racing on one Lease ↔ the same 16 clients each patching its own Lease
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { connect, type Socket } from 'node:net';
@@ -27,8 +27,8 @@ const CREATE_CLIENTS = 16;
 const SMALL_LIST = 10_000;
 const LARGE_LIST = Number(process.env.BENCH_LARGE_LIST ?? 100_000);
 const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 1000);
-/** BENCH_ONLY=get,list,create,watch,apply,protobuf (any subset) runs only those phases, to iterate on one figure. */
-const PHASES = new Set((process.env.BENCH_ONLY ?? 'get,list,create,watch,apply,contended,protobuf').split(',').map((p) => p.trim()));
+/** BENCH_ONLY=startup,get,list,create,watch,apply,protobuf (any subset) runs only those phases, to iterate on one figure. */
+const PHASES = new Set((process.env.BENCH_ONLY ?? 'startup,get,list,create,watch,apply,contended,protobuf').split(',').map((p) => p.trim()));
 /** Clients of the contended-patch phase (issue: 16 clients patching one object). */
 const CONTENDED_CLIENTS = 16;
 const CHANGES = 100;
@@ -582,6 +582,54 @@ async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
     server.proc.stdin!.write('profile-stop\n');
     console.log(`    (profile: ${(await written)?.slice('PROFILED '.length) ?? 'not written'})`);
   }
+}
+
+// ---- 0: start-up, before any other server runs ----
+/**
+ * A fresh `node` that imports the package and starts a server on the embedded store, as a user's
+ * test file does: the time from spawning it to its ready line (import included), and the child's
+ * own split of it (import, startServer) — the in-process figure. The package's compiled JavaScript
+ * (built here first) against the TypeScript sources through tsx, the same start-up a round apart.
+ */
+async function startupRound(entry: string, loader: string[]): Promise<{ readyMs: number; importMs: number; startMs: number }> {
+  const script = `const t0 = performance.now(); const { startServer } = await import(${JSON.stringify(entry)}); const t1 = performance.now();
+const s = await startServer(); const t2 = performance.now(); process.stdout.write(JSON.stringify({ importMs: t1 - t0, startMs: t2 - t1 }) + '\\n'); await s.close();`;
+  const started = performance.now();
+  const child = spawn(process.execPath, [...loader, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('\n')) resolve(out);
+    });
+    child.on('exit', (code) => reject(new Error(`start-up child exited with ${code}: ${out}`)));
+  });
+  const readyMs = performance.now() - started;
+  await new Promise((r) => child.once('exit', r));
+  return { readyMs, ...(JSON.parse(line) as { importMs: number; startMs: number }) };
+}
+
+if (PHASES.has('startup')) {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+  if (built.status !== 0) throw new Error('npm run build failed');
+  const STARTUP_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3) * 2 + 1;
+  const variants = [
+    { name: 'compiled package (dist/)', entry: join(root, 'dist/index.js'), loader: [] as string[] },
+    { name: 'TypeScript sources through tsx', entry: join(root, 'src/index.ts'), loader: ['--import', 'tsx'] },
+  ];
+  const results = new Map<string, { readyMs: number; importMs: number; startMs: number }[]>(variants.map((v) => [v.name, []]));
+  console.log(`\n# start-up: node start to a ready server (import included) beside startServer alone (in-process), ${STARTUP_ROUNDS} alternating rounds, medians`);
+  for (let round = 0; round < STARTUP_ROUNDS; round++) for (const v of variants) results.get(v.name)!.push(await startupRound(v.entry, v.loader));
+  for (const v of variants) {
+    const r = results.get(v.name)!;
+    row(`  ${v.name}: ready after / import / startServer`, `${fmt(median(r.map((x) => x.readyMs)), 0)} ms / ${fmt(median(r.map((x) => x.importMs)), 0)} ms / ${fmt(median(r.map((x) => x.startMs)), 0)} ms`);
+  }
+  const compiled = results.get(variants[0]!.name)!;
+  summary.push([
+    'start-up: node start to ready, compiled (goal < 200 ms); startServer alone',
+    `${fmt(median(compiled.map((x) => x.readyMs)), 0)} ms; ${fmt(median(compiled.map((x) => x.startMs)), 0)} ms`,
+  ]);
 }
 
 try {

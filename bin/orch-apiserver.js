@@ -1,6 +1,12 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx: no build step, no generated output.
-import { register } from 'tsx/esm/api';
+// The orch-apiserver command. An installed package runs its compiled JavaScript (dist/): nothing is
+// transpiled at run time. A source checkout (src/ beside this folder) runs its TypeScript through
+// tsx, a development dependency, so that its tests and a development loop never run a stale build;
+// ORCH_APISERVER_RUN=dist makes a checkout run its build instead (`npm start` builds, then does).
+import { existsSync } from 'node:fs';
 
-register();
-await import('./orch-apiserver.ts');
+const source = new URL('../src/server/cli.ts', import.meta.url);
+const fromSource = process.env.ORCH_APISERVER_RUN !== 'dist' && existsSync(source);
+if (fromSource) (await import('tsx/esm/api')).register();
+const { main } = await import(fromSource ? source.href : '../dist/server/cli.js');
+await main(process.argv.slice(2));

@@ -37,6 +37,7 @@ const alone = [
  * parallel run end together instead of one long file running on alone at the end.
  */
 const longest = [
+  'test/package/package.test.ts',
   'test/api/bad-input-corpus.test.ts',
   'test/api/all-kinds-clients.test.ts',
   'test/api/authn-oidc.test.ts',

@@ -1,4 +1,8 @@
-// The embeddable API: start a server in-process (tests, tools) and the building blocks it exposes.
+/**
+ * The embeddable API: start a server in-process (tests, tools) and the building blocks it exposes.
+ *
+ * @packageDocumentation
+ */
 
 export { startServer, type RunningServer, type ServerOptions } from './server/server.ts';
 export type { AuthenticationOptions, SecureServingOptions } from './server/options.ts';

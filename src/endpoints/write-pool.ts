@@ -167,9 +167,9 @@ export class WritePool implements PreparationOffload {
 
   private spawn(): Slot {
     const data: WriteWorkerData = { naming: this.opts.naming, featureGates: { ...this.opts.featureGates } };
-    // The sources are TypeScript: the worker registers the same loader the server runs under
+    // From the TypeScript sources the worker registers the same loader the server runs under
     // before it loads its entry point, whether the server was started with `--import tsx` or
-    // registered it at run time.
+    // registered it at run time (see LOADER_URL).
     const worker = new Worker(BOOTSTRAP, {
       eval: true,
       execArgv: [],
@@ -244,9 +244,12 @@ const tooCostly = () =>
 
 const jobTimedOut = () => errors.timeout('Timeout: request did not complete within requested timeout - context deadline exceeded');
 
-const ENTRY_URL = new URL('./write-worker.ts', import.meta.url).href;
-const LOADER_URL = import.meta.resolve('tsx/esm/api');
+// Compiled (the package's JavaScript) the worker loads its entry as it is; from the TypeScript
+// sources it first registers tsx, a development dependency, which is never resolved otherwise.
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+const ENTRY_URL = new URL(FROM_SOURCE ? './write-worker.ts' : './write-worker.js', import.meta.url).href;
+const LOADER_URL = FROM_SOURCE ? import.meta.resolve('tsx/esm/api') : undefined;
 const BOOTSTRAP = `
 const { workerData } = require('node:worker_threads');
-import(workerData.loader).then((m) => { m.register(); return import(workerData.entry); });
+(workerData.loader ? import(workerData.loader).then((m) => m.register()) : Promise.resolve()).then(() => import(workerData.entry));
 `;

@@ -73,6 +73,9 @@ export async function listen(options: ListenOptions, handle: RequestListener): P
   server.on(tls ? 'secureConnection' : 'connection', (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
+    // Accepted before the shutdown began but through its handshake only after: it has no request
+    // yet, and ends as the other idle connections did instead of holding the shutdown.
+    if (draining) setImmediate(() => endIfIdle(s));
   });
   // Requests per connection whose responses have not been flushed yet, so shutdown closes each
   // connection only once its last response has gone out.

@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Storage } from '../storage/interface.ts';
 import { openLmdbStorage } from '../storage/lmdb/lmdb-storage.ts';
-import { openEtcdStorage } from '../storage/etcd/etcd-storage.ts';
 import type { HealthCheck } from './health.ts';
 
 export interface StorageOptions {
@@ -38,6 +37,8 @@ export async function openStorage(o: StorageOptions): Promise<OpenedStorage> {
   let throwaway: string | undefined;
   if (isEtcd(o)) {
     if (!o.etcdServers?.length) throw new Error('--etcd-servers must be specified with --storage-backend=etcd3');
+    // Loaded on first use: the etcd client and gRPC cost a start on the embedded store a third of its import time.
+    const { openEtcdStorage } = await import('../storage/etcd/etcd-storage.ts');
     backend = await openEtcdStorage({ endpoints: o.etcdServers, requestTimeoutMs: o.etcdRequestTimeoutMs });
   } else {
     const path = o.dataDir ?? (throwaway = mkdtempSync(join(tmpdir(), 'orch-apiserver-')));

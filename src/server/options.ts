@@ -9,6 +9,12 @@ import type { FeatureGates } from '../machinery/feature-gates.ts';
 import type { AuditSink } from './filters.ts';
 import type { KindDefinition } from '../registry/definition.ts';
 
+/**
+ * The settings of {@link startServer}, one for each command-line flag (`--secure-port` is `port`,
+ * `--data-dir` is `dataDir`, …). Every one is optional: `startServer()` serves HTTPS on a free
+ * loopback port with throw-away storage, client-certificate authentication and `Node,RBAC`
+ * authorization, and writes an administrator's kubeconfig.
+ */
 export interface ServerOptions {
   /** Where the server listens; default 127.0.0.1 (loopback), as on the command line. */
   bindAddress?: string;
@@ -137,6 +143,7 @@ export interface AuthorizationWebhookOptions {
   timeoutMs?: number;
 }
 
+/** HTTPS: the serving certificate and the TLS versions and ciphers offered (the `--tls-*` and `--cert-dir` flags). */
 export interface SecureServingOptions {
   /**
    * `--cert-dir`: where generated certificates are kept and reused on restart. Default
@@ -159,6 +166,7 @@ export interface InsecureServingOptions {
   allowRemote?: boolean;
 }
 
+/** How requests are authenticated: client certificates, an authenticating proxy, tokens (the `--client-ca-file`, `--requestheader-*`, `--token-auth-file`, `--service-account-*`, `--oidc-*` and webhook flags). */
 export interface AuthenticationOptions {
   /** `--client-ca-file`: CAs of client certificates. Over HTTPS the default is the server's generated CA. */
   clientCaFile?: string;
@@ -287,13 +295,17 @@ export interface OidcOptions {
   signingAlgs?: string[];
 }
 
+/** A started server, as {@link startServer} returns it. */
 export interface RunningServer {
   /** Where clients reach it (loopback when it listens on every interface). */
   url: string;
   /** Where it listens: the bound address and port (`http://0.0.0.0:8080`). */
   listening: string;
+  /** The port it listens on (the one picked when `port` was 0). */
   port: number;
+  /** The naming profile it serves (API group suffix, wire-level names). */
   naming: Naming;
+  /** The feature gates in force, after defaults and `featureGates`. */
   featureGates: FeatureGates;
   /** Over HTTPS (the default): the administrator's kubeconfig (client certificate in `system:masters`), its text and where it is written. */
   kubeconfig?: string;

@@ -51,7 +51,9 @@ export interface NonApiParts {
 
 /** OpenAPI and the path index of a set of kinds, built once per set. */
 function documents(defs: readonly KindDefinition[], naming: Naming) {
-  const openapi = new OpenApi(naming, groupVersions(defs, naming), versionInfo().gitVersion);
+  // Built on the first request for it: a start needs none of it.
+  let built: OpenApi | undefined;
+  const openapi = () => (built ??= new OpenApi(naming, groupVersions(defs, naming), versionInfo().gitVersion));
   const groups = defs.filter((d) => d.group && !d.unlisted).flatMap((d) => [`/apis/${d.group}`, `/apis/${apiVersionOf(d)}`]);
   const index = { paths: ['/api', '/api/v1', '/apis', ...new Set(groups), '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'].sort() };
   return { openapi, index };
@@ -60,11 +62,11 @@ function documents(defs: readonly KindDefinition[], naming: Naming) {
 /** The non-API paths; anything else is 404. */
 export function nonApiRoutes(parts: NonApiParts): Handler {
   const { health: checks, metrics } = parts;
-  let built = { defs: parts.defs(), ...documents(parts.defs(), parts.naming) };
+  let built: ({ defs: readonly KindDefinition[] } & ReturnType<typeof documents>) | undefined;
   // Rebuilt on the first request after the set of kinds changed.
   const current = () => {
     const defs = parts.defs();
-    if (defs !== built.defs) built = { defs, ...documents(defs, parts.naming) };
+    if (!built || defs !== built.defs) built = { defs, ...documents(defs, parts.naming) };
     return built;
   };
   return async (ctx) => {
@@ -88,7 +90,7 @@ export function nonApiRoutes(parts: NonApiParts): Handler {
     }
     if (path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {
       if (ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw errors.methodNotAllowed();
-      const r = current().openapi.serve(path, ctx.req.headers.accept, ctx.req.headers['if-none-match'], ctx.url.searchParams.get('hash'));
+      const r = current().openapi().serve(path, ctx.req.headers.accept, ctx.req.headers['if-none-match'], ctx.url.searchParams.get('hash'));
       if (!r) throw errors.noRoute();
       ctx.res.writeHead(r.status, r.body === undefined ? r.headers : { ...r.headers, 'Content-Length': Buffer.byteLength(r.body) });
       ctx.res.end(ctx.req.method === 'HEAD' ? undefined : r.body);

@@ -48,6 +48,14 @@ import { openWatches, type OpenWatches } from './watches.ts';
 
 export type { RunningServer, ServerOptions } from './options.ts';
 
+/**
+ * Starts an API server in this process and resolves once it is ready (its `/readyz` passes).
+ *
+ * @example
+ * const server = await startServer();   // HTTPS on a free loopback port, throw-away storage
+ * // server.url, server.kubeconfig (the administrator's), server.ca
+ * await server.close();
+ */
 export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
   // A start that fails half-way (a bad flag found by a controller, a port in use) releases
   // whatever it had opened, so an embedding process is left as it was.

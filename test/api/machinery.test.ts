@@ -3,6 +3,9 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { api, startTrusted, testServer } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 
@@ -467,6 +470,24 @@ describe('shutdown', () => {
     await closing;
     await w.ended;
     await assert.rejects(fetch(`${s.url}/livez`));
+  });
+  test('a connection accepted before the shutdown whose TLS handshake ends after it began does not hold the shutdown', async () => {
+    const s = await startTrusted({ log: () => {} });
+    const raw = connect(s.port, '127.0.0.1');
+    raw.on('error', () => {});
+    await once(raw, 'connect');
+    await new Promise((r) => setTimeout(r, 50));
+    const t = performance.now();
+    const closing = s.close();
+    await new Promise((r) => setTimeout(r, 100));
+    const secure = tlsConnect({ socket: raw, rejectUnauthorized: false, servername: 'localhost' });
+    secure.on('error', () => {});
+    await once(secure, 'secureConnect');
+    await closing;
+    const ms = performance.now() - t;
+    secure.destroy();
+    // Without ending it the shutdown waits its grace period: the request timeout and 5 s more.
+    assert.ok(ms < 10_000, `the shutdown took ${Math.round(ms)} ms`);
   });
   test('an in-process server starts on an ephemeral port with throw-away storage', async () => {
     const t = performance.now();

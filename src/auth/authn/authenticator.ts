@@ -5,6 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { UserInfo } from '../../request/user.ts';
 
+/** What an {@link Authenticator} makes of a request: a user, a rejected credential, or no credential of its kind. */
 export type AuthenticationResult =
   /** `audiences`: those of the asked audiences the credential is valid for, when its authenticator knows. */
   | { kind: 'authenticated'; user: UserInfo; audiences?: string[] }
@@ -12,6 +13,7 @@ export type AuthenticationResult =
   /** The message is for the server's log, never for the client (who is told "Unauthorized"), and never holds a credential. */
   | { kind: 'rejected'; message: string };
 
+/** Turns a request into a user; several are chained and the first that recognises its credential decides. */
 export interface Authenticator {
   authenticate(req: IncomingMessage): Promise<AuthenticationResult>;
 }

@@ -19,6 +19,7 @@ export interface Attributes {
 
 type Decision = { decision: 'allow'; reason?: string } | { decision: 'deny'; reason: string } | { decision: 'no-opinion'; reason?: string };
 
+/** Decides whether a user may do a request (allow, deny or no opinion); modes are consulted in order, the first with an opinion decides. */
 export interface Authorizer {
   authorize(attrs: Attributes): Promise<Decision>;
 }

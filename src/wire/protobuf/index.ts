@@ -53,7 +53,9 @@ export { DecodeError } from './decode.ts';
 /** The four bytes every protobuf body starts with: `k8s\0`. */
 export const PROTOBUF_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
 
-const STATUS = messagePlan('wire.apimachinery.Status');
+/** Status's plan, looked up on first use (the schemas are parsed then). */
+let statusPlan: MessagePlan | undefined;
+const STATUS = () => (statusPlan ??= messagePlan('wire.apimachinery.Status'));
 const writer = new WireWriter();
 
 /** Whether `apiVersion`/`kind` (a served kind, its `<Kind>List`, or `v1` Status) has a protobuf form. */
@@ -118,7 +120,7 @@ export function encodeList(list: { apiVersion: string; kind: string; metadata: o
 export function encodeStatus(status: object): Buffer {
   const s = status as JsonObject;
   const apiVersion = typeof s.apiVersion === 'string' && s.apiVersion ? s.apiVersion : 'v1';
-  return produce((w) => writeEnvelope(w, apiVersion, 'Status', STATUS, s));
+  return produce((w) => writeEnvelope(w, apiVersion, 'Status', STATUS(), s));
 }
 
 /**
@@ -128,7 +130,7 @@ export function encodeStatus(status: object): Buffer {
 export function encodeWatchEvent(type: string, object: KObject | object): Buffer {
   const o = object as JsonObject;
   const { apiVersion, kind } = o.kind === 'Status' ? { apiVersion: typeof o.apiVersion === 'string' && o.apiVersion ? o.apiVersion : 'v1', kind: 'Status' } : typeOf(o, 'a watch event object');
-  const plan = kind === 'Status' ? STATUS : kindPlan(apiVersion, kind);
+  const plan = kind === 'Status' ? STATUS() : kindPlan(apiVersion, kind);
   if (!plan) throw new Error(`protobuf: no protobuf form for ${apiVersion} ${kind}`);
   return produce((w) => {
     w.uint32(0x0a).string(type);

@@ -70,9 +70,16 @@ export interface MessagePlan {
 
 const PROTO_FILES = ['apimachinery.proto', 'core.proto', 'apis.proto'];
 
-const root = new protobuf.Root();
-for (const file of PROTO_FILES) protobuf.parse(readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'), root, { keepCase: true });
-root.resolveAll();
+/** The parsed schemas, on first use: a server that never meets protobuf or CBOR never parses them. */
+let parsed: protobuf.Root | undefined;
+function schemas(): protobuf.Root {
+  if (parsed) return parsed;
+  const root = new protobuf.Root();
+  for (const file of PROTO_FILES) protobuf.parse(readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'), root, { keepCase: true });
+  root.resolveAll();
+  collectServed(root);
+  return (parsed = root);
+}
 
 const SPECIAL: Record<string, ValueKind> = {
   '.wire.apimachinery.Time': 'time',
@@ -145,7 +152,7 @@ function planOf(type: protobuf.Type): MessagePlan {
 
 /** The plan of a message by its full name (`wire.apimachinery.Status`). */
 export function messagePlan(fullName: string): MessagePlan {
-  return planOf(root.lookupType(fullName));
+  return planOf(schemas().lookupType(fullName));
 }
 
 // ---- kinds ----
@@ -169,7 +176,6 @@ function collectServed(ns: protobuf.NamespaceBase): void {
     if (nested instanceof protobuf.Namespace || nested instanceof protobuf.Type) collectServed(nested);
   }
 }
-collectServed(root);
 
 /**
  * The group's name before the naming profile's domain when the group is the core group ('') or
@@ -197,7 +203,7 @@ export function kindPlan(apiVersion: string, kind: string): MessagePlan | undefi
   const group = slash < 0 ? '' : apiVersion.slice(0, slash);
   const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
   const segment = builtinSegment(group);
-  const plan = segment === undefined ? undefined : served.get(`${segment}/${version}/${kind}`);
+  const plan = segment === undefined ? undefined : (schemas(), served).get(`${segment}/${version}/${kind}`);
   // Callers may ask about any kind (custom resources too): keep the cache bounded.
   if (kindCache.size >= 4096) kindCache.clear();
   kindCache.set(cacheKey, plan ?? null);
