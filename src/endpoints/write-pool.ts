@@ -248,7 +248,9 @@ const jobTimedOut = () => errors.timeout('Timeout: request did not complete with
 // sources it first registers tsx, a development dependency, which is never resolved otherwise.
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
 const ENTRY_URL = new URL(FROM_SOURCE ? './write-worker.ts' : './write-worker.js', import.meta.url).href;
-const LOADER_URL = FROM_SOURCE ? import.meta.resolve('tsx/esm/api') : undefined;
+// Node.js that strips types itself (22.18 and newer) needs no loader for the sources either.
+const stripsTypes = !!(process.features as { typescript?: string | false }).typescript;
+const LOADER_URL = FROM_SOURCE && !stripsTypes ? import.meta.resolve('tsx/esm/api') : undefined;
 const BOOTSTRAP = `
 const { workerData } = require('node:worker_threads');
 (workerData.loader ? import(workerData.loader).then((m) => m.register()) : Promise.resolve()).then(() => import(workerData.entry));
