@@ -86,8 +86,12 @@ if (files.length === 0) {
   process.exit(1);
 }
 
+// Where Node.js runs TypeScript itself by stripping types (22.18 and newer) no loader is needed, and
+// each test process (and each server process it starts) loads its modules several times faster
+// than through tsx, which older versions use.
+const loader = process.features.typescript ? [] : ['--import', 'tsx'];
 const run = (list, concurrency) =>
-  list.length === 0 ? 0 : (spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...list], { stdio: 'inherit' }).status ?? 1);
+  list.length === 0 ? 0 : (spawnSync(process.execPath, [...loader, '--test', `--test-concurrency=${concurrency}`, ...list], { stdio: 'inherit' }).status ?? 1);
 
 if (jobs === 1) process.exit(run(files, 1));
 const first = files.filter((f) => alone.includes(f));

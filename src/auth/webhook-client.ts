@@ -44,13 +44,19 @@ export interface WebhookClient {
 
 /** Why a call failed; `retriable` when another attempt may succeed. */
 export class WebhookError extends Error {
+  readonly retriable: boolean;
+  readonly status?: number;
+  readonly result: Exclude<CallResult, 'success'>;
   constructor(
     message: string,
-    readonly retriable: boolean,
-    readonly status?: number,
-    readonly result: Exclude<CallResult, 'success'> = status === 504 ? 'timeout' : 'error',
+    retriable: boolean,
+    status?: number,
+    result: Exclude<CallResult, 'success'> = status === 504 ? 'timeout' : 'error',
   ) {
     super(message);
+    this.retriable = retriable;
+    this.status = status;
+    this.result = result;
   }
 }
 

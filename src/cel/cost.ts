@@ -39,8 +39,11 @@ export const PRICES = {
 } as const;
 
 export class CostTracker {
+  readonly limit: number;
   used = 0;
-  constructor(readonly limit: number) {}
+  constructor(limit: number) {
+    this.limit = limit;
+  }
   add(units: number): void {
     this.used += units;
     if (this.used > this.limit) throw new CelCostError(this.limit);
@@ -53,11 +56,15 @@ export class CostTracker {
  * object's validation with Kubernetes' message (`CelBudgetError`).
  */
 export class CostBudget {
+  readonly total: number;
+  readonly perCallLimit: number;
   remaining: number;
   constructor(
-    readonly total: number = DEFAULT_RUNTIME_BUDGET,
-    readonly perCallLimit: number = DEFAULT_PER_CALL_LIMIT,
+    total: number = DEFAULT_RUNTIME_BUDGET,
+    perCallLimit: number = DEFAULT_PER_CALL_LIMIT,
   ) {
+    this.total = total;
+    this.perCallLimit = perCallLimit;
     this.remaining = total;
   }
   /** The limit of the next evaluation: the per-expression limit, or less when less is left. */

@@ -128,14 +128,23 @@ export interface EvaluationResult {
 }
 
 export class CelProgram {
+  readonly expression: string;
+  /** The type the expression evaluates to (`bool`, `string`, `list<string>`, `dyn` …). */
+  readonly outputType: string;
+  private readonly evaluateRoot: (activation: Record<string, unknown>) => unknown;
+  /** The checked AST (read by the cost estimator). */
+  readonly root: AstNode;
   constructor(
-    readonly expression: string,
-    /** The type the expression evaluates to (`bool`, `string`, `list<string>`, `dyn` …). */
-    readonly outputType: string,
-    private readonly evaluateRoot: (activation: Record<string, unknown>) => unknown,
-    /** The checked AST (read by the cost estimator). */
-    readonly root: AstNode,
-  ) {}
+    expression: string,
+    outputType: string,
+    evaluateRoot: (activation: Record<string, unknown>) => unknown,
+    root: AstNode,
+  ) {
+    this.expression = expression;
+    this.outputType = outputType;
+    this.evaluateRoot = evaluateRoot;
+    this.root = root;
+  }
 
   /** The evaluator visits the nodes below the root through its counted `run`; the root is priced here. */
   private run(activation: Record<string, unknown>): unknown {
@@ -184,8 +193,11 @@ type Compiled = CelProgram | CelCompileError;
 
 /** Programs by environment and expression, least recently used first. */
 class ProgramCache {
+  private readonly capacity: number;
   private readonly entries = new Map<string, Compiled>();
-  constructor(private readonly capacity: number) {}
+  constructor(capacity: number) {
+    this.capacity = capacity;
+  }
   get(key: string): Compiled | undefined {
     const hit = this.entries.get(key);
     if (hit !== undefined) {

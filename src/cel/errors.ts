@@ -23,12 +23,16 @@ export interface CelIssue {
  * the offending line and a caret, so it reads the same as Kubernetes' "compilation failed: …".
  */
 export class CelCompileError extends CelError {
+  readonly expression: string;
+  readonly issues: CelIssue[];
   override name = 'CelCompileError';
   constructor(
-    readonly expression: string,
-    readonly issues: CelIssue[],
+    expression: string,
+    issues: CelIssue[],
   ) {
     super(issues.map((i) => formatIssue(expression, i)).join('\n'));
+    this.expression = expression;
+    this.issues = issues;
   }
 }
 
@@ -39,9 +43,11 @@ export class CelEvaluationError extends CelError {
 
 /** The expression used more than its runtime cost budget; it was stopped there. */
 export class CelCostError extends CelEvaluationError {
+  readonly limit: number;
   override name = 'CelCostError';
-  constructor(readonly limit: number) {
+  constructor(limit: number) {
     super('operation cancelled: actual cost limit exceeded');
+    this.limit = limit;
   }
 }
 

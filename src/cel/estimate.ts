@@ -69,12 +69,15 @@ function literal(node: AstNode): unknown {
 }
 
 class Estimator {
+  private readonly boundsOf: BoundsOf;
   private readonly paths = new Map<AstNode, string[]>();
   private readonly sizes = new Map<AstNode, Size>();
   private readonly elementSizes = new Map<AstNode, Size>();
   private readonly scopes: Map<string, Local>[] = [];
 
-  constructor(private readonly boundsOf: BoundsOf) {}
+  constructor(boundsOf: BoundsOf) {
+    this.boundsOf = boundsOf;
+  }
 
   private local(name: string): Local | undefined {
     for (let i = this.scopes.length - 1; i >= 0; i--) {

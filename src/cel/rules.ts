@@ -32,9 +32,11 @@ export interface CompiledRule {
 
 /** The rules of a definition are wrong: each problem as `<schema path>.x-kubernetes-validations[i].<field>: <why>`. */
 export class RuleDefinitionError extends Error {
+  readonly problems: string[];
   override name = 'RuleDefinitionError';
-  constructor(readonly problems: string[]) {
+  constructor(problems: string[]) {
     super(problems.join('; '));
+    this.problems = problems;
   }
 }
 

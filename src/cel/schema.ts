@@ -52,10 +52,13 @@ function withTypeAndObjectMeta(s: Schema): Schema {
 
 /** Builds the object types and converters of a schema tree. */
 class TypeBuilder {
+  private readonly escape: (name: string) => string | undefined;
   readonly objectTypes: CelObjectType[] = [];
   readonly classes = new Map<string, new () => object>();
   /** Property names as Kubernetes escapes them for schemas; the built-in request types keep theirs. */
-  constructor(private readonly escape: (name: string) => string | undefined = escapeName) {}
+  constructor(escape: (name: string) => string | undefined = escapeName) {
+    this.escape = escape;
+  }
 
   build(s: Schema, name: string, resourceRoot: boolean): SchemaType | undefined {
     if (s['x-kubernetes-int-or-string']) return { type: 'dyn', convert: intOrString };
@@ -208,14 +211,16 @@ export interface SchemaVariable {
  * type, and `activation` turns JSON values into the variables' values.
  */
 export class SchemaEnvironment {
+  private readonly vars: SchemaVariable[];
   readonly env: CelEnvironment;
   private readonly types = new Map<string, SchemaType>();
 
   constructor(
-    private readonly vars: SchemaVariable[],
+    vars: SchemaVariable[],
     extensions: CelExtension[] = [],
     options: { escapeNames?: boolean } = {},
   ) {
+    this.vars = vars;
     const b = new TypeBuilder(options.escapeNames === false ? (n) => n : escapeName);
     const variables: CelVariable[] = [];
     for (const v of vars) {

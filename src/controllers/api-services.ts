@@ -30,15 +30,19 @@ export function availability(a: ApiServiceObject): Omit<ApiServiceCondition, 'la
 }
 
 class ApiServiceController implements Controller {
+  private readonly store: RegistryStore;
+  private readonly ctx: ControllerContext;
   readonly name = 'apiservice-registration-and-availability';
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly managedLabel: string;
 
   constructor(
-    private readonly store: RegistryStore,
-    private readonly ctx: ControllerContext,
+    store: RegistryStore,
+    ctx: ControllerContext,
   ) {
+    this.store = store;
+    this.ctx = ctx;
     this.managedLabel = `${ctx.naming.product}-aggregator.${ctx.naming.labelDomain}/automanaged`;
   }
 

@@ -49,6 +49,11 @@ function later(ms: number, fn: () => void): NodeJS.Timeout {
 const describeError = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 class TokenCleaner implements Controller {
+  private readonly secrets: RegistryStore;
+  private readonly namespace: string;
+  private readonly secretType: string;
+  private readonly log: (message: string) => void;
+  private readonly now: Clock;
   readonly name = 'tokencleaner';
   private stopped = false;
   private watch: { stop(): void } | undefined;
@@ -56,12 +61,18 @@ class TokenCleaner implements Controller {
   private readonly timers = new Map<string, NodeJS.Timeout>();
 
   constructor(
-    private readonly secrets: RegistryStore,
-    private readonly namespace: string,
-    private readonly secretType: string,
-    private readonly log: (message: string) => void,
-    private readonly now: Clock = Date.now,
-  ) {}
+    secrets: RegistryStore,
+    namespace: string,
+    secretType: string,
+    log: (message: string) => void,
+    now: Clock = Date.now,
+  ) {
+    this.secrets = secrets;
+    this.namespace = namespace;
+    this.secretType = secretType;
+    this.log = log;
+    this.now = now;
+  }
 
   async start(): Promise<void> {
     this.watch = await keepWatching(this.secrets, this.namespace, (type, view) => {
@@ -178,6 +189,11 @@ function signedData(configMap: KObject, tokens: ReadonlyMap<string, string>): Re
 }
 
 class BootstrapSigner implements Controller {
+  private readonly secrets: RegistryStore;
+  private readonly configMaps: RegistryStore;
+  private readonly naming: Naming;
+  private readonly log: (message: string) => void;
+  private readonly now: Clock;
   readonly name = 'bootstrapsigner';
   private stopped = false;
   private running = false;
@@ -186,12 +202,18 @@ class BootstrapSigner implements Controller {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly secrets: RegistryStore,
-    private readonly configMaps: RegistryStore,
-    private readonly naming: Naming,
-    private readonly log: (message: string) => void,
-    private readonly now: Clock = Date.now,
-  ) {}
+    secrets: RegistryStore,
+    configMaps: RegistryStore,
+    naming: Naming,
+    log: (message: string) => void,
+    now: Clock = Date.now,
+  ) {
+    this.secrets = secrets;
+    this.configMaps = configMaps;
+    this.naming = naming;
+    this.log = log;
+    this.now = now;
+  }
 
   private get secretType(): string {
     return secretTypes(this.naming).bootstrapToken;

@@ -32,6 +32,8 @@ export function aggregatedRules(role: RoleObject, all: readonly RoleObject[]): P
 }
 
 class ClusterRoleAggregation implements Controller {
+  private readonly roles: RegistryStore;
+  private readonly log: (message: string) => void;
   readonly name = 'clusterrole-aggregation-controller';
   private stopped = false;
   private watch?: { stop(): void };
@@ -40,9 +42,12 @@ class ClusterRoleAggregation implements Controller {
   private again = false;
 
   constructor(
-    private readonly roles: RegistryStore,
-    private readonly log: (message: string) => void,
-  ) {}
+    roles: RegistryStore,
+    log: (message: string) => void,
+  ) {
+    this.roles = roles;
+    this.log = log;
+  }
 
   async start(): Promise<void> {
     await this.follow();

@@ -33,6 +33,10 @@ interface Served {
 }
 
 class CustomResourceController implements Controller {
+  private readonly crds: RegistryStore;
+  private readonly kinds: KindRegistry;
+  private readonly finalizer: string;
+  private readonly log: (message: string) => void;
   readonly name = 'customresourcedefinition-controller';
   private readonly served = new Map<string, Served>();
   /** CRDs being deleted: their kinds refuse creates. */
@@ -44,11 +48,16 @@ class CustomResourceController implements Controller {
   private stopped = false;
 
   constructor(
-    private readonly crds: RegistryStore,
-    private readonly kinds: KindRegistry,
-    private readonly finalizer: string,
-    private readonly log: (message: string) => void,
-  ) {}
+    crds: RegistryStore,
+    kinds: KindRegistry,
+    finalizer: string,
+    log: (message: string) => void,
+  ) {
+    this.crds = crds;
+    this.kinds = kinds;
+    this.finalizer = finalizer;
+    this.log = log;
+  }
 
   async start(): Promise<void> {
     this.watch = await keepWatching(this.crds, undefined, (type, view) => {

@@ -25,18 +25,28 @@ export function isExpired(lastAlive: number | undefined, maxAgeMs: number, now: 
 }
 
 export class ExpiryCollector implements Controller {
+  readonly name: string;
+  private readonly store: RegistryStore;
+  /** When the object was last known alive (ms since the epoch); undefined: never expires. */
+  private readonly lastAlive: (obj: KObject) => number | undefined;
+  private readonly log: (message: string) => void;
+  private readonly opts: ExpiryOptions;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly now: () => number;
 
   constructor(
-    readonly name: string,
-    private readonly store: RegistryStore,
-    /** When the object was last known alive (ms since the epoch); undefined: never expires. */
-    private readonly lastAlive: (obj: KObject) => number | undefined,
-    private readonly log: (message: string) => void,
-    private readonly opts: ExpiryOptions,
+    name: string,
+    store: RegistryStore,
+    lastAlive: (obj: KObject) => number | undefined,
+    log: (message: string) => void,
+    opts: ExpiryOptions,
   ) {
+    this.name = name;
+    this.store = store;
+    this.lastAlive = lastAlive;
+    this.log = log;
+    this.opts = opts;
     this.now = opts.now ?? Date.now;
   }
 

@@ -53,6 +53,9 @@ const ownersOf = (o: KObject): OwnerReference[] =>
 export const garbageCollector: ControllerFactory = (ctx) => new GarbageCollector([...ctx.stores.values()], ctx.log, ctx.kinds);
 
 class GarbageCollector implements Controller {
+  private readonly stores: readonly RegistryStore[];
+  private readonly log: (message: string) => void;
+  private readonly kinds?: KindRegistry;
   readonly name = 'garbage-collector';
   /** owner uid → dependents, by dependent key. */
   private readonly dependents = new Map<string, Map<string, Indexed>>();
@@ -74,10 +77,13 @@ class GarbageCollector implements Controller {
   private retry: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly stores: readonly RegistryStore[],
-    private readonly log: (message: string) => void,
-    private readonly kinds?: KindRegistry,
+    stores: readonly RegistryStore[],
+    log: (message: string) => void,
+    kinds?: KindRegistry,
   ) {
+    this.stores = stores;
+    this.log = log;
+    this.kinds = kinds;
     for (const s of stores) this.byKind.set(`${apiVersionOf(s.def)}/${s.def.kind}`, s);
   }
 

@@ -41,6 +41,10 @@ export const namespaceController: ControllerFactory = (ctx) => {
 };
 
 class NamespaceController implements Controller {
+  private readonly namespaces: RegistryStore;
+  private readonly namespaced: () => readonly RegistryStore[];
+  private readonly naming: Naming;
+  private readonly intervalMs: number;
   readonly name = 'namespace-controller';
   private timer: NodeJS.Timeout | undefined;
   private running = false;
@@ -48,11 +52,16 @@ class NamespaceController implements Controller {
   private stopped = false;
 
   constructor(
-    private readonly namespaces: RegistryStore,
-    private readonly namespaced: () => readonly RegistryStore[],
-    private readonly naming: Naming,
-    private readonly intervalMs = 1000,
-  ) {}
+    namespaces: RegistryStore,
+    namespaced: () => readonly RegistryStore[],
+    naming: Naming,
+    intervalMs = 1000,
+  ) {
+    this.namespaces = namespaces;
+    this.namespaced = namespaced;
+    this.naming = naming;
+    this.intervalMs = intervalMs;
+  }
 
   /** The first pass runs right after start, not before it resolves. */
   async start(): Promise<void> {

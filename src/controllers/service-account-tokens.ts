@@ -39,6 +39,10 @@ const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 class Changed extends Error {}
 
 class ServiceAccountTokensController implements Controller {
+  private readonly secrets: RegistryStore;
+  private readonly accounts: RegistryStore;
+  private readonly signer: LegacyTokenSigner;
+  private readonly log: (message: string) => void;
   readonly name = 'serviceaccount-tokens-controller';
   stopped = false;
   private running = false;
@@ -51,12 +55,16 @@ class ServiceAccountTokensController implements Controller {
   private readonly uidAnnotation: string;
 
   constructor(
-    private readonly secrets: RegistryStore,
-    private readonly accounts: RegistryStore,
+    secrets: RegistryStore,
+    accounts: RegistryStore,
     types: ReturnType<typeof secretTypes>,
-    private readonly signer: LegacyTokenSigner,
-    private readonly log: (message: string) => void,
+    signer: LegacyTokenSigner,
+    log: (message: string) => void,
   ) {
+    this.secrets = secrets;
+    this.accounts = accounts;
+    this.signer = signer;
+    this.log = log;
     this.tokenType = types.serviceAccountToken;
     this.nameAnnotation = types.serviceAccountNameAnnotation;
     this.uidAnnotation = types.serviceAccountUidAnnotation;

@@ -22,6 +22,9 @@ type NamespaceObject = KObject & { status?: { phase?: string } };
 const isActive = (ns: KObject): boolean => !ns.metadata.deletionTimestamp && ((ns as NamespaceObject).status?.phase ?? 'Active') === 'Active';
 
 class ServiceAccountsController implements Controller {
+  private readonly namespaces: RegistryStore;
+  private readonly accounts: RegistryStore;
+  private readonly log: (message: string) => void;
   readonly name = 'serviceaccount-controller';
   private stopped = false;
   private running = false;
@@ -31,10 +34,14 @@ class ServiceAccountsController implements Controller {
   private readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(
-    private readonly namespaces: RegistryStore,
-    private readonly accounts: RegistryStore,
-    private readonly log: (message: string) => void,
-  ) {}
+    namespaces: RegistryStore,
+    accounts: RegistryStore,
+    log: (message: string) => void,
+  ) {
+    this.namespaces = namespaces;
+    this.accounts = accounts;
+    this.log = log;
+  }
 
   /** Resolves once every namespace that exists at start has its accounts. */
   async start(): Promise<void> {

@@ -90,6 +90,9 @@ function unconditional(o: KObject): KObject {
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 class DefaultServiceCidrController implements Controller {
+  private readonly store: RegistryStore;
+  private readonly cidrs: readonly string[];
+  private readonly log: (message: string) => void;
   readonly name = 'kubernetes-service-cidr-controller';
   private stopped = false;
   private running = false;
@@ -103,10 +106,14 @@ class DefaultServiceCidrController implements Controller {
   private lastError = '';
 
   constructor(
-    private readonly store: RegistryStore,
-    private readonly cidrs: readonly string[],
-    private readonly log: (message: string) => void,
-  ) {}
+    store: RegistryStore,
+    cidrs: readonly string[],
+    log: (message: string) => void,
+  ) {
+    this.store = store;
+    this.cidrs = cidrs;
+    this.log = log;
+  }
 
   async start(): Promise<void> {
     // As in kube-apiserver, start-up waits for the first successful pass.

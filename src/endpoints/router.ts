@@ -36,6 +36,8 @@ import { createHash } from 'node:crypto';
 import { negotiateResponse } from '../negotiation/negotiate.ts';
 
 export class ApiRouter {
+  private readonly naming: Naming;
+  private readonly env: HandlerEnv;
   private readonly byPath = new Map<string, ReadableStore>();
   /** Aggregated discovery documents and their ETags, per discovery order (APIService priorities can change it). */
   private readonly aggregated = new Map<string, { body: string; etag: string }>();
@@ -44,9 +46,11 @@ export class ApiRouter {
 
   constructor(
     stores: readonly ReadableStore[],
-    private readonly naming: Naming,
-    private readonly env: HandlerEnv,
+    naming: Naming,
+    env: HandlerEnv,
   ) {
+    this.naming = naming;
+    this.env = env;
     for (const s of stores) this.byPath.set(`${apiVersionOf(s.def)}/${s.def.resource}`, s);
     this.defs = stores.map((s) => s.def);
     this.apiServices = stores.find((s): s is RegistryStore => s instanceof RegistryStore && s.def.group === naming.group('apiregistration') && s.def.resource === 'apiservices');

@@ -100,6 +100,7 @@ export interface WritePoolOptions {
 }
 
 export class WritePool implements PreparationOffload {
+  private readonly opts: WritePoolOptions;
   private readonly size: number;
   private readonly known: Set<string>;
   private readonly slots: Slot[] = [];
@@ -109,7 +110,8 @@ export class WritePool implements PreparationOffload {
   /** A worker could not even start (its loader or entry point failed): every write is prepared inline. */
   private broken = false;
 
-  constructor(private readonly opts: WritePoolOptions) {
+  constructor(opts: WritePoolOptions) {
+    this.opts = opts;
     this.size = Math.max(1, opts.size ?? Math.min(4, availableParallelism() - 1));
     this.known = new Set(opts.defs.map(kindKey));
   }
@@ -246,7 +248,9 @@ const jobTimedOut = () => errors.timeout('Timeout: request did not complete with
 // sources it first registers tsx, a development dependency, which is never resolved otherwise.
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
 const ENTRY_URL = new URL(FROM_SOURCE ? './write-worker.ts' : './write-worker.js', import.meta.url).href;
-const LOADER_URL = FROM_SOURCE ? import.meta.resolve('tsx/esm/api') : undefined;
+// Node.js that strips types itself (22.18 and newer) needs no loader for the sources either.
+const stripsTypes = !!(process.features as { typescript?: string | false }).typescript;
+const LOADER_URL = FROM_SOURCE && !stripsTypes ? import.meta.resolve('tsx/esm/api') : undefined;
 const BOOTSTRAP = `
 const { workerData } = require('node:worker_threads');
 (workerData.loader ? import(workerData.loader).then((m) => m.register()) : Promise.resolve()).then(() => import(workerData.entry));

@@ -205,7 +205,10 @@ function shown(v: unknown): unknown {
 
 // Literal text inside canonical()'s work stack; a class so parsed JSON can never look like one.
 class Lit {
-  constructor(readonly text: string) {}
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
 }
 
 /**

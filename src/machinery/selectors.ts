@@ -251,8 +251,11 @@ const BINARY_OPERATORS = 'in, notin, =, ==, !=, gt, lt';
 
 /** Go's recursive-descent Parser, one method per production, with its error texts. */
 class LabelParser {
+  private readonly toks: Token[];
   private pos = 0;
-  constructor(private readonly toks: Token[]) {}
+  constructor(toks: Token[]) {
+    this.toks = toks;
+  }
 
   /**
    * In the "values" context `in`/`notin` are plain identifiers (so `in in (in)` parses); only the

@@ -50,11 +50,13 @@ type FailureKind = 'BadRequest' | 'Invalid' | 'Unknown' | 'Panic';
 
 /** A merge error, with the way kube-apiserver reports it (interpretStrategicMergePatchError). */
 class MergeFailure extends Error {
+  readonly kind: FailureKind;
   constructor(
     message: string,
-    readonly kind: FailureKind = 'Unknown',
+    kind: FailureKind = 'Unknown',
   ) {
     super(message);
+    this.kind = kind;
   }
 }
 
@@ -522,9 +524,11 @@ function mergeSlice(original: unknown[], patch: unknown[], schema: Schema | unde
  * item shifts the following ones left within the array; an append writes the next free slot.
  */
 class GoSlice {
+  private readonly backing: unknown[];
   private arr: unknown[];
   private len: number;
-  constructor(private readonly backing: unknown[]) {
+  constructor(backing: unknown[]) {
+    this.backing = backing;
     this.arr = backing;
     this.len = backing.length;
   }
@@ -782,12 +786,16 @@ function partitionMaps(list: unknown[], by: unknown[], mergeKey: string): [unkno
  * each; -1 for an item it does not name. Values that cannot be compared name nothing.
  */
 class OrderIndex {
+  private readonly mergeKey: string;
+  private readonly kind: ElementKind;
   private readonly first = new Map<string, number>();
   constructor(
     order: unknown[],
-    private readonly mergeKey: string,
-    private readonly kind: ElementKind,
+    mergeKey: string,
+    kind: ElementKind,
   ) {
+    this.mergeKey = mergeKey;
+    this.kind = kind;
     order.forEach((v, i) => {
       const key = this.keyOf(v);
       if (key !== undefined && !this.first.has(key)) this.first.set(key, i);

@@ -12,13 +12,17 @@ import { selectorMatcher } from './selection.ts';
 import { asBytes, type ListResponse, type ReadableStore } from './store.ts';
 
 export class ComputedStore implements ReadableStore {
+  readonly def: KindDefinition;
+  private readonly compute: () => Promise<KObject[]>;
   readonly qualified: QualifiedResource;
   readonly apiVersion: string;
 
   constructor(
-    readonly def: KindDefinition,
-    private readonly compute: () => Promise<KObject[]>,
+    def: KindDefinition,
+    compute: () => Promise<KObject[]>,
   ) {
+    this.def = def;
+    this.compute = compute;
     this.qualified = { group: def.group, resource: def.resource };
     this.apiVersion = apiVersionOf(def);
   }

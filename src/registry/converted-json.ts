@@ -29,14 +29,20 @@ interface Served {
 }
 
 export class ConvertedJson implements ObjectCodec {
+  private readonly apiVersion: string;
+  private readonly kind: string;
+  private readonly conversion: StorageConversion;
   private readonly storage: StoredJson;
   private readonly served = new WeakMap<Uint8Array, Served>();
 
   constructor(
-    private readonly apiVersion: string,
-    private readonly kind: string,
-    private readonly conversion: StorageConversion,
+    apiVersion: string,
+    kind: string,
+    conversion: StorageConversion,
   ) {
+    this.apiVersion = apiVersion;
+    this.kind = kind;
+    this.conversion = conversion;
     this.storage = new StoredJson(apiVersionOf(conversion), conversion.kind);
   }
 

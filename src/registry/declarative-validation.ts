@@ -157,14 +157,18 @@ export function validateWithMigrationChecks(c: MigrationCheck): FieldError[] {
 export type DeclarativeEvent = { mismatch: string } | { panic: string } | { log: string };
 
 export class DeclarativeValidation {
+  private readonly metrics: DeclarativeValidationMetrics;
+  private readonly log: (message: string) => void;
   readonly enabled: boolean;
   readonly takeover: boolean;
 
   constructor(
     gates: FeatureGates,
-    private readonly metrics: DeclarativeValidationMetrics,
-    private readonly log: (message: string) => void,
+    metrics: DeclarativeValidationMetrics,
+    log: (message: string) => void,
   ) {
+    this.metrics = metrics;
+    this.log = log;
     this.enabled = gates.DeclarativeValidation === true;
     this.takeover = this.enabled && gates.DeclarativeValidationTakeover === true;
   }

@@ -36,6 +36,8 @@ export interface Splice {
 }
 
 export class EncodedObject {
+  /** The object's protobuf message, shared by every read of this stored version (see StoredJson). */
+  private readonly protobufSource?: () => Buffer;
   /** The JSON as consecutive byte ranges (zero-copy slices of the stored value). */
   private chunks: Buffer[] | undefined;
   private splice: Splice | undefined;
@@ -52,9 +54,9 @@ export class EncodedObject {
   constructor(
     chunks: Buffer[] | (() => Buffer[]) | Splice | undefined,
     parsed?: KObject,
-    /** The object's protobuf message, shared by every read of this stored version (see StoredJson). */
-    private readonly protobufSource?: () => Buffer,
+    protobufSource?: () => Buffer,
   ) {
+    this.protobufSource = protobufSource;
     if (typeof chunks === 'function') this.produce = chunks;
     else if (Array.isArray(chunks) || chunks === undefined) this.chunks = chunks;
     else this.splice = chunks;

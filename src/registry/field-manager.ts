@@ -22,6 +22,7 @@ export function managerFromUserAgent(ua: string | undefined): string {
 }
 
 export class FieldManager {
+  private readonly def: KindDefinition;
   private readonly apiVersion: string;
   private readonly mainReset: FieldSet | undefined;
   private readonly statusReset: FieldSet;
@@ -29,7 +30,8 @@ export class FieldManager {
   /** Always-present nested structs (KindDefinition.valueStructs). */
   private readonly structs: FieldSet | undefined;
 
-  constructor(private readonly def: KindDefinition) {
+  constructor(def: KindDefinition) {
+    this.def = def;
     this.apiVersion = apiVersionOf(def);
     this.structs = def.valueStructs?.length ? FieldSet.of(...def.valueStructs.map((p) => makePath(...p.split('.')))) : undefined;
     const hasStatus = def.subresources?.some((s) => s.name === 'status') ?? false;

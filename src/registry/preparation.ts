@@ -118,6 +118,9 @@ export const kindKey = (d: Pick<KindDefinition, 'group' | 'version' | 'kind'>): 
  * validation. The store holds one; a worker builds its own from the same definition.
  */
 export class WritePreparation {
+  readonly def: KindDefinition;
+  /** The server's declarative validation (gates, metrics); absent: hand-written checks only. */
+  private readonly declarative?: DeclarativeValidation;
   readonly qualified: QualifiedResource;
   readonly json: ObjectCodec;
   readonly fields: FieldManager;
@@ -125,10 +128,11 @@ export class WritePreparation {
   private readonly rules: RuleValidator | undefined;
 
   constructor(
-    readonly def: KindDefinition,
-    /** The server's declarative validation (gates, metrics); absent: hand-written checks only. */
-    private readonly declarative?: DeclarativeValidation,
+    def: KindDefinition,
+    declarative?: DeclarativeValidation,
   ) {
+    this.def = def;
+    this.declarative = declarative;
     const apiVersion = apiVersionOf(def);
     this.qualified = { group: def.group, resource: def.resource };
     this.json = def.storedAs ? new ConvertedJson(apiVersion, def.kind, def.storedAs) : new StoredJson(apiVersion, def.kind);

@@ -10,12 +10,14 @@ import type { EncodedObject } from './encoded.ts';
 import type { ListResponse, ReadableStore } from './store.ts';
 
 export class ReviewStore implements ReadableStore {
+  readonly def: KindDefinition & { review: NonNullable<KindDefinition['review']> };
   readonly qualified: QualifiedResource;
   readonly apiVersion: string;
 
   constructor(
-    readonly def: KindDefinition & { review: NonNullable<KindDefinition['review']> },
+    def: KindDefinition & { review: NonNullable<KindDefinition['review']> },
   ) {
+    this.def = def;
     this.qualified = { group: def.group, resource: def.resource };
     this.apiVersion = apiVersionOf(def);
   }

@@ -117,15 +117,22 @@ export function asBytes(body: string | Buffer | undefined): Buffer | undefined {
  * prepared in a worker) and the response body.
  */
 export class Written {
+  private readonly decode: () => KObject;
+  /** The response body; absent: the object as JSON. */
+  private readonly body: (() => Buffer) | undefined;
+  /** The write created the object (201). */
+  readonly created: boolean;
   private decoded: KObject | undefined;
 
   constructor(
-    private readonly decode: () => KObject,
-    /** The response body; absent: the object as JSON. */
-    private readonly body: (() => Buffer) | undefined,
-    /** The write created the object (201). */
-    readonly created: boolean,
-  ) {}
+    decode: () => KObject,
+    body: (() => Buffer) | undefined,
+    created: boolean,
+  ) {
+    this.decode = decode;
+    this.body = body;
+    this.created = created;
+  }
 
   get object(): KObject {
     return (this.decoded ??= this.decode());
@@ -150,6 +157,9 @@ const MAX_GENERATE_NAME_TRIES = 8;
 const KEY_TURN_WAIT_MS = 1000;
 
 export class RegistryStore implements ReadableStore {
+  private readonly cache: WatchCache;
+  private readonly naming: Naming;
+  private readonly admission: Admission;
   readonly def: KindDefinition;
   readonly qualified: QualifiedResource;
   readonly apiVersion: string;
@@ -158,12 +168,15 @@ export class RegistryStore implements ReadableStore {
 
   constructor(
     def: KindDefinition,
-    private readonly cache: WatchCache,
-    private readonly naming: Naming,
-    private readonly admission: Admission,
+    cache: WatchCache,
+    naming: Naming,
+    admission: Admission,
     /** The server's declarative validation (gates, metrics); absent: hand-written checks only. */
     declarative?: DeclarativeValidation,
   ) {
+    this.cache = cache;
+    this.naming = naming;
+    this.admission = admission;
     this.def = def;
     this.qualified = { group: def.group, resource: def.resource };
     this.apiVersion = apiVersionOf(def);

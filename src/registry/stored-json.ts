@@ -11,6 +11,8 @@ import { EncodedObject, type Splice } from './encoded.ts';
 const LIST_END = Buffer.from(']}');
 
 export class StoredJson {
+  private readonly apiVersion: string;
+  private readonly kind: string;
   /** `{"apiVersion":…,"kind":…,"metadata":{` */
   readonly head: Buffer;
   /** The head followed by `"resourceVersion":"`: what precedes a list item's revision digits. */
@@ -19,9 +21,11 @@ export class StoredJson {
   private readonly laidOut = new WeakSet<Uint8Array>();
 
   constructor(
-    private readonly apiVersion: string,
-    private readonly kind: string,
+    apiVersion: string,
+    kind: string,
   ) {
+    this.apiVersion = apiVersion;
+    this.kind = kind;
     this.head = Buffer.from(`{"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(kind)},"metadata":{`);
     this.headRv = Buffer.concat([this.head, Buffer.from('"resourceVersion":"')]);
   }

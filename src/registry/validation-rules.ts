@@ -180,10 +180,15 @@ interface Run {
 }
 
 export class RuleValidator {
+  private readonly root: RuleNode;
+  private readonly limits: Required<Pick<RuleCostLimits, 'perCall' | 'perObject'>>;
   constructor(
-    private readonly root: RuleNode,
-    private readonly limits: Required<Pick<RuleCostLimits, 'perCall' | 'perObject'>>,
-  ) {}
+    root: RuleNode,
+    limits: Required<Pick<RuleCostLimits, 'perCall' | 'perObject'>>,
+  ) {
+    this.root = root;
+    this.limits = limits;
+  }
 
   /**
    * The field errors of `obj` (on update, `old` is the stored object); errors that ratchet go to

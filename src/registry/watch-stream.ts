@@ -59,6 +59,7 @@ interface WatchStreamOptions {
 }
 
 export class WatchStream implements WatchHandler {
+  private readonly o: WatchStreamOptions;
   /** Asks the source for more after the stream pushed back (the source's Watch.resume). */
   resumeSource: () => void = () => {};
   private lastSent: number;
@@ -76,7 +77,8 @@ export class WatchStream implements WatchHandler {
   private held: WatchEvent[] = [];
   private heldBytes = 0;
 
-  constructor(private readonly o: WatchStreamOptions) {
+  constructor(o: WatchStreamOptions) {
+    this.o = o;
     this.lastSent = o.after;
   }
 

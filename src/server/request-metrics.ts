@@ -131,15 +131,19 @@ class CellHistogram<T extends string> extends Histogram<T> {
 type SharedRow<T extends string> = MetricValueWithName<T> & { sharedLabels: Record<string, string> };
 
 class HistogramCell {
+  readonly labels: Record<string, string>;
+  private readonly bounds: readonly number[];
   readonly buckets: Float64Array;
   sum = 0;
   count = 0;
   /** Observed since the last reset (a series appears with its first observation, as prom-client's). */
   used = false;
   constructor(
-    readonly labels: Record<string, string>,
-    private readonly bounds: readonly number[],
+    labels: Record<string, string>,
+    bounds: readonly number[],
   ) {
+    this.labels = labels;
+    this.bounds = bounds;
     this.buckets = new Float64Array(bounds.length);
   }
   observe(v: number): void {

@@ -10,7 +10,10 @@ import { ConflictError, KeyExistsError, KeyNotFoundError } from './errors.ts';
 const NOTHING = new Uint8Array(0);
 
 export class DryRunnableStorage {
-  constructor(private readonly storage: Pick<Storage, 'get' | 'create' | 'update' | 'delete'>) {}
+  private readonly storage: Pick<Storage, 'get' | 'create' | 'update' | 'delete'>;
+  constructor(storage: Pick<Storage, 'get' | 'create' | 'update' | 'delete'>) {
+    this.storage = storage;
+  }
 
   /** A consistent read of one key. */
   get(key: string): Promise<KeyValue | undefined> {

@@ -31,8 +31,10 @@ export interface Provider {
 
 /** A value that no provider of its resource can read. */
 export class UndecryptableError extends StorageError {
-  constructor(readonly key: string, reason: string) {
+  readonly key: string;
+  constructor(key: string, reason: string) {
     super(`the value of ${key} cannot be decrypted: ${reason}`);
+    this.key = key;
   }
 }
 

@@ -11,52 +11,72 @@ export class StorageError extends Error {
 }
 
 export class KeyExistsError extends StorageError {
-  constructor(readonly key: string) {
+  readonly key: string;
+  constructor(key: string) {
     super(`key exists: ${key}`);
+    this.key = key;
   }
 }
 
 export class KeyNotFoundError extends StorageError {
-  constructor(readonly key: string) {
+  readonly key: string;
+  constructor(key: string) {
     super(`key not found: ${key}`);
+    this.key = key;
   }
 }
 
 /** A compare-and-swap lost: `current` is the key as it is now, so the caller can retry. */
 export class ConflictError extends StorageError {
+  readonly key: string;
+  readonly expectedModRevision: number;
+  readonly current: KeyValue;
   constructor(
-    readonly key: string,
-    readonly expectedModRevision: number,
-    readonly current: KeyValue,
+    key: string,
+    expectedModRevision: number,
+    current: KeyValue,
   ) {
     super(`conflict on ${key}: expected modRevision ${expectedModRevision}, found ${current.modRevision}`);
+    this.key = key;
+    this.expectedModRevision = expectedModRevision;
+    this.current = current;
   }
 }
 
 /** The requested revision is older than the oldest one kept. */
 export class CompactedError extends StorageError {
+  readonly requestedRevision: number;
+  readonly compactRevision: number;
   constructor(
-    readonly requestedRevision: number,
-    readonly compactRevision: number,
+    requestedRevision: number,
+    compactRevision: number,
   ) {
     super(`required revision ${requestedRevision} has been compacted; oldest available is ${compactRevision}`);
+    this.requestedRevision = requestedRevision;
+    this.compactRevision = compactRevision;
   }
 }
 
 /** A read asked for a revision the store has not reached yet. */
 export class FutureRevisionError extends StorageError {
+  readonly requestedRevision: number;
+  readonly currentRevision: number;
   constructor(
-    readonly requestedRevision: number,
-    readonly currentRevision: number,
+    requestedRevision: number,
+    currentRevision: number,
   ) {
     super(`revision ${requestedRevision} is newer than the current revision ${currentRevision}`);
+    this.requestedRevision = requestedRevision;
+    this.currentRevision = currentRevision;
   }
 }
 
 /** A watcher could not keep up with the event stream and was closed so others are not held back. */
 export class WatcherTooSlowError extends StorageError {
-  constructor(readonly bufferSize: number) {
+  readonly bufferSize: number;
+  constructor(bufferSize: number) {
     super(`watcher fell behind by more than ${bufferSize} events and was closed`);
+    this.bufferSize = bufferSize;
   }
 }
 
@@ -76,17 +96,25 @@ export class InsufficientStorageError extends StorageError {}
  * revision=12: …`); the message as its storage error around it.
  */
 export class CorruptObjectError extends StorageError {
+  readonly key: string;
+  readonly failure: 'untransformable' | 'undecodable';
+  /** The revision of the value (0 when it could not be transformed, as kube reports it). */
+  readonly revision: number;
+  readonly reason: string;
   readonly detail: string;
 
   constructor(
-    readonly key: string,
-    readonly failure: 'untransformable' | 'undecodable',
-    /** The revision of the value (0 when it could not be transformed, as kube reports it). */
-    readonly revision: number,
-    readonly reason: string,
+    key: string,
+    failure: 'untransformable' | 'undecodable',
+    revision: number,
+    reason: string,
   ) {
     const detail = `${failure === 'untransformable' ? 'data from the storage is not transformable' : 'object not decodable'} revision=${revision}: ${reason}`;
     super(`StorageError: corrupt object, Code: 7, Key: ${key}, ResourceVersion: 0, AdditionalErrorMsg: ${detail}`);
+    this.key = key;
+    this.failure = failure;
+    this.revision = revision;
+    this.reason = reason;
     this.detail = detail;
   }
 }

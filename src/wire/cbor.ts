@@ -111,7 +111,10 @@ function toHalf(v: number): number | undefined {
  * 22 ("expected later conversion to base64"), so that its JSON form is the base64 text again.
  */
 export class CborBytes {
-  constructor(readonly bytes: Uint8Array) {}
+  readonly bytes: Uint8Array;
+  constructor(bytes: Uint8Array) {
+    this.bytes = bytes;
+  }
 }
 
 /** Tag 22: the byte string that follows becomes base64 text when converted to JSON. */
@@ -170,8 +173,11 @@ export function encodeCbor(value: unknown): Buffer {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 class In {
+  readonly b: Uint8Array;
   at = 0;
-  constructor(readonly b: Uint8Array) {}
+  constructor(b: Uint8Array) {
+    this.b = b;
+  }
   need(n: number): void {
     if (this.at + n > this.b.length) throw new CborError('unexpected end of data');
   }

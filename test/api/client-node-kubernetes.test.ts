@@ -89,14 +89,21 @@ describe('informer on Leases (kubernetes profile)', () => {
 
 /** A leader elector as controllers run one on a Lease: acquire when free or expired, renew while leading. */
 class Elector {
+  readonly id: string;
+  private readonly name: string;
+  private readonly durationSeconds: number;
   leading = false;
   stopped = false;
   private timer?: NodeJS.Timeout;
   constructor(
-    readonly id: string,
-    private readonly name: string,
-    private readonly durationSeconds: number,
-  ) {}
+    id: string,
+    name: string,
+    durationSeconds: number,
+  ) {
+    this.id = id;
+    this.name = name;
+    this.durationSeconds = durationSeconds;
+  }
 
   async tryAcquireOrRenew(): Promise<void> {
     const now = microNow();

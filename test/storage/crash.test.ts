@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { openLmdbStorage } from '../../src/storage/lmdb/lmdb-storage.ts';
 import { tempDir } from '../support/tmp.ts';
+import { tsLoader } from '../support/ts-loader.ts';
 
 const writer = fileURLToPath(new URL('./crash-writer.ts', import.meta.url));
 
@@ -23,7 +24,7 @@ interface Writer {
  * starts, so the next run's writer loads while the last one runs and its writes are checked.
  */
 function startWriter(dir: string, run: number): Writer {
-  const child = spawn(process.execPath, ['--import', 'tsx', writer, dir, String(run)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...tsLoader, writer, dir, String(run)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const acked = new Map<string, number>();
   let buf = '';
   let afterMs = 0;

@@ -1,9 +1,8 @@
 // The command line's server with ServerOptions that have no flag (JSON in ORCH_TEST_SERVER_OPTIONS,
 // merged over what the flags describe), for tests that need such an option in a child process.
 // It prints the administrator's kubeconfig as the command line's banner does and stops on SIGTERM.
-import { register } from 'tsx/esm/api';
-
-register();
+// Node.js that strips types itself (22.18 and newer) loads the sources as they are.
+if (!process.features.typescript) (await import('tsx/esm/api')).register();
 const { parseArgs } = await import('../../src/server/cli.ts');
 const { startServer } = await import('../../src/server/server.ts');
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { auditLogBackend } from '../../src/server/audit/log-backend.ts';
 import { parseArgs } from '../../src/server/cli.ts';
 import { tempDir } from '../support/tmp.ts';
+import { tsLoader } from '../support/ts-loader.ts';
 
 const turn = () => new Promise((r) => setImmediate(r));
 const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean);
@@ -53,7 +54,7 @@ test('blocking: what waits is written when the process exits', () => {
 const log = auditLogBackend({ path: ${JSON.stringify(path)} });
 for (let i = 0; i < 100; i++) log.write(JSON.stringify({ event: i }));
 process.exit(0);`;
-  execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: 'pipe' });
+  execFileSync(process.execPath, [...tsLoader, '--input-type=module', '-e', script], { stdio: 'pipe' });
   assert.deepEqual(lines(path), Array.from({ length: 100 }, (_, i) => `{"event":${i}}`));
 });
 

@@ -125,7 +125,10 @@ test('the runtime cost counter: deterministic, and it stops an expression at its
 
 test('an extension brings its types, functions and variables (how the authorizer library slots in)', () => {
   class Authorizer {
-    constructor(readonly allowed: boolean) {}
+    readonly allowed: boolean;
+    constructor(allowed: boolean) {
+      this.allowed = allowed;
+    }
   }
   const authorizer: CelExtension = {
     name: 'authorizer',

@@ -184,6 +184,9 @@ type RuleVisitor = (rule: PolicyRule, binding: IndexedBinding, subject: Subject)
  * ends). `start` resolves once the first lists are in.
  */
 export class RbacIndex {
+  private readonly stores: RbacStores;
+  private readonly rbacGroup: string;
+  private readonly log: (message: string) => void;
   private readonly roles = new Map<string, PolicyRule[]>();
   private readonly clusterRoles = new Map<string, PolicyRule[]>();
   private readonly clusterBindings = new BindingIndex();
@@ -193,10 +196,14 @@ export class RbacIndex {
   private stopped = false;
 
   constructor(
-    private readonly stores: RbacStores,
-    private readonly rbacGroup: string,
-    private readonly log: (message: string) => void,
-  ) {}
+    stores: RbacStores,
+    rbacGroup: string,
+    log: (message: string) => void,
+  ) {
+    this.stores = stores;
+    this.rbacGroup = rbacGroup;
+    this.log = log;
+  }
 
   async start(): Promise<void> {
     await Promise.all([

@@ -66,12 +66,17 @@ class PendingCheck extends Error {
 
 /** The answers of one authorizer, asked and known, shared by the values built from it. */
 class Answers {
+  readonly authorizer: CheckAuthorizer;
+  readonly selectors: boolean;
   readonly known = new Map<string, CelDecision>();
   readonly pending = new Map<string, Promise<CelDecision>>();
   constructor(
-    readonly authorizer: CheckAuthorizer,
-    readonly selectors: boolean,
-  ) {}
+    authorizer: CheckAuthorizer,
+    selectors: boolean,
+  ) {
+    this.authorizer = authorizer;
+    this.selectors = selectors;
+  }
 
   decide(check: AuthorizationCheck): CelDecision {
     const key = keyOf(check);
@@ -109,11 +114,18 @@ function keyOf(c: AuthorizationCheck): string {
 }
 
 export class CelDecision {
+  readonly decision: CheckDecision['decision'];
+  readonly reason: string;
+  readonly error?: string;
   constructor(
-    readonly decision: CheckDecision['decision'],
-    readonly reason: string,
-    readonly error?: string,
-  ) {}
+    decision: CheckDecision['decision'],
+    reason: string,
+    error?: string,
+  ) {
+    this.decision = decision;
+    this.reason = reason;
+    this.error = error;
+  }
 }
 
 const decisionOf = (d: CheckDecision): CelDecision => new CelDecision(d.decision, d.reason ?? '');
@@ -121,36 +133,66 @@ const erroredDecision = (e: unknown): CelDecision => new CelDecision('no-opinion
 
 /** The value of the `authorizer` variable: checks as `user`. */
 export class CelAuthorizer {
+  readonly answers: Answers;
+  readonly user: UserInfo;
   constructor(
-    readonly answers: Answers,
-    readonly user: UserInfo,
-  ) {}
+    answers: Answers,
+    user: UserInfo,
+  ) {
+    this.answers = answers;
+    this.user = user;
+  }
 }
 
 export class CelPathCheck {
+  readonly authorizer: CelAuthorizer;
+  readonly path: string;
   constructor(
-    readonly authorizer: CelAuthorizer,
-    readonly path: string,
-  ) {}
+    authorizer: CelAuthorizer,
+    path: string,
+  ) {
+    this.authorizer = authorizer;
+    this.path = path;
+  }
 }
 
 export class CelGroupCheck {
+  readonly authorizer: CelAuthorizer;
+  readonly group: string;
   constructor(
-    readonly authorizer: CelAuthorizer,
-    readonly group: string,
-  ) {}
+    authorizer: CelAuthorizer,
+    group: string,
+  ) {
+    this.authorizer = authorizer;
+    this.group = group;
+  }
 }
 
 export class CelResourceCheck {
+  readonly groupCheck: CelGroupCheck;
+  readonly resource: string;
+  readonly subresource: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly fieldSelector: string;
+  readonly labelSelector: string;
   constructor(
-    readonly groupCheck: CelGroupCheck,
-    readonly resource: string,
-    readonly subresource = '',
-    readonly namespace = '',
-    readonly name = '',
-    readonly fieldSelector = '',
-    readonly labelSelector = '',
-  ) {}
+    groupCheck: CelGroupCheck,
+    resource: string,
+    subresource = '',
+    namespace = '',
+    name = '',
+    fieldSelector = '',
+    labelSelector = '',
+  ) {
+    this.groupCheck = groupCheck;
+    this.resource = resource;
+    this.subresource = subresource;
+    this.namespace = namespace;
+    this.name = name;
+    this.fieldSelector = fieldSelector;
+    this.labelSelector = labelSelector;
+  }
   with(change: Partial<Pick<CelResourceCheck, 'subresource' | 'namespace' | 'name' | 'fieldSelector' | 'labelSelector'>>): CelResourceCheck {
     const c = { ...this, ...change };
     return new CelResourceCheck(this.groupCheck, this.resource, c.subresource, c.namespace, c.name, c.fieldSelector, c.labelSelector);

@@ -9,7 +9,10 @@ const MAX_INT = (1n << 63n) - 1n;
 const MIN_INT = -(1n << 63n);
 
 export class CelQuantity {
-  constructor(readonly q: Quantity) {}
+  readonly q: Quantity;
+  constructor(q: Quantity) {
+    this.q = q;
+  }
   toString(): string {
     return quantityString(this.q);
   }

@@ -6,14 +6,25 @@
 import { celError, type Registrar } from './register.ts';
 
 export class CelURL {
+  readonly scheme: string;
+  readonly host: string;
+  /** The path as written (still escaped), '' when absent. */
+  readonly rawPath: string;
+  readonly rawQuery: string;
+  readonly opaque: string;
   constructor(
-    readonly scheme: string,
-    readonly host: string,
-    /** The path as written (still escaped), '' when absent. */
-    readonly rawPath: string,
-    readonly rawQuery: string,
-    readonly opaque: string,
-  ) {}
+    scheme: string,
+    host: string,
+    rawPath: string,
+    rawQuery: string,
+    opaque: string,
+  ) {
+    this.scheme = scheme;
+    this.host = host;
+    this.rawPath = rawPath;
+    this.rawQuery = rawQuery;
+    this.opaque = opaque;
+  }
 }
 
 const HEX = /^[0-9a-fA-F]{2}$/;

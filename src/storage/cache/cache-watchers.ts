@@ -9,6 +9,11 @@ import { WatcherTooSlowError } from '../errors.ts';
 const NONE: WatchEvent[] = [];
 
 class CacheWatcher implements Watch {
+  private readonly owner: CacheWatchers;
+  readonly prefix: string;
+  private readonly handler: WatchHandler;
+  private readonly bufferSize: number;
+  private readonly bufferBytes: number;
   readonly end: string;
   /** Events accepted from the cache but not yet taken by the consumer. */
   private queue: WatchEvent[] = [];
@@ -23,13 +28,18 @@ class CacheWatcher implements Watch {
   next: number;
 
   constructor(
-    private readonly owner: CacheWatchers,
-    readonly prefix: string,
+    owner: CacheWatchers,
+    prefix: string,
     after: number,
-    private readonly handler: WatchHandler,
-    private readonly bufferSize: number,
-    private readonly bufferBytes: number,
+    handler: WatchHandler,
+    bufferSize: number,
+    bufferBytes: number,
   ) {
+    this.owner = owner;
+    this.prefix = prefix;
+    this.handler = handler;
+    this.bufferSize = bufferSize;
+    this.bufferBytes = bufferBytes;
     this.end = prefixEnd(prefix);
     this.next = after;
     this.limit = bufferSize;
@@ -124,12 +134,17 @@ class CacheWatcher implements Watch {
 }
 
 export class CacheWatchers {
+  private readonly bufferSize: number;
+  private readonly bufferBytes: number;
   private readonly all = new Set<CacheWatcher>();
 
   constructor(
-    private readonly bufferSize: number,
-    private readonly bufferBytes: number,
-  ) {}
+    bufferSize: number,
+    bufferBytes: number,
+  ) {
+    this.bufferSize = bufferSize;
+    this.bufferBytes = bufferBytes;
+  }
 
   get size(): number {
     return this.all.size;

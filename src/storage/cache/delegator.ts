@@ -39,7 +39,10 @@ const FILTERED_PAGE = 500;
 type Freshness = { kind: 'recent' } | { kind: 'any' } | { kind: 'notOlder'; rv: number } | { kind: 'exact'; rv: number };
 
 export class CacheDelegator {
-  constructor(private readonly cache: WatchCache) {}
+  private readonly cache: WatchCache;
+  constructor(cache: WatchCache) {
+    this.cache = cache;
+  }
 
   /** The cache's revision: what a cached read reflects. */
   get revision(): number {

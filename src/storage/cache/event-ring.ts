@@ -4,6 +4,9 @@ import type { WatchEvent } from '../interface.ts';
 import { eventBytes } from '../interface.ts';
 
 export class EventRing {
+  private readonly retentionMs: number;
+  private readonly maxEvents: number;
+  private readonly maxBytes: number;
   private events: WatchEvent[] = [];
   private times: number[] = [];
   private bytes = 0;
@@ -13,10 +16,14 @@ export class EventRing {
   windowStart = 0;
 
   constructor(
-    private readonly retentionMs: number,
-    private readonly maxEvents: number,
-    private readonly maxBytes: number,
-  ) {}
+    retentionMs: number,
+    maxEvents: number,
+    maxBytes: number,
+  ) {
+    this.retentionMs = retentionMs;
+    this.maxEvents = maxEvents;
+    this.maxBytes = maxBytes;
+  }
 
   get length(): number {
     return this.events.length - this.head;

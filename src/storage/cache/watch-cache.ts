@@ -69,6 +69,7 @@ export async function openWatchCache(backend: Storage, opts: WatchCacheOptions):
 }
 
 export class WatchCache implements Storage {
+  private readonly backend: Storage;
   readonly prefix: string;
   private readonly end: string;
   private tree: Tree = new BTree<string, KeyValue>();
@@ -89,9 +90,10 @@ export class WatchCache implements Storage {
   readonly ready: Promise<void>;
 
   constructor(
-    private readonly backend: Storage,
+    backend: Storage,
     opts: WatchCacheOptions,
   ) {
+    this.backend = backend;
     this.prefix = opts.prefix;
     this.end = prefixEnd(opts.prefix);
     this.ring = new EventRing(opts.retentionMs ?? 75_000, opts.maxEvents ?? 10_000, opts.maxEventBytes ?? 64 * 1024 * 1024);

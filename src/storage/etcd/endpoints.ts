@@ -38,13 +38,15 @@ const CHANNEL_OPTIONS: grpc.ClientOptions = {
 const CONNECT_ATTEMPT_MS = 2_000;
 
 export class Endpoint {
+  readonly url: string;
   readonly kv: KVClient;
   readonly watch: WatchClient;
   readonly maintenance: MaintenanceClient;
   /** This member's etcd version, once a Status call has told us. */
   version?: string;
 
-  constructor(readonly url: string) {
+  constructor(url: string) {
+    this.url = url;
     const { target, creds } = parseEndpoint(url);
     const svc = etcdServices();
     this.kv = new svc.KV(target, creds, CHANNEL_OPTIONS);
@@ -112,6 +114,7 @@ function isTransient(err: grpc.ServiceError): boolean {
 type UnaryInvoker<Res> = (ep: Endpoint, deadline: Date, callback: (err: grpc.ServiceError | null, res?: Res) => void) => void;
 
 export class EndpointPool {
+  readonly requestTimeoutMs: number;
   readonly endpoints: Endpoint[];
   private currentIndex = 0;
   private closed = false;
@@ -124,8 +127,9 @@ export class EndpointPool {
 
   constructor(
     urls: string[],
-    readonly requestTimeoutMs: number,
+    requestTimeoutMs: number,
   ) {
+    this.requestTimeoutMs = requestTimeoutMs;
     if (urls.length === 0) throw new Error('etcd storage needs at least one endpoint');
     this.endpoints = urls.map((u) => new Endpoint(u));
   }

@@ -43,6 +43,9 @@ type Stream = grpc.ClientDuplexStream<WatchRequest, WatchResponse>;
 const CATCH_UP_GRACE_MS = 1_000;
 
 export class WatchMux {
+  private readonly pool: EndpointPool;
+  /** Internal bookkeeping key (compaction) that must not surface as an event. */
+  private readonly hiddenKey: string;
   /** Insertion order = re-creation order after a reconnect. */
   private readonly watchers = new Set<Watcher>();
   private readonly byId = new Map<number, Watcher>();
@@ -57,10 +60,12 @@ export class WatchMux {
   private closed = false;
 
   constructor(
-    private readonly pool: EndpointPool,
-    /** Internal bookkeeping key (compaction) that must not surface as an event. */
-    private readonly hiddenKey: string,
-  ) {}
+    pool: EndpointPool,
+    hiddenKey: string,
+  ) {
+    this.pool = pool;
+    this.hiddenKey = hiddenKey;
+  }
 
   get endpoint(): string | undefined {
     return this.streamEp?.url;

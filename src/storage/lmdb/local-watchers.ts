@@ -24,10 +24,13 @@ interface Watcher {
 const REPLAY_CHUNK = 1000;
 
 export class LocalWatchers {
+  private readonly replay: Replay;
   private readonly synced = new Set<Watcher>();
   private published = 0;
 
-  constructor(private readonly replay: Replay) {}
+  constructor(replay: Replay) {
+    this.replay = replay;
+  }
 
   add(prefix: string, after: number, published: number, handler: WatchHandler): Watch {
     this.published = Math.max(this.published, published);

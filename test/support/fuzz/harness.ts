@@ -127,6 +127,7 @@ async function get(url: string, path: string): Promise<{ status: number; text: s
 }
 
 export class Harness {
+  private readonly args: string[];
   server!: ServerProcess;
   private set: SentinelSet = sentinelSet(0);
   private baseline: Snapshot = new Map();
@@ -134,7 +135,9 @@ export class Harness {
   private stderrSeen = 0;
   private restarts = 0;
 
-  constructor(private readonly args: string[]) {}
+  constructor(args: string[]) {
+    this.args = args;
+  }
 
   get url(): string {
     return this.server.url;

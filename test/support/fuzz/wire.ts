@@ -29,11 +29,13 @@ export interface Answer {
 }
 
 export class ExchangeError extends Error {
+  readonly kind: 'timeout' | 'dropped';
   constructor(
     message: string,
-    readonly kind: 'timeout' | 'dropped',
+    kind: 'timeout' | 'dropped',
   ) {
     super(message);
+    this.kind = kind;
   }
 }
 
