@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The orch-apiserver command. An installed package runs its compiled JavaScript (dist/): nothing is
 // transpiled at run time. A source checkout (src/ beside this folder) runs its TypeScript (through
-// tsx, a development dependency, where Node.js does not strip types itself), so that its tests and a development loop never run a stale build;
+// tsx, a development dependency, where Node.js does not strip types itself), so that its tests and
+// a development loop never run a stale build;
 // ORCH_APISERVER_RUN=dist makes a checkout run its build instead (`npm start` builds, then does).
 import { existsSync } from 'node:fs';
 
