@@ -18,6 +18,7 @@ import { bodyWeight, writeInput } from './write-inputs.ts';
 import { managerFromUserAgent } from '../registry/field-manager.ts';
 import { bodyApiVersion, decodeBody, type FieldValidation, parseFieldValidation } from './decode.ts';
 import type { ReviewStore } from '../registry/review-store.ts';
+import { requestedMeta } from '../registry/preparation.ts';
 import { parseBool, parseListOptions } from '../machinery/list-options.ts';
 import { failedAfterNegotiating, readBodyBytes, writeBody, writeConverted, writeObject, writeStatus, writeStoredJson } from './respond.ts';
 import { supportsProtobuf } from '../wire/protobuf/index.ts';
@@ -65,7 +66,7 @@ const UNSAFE_DELETE_VERB = 'unsafe-delete-ignore-read-errors';
  * The audit event says the option was asked for.
  */
 async function authorizeUnsafeDelete(ctx: RequestContext, env: HandlerEnv, t: ResourceTarget): Promise<void> {
-  ctx.auditAnnotations['apiserver.k8s.io/unsafe-delete-ignore-read-error'] = '';
+  ctx.auditAnnotations[`${env.naming.group('apiserver')}/unsafe-delete-ignore-read-error`] = '';
   const forbidden = (why: string) => errors.forbidden(t.store.qualified, t.name, why);
   if (t.subresource) throw forbidden('ignoreStoreReadErrorWithClusterBreakingPotential delete option is not allowed on a subresource or non-resource request');
   if (!env.authorize || !ctx.effectiveUser) throw errors.internal('no authorizer provided, unable to authorize unsafe delete');
@@ -301,7 +302,7 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
     const type = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
     const body = await readBodyBytes(ctx);
     const input = writeInput({ form: 'body', bytes: bodyWeight(body.length, type), body, type, validation: fieldValidation }, t.store);
-    const created = await t.store.create(t.namespace, input, { dryRun, manager, warn: (m) => ctx.warnings.add(m), deadline: ctx.deadline, user: ctx.effectiveUser });
+    const created = await t.store.create(t.namespace, input, { dryRun, manager, warn: (m) => ctx.warnings.add(m), deadline: ctx.deadline, user: ctx.effectiveUser, describe: (m) => (ctx.requestObject = m) });
     writeStoredJson(ctx, enc, 201, created.responseBody());
   } catch (e) {
     throw failedAfterNegotiating(e, enc);
@@ -331,6 +332,7 @@ export async function handleNamedCreate(ctx: RequestContext, env: HandlerEnv, t:
     const spelled = bodyApiVersion(body, type);
     const def = t.create.request.find((d) => apiVersionOf(d) === spelled) ?? own;
     const decoded = decodeBody(body, type, def, fieldValidation);
+    ctx.requestObject = requestedMeta(decoded.obj);
     for (const w of decoded.warnings) ctx.warnings.add(w);
     const parent = (await t.store.getEncoded(t.namespace, t.name)).view();
     const answer = await t.create.create(parent, decoded.obj, { dryRun });
@@ -351,6 +353,7 @@ export async function handleReview(ctx: RequestContext, env: HandlerEnv, t: Reso
     const { fieldValidation } = writeOptions(ctx, env, 'CreateOptions');
     const type = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
     const decoded = decodeBody(await readBodyBytes(ctx, UNSTORED_BODY_BYTES), type, t.store.def, fieldValidation);
+    ctx.requestObject = requestedMeta(decoded.obj);
     for (const w of decoded.warnings) ctx.warnings.add(w);
     if (!ctx.effectiveUser) throw errors.badRequest('no user present on request');
     writeObject(ctx, enc, 201, await t.store.review(decoded.obj, ctx.effectiveUser, t.namespace));
@@ -373,6 +376,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
       warn: (m) => ctx.warnings.add(m),
       deadline: ctx.deadline,
       user: ctx.effectiveUser,
+      describe: (m) => (ctx.requestObject = m),
       subresource: t.subresource,
       allowCreate: t.store.def.allowCreateOnUpdate,
       uidFromInput: true,

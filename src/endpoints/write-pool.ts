@@ -14,7 +14,7 @@ import type { FeatureGates } from '../machinery/feature-gates.ts';
 import { errors, StatusError } from '../machinery/status.ts';
 import type { KindDefinition } from '../registry/definition.ts';
 import type { DeclarativeEvent, DeclarativeValidation } from '../registry/declarative-validation.ts';
-import { kindKey, type PreparationCall, type PreparationJob, type PreparationOffload, type PreparedWrite } from '../registry/preparation.ts';
+import { kindKey, type PreparationCall, type PreparationJob, type PreparationOffload, type PreparedWrite, type RequestedMeta } from '../registry/preparation.ts';
 import type { PortableForm } from './write-inputs.ts';
 
 /** Writes of this many bytes' worth of work (request and stored object) on are prepared by a worker. */
@@ -61,8 +61,8 @@ export interface PortableStatus {
 /** A worker's answer: the prepared write, the Status it was refused with, or an unexpected failure. */
 export type WriteReply =
   | { ready: true }
-  | { id: number; prepared: PreparedWrite; warnings: string[]; declarative: DeclarativeEvent[] }
-  | { id: number; status: PortableStatus; warnings: string[]; declarative: DeclarativeEvent[] }
+  | { id: number; prepared: PreparedWrite; warnings: string[]; declarative: DeclarativeEvent[]; requested?: RequestedMeta }
+  | { id: number; status: PortableStatus; warnings: string[]; declarative: DeclarativeEvent[]; requested?: RequestedMeta }
   | { id: number; failure: string };
 
 interface Pending {
@@ -189,6 +189,7 @@ export class WritePool implements PreparationOffload {
       this.finish(slot, (q) => {
         if ('declarative' in reply) {
           for (const w of reply.warnings) q.call.warn(w);
+          if (reply.requested) q.call.describe?.(reply.requested);
           this.opts.declarative?.replay(reply.declarative);
         }
         if ('prepared' in reply) q.resolve(reply.prepared);

@@ -13,7 +13,7 @@ import { isStatusError } from '../machinery/status.ts';
 import { WarningRecorder } from '../request/context.ts';
 import { builtinKinds } from '../registry/kinds/index.ts';
 import { DeclarativeValidation, type DeclarativeEvent } from '../registry/declarative-validation.ts';
-import { kindKey, linkSharedStorage, subresourcesOf, WritePreparation } from '../registry/preparation.ts';
+import { kindKey, linkSharedStorage, subresourcesOf, WritePreparation, type RequestedMeta } from '../registry/preparation.ts';
 import { writeInput } from './write-inputs.ts';
 import type { WriteJob, WriteReply, WriteWorkerData } from './write-pool.ts';
 
@@ -50,16 +50,17 @@ parentPort!.on('message', (msg: WriteJob) =>
 async function run({ id, job, input }: WriteJob): Promise<WriteReply> {
   events = [];
   warnings = new WarningRecorder();
+  let requested: RequestedMeta | undefined;
   const kind = byKind.get(job.kind);
   try {
     if (!kind) throw new Error(`no definition for ${job.kind}`);
-    const prepared = await kind.prep.prepare(job, writeInput(input, kind.prep).mutate, kind.subresources, (w) => warnings.add(w));
+    const prepared = await kind.prep.prepare(job, writeInput(input, kind.prep).mutate, kind.subresources, (w) => warnings.add(w), (m) => (requested = m));
     // The object stays here: the bytes are what the event loop stores and answers with.
     if ('object' in prepared) delete prepared.object;
-    return { id, prepared, warnings: warnings.messages, declarative: events };
+    return { id, prepared, warnings: warnings.messages, declarative: events, requested };
   } catch (e) {
     return isStatusError(e)
-      ? { id, status: { code: e.code, reason: e.status.reason ?? 'BadRequest', message: e.message, details: e.status.details, headers: e.headers }, warnings: warnings.messages, declarative: events }
+      ? { id, status: { code: e.code, reason: e.status.reason ?? 'BadRequest', message: e.message, details: e.status.details, headers: e.headers }, warnings: warnings.messages, declarative: events, requested }
       : { id, failure: e instanceof Error ? e.message : String(e) };
   }
 }

@@ -71,6 +71,30 @@ export interface PreparationJob {
   opts: PrepareOptions;
 }
 
+/**
+ * The identity a request's own object gives, as it was decoded (before a name is generated or
+ * system fields are set): what kube-apiserver's audit completes the event's objectRef with.
+ */
+export interface RequestedMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+}
+
+/** Where a preparation tells the identity of the request's object, once it is decoded (a create's or update's body). */
+export type DescribeRequested = (meta: RequestedMeta) => void;
+
+export function requestedMeta(obj: KObject): RequestedMeta {
+  const m = obj.metadata ?? {};
+  const out: RequestedMeta = {};
+  if (typeof m.name === 'string' && m.name) out.name = m.name;
+  if (typeof m.namespace === 'string' && m.namespace) out.namespace = m.namespace;
+  if (typeof m.uid === 'string' && m.uid) out.uid = m.uid;
+  if (typeof m.resourceVersion === 'string' && m.resourceVersion) out.resourceVersion = m.resourceVersion;
+  return out;
+}
+
 /** A prepared write: what the store does with it on the event loop. */
 export type PreparedWrite =
   /** Store this new object (a create, or an update that creates). */
@@ -106,6 +130,8 @@ export interface PreparationCall {
   deadline: number | undefined;
   /** Where its warnings go, whether it succeeds or not. */
   warn: Warn;
+  /** Where the identity of the request's own object goes, when the caller asks for it. */
+  describe?: DescribeRequested;
   /** The same preparation on this thread (when no worker can run it). */
   inline(): Promise<PreparedWrite>;
 }
@@ -207,19 +233,23 @@ export class WritePreparation {
    * A write of `input` over the stored object `stored` (absent: there is none): the object to
    * create, the bytes to replace it with, a deletion, or nothing to do. The input is applied
    * first, so a malformed request is refused before a missing object is reported, as
-   * kube-apiserver's update applies the request to an empty object first.
+   * kube-apiserver's update applies the request to an empty object first. `describe` is told the
+   * identity of the object `mutate` returned before anything is done to it.
    */
-  async prepare(job: PreparationJob, mutate: Mutate, subresources: ReadonlyMap<string, SubresourceDefinition>, warn: Warn): Promise<PreparedWrite> {
+  async prepare(job: PreparationJob, mutate: Mutate, subresources: ReadonlyMap<string, SubresourceDefinition>, warn: Warn, describe?: DescribeRequested): Promise<PreparedWrite> {
     const { opts, namespace } = job;
     const subresource = opts.subresource !== undefined ? subresources.get(opts.subresource) : undefined;
     if (opts.subresource !== undefined && !subresource) throw new Error(`${this.def.kind} has no subresource ${opts.subresource}`);
     if (job.name === undefined) {
-      const { obj, generated } = this.prepareCreate(namespace, await mutate(undefined, warn), opts, warn);
+      const input = await mutate(undefined, warn);
+      describe?.(requestedMeta(input));
+      const { obj, generated } = this.prepareCreate(namespace, input, opts, warn);
       return { op: 'create', bytes: this.encode(obj), object: obj, meta: placeOf(obj), generated };
     }
     const name = job.name;
     const old = job.stored && this.decodeStored(job.stored.value, job.stored.revision);
     const wanted = await mutate(old && structuredClone(old), warn);
+    describe?.(requestedMeta(wanted));
     const uid = wanted.metadata.uid;
     if (old && opts.uidFromInput && typeof uid === 'string') checkPreconditions(this.qualified, old, { uid });
     if (!old) {

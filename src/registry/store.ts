@@ -32,7 +32,7 @@ import type { FieldManager } from './field-manager.ts';
 import type { ObjectCodec } from './converted-json.ts';
 import type { DeclarativeValidation } from './declarative-validation.ts';
 import { selectorMatcher } from './selection.ts';
-import { checkPreconditions, isWriteInput, kindKey, subresourcesOf, WritePreparation, type PreparationJob, type PreparationOffload, type PreparedWrite, type WriteInput } from './preparation.ts';
+import { checkPreconditions, isWriteInput, kindKey, subresourcesOf, WritePreparation, type DescribeRequested, type PreparationJob, type PreparationOffload, type PreparedWrite, type WriteInput } from './preparation.ts';
 
 export interface WriteOptions {
   dryRun: boolean;
@@ -48,6 +48,11 @@ export interface WriteOptions {
   deadline?: number;
   /** The user the request acts as: the kind's guardWrite checks the write against it. */
   user?: UserInfo;
+  /**
+   * Told the identity the request's own object gives as soon as it is decoded, even when the
+   * write is then refused (a create's or update's body: audit's objectRef).
+   */
+  describe?: DescribeRequested;
 }
 
 export interface UpdateOptions extends WriteOptions {
@@ -571,8 +576,8 @@ export class RegistryStore implements ReadableStore {
   /** Prepares a write in a worker when the offload takes it, else here. */
   private prepareWrite(job: PreparationJob, input: WriteInput, opts: WriteOptions): Promise<PreparedWrite> {
     const warn = opts.warn ?? (() => {});
-    const inline = () => this.prep.prepare(job, input.mutate, this.subresources, warn);
-    return this.offload?.prepare({ job, input, deadline: opts.deadline, warn, inline }) ?? inline();
+    const inline = () => this.prep.prepare(job, input.mutate, this.subresources, warn, opts.describe);
+    return this.offload?.prepare({ job, input, deadline: opts.deadline, warn, describe: opts.describe, inline }) ?? inline();
   }
 
   private preparationJob(namespace: string | undefined, name: string | undefined, kv: KeyValue | undefined, opts: UpdateOptions): PreparationJob {

@@ -20,6 +20,11 @@ export interface RequestContext {
   impersonatedUser?: UserInfo;
   warnings: WarningRecorder;
   auditAnnotations: Record<string, string>;
+  /**
+   * The identity the request's own object gave (a create's or update's body), once decoded and
+   * before anything was done to it: audit completes the event's objectRef with it.
+   */
+  requestObject?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
   /** The request's body once a handler has read it (what audit's Request level records). */
   requestBody?: Buffer;
   /** The Status the request was answered with, when it was one (audit's `responseStatus`). */

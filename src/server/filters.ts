@@ -44,6 +44,8 @@ export interface ChainOptions {
   audit: AuditSink;
   /** The naming profile's authentication group: impersonating uids and extras is checked in it. */
   authenticationGroup: string;
+  /** The naming profile's authorization group: the domain of the decision's audit annotations. */
+  authorizationGroup: string;
   /** 0 turns the limit off. */
   maxRequestsInflight: number;
   maxMutatingRequestsInflight: number;
@@ -188,18 +190,30 @@ const maxInFlight = (opts: ChainOptions): Filter => {
 
 const AUTHORIZED = { allow: 'allowed', deny: 'denied', 'no-opinion': 'no-opinion' } as const;
 
-const authorization = (opts: ChainOptions): Filter => (next) => async (ctx) => {
-  const start = performance.now();
-  let d;
-  try {
-    d = await opts.authorizer.authorize({ user: ctx.effectiveUser!, info: ctx.info });
-  } catch (e) {
-    opts.metrics?.authorized('error', (performance.now() - start) / 1000);
-    throw e;
-  }
-  opts.metrics?.authorized(AUTHORIZED[d.decision], (performance.now() - start) / 1000);
-  if (d.decision !== 'allow') throw forbidden(ctx.effectiveUser!.name, ctx.info, d.reason);
-  return next(ctx);
+/**
+ * kube-apiserver's WithAuthorization: the authorizers' decision for the user the request acts as,
+ * recorded for audit (`authorization.<domain>/decision` and `/reason`, as kube-apiserver
+ * annotates its events), then the request served or refused with 403.
+ */
+const authorization = (opts: ChainOptions): Filter => {
+  const decisionKey = `${opts.authorizationGroup}/decision`;
+  const reasonKey = `${opts.authorizationGroup}/reason`;
+  return (next) => async (ctx) => {
+    const start = performance.now();
+    let d;
+    try {
+      d = await opts.authorizer.authorize({ user: ctx.effectiveUser!, info: ctx.info });
+    } catch (e) {
+      opts.metrics?.authorized('error', (performance.now() - start) / 1000);
+      ctx.auditAnnotations[reasonKey] = 'internal error';
+      throw e;
+    }
+    opts.metrics?.authorized(AUTHORIZED[d.decision], (performance.now() - start) / 1000);
+    ctx.auditAnnotations[decisionKey] = d.decision === 'allow' ? 'allow' : 'forbid';
+    ctx.auditAnnotations[reasonKey] = d.reason ?? '';
+    if (d.decision !== 'allow') throw forbidden(ctx.effectiveUser!.name, ctx.info, d.reason);
+    return next(ctx);
+  };
 };
 
 /** Build the whole chain around the handler; the order is the one of kube-apiserver. */

@@ -240,6 +240,7 @@ function chainOptions(opts: ServerOptions, authenticator: Authenticator, authori
     authorizer,
     audit,
     authenticationGroup: naming.group('authentication'),
+    authorizationGroup: naming.group('authorization'),
     maxRequestsInflight: opts.maxRequestsInflight ?? 400,
     maxMutatingRequestsInflight: opts.maxMutatingRequestsInflight ?? 200,
     requestTimeoutMs: opts.requestTimeoutMs ?? 60_000,

@@ -106,8 +106,9 @@ describe('audit log', () => {
     assert.equal(e!.stage, 'ResponseComplete');
     assert.equal(e!.verb, 'create');
     assert.equal(e!.user.username, 'system:admin');
-    assert.deepEqual(e!.objectRef, { resource: 'leases', namespace: NS, apiGroup: 'coordination.orch.io', apiVersion: 'v1' });
+    assert.deepEqual(e!.objectRef, { resource: 'leases', namespace: NS, name: 'l1', apiGroup: 'coordination.orch.io', apiVersion: 'v1' }, "the name from the request's object");
     assert.deepEqual(e!.responseStatus, { metadata: {}, code: 201 });
+    assert.deepEqual(e!.annotations, { 'authorization.orch.io/decision': 'allow', 'authorization.orch.io/reason': '' }, 'system:masters is allowed without a reason');
     assert.equal((e!.requestObject as { spec: { holderIdentity: string } }).spec.holderIdentity, 'me');
     assert.equal(e!.responseObject, undefined, 'Request level: no answer');
     assert.match(e!.requestReceivedTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
@@ -153,6 +154,51 @@ describe('audit log', () => {
     assert.equal(e.user.username, 'system:admin');
     assert.equal(e.impersonatedUser?.username, 'jane');
     assert.ok(e.impersonatedUser?.groups?.includes('devs'));
+    assert.equal(e.annotations?.['authorization.orch.io/decision'], 'forbid', 'the decision is for the impersonated user');
+    assert.equal(typeof e.annotations?.['authorization.orch.io/reason'], 'string');
+  });
+
+  test("objectRef is completed from the request's object (name, uid, resourceVersion); a generated name is not known yet; a Success Status is copied", async () => {
+    const base = `/apis/coordination.orch.io/v1/namespaces/${NS}/leases`;
+    const created = await api(server, 'POST', base, { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'l2' }, spec: { holderIdentity: 'a' } });
+    assert.equal(created.status, 201);
+    const lease = created.body as { metadata: { uid: string; resourceVersion: string } };
+    const put = await api(server, 'PUT', `${base}/l2`, { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'l2', uid: lease.metadata.uid, resourceVersion: lease.metadata.resourceVersion }, spec: { holderIdentity: 'b' } }, { 'Audit-ID': 'the-put' });
+    assert.equal(put.status, 200);
+    await waitFor('the update event', () => ofId('the-put').length > 0);
+    assert.deepEqual(ofId('the-put')[0]!.objectRef, {
+      resource: 'leases',
+      namespace: NS,
+      name: 'l2',
+      uid: lease.metadata.uid,
+      apiGroup: 'coordination.orch.io',
+      apiVersion: 'v1',
+      resourceVersion: lease.metadata.resourceVersion,
+    });
+    const generated = await api(server, 'POST', base, { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { generateName: 'g-' } }, { 'Audit-ID': 'the-generated' });
+    assert.equal(generated.status, 201);
+    await waitFor('the generated event', () => ofId('the-generated').length > 0);
+    assert.deepEqual(ofId('the-generated')[0]!.objectRef, { resource: 'leases', namespace: NS, apiGroup: 'coordination.orch.io', apiVersion: 'v1' }, 'the name is generated after the request is recorded');
+    // Refused by validation: the name is known all the same (it was decoded first).
+    const invalid = await api(server, 'POST', base, { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'Not_Valid' } }, { 'Audit-ID': 'the-invalid' });
+    assert.equal(invalid.status, 422);
+    await waitFor('the invalid event', () => ofId('the-invalid').length > 0);
+    assert.equal(ofId('the-invalid')[0]!.objectRef?.name, 'Not_Valid');
+    // A large body is decoded in a write worker: its identity comes back from there.
+    const large = await api(server, 'POST', `/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'large' }, data: { k: 'x'.repeat(200 * 1024) } }, { 'Audit-ID': 'the-large' });
+    assert.equal(large.status, 201);
+    await waitFor('the large event', () => ofId('the-large').length > 0);
+    assert.equal(ofId('the-large')[0]!.objectRef?.name, 'large');
+    // A deletion answered with a Success Status: its bounded fields are the event's responseStatus.
+    assert.equal((await api(server, 'POST', `/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'gone' } })).status, 201);
+    const del = await api(server, 'DELETE', `/api/v1/namespaces/${NS}/configmaps/gone`, undefined, { 'Audit-ID': 'the-delete' });
+    assert.equal(del.status, 200);
+    const answered = del.body as { kind: string; status: string; details: unknown };
+    assert.equal(answered.kind, 'Status');
+    await waitFor('the delete event', () => ofId('the-delete').length > 0);
+    const d = ofId('the-delete')[0]!;
+    assert.deepEqual(d.responseStatus, { metadata: {}, status: 'Success', details: answered.details, code: 200 });
+    assert.equal(d.annotations?.['authorization.orch.io/decision'], 'allow');
   });
 
   test('a watch has a ResponseStarted stage when its answer starts, and ResponseComplete when it ends', async () => {
@@ -172,7 +218,7 @@ describe('audit log', () => {
     const got = ofId('the-panic');
     assert.deepEqual(got.map((e) => e.stage), ['Panic']);
     assert.deepEqual(got[0]!.responseStatus, { metadata: {}, status: 'Failure', message: "APIServer panic'd: Cannot read properties of undefined (reading 'spec')", reason: 'InternalError', code: 500 });
-    assert.deepEqual(got[0]!.objectRef, { resource: 'faulties', apiGroup: 'faults.example.com', apiVersion: 'v1' });
+    assert.deepEqual(got[0]!.objectRef, { resource: 'faulties', name: 'f1', apiGroup: 'faults.example.com', apiVersion: 'v1' });
     // A request that fails with a Status is no panic.
     const refused = await api(server, 'GET', '/apis/faults.example.com/v1/faulties/f1', undefined, { 'Audit-ID': 'no-panic' });
     assert.equal(refused.status, 404);
@@ -211,7 +257,12 @@ describe('audit log', () => {
     const r = await api(server, 'GET', `/apis/coordination.orch.io/v1alpha2/namespaces/${NS}/leasecandidates`, undefined, { 'Audit-ID': 'deprecated-read' });
     assert.equal(r.status, 200);
     await waitFor('its event', () => ofId('deprecated-read').length > 0);
-    assert.deepEqual(ofId('deprecated-read')[0]!.annotations, { 'orch.io/deprecated': 'true', 'orch.io/removed-release': '1.38' });
+    assert.deepEqual(ofId('deprecated-read')[0]!.annotations, {
+      'authorization.orch.io/decision': 'allow',
+      'authorization.orch.io/reason': '',
+      'orch.io/deprecated': 'true',
+      'orch.io/removed-release': '1.38',
+    });
   });
 
   test('paths the policy sets to None are not recorded', async () => {

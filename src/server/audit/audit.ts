@@ -45,8 +45,12 @@ interface Audited {
   received: string;
   /** `","requestURI":…,"user":{…}`: from the stage to the user (an impersonated user comes next). */
   who?: string;
-  /** `,"sourceIPs":[…],…,"objectRef":{…}`: after the users, up to the answer. */
+  /** `,"sourceIPs":[…],"userAgent":…`: after the users. */
   where?: string;
+  /** `,"objectRef":{…}` as the request's path names it. */
+  ref?: string;
+  /** The same completed with the request's own object (its name, uid, resourceVersion), once decoded. */
+  completedRef?: string;
   /** The answer's bytes, kept at RequestResponse. */
   response?: Buffer[];
   responseBytes: number;
@@ -136,10 +140,32 @@ function dropManagedFields(v: unknown): unknown {
   return out;
 }
 
-/** metav1.Status as the Event's responseStatus holds it: the bounded fields, empty ones left out. */
+/**
+ * The Event's objectRef (kube's ObjectReference, in its field order): what the path names, and
+ * what it leaves out taken from the request's own object, as kube-apiserver's LogRequestObject.
+ */
+function objectRef(info: RequestContext['info'], obj?: RequestContext['requestObject']): string {
+  const ref: Record<string, string> = { resource: info.resource };
+  const namespace = info.namespace || obj?.namespace;
+  if (namespace) ref.namespace = namespace;
+  const name = info.name || obj?.name;
+  if (name) ref.name = name;
+  if (obj?.uid) ref.uid = obj.uid;
+  if (info.apiGroup) ref.apiGroup = info.apiGroup;
+  ref.apiVersion = info.apiVersion;
+  if (obj?.resourceVersion) ref.resourceVersion = obj.resourceVersion;
+  if (info.subresource) ref.subresource = info.subresource;
+  return goEscape(`,"objectRef":${JSON.stringify(ref)}`);
+}
+
+/**
+ * metav1.Status as the Event's responseStatus holds it: a Status the request was answered with
+ * (a failure, or a success such as a deletion's) copied in its bounded fields, empty ones left
+ * out; the code is always the answer's.
+ */
 function statusJSON(ctx: RequestContext, code: number): string {
   const s = ctx.responseStatus;
-  if (!s || s.status !== 'Failure') return `{"metadata":{},"code":${code}}`;
+  if (!s) return `{"metadata":{},"code":${code}}`;
   let out = `{"metadata":{},"status":${str(s.status)}`;
   if (s.message) out += `,"message":${str(s.message)}`;
   if (s.reason) out += `,"reason":${str(s.reason)}`;
@@ -189,23 +215,19 @@ export function policyAudit(c: AuditConfig): AuditSink {
       const user = ctx.user;
       const who = JSON.stringify({ requestURI: ctx.req.url ?? '/', verb: info.verb, user: user ? userOf(user) : {} });
       a.who = goEscape(`",${who.slice(1, -1)}`);
-      const where: { sourceIPs: string[]; userAgent?: string; objectRef?: Record<string, string> } = { sourceIPs: sourceIPs(ctx) };
+      const where: { sourceIPs: string[]; userAgent?: string } = { sourceIPs: sourceIPs(ctx) };
       const userAgent = ctx.req.headers['user-agent'];
       if (typeof userAgent === 'string') where.userAgent = userAgent;
-      if (info.isResourceRequest) {
-        const ref: Record<string, string> = { resource: info.resource };
-        if (info.namespace) ref.namespace = info.namespace;
-        if (info.name) ref.name = info.name;
-        if (info.apiGroup) ref.apiGroup = info.apiGroup;
-        ref.apiVersion = info.apiVersion;
-        if (info.subresource) ref.subresource = info.subresource;
-        where.objectRef = ref;
-      }
       a.where = goEscape(`,${JSON.stringify(where).slice(1, -1)}`);
+      if (info.isResourceRequest) a.ref = objectRef(info);
     }
+    // Once the request's own object is decoded, kube-apiserver completes the reference with it.
+    if (stage !== 'RequestReceived' && ctx.requestObject && !a.completedRef) a.completedRef = info.isResourceRequest ? objectRef(info, ctx.requestObject) : '';
     let line = a.head + stage + a.who;
     if (ctx.impersonatedUser) line += goEscape(`,"impersonatedUser":${JSON.stringify(userOf(ctx.impersonatedUser))}`);
     line += a.where;
+    const ref = a.completedRef || a.ref;
+    if (ref) line += ref;
     if (status !== undefined) line += `,"responseStatus":${status}`;
     const level = a.decision.level;
     if (level !== 'Metadata' && stage !== 'RequestReceived') {
