@@ -97,6 +97,14 @@ function userOf(u: UserInfo): Record<string, unknown> {
   return out;
 }
 
+/** A user as the Event writes it: made once per user (an authenticator's cache hands out the same one). */
+const userJSONs = new WeakMap<UserInfo, string>();
+function userJSON(u: UserInfo): string {
+  let json = userJSONs.get(u);
+  if (json === undefined) userJSONs.set(u, (json = JSON.stringify(userOf(u))));
+  return json;
+}
+
 function sourceIPs(ctx: RequestContext): string[] {
   const ips: string[] = [];
   const forwarded = ctx.req.headers['x-forwarded-for'];
@@ -212,9 +220,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
     const info = ctx.info;
     if (a.who === undefined) {
       // What every stage says alike, once: one serialization of each run of fields.
-      const user = ctx.user;
-      const who = JSON.stringify({ requestURI: ctx.req.url ?? '/', verb: info.verb, user: user ? userOf(user) : {} });
-      a.who = goEscape(`",${who.slice(1, -1)}`);
+      a.who = goEscape(`","requestURI":${str(ctx.req.url ?? '/')},"verb":${str(info.verb)},"user":${ctx.user ? userJSON(ctx.user) : '{}'}`);
       const where: { sourceIPs: string[]; userAgent?: string } = { sourceIPs: sourceIPs(ctx) };
       const userAgent = ctx.req.headers['user-agent'];
       if (typeof userAgent === 'string') where.userAgent = userAgent;
@@ -224,7 +230,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
     // Once the request's own object is decoded, kube-apiserver completes the reference with it.
     if (stage !== 'RequestReceived' && ctx.requestObject && !a.completedRef) a.completedRef = info.isResourceRequest ? objectRef(info, ctx.requestObject) : '';
     let line = a.head + stage + a.who;
-    if (ctx.impersonatedUser) line += goEscape(`,"impersonatedUser":${JSON.stringify(userOf(ctx.impersonatedUser))}`);
+    if (ctx.impersonatedUser) line += goEscape(`,"impersonatedUser":${userJSON(ctx.impersonatedUser)}`);
     line += a.where;
     const ref = a.completedRef || a.ref;
     if (ref) line += ref;

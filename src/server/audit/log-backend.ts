@@ -109,6 +109,15 @@ function logFile(o: AuditLogOptions) {
     for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
     size += bytes.length;
   };
+  /** A string written as it is (no Buffer made for it); a short write writes the rest from its bytes. */
+  const writeText = (text: string) => {
+    const n = writeSync(fd, text);
+    const total = Buffer.byteLength(text);
+    if (n < total) {
+      size += n;
+      writeAll(Buffer.from(text).subarray(n));
+    } else size += n;
+  };
   return {
     get fd() {
       return fd;
@@ -136,6 +145,15 @@ function logFile(o: AuditLogOptions) {
       }
       out.push(all.subarray(start));
       return out;
+    },
+    /** Writes `lines` (each ending in a newline), rotating where `chunks` says; without a size limit as one string. */
+    writeLines(lines: readonly string[]) {
+      if (maxBytes <= 0) {
+        const text = lines.length === 1 ? lines[0]! : lines.join('');
+        if (text.length > 0) writeText(text);
+        return;
+      }
+      this.writeChunks(this.chunks(lines));
     },
     /** Writes the chunks of `chunks`, rotating between them. */
     writeChunks(parts: Buffer[]) {
@@ -172,7 +190,7 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
   };
   const writeNow = (lines: string[]): boolean => {
     try {
-      file.writeChunks(file.chunks(lines));
+      file.writeLines(lines);
       failing = false;
       return true;
     } catch (e) {
