@@ -12,6 +12,7 @@
 // validation rules (RuntimeCELCostBudget), both configurable (`CostBudget`).
 
 import { CelBudgetError, CelCostError } from './errors.ts';
+import { CelCIDR } from './library/net.ts';
 
 /** Kubernetes' limit on one evaluation (PerCallLimit). */
 export const DEFAULT_PER_CALL_LIMIT = 1_000_000;
@@ -243,6 +244,22 @@ const CALL_PRICES: Record<string, Price> = {
   findAll: (a) => regexPrice(a[0], a[1]),
   quantity: byFirst,
   isQuantity: byFirst,
+  // IP and CIDR: parsing a string is a traversal of it; an accessor is nominal.
+  cidr: byFirst,
+  isIP: byFirst,
+  isCIDR: byFirst,
+  ip: (a) => (a[0] instanceof CelCIDR ? 1 : byFirst(a)),
+  isCanonical: (a) => Math.ceil(actualSize(a[1]) * 2 * PRICES.stringTraversalFactor),
+  masked: one,
+  prefixLength: one,
+  family: one,
+  isUnspecified: one,
+  isLoopback: one,
+  isLinkLocalMulticast: one,
+  isLinkLocalUnicast: one,
+  isGlobalUnicast: one,
+  containsIP: (a) => traversalCost(actualSize(a[0]) * 2) + (typeof a[1] === 'string' ? traversalCost(actualSize(a[1])) : 0),
+  containsCIDR: (a) => traversalCost(actualSize(a[0]) * 2) + traversalCost(actualSize(a[0])) + 1 + (typeof a[1] === 'string' ? traversalCost(actualSize(a[1])) : 0),
   sign: one,
   check: () => AUTHZ_CHECK_COST,
 };

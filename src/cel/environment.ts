@@ -16,6 +16,7 @@ import { registerLists } from './library/lists.ts';
 import { registerRegex } from './library/regex.ts';
 import { registerURLs } from './library/urls.ts';
 import { registerQuantity } from './library/quantity.ts';
+import { registerNet } from './library/net.ts';
 import { registerOptionals } from './library/optionals.ts';
 import { registerTime } from './library/time.ts';
 import { nodePrice, rewriteAfterCheck, rewriteBeforeCheck, type AstNode } from './rewrite.ts';
@@ -72,6 +73,7 @@ function baseEnvironment(): Environment {
   registerRegex(r);
   registerURLs(r);
   registerQuantity(r);
+  registerNet(r);
   registerOptionals(r);
   registerTime(r);
   base = env;

@@ -37,6 +37,7 @@ function factor(size: Size, f: number): CostEstimate {
 const sum = (costs: CostEstimate[]): CostEstimate => costs.reduce(add, ZERO);
 
 const TRAVERSAL = PRICES.stringTraversalFactor;
+const SCALAR_TYPES = new Set(['google.protobuf.Duration', 'google.protobuf.Timestamp', 'bool', 'int', 'uint', 'double']);
 
 interface Local {
   path: string[] | undefined;
@@ -113,7 +114,9 @@ class Estimator {
       if (bounds !== undefined) return { min: 0, max: bounds.maxElements };
     }
     const t = node.checkedType;
+    // cel-go's scalars (bool, int, uint, double, duration, timestamp) have size 1.
     if (t?.kind === 'primitive' && t.name !== 'string' && t.name !== 'bytes') return fixed(1);
+    if (t !== undefined && SCALAR_TYPES.has(t.name)) return fixed(1);
     if (node.op === 'id') return this.local(node.args as string)?.size;
     return undefined;
   }
@@ -251,8 +254,8 @@ class Estimator {
   /** Equality and ordering of strings, bytes, lists, maps: a tenth of the smaller maximum size. */
   private compare(l: AstNode, r: AstNode): CostEstimate {
     const name = l.checkedType?.name;
-    // Kubernetes: quantities compare at 1; URLs by the size of the (right-hand) URL text.
-    if (name === 'kubernetes.Quantity') return fixed(1);
+    // Kubernetes: quantities, IPs and CIDRs compare at 1; URLs by the size of the (right-hand) URL text.
+    if (name === 'kubernetes.Quantity' || name === 'net.IP' || name === 'net.CIDR') return fixed(1);
     if (name === 'kubernetes.URL') return factor({ min: 1, max: (this.size(r) ?? fixed(1)).max }, TRAVERSAL);
     const smallestMax = Math.min(this.sizeOrUnknown(l).max, this.sizeOrUnknown(r).max);
     return factor({ min: smallestMax > 0 ? 1 : 0, max: smallestMax }, TRAVERSAL);
@@ -380,7 +383,33 @@ class Estimator {
       }
       case 'quantity':
       case 'isQuantity':
+      case 'cidr':
+      case 'isIP':
+      case 'isCIDR':
         return factor(size(subject), TRAVERSAL);
+      case 'ip':
+        // cidr.ip() reads a field; ip(string) parses the string.
+        return subject?.checkedType?.name === 'net.CIDR' ? fixed(1) : factor(size(subject), TRAVERSAL);
+      case 'isCanonical':
+        return factor(size(subject), 2 * TRAVERSAL);
+      case 'masked':
+      case 'prefixLength':
+      case 'family':
+      case 'isUnspecified':
+      case 'isLoopback':
+      case 'isLinkLocalMulticast':
+      case 'isLinkLocalUnicast':
+      case 'isGlobalUnicast':
+        return fixed(1);
+      case 'containsIP':
+      case 'containsCIDR': {
+        // Two addresses of 4 or 16 bytes compared; a CIDR also masked; a string argument parsed first.
+        const bytes: Size = { min: 4, max: 16 };
+        let cost = factor(add(bytes, bytes), TRAVERSAL);
+        if (name === 'containsCIDR') cost = add(add(cost, factor(bytes, TRAVERSAL)), fixed(1));
+        if (rest[0] !== undefined && isText(rest[0])) cost = add(cost, factor(size(rest[0]), TRAVERSAL));
+        return cost;
+      }
       default:
         return fixed(1);
     }

@@ -83,6 +83,7 @@ export function rewriteBeforeCheck(expression: string, root: AstNode): CelIssue[
     if (node.op !== 'rcall' && node.op !== 'call') return;
     const args = node.args as [string, ...unknown[]];
     const name = args[0];
+    if (name === 'has' && node.meta.macro !== undefined) return anyOperandForHas(node.meta.macro as HasMacro);
     const isMethod = node.op === 'rcall';
     const callArgs = (isMethod ? args[2] : args[1]) as unknown[];
     if (REGEX_METHODS.has(name) && (isMethod || name === 'matches')) {
@@ -102,6 +103,42 @@ export function rewriteBeforeCheck(expression: string, root: AstNode): CelIssue[
     if (isMethod ? RENAMED.has(name) || ZONED.has(name) : name === 'timestamp') args[0] = `${name}${OVERRIDE_SUFFIX}`;
   });
   return issues;
+}
+
+/** cel-js' `has` macro: its argument, the selections it tests (set by its type-check), its type-check. */
+interface HasMacro {
+  args: AstNode[];
+  macroHasProps?: AstNode[];
+  typeCheck(checker: HasChecker, macro: HasMacro, ctx: unknown): unknown;
+}
+
+interface HasChecker {
+  check(node: AstNode, ctx: unknown): unknown;
+  getType(name: string): unknown;
+}
+
+/**
+ * cel-go's `has(e.f)` takes any operand `e` (`has(self.items[0].name)`, as Gateway API's rules
+ * write); cel-js' type-check accepts only a chain of selections from an identifier. For any other
+ * operand the selections are collected and the operand checked here; evaluation already starts
+ * from whatever the operand is.
+ */
+function anyOperandForHas(macro: HasMacro): void {
+  const own = macro.typeCheck;
+  macro.typeCheck = (checker, m, ctx) => {
+    let node = m.args[0];
+    if (m.macroHasProps || node?.op !== '.') return own(checker, m, ctx);
+    const props: AstNode[] = [];
+    while (node.op === '.' || node.op === '.?') {
+      props.push(node);
+      node = (node.args as [AstNode])[0];
+    }
+    if (node.op === 'id') return own(checker, m, ctx);
+    checker.check(node, ctx);
+    props.push(node);
+    m.macroHasProps = props;
+    return checker.getType('bool');
+  };
 }
 
 const GO_DURATION = /^[-+]?(?:0|(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h))+)$/;
@@ -363,7 +400,7 @@ function priceMacro(node: AstNode): boolean {
 }
 
 /** Namespaces written as receivers of global functions (`strings.quote`): free, as in cel-go. */
-const NAMESPACES = new Set(['strings', 'optional', 'cel', 'math']);
+const NAMESPACES = new Set(['strings', 'optional', 'cel', 'math', 'ip']);
 
 /**
  * What visiting a node costs by itself, as cel-go's tracker prices it: constants and the logical

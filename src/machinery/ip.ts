@@ -16,15 +16,15 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
-type IPFamily = 'IPv4' | 'IPv6';
+export type IPFamily = 'IPv4' | 'IPv6';
 
 /** An address as bytes: 4 for IPv4, 16 for IPv6. */
-interface IPAddr {
+export interface IPAddr {
   family: IPFamily;
   bytes: number[];
 }
 
-interface CIDR {
+export interface CIDR {
   /** The address as written (host bits included). */
   address: IPAddr;
   prefixLength: number;
@@ -65,7 +65,7 @@ function ipv6Bytes(text: string): number[] {
 }
 
 /** Strict parse: the forms Go's netip.ParseAddr accepts, without a zone. */
-function parseIP(text: string): IPAddr | undefined {
+export function parseIP(text: string): IPAddr | undefined {
   if (isIPv4(text)) return { family: 'IPv4', bytes: ipaddr.IPv4.parse(text).toByteArray() };
   if (!isIPv6(text) || text.includes('%')) return undefined;
   const hexOnly = dottedTailAsHex(text, (s) => (isIPv4(s) ? ipaddr.IPv4.parse(s).octets : undefined));
@@ -93,7 +93,7 @@ function parseIPSloppy(text: string): IPAddr | undefined {
 }
 
 /** `::ffff:a.b.c.d`: an IPv4 address carried in IPv6 form. */
-function isIPv4Mapped(ip: IPAddr): boolean {
+export function isIPv4Mapped(ip: IPAddr): boolean {
   return ip.family === 'IPv6' && ip.bytes.slice(0, 10).every((b) => b === 0) && ip.bytes[10] === 0xff && ip.bytes[11] === 0xff;
 }
 
@@ -101,7 +101,7 @@ function isIPv4Mapped(ip: IPAddr): boolean {
  * The canonical text: dotted decimal for IPv4, RFC 5952 for IPv6 (lower case, the longest run of
  * two or more zero groups as `::`), an IPv4-mapped address as `::ffff:` and a dotted quad.
  */
-function formatIP(ip: IPAddr): string {
+export function formatIP(ip: IPAddr): string {
   if (ip.family === 'IPv4') return ip.bytes.join('.');
   if (isIPv4Mapped(ip)) return `::ffff:${ip.bytes.slice(12).join('.')}`;
   return (ipaddr.fromByteArray(ip.bytes) as ipaddr.IPv6).toRFC5952String();
@@ -124,7 +124,7 @@ export function validateIP(text: string): string[] {
 }
 
 /** Strict parse of `<address>/<prefix length>` (Go's netip.ParsePrefix, without zones). */
-function parseCIDR(text: string): CIDR | undefined {
+export function parseCIDR(text: string): CIDR | undefined {
   const slash = text.indexOf('/');
   if (slash < 0) return undefined;
   const address = parseIP(text.slice(0, slash));
@@ -145,7 +145,7 @@ export function parseCIDRSloppy(text: string): CIDR | undefined {
 }
 
 /** The network of a CIDR: its address with the host bits cleared. */
-function networkOf(cidr: CIDR): IPAddr {
+export function networkOf(cidr: CIDR): IPAddr {
   const bytes = cidr.address.bytes.map((b, i) => {
     const bitsHere = Math.min(8, Math.max(0, cidr.prefixLength - i * 8));
     return b & ((0xff << (8 - bitsHere)) & 0xff);

@@ -136,6 +136,10 @@ test("estimates of Kubernetes' library cost tests (expressions over literals)", 
     ["'abc 123 def 123'.find('123')", 2, 2], ["'abc 123 def 123'.findAll('123', 1)", 2, 2],
     ['quantity("12Mi")', 1, 1], ['quantity("200M") == quantity("0.2G") && quantity("0.2G") == quantity("200M")', 3, 6],
     ['quantity("50k").add(20).sub(quantity("100k")).sub(-50000).asInteger() > 0', 7, 7], ['quantity("50.703k").asApproximateFloat() > 0.0', 3, 3],
+    ["ip('192.168.0.1')", 2, 2], ["ip('2001:db8:3333:4444:5555:6666:7777:8888').isGlobalUnicast()", 5, 5], ["ip('192.168.0.1') == ip('192.168.0.1')", 5, 5],
+    ["ip.isCanonical('2001:db8:3333:4444:5555:6666:7777:8888')", 8, 8], ["cidr('192.168.0.0/16').masked()", 3, 3],
+    ["cidr('192.168.0.0/16').containsCIDR(cidr('192.0.0.0/30'))", 7, 11], ["cidr('192.168.0.0/16').containsCIDR('192.0.0.0/30')", 7, 11],
+    ["cidr('192.168.0.0/16').containsIP(ip('192.0.0.1'))", 4, 7], ["cidr('192.168.0.0/16').containsIP('192.169.0.1')", 5, 8],
   ];
   const wrong = cases.flatMap(([expr, min, max]) => {
     const got = estimateCost(env.compile(expr));
@@ -279,4 +283,13 @@ test('sizes from schema bounds: maxLength ×4, maxItems, maxProperties, enums; r
   // The estimate with and without bounds through a compiled rule.
   const env = new RuleEnvironment({ type: 'object', properties: { tags: { type: 'array', items: { type: 'string', maxLength: 8 }, maxItems: 4 } } });
   assert.deepEqual(estimateCost(env.env.compile("self.tags.exists(t, t == 'x')"), env), { min: 3, max: 3 + 4 * (2 + 1 + 1 + 1) });
+});
+
+test('durations and timestamps are scalars of size 1: comparing them costs 1, whatever their strings', () => {
+  // Gateway API's HTTPRoute timeouts rule, on strings without maxLength: cel-go estimates 1 per comparison.
+  const timeouts = new RuleEnvironment({ type: 'object', properties: { request: { type: 'string' }, backendRequest: { type: 'string' } } });
+  const got = estimateCost(timeouts.env.compile("!(has(self.request) && has(self.backendRequest) && duration(self.request) != duration('0s') && duration(self.backendRequest) > duration(self.request))"), timeouts);
+  assert.ok(got.max < 100, `estimated ${got.min}..${got.max}`);
+  const env = new CelEnvironment({ variables: [] });
+  assert.deepEqual(estimateCost(env.compile("timestamp('2024-01-01T00:00:00Z') == timestamp('2024-01-01T00:00:00Z')")), { min: 3, max: 3 });
 });

@@ -57,6 +57,18 @@ const CASES: [string, number, Record<string, unknown>?][] = [
   ['quantity("50k").sub(quantity("20")) == quantity("49.98k")', 5], ['quantity("50k").sub(20) == quantity("49980")', 4],
   ['quantity("50k").add(20).sub(quantity("100k")).asInteger() > 0', 6], ['quantity("50k").add(20).sub(quantity("100k")).sub(-50000).asInteger() > 0', 7],
   ['quantity("50k").asInteger() > 0', 3], ['quantity("50").isInteger()', 2], ['quantity("50.703k").asApproximateFloat() > 0.0', 3],
+  // IP and CIDR (library cost_test.go: parsing a traversal of the string, accessors nominal)
+  ["ip('192.168.0.1')", 2], ["ip('2001:db8:3333:4444:5555:6666:7777:8888')", 4],
+  ...['family', 'isUnspecified', 'isLoopback', 'isLinkLocalMulticast', 'isLinkLocalUnicast', 'isGlobalUnicast'].map((f): [string, number] => [`ip('192.168.0.1').${f}()`, 3]),
+  ["ip('192.168.0.1') == ip('192.168.0.1')", 5],
+  ["ip.isCanonical('192.168.0.1')", 3], ["ip.isCanonical('2001:db8:3333:4444:5555:6666:7777:8888')", 8], ["ip.isCanonical('2001:db8::abcd')", 3],
+  ["cidr('192.168.0.0/16')", 2], ["cidr('2001:db8::/32')", 2],
+  ...['ip', 'prefixLength', 'masked'].map((f): [string, number] => [`cidr('192.168.0.0/16').${f}()`, 3]),
+  ["cidr('2001:db8::/32') == cidr('2001:db8::/32')", 5],
+  ["cidr('192.168.0.0/16').containsCIDR(cidr('192.0.0.0/30'))", 7], ["cidr('192.168.0.0/16').containsCIDR('192.0.0.0/30')", 7],
+  ["cidr('192.168.0.0/16').containsIP(ip('192.0.0.1'))", 4], ["cidr('192.168.0.0/16').containsIP(ip('192.169.169.250'))", 5],
+  ["cidr('192.168.0.0/16').containsIP('192.0.0.1')", 4],
+  ["cidr('2001:db8::/32').containsIP('2001:db8:3333:4444:5555:6666:7777:8888')", 7],
   // cel-go's runtime cost tests (presence tests free, as Kubernetes configures them)
   ['"Hello World!"', 0], ['input', 1, { input: [1n, 2n] }], ["input['key']", 2, { input: { key: 'v' } }], ['input[0]', 2, { input: ['v'] }],
   ["input['ke' + 'y']", 3, { input: { key: 'v' } }], ['input[3-3]', 3, { input: ['v'] }], ['input.single_int32', 2, { input: { single_int32: 1n } }],

@@ -314,3 +314,91 @@ test('timestamps and durations: UTC by default, time-zone arguments, conversions
     ['timestamp(253402300800)', 'timestamp out of range'],
   ]);
 });
+
+test('IP library: ip(), isIP(), ip.isCanonical(), the members, string() and equality', () => {
+  check([
+    ["isIP('127.0.0.1')", true],
+    ["isIP('::1')", true],
+    ["isIP('127.0.0.256')", false],
+    ["isIP(':::1')", false],
+    ["isIP('1.2.3.04')", false],
+    ["isIP('::ffff:1.2.3.4')", false],
+    ["isIP('fe80::1%eth0')", false],
+    ["isIP('')", false],
+    ["ip('127.0.0.1').family()", 4],
+    ["ip('::1').family() == 6", true],
+    ["ip('0.0.0.0').isUnspecified()", true],
+    ["ip('::').isUnspecified()", true],
+    ["ip('::1').isUnspecified()", false],
+    ["ip('127.0.0.1').isLoopback()", true],
+    ["ip('192.168.0.1').isLoopback()", false],
+    ["ip('::1').isLoopback()", true],
+    ["ip('224.0.0.1').isLinkLocalMulticast()", true],
+    ["ip('224.0.1.1').isLinkLocalMulticast()", false],
+    ["ip('ff02::1').isLinkLocalMulticast()", true],
+    ["ip('fd00::1').isLinkLocalMulticast()", false],
+    ["ip('169.254.169.254').isLinkLocalUnicast()", true],
+    ["ip('fe80::1').isLinkLocalUnicast()", true],
+    ["ip('fd80::1').isLinkLocalUnicast()", false],
+    ["ip('192.168.0.1').isGlobalUnicast()", true],
+    ["ip('255.255.255.255').isGlobalUnicast()", false],
+    ["ip('2001:db8::abcd').isGlobalUnicast()", true],
+    ["ip('ff00::1').isGlobalUnicast()", false],
+    ["ip.isCanonical('127.0.0.1')", true],
+    ["ip.isCanonical('2001:db8::abcd')", true],
+    ["ip.isCanonical('2001:DB8::ABCD')", false],
+    ["ip.isCanonical('2001:db8::0:0:0:abcd')", false],
+    ["string(ip('2001:DB8::0:0:0:abcd'))", '2001:db8::abcd'],
+    ["ip('127.0.0.1') == ip('127.0.0.1')", true],
+    ["ip('::1') == ip('0:0::1')", true],
+    ["ip('127.0.0.1') == ip('127.0.0.2')", false],
+  ]);
+  fails([
+    ["ip('127.0.0.256')", 'IP Address "127.0.0.256" parse error during conversion from string: ParseAddr("127.0.0.256"): IPv4 field has value >255'],
+    ["ip('1.2.3.04')", 'IP Address "1.2.3.04" parse error during conversion from string: ParseAddr("1.2.3.04"): IPv4 field has octet with leading zero'],
+    ["ip('::ffff:1.2.3.4')", 'IPv4-mapped IPv6 address "::ffff:1.2.3.4" is not allowed'],
+    ["ip('fe80::1%eth0')", 'IP address "fe80::1%eth0" with zone value is not allowed'],
+  ]);
+  refuses([["ip(1)", /found no matching overload for 'ip' applied to '\(int\)'/]]);
+});
+
+test('CIDR library: cidr(), isCIDR(), containsIP, containsCIDR, ip, masked, prefixLength, string() and equality', () => {
+  check([
+    ["isCIDR('192.168.0.0/16')", true],
+    ["isCIDR('::1/128')", true],
+    ["isCIDR('192.168.0.0/33')", false],
+    ["isCIDR('::1/129')", false],
+    ["isCIDR('192.168.0.1/16')", true],
+    ["isCIDR('::ffff:1.2.3.4/120')", false],
+    ["isCIDR('10.0.0.0/08')", false],
+    ["cidr('192.168.0.0/24').containsIP(ip('192.168.0.1'))", true],
+    ["cidr('192.168.0.0/24').containsIP(ip('192.168.1.1'))", false],
+    ["cidr('192.168.0.0/24').containsIP('192.168.0.1')", true],
+    ["cidr('0.0.0.0/0').containsIP('10.1.2.3')", true],
+    ["cidr('0.0.0.0/0').containsIP('::1')", false],
+    ["cidr('192.168.0.0/16').containsCIDR(cidr('192.168.10.0/24'))", true],
+    ["cidr('192.168.1.0/24').containsCIDR(cidr('192.168.2.0/24'))", false],
+    ["cidr('192.168.0.0/16').containsCIDR('192.168.10.0/24')", true],
+    ["cidr('192.168.10.0/24').containsCIDR('192.168.0.0/16')", false],
+    ["cidr('192.168.0.1/24').ip() == ip('192.168.0.1')", true],
+    ["cidr('::1/128').ip().family()", 6],
+    ["string(cidr('192.168.0.1/24').masked())", '192.168.0.0/24'],
+    ["string(cidr('192.168.0.1/24'))", '192.168.0.1/24'],
+    ["cidr('192.168.0.0/24') == cidr('192.168.0.0/24').masked()", true],
+    ["cidr('192.168.0.1/24') == cidr('192.168.0.1/24').masked()", false],
+    ["cidr('192.168.0.0/16').prefixLength()", 16],
+    ["cidr('::1/128').prefixLength()", 128],
+  ]);
+  fails([["cidr('192.168.0.0/33')", /^network address parse error during conversion from string: .*netip\.ParsePrefix\("192\.168\.0\.0\/33"\)/]]);
+});
+
+test('has() tests a field of any operand, as cel-go: an index, a call, a parenthesized expression', () => {
+  const list = new CelEnvironment({ variables: [{ name: 'l', type: 'list<map<string, dyn>>' }] });
+  const run = (expr: string) => toJSON(list.compile(expr).evaluate({ l: [{ a: { b: 1 } }, {}] }).value);
+  assert.equal(run('has(l[0].a)'), true);
+  assert.equal(run('has(l[1].a)'), false);
+  assert.equal(run('has(l[0].a.b)'), true);
+  assert.equal(run('l.exists_one(x, has(x.a))'), true);
+  assert.equal(run("has(l[0].a) && l.size() > 1 ? has(l[1].a) : true"), false);
+  assert.throws(() => list.compile('has(l[0])'), (e: unknown) => e instanceof CelCompileError && /invalid argument/.test(e.message));
+});

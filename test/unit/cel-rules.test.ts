@@ -294,3 +294,34 @@ test('custom resources: rules under allOf are refused as Kubernetes refuses them
   // Value validations alone under allOf are structural.
   assert.equal(ruleValidator(wrap({ type: 'object', properties: { a: { type: 'integer' } }, allOf: [{ properties: { a: { minimum: 1 } } }] }), { nestedRules: false }), undefined);
 });
+
+test("rules real CRDs write: has() of an indexed element, isIP, durations compared on unbounded strings (Gateway API's shapes)", () => {
+  const schema = wrap({
+    type: 'object',
+    properties: {
+      hostnames: { type: 'array', maxItems: 16, items: { type: 'string', maxLength: 253 }, 'x-kubernetes-validations': [{ rule: 'self.all(h, !isIP(h))', message: 'hostnames must not be IP addresses' }] },
+      rules: {
+        type: 'array',
+        maxItems: 16,
+        items: {
+          type: 'object',
+          properties: {
+            matches: { type: 'array', maxItems: 8, items: { type: 'object', properties: { path: { type: 'object', properties: { type: { type: 'string', maxLength: 16 } } } } } },
+            timeouts: {
+              type: 'object',
+              properties: { request: { type: 'string' }, backendRequest: { type: 'string' } },
+              'x-kubernetes-validations': [{ rule: "!(has(self.request) && has(self.backendRequest) && duration(self.request) != duration('0s') && duration(self.backendRequest) > duration(self.request))", message: 'backendRequest longer than request' }],
+            },
+          },
+          'x-kubernetes-validations': [{ rule: "size(self.matches) != 1 || !has(self.matches[0].path) || self.matches[0].path.type == 'PathPrefix'", message: 'one match must be a prefix' }],
+        },
+      },
+    },
+  });
+  const v = ruleValidator(schema)!;
+  assert.deepEqual(v.validate({ spec: { hostnames: ['example.com'], rules: [{ matches: [{ path: { type: 'PathPrefix' } }], timeouts: { request: '10s', backendRequest: '5s' } }, { matches: [{}] }] } }), []);
+  assert.deepEqual(
+    v.validate({ spec: { hostnames: ['10.0.0.1'], rules: [{ matches: [{ path: { type: 'Exact' } }], timeouts: { request: '1s', backendRequest: '5s' } }] } }).map((e) => e.message),
+    ['spec.hostnames: Invalid value: "array": hostnames must not be IP addresses', 'spec.rules[0]: Invalid value: "object": one match must be a prefix', 'spec.rules[0].timeouts: Invalid value: "object": backendRequest longer than request'],
+  );
+});
