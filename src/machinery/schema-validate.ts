@@ -9,6 +9,7 @@
 
 import { child, fieldError, type FieldError } from './field-errors.ts';
 import { ERROR_WORDING, type Schema } from './schema.ts';
+import { RE2JS } from 're2js';
 
 /** Containers nested deeper than this inside known schema are rejected, not walked. */
 export const MAX_SCHEMA_DEPTH = 100;
@@ -131,24 +132,22 @@ function charCount(s: string): number {
   return n;
 }
 
-const patternCache = new Map<string, RegExp | null>();
+const patternCache = new Map<string, RE2JS | null>();
 
-/** Compiled once per distinct pattern; null when JavaScript cannot compile it. */
-function compiledPattern(pattern: string): RegExp | null {
+/**
+ * Compiled once per distinct pattern, by an RE2 engine: schema patterns are Go RE2 syntax (`(?i)`
+ * flags, ASCII `\d`), matched in linear time whatever the input, as kube-apiserver matches them;
+ * a backtracking engine would let one pattern and one string hold the event loop. Null when RE2
+ * refuses it (a schema bug, caught when the schema is written: rejecting every request because
+ * of it would help nobody).
+ */
+function compiledPattern(pattern: string): RE2JS | null {
   let re = patternCache.get(pattern);
   if (re !== undefined) return re;
-  // Schema patterns are Go RE2 syntax. Unicode mode matches Go's rune semantics; some RE2 texts
-  // (e.g. identity escapes like `\-` outside a class) only compile without it.
   try {
-    re = new RegExp(pattern, 'u');
+    re = RE2JS.compile(pattern);
   } catch {
-    try {
-      re = new RegExp(pattern);
-    } catch {
-      // A pattern no engine here understands is a schema bug, caught when schemas are
-      // registered; rejecting every request because of it would help nobody.
-      re = null;
-    }
+    re = null;
   }
   patternCache.set(pattern, re);
   return re;
