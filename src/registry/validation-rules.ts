@@ -37,7 +37,7 @@ import { CelCostError, CelEvaluationError } from '../cel/errors.ts';
 import type { CelProgram } from '../cel/environment.ts';
 import { compileRules, RuleDefinitionError, type CompiledRule } from '../cel/rules.ts';
 import { checkEstimatedCost, costErrorMessage, estimateCost } from '../cel/estimate.ts';
-import { schemaBounds } from '../cel/sizes.ts';
+import { maxCardinality, schemaBounds } from '../cel/sizes.ts';
 import { STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_TOTAL_COST_LIMIT } from '../cel/cost.ts';
 
 /** Kubernetes' PerCallLimit: the cost one evaluation may use. */
@@ -97,22 +97,25 @@ function refuseNestedRules(s: Schema, at: string, tally: CostTally): void {
 /**
  * The rules of one node, compiled, and their worst-case cost checked as Kubernetes checks it when
  * a schema is written: each rule's and message expression's estimated cost, times the node's
- * cardinality (how many times it can run in one object: the product of the maxItems or
- * maxProperties of the lists and maps above it, or their estimates from the request size), is at
- * most the per-expression limit, and all of them together at most the per-schema limit.
+ * cardinality (how many times it can run in one object), is at most the per-expression limit,
+ * and all of them together at most the per-schema limit. The cardinality is the product of the
+ * maxItems or maxProperties of the lists and maps above the node while every one of them declares
+ * it (`cardinality`); under one that does not it is unbounded (undefined), and then, as in
+ * Kubernetes, how many of the node's smallest values fit in one request.
  */
-function buildNode(schema: Schema, resourceRoot: boolean, at: string, cardinality: number, tally: CostTally, validation: Schema = schema): RuleNode | undefined {
+function buildNode(schema: Schema, resourceRoot: boolean, at: string, cardinality: number | undefined, tally: CostTally, validation: Schema = schema): RuleNode | undefined {
   // The rules of an allOf entry are compiled in the node's environment (`self` of the node's type),
   // as Kubernetes compiles them against the node's structural schema.
   const own = validation['x-kubernetes-validations'];
   const rulesSchema = validation === schema || !own?.length ? schema : { ...schema, 'x-kubernetes-validations': own };
   const rules = validation === schema || own?.length ? compileRules(rulesSchema, { resourceRoot, at }) : [];
+  const times = rules.length === 0 ? 1 : (cardinality ?? maxCardinality(schemaBounds(schema, resourceRoot)?.minSerializedSize ?? 1));
   for (const c of rules) {
     const where = `${at}.x-kubernetes-validations[${own!.indexOf(c.rule)}]`;
-    tally.total = Math.min(Number.MAX_SAFE_INTEGER, tally.total + estimateCost(c.program, c.env).max * cardinality);
-    const failures = [checkEstimatedCost(c.program, c.env, `${where}.rule`, { cardinality, limit: tally.limit })];
+    tally.total = Math.min(Number.MAX_SAFE_INTEGER, tally.total + estimateCost(c.program, c.env).max * times);
+    const failures = [checkEstimatedCost(c.program, c.env, `${where}.rule`, { cardinality: times, limit: tally.limit })];
     if (c.messageProgram)
-      failures.push(checkEstimatedCost(c.messageProgram, c.env, `${where}.messageExpression`, { cardinality, limit: tally.limit, costName: 'estimated messageExpression cost' }));
+      failures.push(checkEstimatedCost(c.messageProgram, c.env, `${where}.messageExpression`, { cardinality: times, limit: tally.limit, costName: 'estimated messageExpression cost' }));
     for (const f of failures) if (f) tally.problems.push(`${f.field}: Forbidden: ${f.message}`);
   }
   // Children: those the validation schema describes, where the node declares them too (an allOf
@@ -124,7 +127,11 @@ function buildNode(schema: Schema, resourceRoot: boolean, at: string, cardinalit
     const n = buildNode(p, p['x-kubernetes-embedded-resource'] === true, `${at}.properties[${name}]`, cardinality, tally, validation === schema ? p : vp);
     if (n) (properties ??= new Map()).set(name, n);
   }
-  const below = (container: Schema) => Math.min(Number.MAX_SAFE_INTEGER, cardinality * Math.max(1, schemaBounds(container)?.maxElements ?? 1));
+  // Kubernetes' extractMaxElements: a list's maxItems, a map's maxProperties, unbounded without them.
+  const below = (container: Schema): number | undefined => {
+    const declared = container.type === 'array' ? container.maxItems : container.additionalProperties ? container.maxProperties : 1;
+    return cardinality === undefined || declared === undefined ? undefined : Math.min(Number.MAX_SAFE_INTEGER, cardinality * Math.max(0, declared));
+  };
   const it = schema.items;
   const items = it && validation.items ? buildNode(it, it['x-kubernetes-embedded-resource'] === true, `${at}.items`, below(schema), tally, validation === schema ? it : validation.items) : undefined;
   const ap = schema.additionalProperties;

@@ -325,3 +325,14 @@ test("rules real CRDs write: has() of an indexed element, isIP, durations compar
     ['spec.hostnames: Invalid value: "array": hostnames must not be IP addresses', 'spec.rules[0]: Invalid value: "object": one match must be a prefix', 'spec.rules[0].timeouts: Invalid value: "object": backendRequest longer than request'],
   );
 });
+
+test('under a list without maxItems the cardinality is unbounded: a rule runs as often as its smallest value fits in a request, not the product of the estimates above it', () => {
+  // The Prometheus operator's AlertmanagerConfig: a cheap rule three unbounded lists down.
+  const sigv4: Schema = { type: 'object', properties: { externalId: { type: 'string' }, roleArn: { type: 'string' } }, 'x-kubernetes-validations': [{ rule: '!has(self.externalId) || has(self.roleArn)' }] };
+  const schema = wrap({ type: 'object', properties: { receivers: { type: 'array', items: { type: 'object', properties: { snsConfigs: { type: 'array', items: { type: 'object', properties: { sigv4 } } } } } } } });
+  const v = ruleValidator(schema)!;
+  assert.equal(v.validate({ spec: { receivers: [{ snsConfigs: [{ sigv4: { externalId: 'x' } }] }] } }).length, 1);
+  // Bounded lists still multiply: 100 × 1000 evaluations of a rule that costs more than 100 is over the limit.
+  const bounded = wrap({ type: 'array', maxItems: 100, items: { type: 'array', maxItems: 1000, items: { type: 'string', maxLength: 1000, 'x-kubernetes-validations': [{ rule: "self.contains('a') && self.contains('b')" }] } } });
+  assert.throws(() => ruleValidator(bounded), (e: unknown) => e instanceof RuleDefinitionError && e.problems.some((p) => /estimated rule cost exceeds budget/.test(p)));
+});
