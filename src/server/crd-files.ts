@@ -76,7 +76,8 @@ function documents(text: string, fail: (why: string) => Error): unknown[] {
       /* YAML in flow style, or broken: the YAML parser says which */
     }
   }
-  return Array.from(parseAllDocuments(text)).map((doc) => {
+  // Without the duplicate-key check, which is quadratic in a mapping's keys (a large schema's properties).
+  return Array.from(parseAllDocuments(text, { uniqueKeys: false })).map((doc) => {
     if (doc.errors.length) throw fail(doc.errors[0]!.message);
     return doc.toJS() as unknown;
   });
@@ -132,7 +133,8 @@ async function waitEstablished(store: RegistryStore, { file, object }: CrdFile, 
   {
     const name = object.metadata.name!;
     for (;;) {
-      const got = await store.get(undefined, name).catch(() => undefined);
+      // The cache's view is parsed once per version: polling it costs nothing while the controller works.
+      const got = store.cachedView(undefined, name) ?? (await store.get(undefined, name).catch(() => undefined));
       if (got && established(got)) break;
       const conflict = got && namesConflict(got);
       if (conflict) throw new Error(`CRD file ${file}: ${name} is not established: ${conflict}`);
