@@ -12,6 +12,7 @@ import { api, startTrusted, testServer, waitFor } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 import { tempDir } from '../support/tmp.ts';
 import { widgetCrd } from '../support/crd.ts';
+import { startServerProcess } from '../support/server-process.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Body = Record<string, any>;
@@ -254,6 +255,18 @@ describe('CRD files at start', () => {
       for (const g of ['files-a', 'files-b', 'files-c']) assert.equal((await api(s, 'GET', `/apis/${g}.example.com/v1/widgets`)).status, 200, g);
     } finally {
       await s.close();
+    }
+  });
+
+  test('the command: --crd-dir, and it says it serves only once the CRDs are established', async () => {
+    const dir = tempDir('crd-cli');
+    writeFileSync(join(dir, 'cli.yaml'), stringify(widgetCrd('cli.example.com', { scope: 'Cluster' })));
+    const p = await startServerProcess([`--data-dir=${join(dir, 'data')}`, '--naming=kubernetes', `--crd-dir=${dir}`]);
+    try {
+      // Ready means served: the first request after the banner finds the kind.
+      assert.equal((await api(p, 'GET', '/apis/cli.example.com/v1/widgets')).status, 200);
+    } finally {
+      await p.kill();
     }
   });
 
