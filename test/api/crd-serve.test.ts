@@ -184,6 +184,12 @@ describe('the scale subresource', () => {
     const group = aggregated.items.find((g: Body) => g.metadata.name === 'scalediscovery.example.com');
     const sub = group.versions[0].resources[0].subresources.find((s: Body) => s.subresource === 'scale');
     assert.deepEqual(sub.responseKind, { group: 'autoscaling', version: 'v1', kind: 'Scale' });
+    // OpenAPI: the subresource's operations read and write the Scale.
+    const v3 = (await api(server, 'GET', '/openapi/v3/apis/scalediscovery.example.com/v1')).body;
+    const path = v3.paths['/apis/scalediscovery.example.com/v1/widgets/{name}/scale'];
+    assert.equal(path.get.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/io.k8s.autoscaling.v1.Scale');
+    assert.deepEqual(Object.keys(path.patch.requestBody.content), ['application/json-patch+json', 'application/merge-patch+json']);
+    assert.deepEqual(Object.keys(v3.components.schemas['io.k8s.autoscaling.v1.Scale'].properties).sort(), ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
   });
 });
 
