@@ -163,7 +163,12 @@ export async function handleGet(ctx: RequestContext, env: HandlerEnv, t: Resourc
     const rv = ctx.url.searchParams.get('resourceVersion') ?? undefined;
     // A subresource served as another kind answers its view of the object (a Scale).
     const view = t.subresource?.view;
-    if (view) return writeObject(ctx, enc, 200, view.read((await t.store.getEncoded(t.namespace, t.name, rv)).view(), 'get'));
+    if (view) {
+      const obj = view.read((await t.store.getEncoded(t.namespace, t.name, rv)).view(), 'get');
+      // As a Table, with the view kind's columns.
+      if (convert) return writeConverted(ctx, enc, 200, convertObject(convert, obj, table && { ...table, def: view.def }));
+      return writeObject(ctx, enc, 200, obj);
+    }
     if (convert) return writeConverted(ctx, enc, 200, convertObject(convert, (await t.store.getEncoded(t.namespace, t.name, rv)).view(), table));
     const body = await t.store.getBody(t.namespace, t.name, rv, enc);
     if (body) return writeBody(ctx, enc, 200, body);

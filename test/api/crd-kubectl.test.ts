@@ -67,6 +67,7 @@ describe('kubectl', () => {
     // kubectl leaves it blank (it prints <none> only for its own client-side columns).
     const out = await k.ok(['get', 'gr']);
     assert.match(out, /^NAME\s+READY\s+REPLICAS\none\s+True\s+1\ntwo\s+3\n$/);
+    assert.deepEqual(tableRows(await k.ok(['get', 'gr', 'two', '--subresource=scale'])), [['NAME', 'DESIRED', 'AVAILABLE'], ['two', '3', '0']]);
     const wide = tableRows(await k.ok(['get', 'gr', '-o', 'wide']));
     assert.deepEqual(wide[0], ['NAME', 'READY', 'REPLICAS', 'COLOUR']);
     const blue = tableRows(await k.ok(['get', 'gr', '--field-selector', 'spec.colour=blue']));

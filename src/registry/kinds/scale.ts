@@ -9,6 +9,7 @@ import { errors } from '../../machinery/status.ts';
 import { fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import type { KindDefinition, SubresourceDefinition } from '../definition.ts';
 import { int32, obj, objectSchema, str } from '../schemas.ts';
+import { nameColumn } from '../printers.ts';
 
 export const SCALE_GROUP = 'autoscaling';
 
@@ -37,6 +38,12 @@ export const scaleDefinition: KindDefinition = {
     },
     'Scale represents a scaling request for a resource.',
   ),
+  // kube-apiserver's columns of a Scale (`kubectl get … --subresource=scale`).
+  printerColumns: [
+    nameColumn,
+    { name: 'Desired', type: 'integer', description: 'Number of desired replicas', value: (o) => (o as { spec?: { replicas?: number } }).spec?.replicas ?? 0 },
+    { name: 'Available', type: 'integer', description: 'Number of actually running replicas', value: (o) => (o as { status?: { replicas?: number } }).status?.replicas ?? 0 },
+  ],
   strategy: {},
 };
 
