@@ -42,6 +42,8 @@ class CustomResourceController implements Controller {
   /** CRDs being deleted: their kinds refuse creates. */
   private readonly terminating = new Set<string>();
   private readonly queue = new Set<string>();
+  /** Every CRD as last seen (its watch events, and the status this controller wrote): what names are taken. */
+  private readonly known = new Map<string, CrdObject>();
   private running?: Promise<void>;
   private watch?: { stop(): void };
   private retry?: NodeJS.Timeout;
@@ -61,7 +63,12 @@ class CustomResourceController implements Controller {
 
   async start(): Promise<void> {
     this.watch = await keepWatching(this.crds, undefined, (type, view) => {
-      const name = view().metadata.name!;
+      const crd = view() as CrdObject;
+      const name = crd.metadata.name!;
+      const had = this.known.get(name);
+      if (type === 'DELETED') this.known.delete(name);
+      // (An event older than the status this controller wrote since does not replace it.)
+      else if (!had || Number(crd.metadata.resourceVersion) >= Number(had.metadata.resourceVersion)) this.known.set(name, crd);
       this.enqueue(name);
       // A CRD gone may free names another CRD of its group asked for.
       if (type === 'DELETED') for (const other of this.served.keys()) this.enqueue(other);
@@ -83,14 +90,21 @@ class CustomResourceController implements Controller {
 
   private async drain(): Promise<void> {
     while (this.queue.size > 0 && !this.stopped) {
-      const [name] = this.queue;
-      this.queue.delete(name!);
-      try {
-        await this.sync(name!);
-      } catch (e) {
-        if (isStatusError(e) && (e.code === 404 || e.code === 409)) this.queue.add(name!);
-        else this.log(`custom resource definition ${name}: ${e instanceof Error ? e.message : String(e)}`);
-      }
+      // Names conflict only within a group (a CRD is named <plural>.<group>): CRDs of different
+      // groups are synced together, so their status writes share commits; one per group at a time.
+      const batch = new Map<string, string>();
+      for (const name of this.queue) if (!batch.has(groupOf(name))) batch.set(groupOf(name), name);
+      for (const name of batch.values()) this.queue.delete(name);
+      await Promise.all([...batch.values()].map((name) => this.syncOne(name)));
+    }
+  }
+
+  private async syncOne(name: string): Promise<void> {
+    try {
+      await this.sync(name);
+    } catch (e) {
+      if (isStatusError(e) && (e.code === 404 || e.code === 409)) this.queue.add(name);
+      else this.log(`custom resource definition ${name}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 
@@ -98,7 +112,7 @@ class CustomResourceController implements Controller {
     const crd = await this.read(name);
     if (!crd) return this.stopServing(name);
     if (crd.metadata.deletionTimestamp) return this.finalize(crd);
-    const others = (await this.crds.list(undefined, matchEverything())).items as CrdObject[];
+    const others = [...this.known.values()];
     const { names, conflict } = this.acceptNames(crd, others);
     const want = structuredClone(crd);
     (want.status ??= {}).acceptedNames = names;
@@ -235,11 +249,17 @@ class CustomResourceController implements Controller {
         return { ...current, metadata: { ...current.metadata, finalizers: want.metadata.finalizers }, status: want.status };
       },
       { dryRun: false, subresource: status },
-    ).catch((e: unknown) => {
-      // Changed meanwhile: its own event brings it back to the queue.
-      if (!(e instanceof StaleRead)) throw e;
-    });
+    ).then(
+      // Seen at once by the next sync of its group, before the write's own event arrives.
+      (written) => void this.known.set(crd.metadata.name!, written.object as CrdObject),
+      (e: unknown) => {
+        // Changed meanwhile: its own event brings it back to the queue.
+        if (!(e instanceof StaleRead)) throw e;
+      },
+    );
   }
 }
 
 class StaleRead extends Error {}
+
+const groupOf = (crdName: string): string => crdName.slice(crdName.indexOf('.') + 1);

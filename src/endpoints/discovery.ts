@@ -68,7 +68,15 @@ export function apiResourceList(gv: GroupVersion): unknown {
       // Only resources kept in storage have one (not computed or review kinds), as in kube-apiserver.
       ...(d.computed || d.review ? {} : { storageVersionHash: storageVersionHash(d) }),
     });
-    for (const s of d.subresources ?? []) resources.push({ name: `${d.resource}/${s.name}`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: [...s.verbs].sort() });
+    for (const s of d.subresources ?? [])
+      resources.push({
+        name: `${d.resource}/${s.name}`,
+        singularName: '',
+        namespaced: d.namespaced,
+        // A subresource served as another kind names its group and version (a Scale's autoscaling/v1).
+        ...(s.view ? { group: s.view.def.group, version: s.view.def.version, kind: s.view.def.kind } : { kind: d.kind }),
+        verbs: [...s.verbs].sort(),
+      });
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(gv), resources };
 }
@@ -100,7 +108,7 @@ export function aggregatedDiscovery(naming: Naming, all: GroupVersion[], legacy:
         ...(d.shortNames?.length ? { shortNames: d.shortNames } : {}),
         ...(d.categories?.length ? { categories: d.categories } : {}),
         ...(d.subresources?.length
-          ? { subresources: d.subresources.map((s) => ({ subresource: s.name, responseKind: { group: d.group, version: d.version, kind: d.kind }, verbs: [...s.verbs].sort() })) }
+          ? { subresources: d.subresources.map((s) => ({ subresource: s.name, responseKind: s.view ? { group: s.view.def.group, version: s.view.def.version, kind: s.view.def.kind } : { group: d.group, version: d.version, kind: d.kind }, verbs: [...s.verbs].sort() })) }
           : {}),
       })),
       freshness: 'Current',

@@ -14,7 +14,7 @@ import type { NamedCreateDefinition, SubresourceDefinition, Verb } from '../regi
 import { negotiateBody, negotiateResponse, type Conversion } from '../negotiation/negotiate.ts';
 import { encoderFor, JSON_ENCODER, type Encoder } from './encoder.ts';
 import { convertList, convertObject, includeObjectOption, type TableRequest } from './transform.ts';
-import { bodyWeight, writeInput } from './write-inputs.ts';
+import { bodyWeight, viewInput, writeInput, type PortableForm } from './write-inputs.ts';
 import { managerFromUserAgent } from '../registry/field-manager.ts';
 import { bodyApiVersion, decodeBody, type FieldValidation, parseFieldValidation } from './decode.ts';
 import type { ReviewStore } from '../registry/review-store.ts';
@@ -161,6 +161,14 @@ export async function handleGet(ctx: RequestContext, env: HandlerEnv, t: Resourc
   const { enc, convert, table } = readEncoder(ctx, env, t);
   try {
     const rv = ctx.url.searchParams.get('resourceVersion') ?? undefined;
+    // A subresource served as another kind answers its view of the object (a Scale).
+    const view = t.subresource?.view;
+    if (view) {
+      const obj = view.read((await t.store.getEncoded(t.namespace, t.name, rv)).view(), 'get');
+      // As a Table, with the view kind's columns.
+      if (convert) return writeConverted(ctx, enc, 200, convertObject(convert, obj, table && { ...table, def: view.def }));
+      return writeObject(ctx, enc, 200, obj);
+    }
     if (convert) return writeConverted(ctx, enc, 200, convertObject(convert, (await t.store.getEncoded(t.namespace, t.name, rv)).view(), table));
     const body = await t.store.getBody(t.namespace, t.name, rv, enc);
     if (body) return writeBody(ctx, enc, 200, body);
@@ -369,7 +377,8 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
     const { dryRun, fieldValidation, manager } = writeOptions(ctx, env, 'UpdateOptions');
     const type = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
     const body = await readBodyBytes(ctx);
-    const input = writeInput({ form: 'body', bytes: bodyWeight(body.length, type), body, type, validation: fieldValidation }, t.store);
+    const form: PortableForm & { form: 'body' } = { form: 'body', bytes: bodyWeight(body.length, type), body, type, validation: fieldValidation };
+    const input = t.subresource?.view ? viewInput(form, t.store, t.subresource, t.name) : writeInput(form, t.store);
     const written = await t.store.guaranteedUpdate(t.namespace, t.name, input, {
       dryRun,
       manager,
@@ -381,6 +390,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
       allowCreate: t.store.def.allowCreateOnUpdate,
       uidFromInput: true,
     });
+    if (t.subresource?.view) return writeObject(ctx, enc, 200, t.subresource.view.read(written.object, 'get'));
     writeStoredJson(ctx, enc, written.created ? 201 : 200, written.responseBody());
   } catch (e) {
     throw failedAfterNegotiating(e, enc);
@@ -393,8 +403,10 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   try {
     // Strategic merge needs the kind's merge markers: a kind without them (custom resources) refuses
     // it with 415, listing the patch types it takes, as kube-apiserver does.
-    const patchTypes =
-      t.store.def.strategicMergePatch === false
+    // A subresource served as another kind (a Scale) takes JSON and merge patches of that kind.
+    const patchTypes = t.subresource?.view
+      ? (['json-patch', 'merge-patch'] as const)
+      : t.store.def.strategicMergePatch === false
         ? (['json-patch', 'merge-patch', 'apply-patch', 'apply-patch-cbor'] as const)
         : (['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch', 'apply-patch-cbor'] as const);
     const type = negotiateBody(ctx.req.headers['content-type'], patchTypes, undefined, ctx.cbor);
@@ -417,7 +429,9 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
           },
           t.store,
         )
-      : writeInput({ form: 'patch', bytes: body.length, body, patchType: type, validation: fieldValidation, name: t.name }, t.store);
+      : t.subresource?.view && (type === 'json-patch' || type === 'merge-patch')
+        ? viewInput({ form: 'patch', bytes: body.length, body, patchType: type, validation: fieldValidation, name: t.name }, t.store, t.subresource, t.name)
+        : writeInput({ form: 'patch', bytes: body.length, body, patchType: type as 'json-patch' | 'merge-patch' | 'strategic-merge-patch', validation: fieldValidation, name: t.name }, t.store);
     const written = await t.store.guaranteedUpdate(t.namespace, t.name, input, {
       dryRun,
       manager,
@@ -428,6 +442,7 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
       subresource: t.subresource,
       allowCreate: apply && !t.subresource,
     });
+    if (t.subresource?.view) return writeObject(ctx, enc, 200, t.subresource.view.read(written.object, 'get'));
     writeStoredJson(ctx, enc, written.created ? 201 : 200, written.responseBody());
   } catch (e) {
     throw failedAfterNegotiating(e, enc);

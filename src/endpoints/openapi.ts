@@ -31,8 +31,8 @@ function namePrefix(naming: Naming, d: Pick<KindDefinition, 'group' | 'version'>
   const group = d.group || 'core';
   const reversed = group.endsWith(`.${naming.groupSuffix}`)
     ? [...naming.groupSuffix.split('.').reverse(), group.slice(0, -naming.groupSuffix.length - 1)].join('.')
-    : group === 'core'
-      ? [...naming.groupSuffix.split('.').reverse(), 'core'].join('.')
+    : group === 'core' || !group.includes('.')
+      ? [...naming.groupSuffix.split('.').reverse(), group].join('.')
       : group.split('.').reverse().join('.');
   return `${reversed}.${d.version}`;
 }
@@ -408,7 +408,7 @@ function responses(codes: Record<string, Json>): Json {
 }
 
 /** The paths of one kind: collection, item and subresources, in every scope it is served at. */
-function kindPaths(d: KindDefinition, names: { kind: string; list: string }): Json {
+function kindPaths(d: KindDefinition, names: { kind: string; list: string }, views: ReadonlyMap<string, string> = new Map()): Json {
   const base = `/${d.group ? `apis/${d.group}` : 'api'}/${d.version}`;
   const tag = `${(d.group || 'core').split('.')[0]}_${d.version}`;
   const gvk = { group: d.group, kind: d.kind, version: d.version };
@@ -425,13 +425,14 @@ function kindPaths(d: KindDefinition, names: { kind: string; list: string }): Js
   const scoped = d.namespaced ? `${base}/namespaces/{namespace}/${d.resource}` : `${base}/${d.resource}`;
   const id = (verb: string, sub = '') => `${verb}${capitalize(tag.replace(/_v/, 'V'))}${d.namespaced ? 'Namespaced' : ''}${d.kind}${sub}`;
   const body = (schema: Json): Json => ({ requestBody: { content: content(schema), required: true } });
-  const write = (verb: 'put' | 'patch', sub = ''): Json =>
+  // A subresource served as another kind (a Scale) reads and writes that kind, by JSON and merge patch.
+  const write = (verb: 'put' | 'patch', sub = '', kind = names.kind, patchTypes = d.strategicMergePatch === false ? PATCH_TYPES.filter((t) => !t.includes('strategic')) : PATCH_TYPES): Json =>
     verb === 'put'
-      ? operation('put', id('replace', sub), { parameters: [COMMON.dryRun, COMMON.fieldManager, COMMON.fieldValidation], ...body(ref(names.kind)), ...responses({ '200': ref(names.kind), '201': ref(names.kind) }) })
+      ? operation('put', id('replace', sub), { parameters: [COMMON.dryRun, COMMON.fieldManager, COMMON.fieldValidation], ...body(ref(kind)), ...responses({ '200': ref(kind), '201': ref(kind) }) })
       : operation('patch', id('patch', sub), {
           parameters: [COMMON.dryRun, COMMON.fieldManager, COMMON.fieldValidation, COMMON.force],
-          requestBody: { content: content(ref(PATCH), d.strategicMergePatch === false ? PATCH_TYPES.filter((t) => !t.includes('strategic')) : PATCH_TYPES), required: true },
-          ...responses({ '200': ref(names.kind), '201': ref(names.kind) }),
+          requestBody: { content: content(ref(PATCH), patchTypes), required: true },
+          ...responses({ '200': ref(kind), '201': ref(kind) }),
         });
   const paths: Json = {};
   const collection: Json = { parameters: [...(d.namespaced ? [nsParam] : []), COMMON.pretty] };
@@ -464,9 +465,11 @@ function kindPaths(d: KindDefinition, names: { kind: string; list: string }): Js
   for (const s of d.subresources ?? []) {
     const sub: Json = { parameters: [nameParam, ...(d.namespaced ? [nsParam] : []), COMMON.pretty] };
     const suffix = capitalize(s.name);
-    if (s.verbs.includes('get')) sub.get = operation('get', id('read', suffix), responses({ '200': ref(names.kind) }));
-    if (s.verbs.includes('update')) sub.put = write('put', suffix);
-    if (s.verbs.includes('patch')) sub.patch = write('patch', suffix);
+    const kind = (s.view && views.get(s.name)) ?? names.kind;
+    const patchTypes = s.view ? ['application/json-patch+json', 'application/merge-patch+json'] : undefined;
+    if (s.verbs.includes('get')) sub.get = operation('get', id('read', suffix), responses({ '200': ref(kind) }));
+    if (s.verbs.includes('update')) sub.put = write('put', suffix, kind);
+    if (s.verbs.includes('patch')) sub.patch = write('patch', suffix, kind, patchTypes);
     paths[`${scoped}/{name}/${s.name}`] = sub;
   }
   if (d.namespaced && d.verbs.includes('list'))
@@ -613,7 +616,10 @@ export class OpenApi {
       for (const d of gv.kinds) {
         const names = kindComponents(naming, components, d);
         roots.push(names.kind, names.list);
-        Object.assign(paths, kindPaths(d, names));
+        const views = new Map<string, string>();
+        for (const s of d.subresources ?? []) if (s.view) views.set(s.name, kindComponents(naming, components, s.view.def).kind);
+        roots.push(...views.values());
+        Object.assign(paths, kindPaths(d, names, views));
       }
       Object.assign(allPaths, paths);
       const doc = { openapi: '3.0.0', info, paths, components: { schemas: components.closure(roots) } };

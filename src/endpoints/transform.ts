@@ -57,7 +57,7 @@ export function toTable(req: TableRequest, objects: readonly KObject[], meta: Li
   const columns = columnsOf(req.def);
   const now = Date.now();
   const rows = objects.map((o) => {
-    const row: Record<string, unknown> = { cells: columns.map((c) => cell(c.value(o, now))) };
+    const row: Record<string, unknown> = { cells: columns.map((c) => cell(c.value(o, now), c.nullCells)) };
     if (req.includeObject === 'Object') row.object = o;
     else if (req.includeObject === 'Metadata') row.object = partialObjectMetadata(o, req.apiVersion);
     return row;
@@ -77,9 +77,13 @@ export function toTable(req: TableRequest, objects: readonly KObject[], meta: Li
   };
 }
 
-/** Cells are JSON values; a column that has nothing to show gives an empty string, as Go's zero value. */
-function cell(v: unknown): unknown {
-  return v === undefined || v === null ? '' : v;
+/**
+ * Cells are JSON values; a column that has nothing to show gives an empty string, as Go's zero
+ * value, or null where the column says so (a custom resource's: kubectl prints `<none>`).
+ */
+function cell(v: unknown, nullCells?: boolean): unknown {
+  if (v === undefined || v === null) return nullCells ? null : '';
+  return v;
 }
 
 /** The converted body of a single object (get, watch events). */

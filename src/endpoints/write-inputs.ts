@@ -8,7 +8,7 @@ import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyJsonPatch, applyMergePatch, checkPatchResult } from '../machinery/patch.ts';
 import { applyStrategicMergePatch } from '../machinery/strategic-merge.ts';
 import { errors, StatusError } from '../machinery/status.ts';
-import type { KindDefinition } from '../registry/definition.ts';
+import type { KindDefinition, SubresourceDefinition } from '../registry/definition.ts';
 import type { FieldManager } from '../registry/field-manager.ts';
 import type { Mutate, PortableInput, Warn, WriteInput } from '../registry/preparation.ts';
 import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
@@ -151,4 +151,23 @@ function applyOrConflict(run: () => KObject): KObject {
     if (e instanceof SsaBadRequestError || e instanceof SsaTypeError || e instanceof ManagedFieldsError) throw errors.badRequest(e.message);
     throw e;
   }
+}
+
+/**
+ * The input of a write through a subresource served as another kind (SubresourceDefinition.view,
+ * a Scale): the body decoded as that kind, or the patch applied to the stored object's view; what
+ * the subresource makes of it must still be a valid object of the kind (its schema), as
+ * kube-apiserver validates the object a Scale update writes. Prepared here, never in a worker.
+ */
+export function viewInput(form: PortableForm & { form: 'body' | 'patch' }, ctx: InputContext, sub: SubresourceDefinition, name: string): WriteInput {
+  const view = sub.view!;
+  const inner = writeInput(form, { def: view.def, fields: ctx.fields }).mutate;
+  return {
+    mutate: async (current, warn) => {
+      if (!current) throw errors.notFound({ group: ctx.def.group, resource: ctx.def.resource }, name);
+      const wanted = await inner(view.read(current, 'update'), warn);
+      checkObject(sub.apply(wanted, current), ctx.def, 'Ignore', []);
+      return wanted;
+    },
+  };
 }

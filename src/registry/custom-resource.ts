@@ -1,16 +1,19 @@
 // The kind definition of a custom resource, built at run time from its CustomResourceDefinition:
 // one more KindDefinition, served by the same generic store, routes, discovery and OpenAPI as
-// every built-in kind. Later slices add to what is built here (conversion, scale, printer column
-// filters, selectable fields), not to the generic paths.
+// every built-in kind. Each served version has its own printer columns, subresources (`status`,
+// `scale`) and selectable fields, evaluated on that version's form; later slices add to what is
+// built here (conversion), not to the generic paths.
 
 import type { KObject } from '../machinery/meta.ts';
 import { StatusError } from '../machinery/status.ts';
 import type { Schema } from '../machinery/schema.ts';
-import { ALL_VERBS, type KindDefinition, type ServedVersion } from './definition.ts';
-import { ageColumn, nameColumn, since, type PrinterColumn } from './printers.ts';
+import { JsonPathError, parseFieldPath, printJsonPathValue, type JsonPath } from '../machinery/jsonpath.ts';
+import { ALL_VERBS, type KindDefinition, type ServedVersion, type Strategy, type SubresourceDefinition } from './definition.ts';
+import { ageColumn, humanDuration, nameColumn, type PrinterColumn } from './printers.ts';
 import { objectMeta } from './schemas.ts';
 import { customResourceSchema } from './custom-resource-schema.ts';
 import { keepStatus, statusSubresource } from './kinds/status-subresource.ts';
+import { scaleSubresource, validateScaleCounts, type ScalePaths } from './kinds/scale.ts';
 import type { CrdColumn, CrdObject, CrdVersion } from './kinds/custom-resource-definition.ts';
 
 /**
@@ -25,7 +28,7 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
   const base = spec.versions?.find((v) => v.storage);
   if (!base || versions.length === 0) return undefined;
   const others = versions.filter((v) => v !== base);
-  const status = base.subresources?.status !== undefined;
+  const own = servedParts(base);
   const def: KindDefinition = {
     group: spec.group!,
     version: base.name!,
@@ -36,24 +39,32 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
     ...(names.categories?.length ? { categories: names.categories } : {}),
     namespaced: spec.scope === 'Namespaced',
     verbs: ALL_VERBS,
-    schema: versionSchema(base),
+    schema: withSelectableFields(versionSchema(base), base),
     nameRule: 'dns-subdomain',
     // Custom resources always keep metadata.generation.
     tracksGeneration: true,
     allowCreateOnUpdate: false,
     strategicMergePatch: false,
-    printerColumns: columns(base),
+    printerColumns: own.printerColumns,
+    ...(own.selectableFields ? { selectableFields: own.selectableFields } : {}),
     enabledByDefault: base.served === true,
     // While the CRD is deleted, its custom resources are being deleted: none may be created.
     async guardWrite({ old }) {
       if (old === undefined && terminating())
         throw new StatusError(405, 'MethodNotAllowed', 'create not allowed while custom resource definition is terminating', { group: spec.group!, kind: names.plural! });
     },
-    ...(status ? { subresources: [statusSubresource] } : {}),
-    strategy: status ? { prepareForCreate: (o) => void delete o.status, prepareForUpdate: keepStatus } : {},
-    // Other served versions: the None conversion (the same fields, apiVersion rewritten).
+    ...(own.subresources.length ? { subresources: own.subresources } : {}),
+    strategy: own.strategy,
+    // Other served versions: the None conversion (the same fields, apiVersion rewritten), each
+    // with its own columns, subresources and selectable fields.
     ...deprecation(base),
-    ...(others.length ? { versions: others.map((v): ServedVersion => ({ version: v.name!, schema: versionSchema(v), enabledByDefault: true, ...deprecation(v) })) } : {}),
+    ...(others.length
+      ? {
+          versions: others.map(
+            (v): ServedVersion => ({ version: v.name!, schema: withSelectableFields(versionSchema(v), v), enabledByDefault: true, ...deprecation(v), ...servedParts(v) }),
+          ),
+        }
+      : {}),
   };
   return def;
 
@@ -61,6 +72,57 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
   function deprecation(v: CrdVersion): { deprecationMessage?: string } {
     return v.deprecated ? { deprecationMessage: v.deprecationWarning ?? `${spec.group}/${v.name} ${names.kind} is deprecated` } : {};
   }
+}
+
+/** What a version serves of its own: columns, selectable fields, subresources and the strategy they need. */
+function servedParts(v: CrdVersion): Required<Pick<ServedVersion, 'printerColumns' | 'subresources' | 'strategy'>> & Pick<ServedVersion, 'selectableFields'> {
+  const status = v.subresources?.status !== undefined && v.subresources.status !== null;
+  const scale = scalePaths(v);
+  const subresources: SubresourceDefinition[] = [...(status ? [statusSubresource] : []), ...(scale ? [scaleSubresource(scale)] : [])];
+  const strategy: Strategy = {
+    ...(status ? { prepareForCreate: (o: KObject) => void delete o.status, prepareForUpdate: keepStatus } : {}),
+    ...(scale ? { validate: (o: KObject) => validateScaleCounts(o, scale), validateUpdate: (o: KObject) => validateScaleCounts(o, scale) } : {}),
+  };
+  const selectable = selectableFields(v);
+  return { printerColumns: columns(v), subresources, strategy, ...(selectable ? { selectableFields: selectable } : {}) };
+}
+
+function scalePaths(v: CrdVersion): ScalePaths | undefined {
+  const s = v.subresources?.scale;
+  if (!s?.specReplicasPath || !s.statusReplicasPath) return undefined;
+  return { specReplicasPath: s.specReplicasPath, statusReplicasPath: s.statusReplicasPath, ...(s.labelSelectorPath ? { labelSelectorPath: s.labelSelectorPath } : {}) };
+}
+
+/**
+ * The fields `selectableFields` lists, for field selectors (`spec.color`): each the value at its
+ * path as a field selector compares it (a string, an integer or a boolean in its text form).
+ */
+function selectableFields(v: CrdVersion): Record<string, (o: KObject) => string | undefined> | undefined {
+  const fields = (v.selectableFields ?? []).map((f) => f.jsonPath ?? '').filter((p) => p.startsWith('.'));
+  if (fields.length === 0) return undefined;
+  return Object.fromEntries(
+    fields.map((p) => {
+      const path = compile(p);
+      return [
+        p.slice(1),
+        (o: KObject) => {
+          const found = path ? results(path, o) : [];
+          if (found.length !== 1) return undefined;
+          const value = found[0];
+          if (typeof value === 'string') return value;
+          if (typeof value === 'boolean' || (typeof value === 'number' && Number.isInteger(value))) return String(value);
+          return undefined;
+        },
+      ];
+    }),
+  );
+}
+
+/** kube-apiserver publishes a version's selectable fields on its schema (`x-kubernetes-selectable-fields`). */
+function withSelectableFields(schema: Schema, v: CrdVersion): Schema {
+  const fields = (v.selectableFields ?? []).map((f) => f.jsonPath ?? '').filter((p) => p.startsWith('.'));
+  if (fields.length === 0) return schema;
+  return Object.assign({}, schema, { 'x-kubernetes-selectable-fields': fields.map((p) => ({ fieldPath: p.slice(1) })) });
 }
 
 function versionSchema(v: CrdVersion): Schema {
@@ -71,24 +133,70 @@ function versionSchema(v: CrdVersion): Schema {
 function columns(v: CrdVersion): PrinterColumn[] {
   const cols = v.additionalPrinterColumns ?? [];
   if (cols.length === 0) return [nameColumn, { ...ageColumn, type: 'date' }];
-  return [nameColumn, ...cols.map(column)];
+  // As kube-apiserver's table convertor: a column whose path does not parse ends the list there.
+  const out: PrinterColumn[] = [nameColumn];
+  for (const c of cols) {
+    const path = compile(c.jsonPath ?? '');
+    if (!path) break;
+    out.push(column(c, path));
+  }
+  return out;
 }
 
-function column(c: CrdColumn): PrinterColumn {
-  const path = (c.jsonPath ?? '').split('.').filter(Boolean);
+const compile = (jsonPath: string): JsonPath | undefined => {
+  try {
+    return parseFieldPath(jsonPath);
+  } catch (e) {
+    if (e instanceof JsonPathError) return undefined;
+    throw e;
+  }
+};
+
+/** The values a path finds in an object; none when its evaluation fails (kube's missing cell). */
+function results(path: JsonPath, o: KObject): unknown[] {
+  try {
+    return path.find(o)[0] ?? [];
+  } catch (e) {
+    if (e instanceof JsonPathError) return [];
+    throw e;
+  }
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * A CRD's column, as kube-apiserver's table convertor fills it: the first value the path finds
+ * (none: a null cell, which kubectl prints as `<none>`), as text for a string column, converted to
+ * the column's type otherwise (null when it is not of that type), a date as its age.
+ */
+function column(c: CrdColumn, path: JsonPath): PrinterColumn {
   const type = (['string', 'integer', 'number', 'boolean', 'date'] as const).find((t) => t === c.type) ?? 'string';
   return {
     name: c.name ?? '',
     type,
     ...(c.format ? { format: c.format } : {}),
-    description: c.description ?? '',
+    description: c.description || `Custom resource definition column (in JSONPath format): ${c.jsonPath}`,
     ...(c.priority ? { priority: c.priority } : {}),
+    nullCells: true,
     value: (o: KObject, now: number) => {
-      let at: unknown = o;
-      for (const p of path) at = typeof at === 'object' && at !== null && !Array.isArray(at) ? (at as Record<string, unknown>)[p] : undefined;
-      if (at === undefined || at === null) return null;
-      if (type === 'date') return since(at, now);
-      return typeof at === 'object' ? JSON.stringify(at) : at;
+      const found = results(path, o);
+      if (found.length === 0) return null;
+      const v = found[0];
+      switch (type) {
+        case 'string':
+          return printJsonPathValue(v);
+        case 'integer':
+          return typeof v === 'number' ? Math.trunc(v) : null;
+        case 'number':
+          return typeof v === 'number' ? v : null;
+        case 'boolean':
+          return typeof v === 'boolean' ? v : null;
+        case 'date': {
+          if (typeof v !== 'string') return null;
+          if (v === '' || v === 'null') return '<unknown>';
+          return RFC3339.test(v) && !Number.isNaN(Date.parse(v)) ? humanDuration(now - Date.parse(v)) : '<invalid>';
+        }
+      }
     },
   };
 }

@@ -14,7 +14,7 @@ export const ALL_VERBS: readonly Verb[] = ['create', 'delete', 'deletecollection
 
 export type NameRule = 'dns-subdomain' | 'dns-label' | 'path-segment';
 
-interface Strategy {
+export interface Strategy {
   /**
    * Defaults that need code rather than the schema, applied where Kubernetes' decoding defaults
    * (so the writer's managed fields include them): on every create (with the final name, after
@@ -49,6 +49,22 @@ export interface SubresourceDefinition {
   verbs: readonly Verb[];
   /** Copy the part this subresource may change from the request onto the stored object. */
   apply(request: KObject, stored: KObject): KObject;
+  /**
+   * A subresource served as an object of another kind (`scale` answers an autoscaling/v1 Scale):
+   * reads answer `read(stored)`; writes decode that kind (a patch applies to `read(stored)`) and
+   * `apply` gets the decoded object as its request. Absent: the kind's own objects.
+   */
+  view?: SubresourceView;
+}
+
+/** The other kind a subresource is served as (SubresourceDefinition.view). */
+export interface SubresourceView {
+  def: KindDefinition;
+  /**
+   * The view of a stored object: for a read (throws the Status it is refused with), or as the
+   * base an update's patch applies to.
+   */
+  read(stored: KObject, purpose: 'get' | 'update'): KObject;
 }
 
 /**
@@ -191,7 +207,7 @@ export interface KindDefinition {
  * Another served version of a kind (KindDefinition.versions): its name, the schema of its form
  * when it differs, and the lossless pair of conversions between its form and the storage
  * version's. Everything else (strategy, columns, selectable fields) is the storage version's,
- * applied through the conversions.
+ * applied through the conversions, unless the version gives its own.
  */
 export interface ServedVersion {
   version: string;
@@ -212,6 +228,14 @@ export interface ServedVersion {
   deprecationMessage?: string;
   /** As KindDefinition.removedIn, for this version. */
   removedIn?: string;
+  /**
+   * This version's own columns, selectable fields, subresources and strategy, run on its own form
+   * (a CRD declares them per version); each absent: the storage version's, through the conversions.
+   */
+  printerColumns?: readonly PrinterColumn[];
+  selectableFields?: Record<string, (obj: KObject) => string | undefined>;
+  subresources?: readonly SubresourceDefinition[];
+  strategy?: Strategy;
 }
 
 /**

@@ -13,6 +13,8 @@ export interface PrinterColumn {
   priority?: number;
   /** The cell of one object. */
   value(obj: KObject, now: number): unknown;
+  /** A missing value (null) is a null cell, as in a custom resource's columns; otherwise an empty string. */
+  nullCells?: boolean;
 }
 
 /** Go's duration.HumanDuration, as Kubernetes prints ages ("45s", "3m12s", "5h", "12d"). */

@@ -47,10 +47,17 @@ function versionDefinition(base: KindDefinition, v: ServedVersion): KindDefiniti
       f(stored);
       replaceFields(o, c.fromStorage(stored));
     });
-  const subresources = base.subresources?.map(
-    (sub): SubresourceDefinition => ({ ...sub, apply: (request, stored) => c.fromStorage(sub.apply(up(request), up(stored))) }),
-  );
-  const { versions: _v, enabledByDefault: _e, deprecatedIn: _d, deprecationMessage: _m, removedIn: _r, ...rest } = base;
+  // A view subresource's request is its own kind, not this one's: only the stored object converts.
+  const subresources =
+    v.subresources ??
+    base.subresources?.map(
+      (sub): SubresourceDefinition => ({
+        ...sub,
+        apply: (request, stored) => c.fromStorage(sub.apply(sub.view ? request : up(request), up(stored))),
+        ...(sub.view ? { view: { ...sub.view, read: (stored: KObject, purpose: 'get' | 'update') => sub.view!.read(up(stored), purpose) } } : {}),
+      }),
+    );
+  const { versions: _v, enabledByDefault: _e, deprecatedIn: _d, deprecationMessage: _m, removedIn: _r, subresources: _s, selectableFields: _f, printerColumns: _p, ...rest } = base;
   return {
     ...rest,
     version: v.version,
@@ -60,16 +67,22 @@ function versionDefinition(base: KindDefinition, v: ServedVersion): KindDefiniti
     ...(v.deprecatedIn ? { deprecatedIn: v.deprecatedIn } : {}),
     ...(v.deprecationMessage ? { deprecationMessage: v.deprecationMessage } : {}),
     ...(v.removedIn ? { removedIn: v.removedIn } : {}),
-    ...(base.selectableFields
-      ? { selectableFields: Object.fromEntries(Object.entries(base.selectableFields).map(([f, get]) => [f, (o: KObject) => get(up(o))])) }
-      : {}),
-    ...(base.printerColumns ? { printerColumns: base.printerColumns.map((col) => ({ ...col, value: (o: KObject, now: number) => col.value(up(o), now) })) } : {}),
-    ...(subresources ? { subresources } : {}),
+    ...(v.selectableFields
+      ? { selectableFields: v.selectableFields }
+      : base.selectableFields
+        ? { selectableFields: Object.fromEntries(Object.entries(base.selectableFields).map(([f, get]) => [f, (o: KObject) => get(up(o))])) }
+        : {}),
+    ...(v.printerColumns
+      ? { printerColumns: v.printerColumns }
+      : base.printerColumns
+        ? { printerColumns: base.printerColumns.map((col) => ({ ...col, value: (o: KObject, now: number) => col.value(up(o), now) })) }
+        : {}),
+    ...(subresources?.length ? { subresources } : {}),
     ...(base.namedCreates ? { namedCreates: base.namedCreates.map((nc) => ({ ...nc, create: (parent: KObject, request: KObject, opts: { dryRun: boolean }) => nc.create(up(parent), request, opts) })) } : {}),
     ...(base.guardWrite
       ? { guardWrite: (w: Parameters<NonNullable<KindDefinition['guardWrite']>>[0]) => base.guardWrite!({ ...w, object: up(w.object), old: w.old && up(w.old) }) }
       : {}),
-    strategy: {
+    strategy: v.strategy ?? {
       defaults: inPlace(s.defaults),
       prepareForCreate: inPlace(s.prepareForCreate),
       prepareForUpdate:

@@ -55,6 +55,10 @@ const FLAGS: Record<string, FlagSpec> = {
     },
   },
   'data-dir': { help: 'directory of the embedded store (default ./data)', apply: (o, v) => (o.dataDir = v) },
+  'crd-dir': {
+    help: 'CustomResourceDefinition files or directories of them (YAML or JSON) to install at start, served before the server says it is ready (repeatable, or comma-separated)',
+    apply: (o, v) => (o.crds = [...(o.crds ?? []), ...v.split(',').filter(Boolean)]),
+  },
   'storage-backend': {
     help: 'lmdb (embedded, default) or etcd3',
     apply: (o, v) => {

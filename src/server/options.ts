@@ -22,6 +22,12 @@ export interface ServerOptions {
   port?: number;
   /** Where the embedded store keeps its data; absent: a throw-away directory removed on close. */
   dataDir?: string;
+  /**
+   * CustomResourceDefinition files or directories of them (`.yaml`, `.yml`, `.json`; several
+   * documents a file) to install at start (`--crd-dir`): the start returns once every one is
+   * Established, as envtest's CRDDirectoryPaths. A bad file is a start-up error.
+   */
+  crds?: readonly string[];
   storageBackend?: 'lmdb' | 'etcd3';
   etcdServers?: string[];
   /** How long one etcd request may take before it fails (default 10 s); tests of a hung etcd shorten it. */

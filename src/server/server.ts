@@ -3,6 +3,7 @@
 // the listener, the controllers. Shutdown takes them down in the order a graceful stop needs.
 // `startServer` is the embeddable entry point for tests and the command line alike.
 
+import { installCrds, readCrdFiles } from './crd-files.ts';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -112,6 +113,8 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   // storage is opened, so a bad file is a start-up error that opens nothing.
   const encryption = opts.encryptionProviderConfig === undefined ? undefined : encryptionByPrefix(readEncryptionConfig(opts.encryptionProviderConfig, ['apiserver.config.k8s.io', naming.group('apiserver.config')]), defs);
   const encrypted = (s: Storage) => (encryption?.size ? encryptingStorage(s, encryption) : s);
+  // CRD files are read before storage is opened: a bad one is a start-up error that opens nothing.
+  const crdFiles = opts.crds?.length ? readCrdFiles(opts.crds, naming.group('apiextensions')) : [];
   const opened = (storage = await openStorage(opts));
   cleanups.push(() => opened.close());
 
@@ -181,6 +184,9 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   await ensureRbacDefaults(context.stores, naming, log);
   phase.rbacBootstrapped = true;
   await startControllers(controllers);
+  // The start returns (and the command says it serves) once every CRD of the files is served.
+  const crdStore = context.stores.get(storeKey(naming.group('apiextensions'), 'customresourcedefinitions'));
+  if (crdFiles.length && crdStore) await installCrds(crdStore, crdFiles);
   phase.started = true;
 
   let closing: Promise<void> | undefined;

@@ -41,5 +41,40 @@ describe('kubectl', () => {
     assert.notEqual(raw.code, 0);
     assert.match(raw.stderr, /NotFound/);
   });
+
+  test('kubectl: printer columns with a JSONPath filter and blank cells for missing values, scale, field selectors on selectable fields', async () => {
+    assert.equal((await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kubectl-serve' } })).status, 201);
+    const k = kubectlFor(server, { namespace: 'kubectl-serve', label: 'crd-kubectl-serve' });
+    const crd = widgetCrd('serve.kubectl.example.com', { plural: 'gears', kind: 'Gear', shortNames: ['gr'], categories: [] });
+    const v = crd.spec.versions[0];
+    Object.assign(v.schema.openAPIV3Schema.properties.spec.properties, { replicas: { type: 'integer' } });
+    v.schema.openAPIV3Schema.properties.status = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+    v.subresources = { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } };
+    v.additionalPrinterColumns = [
+      { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+      { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
+      { name: 'Colour', type: 'string', jsonPath: '.spec.colour', priority: 1 },
+    ];
+    v.selectableFields = [{ jsonPath: '.spec.colour' }];
+    await k.ok(['apply', '--server-side', '-f', k.file('crd.yaml', stringify(crd))]);
+    await k.ok(['wait', '--for=condition=Established', `crd/${crd.metadata.name}`, '--timeout=20s']);
+    const gear = (name: string, colour: string) => stringify({ apiVersion: 'serve.kubectl.example.com/v1', kind: 'Gear', metadata: { name }, spec: { size: 1, colour, replicas: 1 } });
+    await k.ok(['apply', '-f', k.file('g1.yaml', gear('one', 'red'))]);
+    await k.ok(['apply', '-f', k.file('g2.yaml', gear('two', 'blue'))]);
+    await k.ok(['patch', 'gr', 'one', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { conditions: [{ type: 'Ready', status: 'True' }] } })]);
+    await k.ok(['scale', 'gr/two', '--replicas=3']);
+    // A custom resource's column with nothing to show is a null cell, as kube-apiserver sends it;
+    // kubectl leaves it blank (it prints <none> only for its own client-side columns).
+    const out = await k.ok(['get', 'gr']);
+    assert.match(out, /^NAME\s+READY\s+REPLICAS\none\s+True\s+1\ntwo\s+3\n$/);
+    assert.deepEqual(tableRows(await k.ok(['get', 'gr', 'two', '--subresource=scale'])), [['NAME', 'DESIRED', 'AVAILABLE'], ['two', '3', '0']]);
+    const wide = tableRows(await k.ok(['get', 'gr', '-o', 'wide']));
+    assert.deepEqual(wide[0], ['NAME', 'READY', 'REPLICAS', 'COLOUR']);
+    const blue = tableRows(await k.ok(['get', 'gr', '--field-selector', 'spec.colour=blue']));
+    assert.deepEqual(blue.slice(1).map((r) => r[0]), ['two']);
+    const refused = await k.run(['get', 'gr', '--field-selector', 'spec.size=1']);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /field label not supported: spec\.size/);
+  });
 });
 

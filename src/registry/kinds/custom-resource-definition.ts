@@ -13,6 +13,7 @@ import { arr, bool, condition, describe, int32, obj, objectSchema, str } from '.
 import { customResourceDefinitionDocs } from './docs/custom-resource-definition.ts';
 import { keepStatus, statusSubresource } from './status-subresource.ts';
 import { validateCustomResourceSchema } from '../custom-resource-schema.ts';
+import { JsonPathError, parseFieldPath } from '../../machinery/jsonpath.ts';
 
 export interface CrdNames {
   plural?: string;
@@ -281,6 +282,8 @@ function validateSpec(spec: CrdSpec, at: string): FieldError[] {
     }
     errs.push(...validateScale(v.subresources?.scale, `${vAt}.subresources`));
     (v.additionalPrinterColumns ?? []).forEach((c, j) => errs.push(...validateColumn(c, `${vAt}.additionalPrinterColumns[${j}]`)));
+    errs.push(...validateColumnPaths(v.additionalPrinterColumns ?? [], `${vAt}.additionalPrinterColumns`));
+    errs.push(...validateSelectableFields(v.selectableFields ?? [], schema, `${vAt}.selectableFields`));
   });
   if (!unique) errs.push(fieldError.invalid(`${at}.versions`, versions, 'must contain unique version names'));
   if (storage !== 1) errs.push(fieldError.invalid(`${at}.versions`, versions, 'must have exactly one version marked as storage version'));
@@ -352,5 +355,61 @@ function validateColumn(c: CrdColumn, at: string): FieldError[] {
   if (c.format && !COLUMN_FORMATS.includes(c.format)) errs.push(fieldError.invalid(`${at}.format`, c.format, `must be one of ${COLUMN_FORMATS.join(',')}`));
   if (!c.jsonPath) errs.push(fieldError.required(`${at}.JSONPath`));
   else errs.push(...simpleJsonPath(c.jsonPath, `${at}.JSONPath`));
+  return errs;
+}
+
+/**
+ * Printer column paths must parse as the JSONPath the table convertor evaluates (kube-apiserver
+ * itself only checks the leading dot, and serves no columns from the first that does not parse).
+ */
+function validateColumnPaths(cols: readonly CrdColumn[], at: string): FieldError[] {
+  const errs: FieldError[] = [];
+  cols.forEach((c, j) => {
+    const path = c.jsonPath;
+    if (!path || path[0] !== '.') return;
+    try {
+      parseFieldPath(path);
+    } catch (e) {
+      if (!(e instanceof JsonPathError)) throw e;
+      errs.push(fieldError.invalid(`${at}[${j}].JSONPath`, path, `unrecognized column definition: ${e.message}`));
+    }
+  });
+  return errs;
+}
+
+/** kube-apiserver's limit on a version's selectable fields. */
+const MAX_SELECTABLE_FIELDS = 8;
+
+/**
+ * validateSelectableFields: each a path without array steps to a string, integer or boolean
+ * field of the version's schema, outside metadata, listed once; at most eight.
+ */
+function validateSelectableFields(fields: readonly { jsonPath?: string }[], schema: Record<string, unknown> | undefined, at: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const seen = new Set<string>();
+  fields.forEach((f, i) => {
+    const fAt = `${at}[${i}].jsonPath`;
+    const path = f.jsonPath ?? '';
+    if (!path) return void errs.push(fieldError.required(fAt));
+    const steps = path.startsWith('.') ? path.slice(1).split('.') : undefined;
+    let node: Record<string, unknown> | undefined = schema;
+    let problem = steps === undefined || steps.some((s) => s === '' || /[[\]]/.test(s)) ? 'must be a simple field path' : undefined;
+    for (const step of problem ? [] : steps!) {
+      const props = node?.properties as Record<string, Record<string, unknown>> | undefined;
+      const extra = node?.additionalProperties;
+      node = props?.[step] ?? (typeof extra === 'object' && extra !== null ? (extra as Record<string, unknown>) : undefined);
+      if (!node) {
+        problem = 'does not refer to a valid field';
+        break;
+      }
+    }
+    if (problem) return void errs.push(fieldError.invalid(fAt, path, `is an invalid path: ${problem}`));
+    if (steps![0] === 'metadata') errs.push(fieldError.invalid(fAt, path, 'must not point to fields in metadata'));
+    if (!['string', 'boolean', 'integer'].includes(String(node?.type)))
+      errs.push(fieldError.invalid(fAt, path, 'must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.'));
+    if (seen.has(path)) errs.push(fieldError.duplicate(fAt, path));
+    seen.add(path);
+  });
+  if (seen.size > MAX_SELECTABLE_FIELDS) errs.push(fieldError.tooMany(at, seen.size, MAX_SELECTABLE_FIELDS));
   return errs;
 }

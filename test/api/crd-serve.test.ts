@@ -1,0 +1,291 @@
+// Serving custom resources (kubernetes profile): printer columns evaluated with kube's JSONPath,
+// each served version's own columns and subresources, the `scale` subresource as autoscaling/v1
+// Scale, `selectableFields` for field selectors, and CRDs loaded from files at start. One server
+// for the file; each test its own group.
+
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { api, startTrusted, testServer, waitFor } from '../support/server.ts';
+import { readWatch } from '../support/watch.ts';
+import { tempDir } from '../support/tmp.ts';
+import { widgetCrd } from '../support/crd.ts';
+import { startServerProcess } from '../support/server-process.ts';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Body = Record<string, any>;
+
+const server = await testServer({ naming: 'kubernetes' });
+const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+const TABLE = { Accept: 'application/json;as=Table;g=meta.k8s.io;v=v1' };
+const MERGE = { 'Content-Type': 'application/merge-patch+json' };
+
+const condition = (crd: Body, type: string): Body | undefined => crd.status?.conditions?.find((c: Body) => c.type === type);
+
+async function establish(crd: Body): Promise<void> {
+  const r = await api(server, 'POST', CRDS, crd);
+  assert.equal(r.status, 201, r.text);
+  await waitFor(`${crd.metadata.name} established`, async () => condition((await api(server, 'GET', `${CRDS}/${crd.metadata.name}`)).body, 'Established')?.status === 'True');
+}
+
+/** A cluster-scoped Widget CRD whose schema keeps every field (`x-kubernetes-preserve-unknown-fields`). */
+function openCrd(group: string, version: Body = {}): Body {
+  const crd = widgetCrd(group, { scope: 'Cluster' });
+  const v = crd.spec.versions[0];
+  v.schema.openAPIV3Schema = {
+    type: 'object',
+    properties: {
+      spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { replicas: { type: 'integer', maximum: 10 }, color: { type: 'string' }, size: { type: 'integer' }, big: { type: 'boolean' } } },
+      status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+    },
+  };
+  Object.assign(v, version);
+  return crd;
+}
+
+const cells = (table: Body, name: string): unknown[] => table.rows.find((r: Body) => r.cells[0] === name)?.cells;
+
+describe('printer columns', () => {
+  test('evaluated with kube\'s JSONPath: filters, wildcards (first value), recursion, slices; typed cells, null when missing', async () => {
+    const crd = openCrd('columns.example.com', {
+      additionalPrinterColumns: [
+        { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+        { name: 'First', type: 'string', jsonPath: '.spec.list[*].name' },
+        { name: 'Second', type: 'string', jsonPath: '.spec.list[1:2].name' },
+        { name: 'Deep', type: 'string', jsonPath: '..deepest' },
+        { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
+        { name: 'Ratio', type: 'number', jsonPath: '.spec.ratio' },
+        { name: 'Big', type: 'boolean', jsonPath: '.spec.big' },
+        { name: 'Object', type: 'string', jsonPath: '.spec.obj', priority: 1 },
+        { name: 'Missing', type: 'string', jsonPath: '.status.nothing' },
+        { name: 'WrongType', type: 'integer', jsonPath: '.spec.color' },
+        { name: 'Null', type: 'string', jsonPath: '.spec.nothing' },
+        { name: 'Since', type: 'date', jsonPath: '.spec.since' },
+      ],
+    });
+    await establish(crd);
+    const base = '/apis/columns.example.com/v1/widgets';
+    const spec = { replicas: 3, ratio: 1.5, big: true, color: 'red', nothing: null, since: 'yesterday', list: [{ name: 'a' }, { name: 'b' }], obj: { z: 1, a: '<x>' }, deep: { er: { deepest: 'found' } } };
+    assert.equal((await api(server, 'POST', base, { apiVersion: 'columns.example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec })).status, 201);
+    const st = await api(server, 'PATCH', `${base}/w/status`, { status: { conditions: [{ type: 'Synced', status: 'False' }, { type: 'Ready', status: 'True' }] } }, MERGE);
+    assert.equal(st.status, 200, st.text);
+    const table = (await api(server, 'GET', base, undefined, TABLE)).body;
+    assert.deepEqual(
+      table.columnDefinitions.map((c: Body) => [c.name, c.type, c.priority]),
+      [['Name', 'string', 0], ['Ready', 'string', 0], ['First', 'string', 0], ['Second', 'string', 0], ['Deep', 'string', 0], ['Replicas', 'integer', 0], ['Ratio', 'number', 0], ['Big', 'boolean', 0], ['Object', 'string', 1], ['Missing', 'string', 0], ['WrongType', 'integer', 0], ['Null', 'string', 0], ['Since', 'date', 0]],
+    );
+    assert.equal(table.columnDefinitions[1].description, 'Custom resource definition column (in JSONPath format): .status.conditions[?(@.type=="Ready")].status');
+    // Objects print as Go's encoding/json does (keys sorted, HTML escaped); a null value as <no value>.
+    assert.deepEqual(cells(table, 'w'), ['w', 'True', 'a', 'b', 'found', 3, 1.5, true, '{"a":"\\u003cx\\u003e","z":1}', null, null, '<no value>', '<invalid>']);
+  });
+
+  test('a column path that is not JSONPath is refused when the CRD is written', async () => {
+    const crd = openCrd('badcolumn.example.com', { additionalPrinterColumns: [{ name: 'Bad', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready"].status' }, { name: 'Odd', type: 'string', jsonPath: '.spec.list[abc]' }] });
+    const r = await api(server, 'POST', CRDS, crd);
+    assert.equal(r.status, 422, r.text);
+    assert.deepEqual(
+      r.body.details.causes.map((c: Body) => [c.field, c.message]),
+      [
+        ['spec.versions[0].additionalPrinterColumns[0].JSONPath', 'Invalid value: ".status.conditions[?(@.type==\\"Ready\\"].status": unrecognized column definition: unterminated filter'],
+        ['spec.versions[0].additionalPrinterColumns[1].JSONPath', 'Invalid value: ".spec.list[abc]": unrecognized column definition: invalid array index abc'],
+      ],
+    );
+  });
+});
+
+describe('per-version serving', () => {
+  test('each served version has its own columns and subresources', async () => {
+    const crd = openCrd('perversion.example.com', { additionalPrinterColumns: [{ name: 'Color', type: 'string', jsonPath: '.spec.color' }] });
+    const v1 = crd.spec.versions[0];
+    crd.spec.versions = [v1, { ...structuredClone(v1), name: 'v2', storage: false, subresources: { scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } }, additionalPrinterColumns: [{ name: 'Size', type: 'integer', jsonPath: '.spec.size' }] }];
+    await establish(crd);
+    assert.equal((await api(server, 'POST', '/apis/perversion.example.com/v1/widgets', { apiVersion: 'perversion.example.com/v1', kind: 'Widget', metadata: { name: 'p' }, spec: { color: 'blue', size: 4, replicas: 1 } })).status, 201);
+    const t1 = (await api(server, 'GET', '/apis/perversion.example.com/v1/widgets', undefined, TABLE)).body;
+    const t2 = (await api(server, 'GET', '/apis/perversion.example.com/v2/widgets', undefined, TABLE)).body;
+    assert.deepEqual([t1.columnDefinitions.map((c: Body) => c.name), cells(t1, 'p')], [['Name', 'Color'], ['p', 'blue']]);
+    assert.deepEqual([t2.columnDefinitions.map((c: Body) => c.name), cells(t2, 'p')], [['Name', 'Size'], ['p', 4]]);
+    // v1 has status and no scale; v2 the other way round.
+    assert.equal((await api(server, 'GET', '/apis/perversion.example.com/v1/widgets/p/status')).status, 200);
+    assert.equal((await api(server, 'GET', '/apis/perversion.example.com/v1/widgets/p/scale')).status, 404);
+    assert.equal((await api(server, 'GET', '/apis/perversion.example.com/v2/widgets/p/status')).status, 404);
+    assert.equal((await api(server, 'GET', '/apis/perversion.example.com/v2/widgets/p/scale')).body.spec.replicas, 1);
+    // Without a status subresource, a write at v2 may set status.
+    const put = await api(server, 'PATCH', '/apis/perversion.example.com/v2/widgets/p', { status: { replicas: 2 } }, MERGE);
+    assert.equal(put.body.status?.replicas, 2, put.text);
+    const names = async (v: string) => (await api(server, 'GET', `/apis/perversion.example.com/${v}`)).body.resources.map((r: Body) => r.name);
+    assert.deepEqual(await names('v1'), ['widgets', 'widgets/status']);
+    assert.deepEqual(await names('v2'), ['widgets', 'widgets/scale']);
+  });
+});
+
+describe('the scale subresource', () => {
+  const scaled = (group: string) =>
+    openCrd(group, { subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } } });
+
+  test('GET, PUT and PATCH as autoscaling/v1 Scale; the replicas land in the custom resource', async () => {
+    await establish(scaled('scale.example.com'));
+    const base = '/apis/scale.example.com/v1/widgets';
+    const created = await api(server, 'POST', base, { apiVersion: 'scale.example.com/v1', kind: 'Widget', metadata: { name: 's' }, spec: { replicas: 2 } });
+    assert.equal(created.status, 201, created.text);
+    assert.equal((await api(server, 'PATCH', `${base}/s/status`, { status: { replicas: 1, selector: 'app=s' } }, MERGE)).status, 200);
+    const got = await api(server, 'GET', `${base}/s/scale`);
+    assert.equal(got.status, 200, got.text);
+    assert.deepEqual({ ...got.body, metadata: { name: got.body.metadata.name, uid: got.body.metadata.uid } }, {
+      apiVersion: 'autoscaling/v1',
+      kind: 'Scale',
+      metadata: { name: 's', uid: created.body.metadata.uid },
+      spec: { replicas: 2 },
+      status: { replicas: 1, selector: 'app=s' },
+    });
+    const put = await api(server, 'PUT', `${base}/s/scale`, { ...got.body, spec: { replicas: 5 } });
+    assert.equal(put.status, 200, put.text);
+    assert.deepEqual([put.body.kind, put.body.spec.replicas], ['Scale', 5]);
+    const cr = (await api(server, 'GET', `${base}/s`)).body;
+    assert.equal(cr.spec.replicas, 5);
+    assert.ok(cr.metadata.managedFields.some((m: Body) => m.subresource === 'scale'), JSON.stringify(cr.metadata.managedFields));
+    const patched = await api(server, 'PATCH', `${base}/s/scale`, { spec: { replicas: 7 } }, MERGE);
+    assert.equal(patched.status, 200, patched.text);
+    assert.equal((await api(server, 'GET', `${base}/s`)).body.spec.replicas, 7);
+    // A stale resourceVersion conflicts; the CR's own schema still holds; negative counts are refused.
+    const stale = await api(server, 'PUT', `${base}/s/scale`, { ...got.body, spec: { replicas: 3 } });
+    assert.equal(stale.status, 409, stale.text);
+    const tooMany = await api(server, 'PATCH', `${base}/s/scale`, { spec: { replicas: 11 } }, MERGE);
+    assert.equal(tooMany.status, 422, tooMany.text);
+    assert.match(tooMany.body.message, /spec\.replicas: Invalid value: 11: spec\.replicas in body should be less than or equal to 10/);
+    const negative = await api(server, 'PATCH', `${base}/s/scale`, { spec: { replicas: -1 } }, MERGE);
+    assert.equal(negative.status, 422, negative.text);
+    assert.equal(negative.body.message, 'Widget.scale.example.com "s" is invalid: .spec.replicas: Invalid value: -1: should be a non-negative integer');
+    const smp = await api(server, 'PATCH', `${base}/s/scale`, { spec: { replicas: 1 } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
+    assert.equal(smp.status, 415, smp.text);
+    assert.equal((await api(server, 'GET', `${base}/s`)).body.spec.replicas, 7);
+    assert.equal((await api(server, 'GET', `${base}/nope/scale`)).status, 404);
+  });
+
+  test('an object without desired replicas: GET is an internal error, a PATCH that sets them works', async () => {
+    await establish(scaled('noreplicas.example.com'));
+    const base = '/apis/noreplicas.example.com/v1/widgets';
+    assert.equal((await api(server, 'POST', base, { apiVersion: 'noreplicas.example.com/v1', kind: 'Widget', metadata: { name: 'n' }, spec: {} })).status, 201);
+    const got = await api(server, 'GET', `${base}/n/scale`);
+    assert.deepEqual([got.status, got.body.reason, got.body.message], [500, 'InternalError', 'Internal error occurred: the spec replicas field ".spec.replicas" does not exist']);
+    const empty = await api(server, 'PATCH', `${base}/n/scale`, { metadata: { labels: { a: 'b' } } }, MERGE);
+    assert.deepEqual([empty.status, empty.body.message], [400, 'the spec replicas field ".spec.replicas" cannot be empty']);
+    const set = await api(server, 'PATCH', `${base}/n/scale`, { spec: { replicas: 2 } }, MERGE);
+    assert.equal(set.status, 200, set.text);
+    assert.deepEqual(set.body.status, { replicas: 0 });
+  });
+
+  test('discovery names the subresource\'s kind autoscaling/v1 Scale, legacy and aggregated', async () => {
+    await establish(scaled('scalediscovery.example.com'));
+    const legacy = (await api(server, 'GET', '/apis/scalediscovery.example.com/v1')).body.resources.find((r: Body) => r.name === 'widgets/scale');
+    assert.deepEqual(legacy, { name: 'widgets/scale', singularName: '', namespaced: false, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+    const aggregated = (await api(server, 'GET', '/apis', undefined, { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' })).body;
+    const group = aggregated.items.find((g: Body) => g.metadata.name === 'scalediscovery.example.com');
+    const sub = group.versions[0].resources[0].subresources.find((s: Body) => s.subresource === 'scale');
+    assert.deepEqual(sub.responseKind, { group: 'autoscaling', version: 'v1', kind: 'Scale' });
+    // OpenAPI: the subresource's operations read and write the Scale.
+    const v3 = (await api(server, 'GET', '/openapi/v3/apis/scalediscovery.example.com/v1')).body;
+    const path = v3.paths['/apis/scalediscovery.example.com/v1/widgets/{name}/scale'];
+    assert.equal(path.get.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/io.k8s.autoscaling.v1.Scale');
+    assert.deepEqual(Object.keys(path.patch.requestBody.content), ['application/json-patch+json', 'application/merge-patch+json']);
+    assert.deepEqual(Object.keys(v3.components.schemas['io.k8s.autoscaling.v1.Scale'].properties).sort(), ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+  });
+});
+
+describe('selectable fields', () => {
+  const shirts = () =>
+    openCrd('selectable.example.com', { selectableFields: [{ jsonPath: '.spec.color' }, { jsonPath: '.spec.size' }, { jsonPath: '.spec.big' }] });
+
+  test('list, watch and deletecollection by the fields the version lists; others are refused as kube refuses them', async () => {
+    await establish(shirts());
+    const base = '/apis/selectable.example.com/v1/widgets';
+    const w = readWatch(`${server.url}${base}?watch=1&fieldSelector=spec.color%3Dblue`);
+    try {
+      for (const [name, color, size, big] of [['one', 'blue', 2, true], ['two', 'blue', 3, false], ['three', 'green', 2, false]] as const)
+        assert.equal((await api(server, 'POST', base, { apiVersion: 'selectable.example.com/v1', kind: 'Widget', metadata: { name }, spec: { color, size, big } })).status, 201);
+      const list = async (sel: string) => ((await api(server, 'GET', `${base}?fieldSelector=${encodeURIComponent(sel)}`)).body.items as Body[]).map((i) => i.metadata.name).sort();
+      assert.deepEqual(await list('spec.color=blue'), ['one', 'two']);
+      assert.deepEqual(await list('spec.size=2'), ['one', 'three']);
+      assert.deepEqual(await list('spec.big=false,spec.color!=green'), ['two']);
+      const events = await w.next(2);
+      assert.deepEqual(events.map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'one'], ['ADDED', 'two']]);
+    } finally {
+      w.close();
+    }
+    const bad = await api(server, 'GET', `${base}?fieldSelector=spec.nosuchfield%3Dxyz`);
+    assert.deepEqual([bad.status, bad.body.reason, bad.body.message], [400, 'BadRequest', 'field label not supported: spec.nosuchfield']);
+    const badWatch = await api(server, 'GET', `${base}?watch=1&fieldSelector=spec.nosuchfield%3Dxyz`);
+    assert.equal(badWatch.status, 400, badWatch.text);
+    assert.equal((await api(server, 'DELETE', `${base}?fieldSelector=spec.color%3Dgreen`)).status, 200);
+    assert.deepEqual(((await api(server, 'GET', base)).body.items as Body[]).map((i) => i.metadata.name).sort(), ['one', 'two']);
+  });
+
+  test('published in OpenAPI v3 and v2 as x-kubernetes-selectable-fields', async () => {
+    const crd = shirts();
+    crd.metadata.name = 'widgets.selectableapi.example.com';
+    crd.spec.group = 'selectableapi.example.com';
+    await establish(crd);
+    const v3 = await api(server, 'GET', '/openapi/v3/apis/selectableapi.example.com/v1');
+    assert.deepEqual(v3.body.components.schemas['com.example.selectableapi.v1.Widget']['x-kubernetes-selectable-fields'], [{ fieldPath: 'spec.color' }, { fieldPath: 'spec.size' }, { fieldPath: 'spec.big' }]);
+    const v2 = await api(server, 'GET', '/openapi/v2');
+    assert.deepEqual(v2.body.definitions['com.example.selectableapi.v1.Widget']['x-kubernetes-selectable-fields'], [{ fieldPath: 'spec.color' }, { fieldPath: 'spec.size' }, { fieldPath: 'spec.big' }]);
+  });
+
+  test('a CRD\'s selectable fields must be string, integer or boolean fields of its schema, outside metadata, once each', async () => {
+    const crd = openCrd('badselect.example.com', { selectableFields: [{ jsonPath: '.spec.color' }, { jsonPath: '.spec.color' }, { jsonPath: '.spec.nope' }, { jsonPath: '.status' }, { jsonPath: '.metadata.name' }] });
+    const r = await api(server, 'POST', CRDS, crd);
+    assert.equal(r.status, 422, r.text);
+    const at = 'spec.versions[0].selectableFields';
+    assert.deepEqual(r.body.details.causes.map((c: Body) => [c.field, c.message]), [
+      [`${at}[1].jsonPath`, 'Duplicate value: ".spec.color"'],
+      [`${at}[2].jsonPath`, 'Invalid value: ".spec.nope": is an invalid path: does not refer to a valid field'],
+      [`${at}[3].jsonPath`, 'Invalid value: ".status": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.'],
+      [`${at}[4].jsonPath`, 'Invalid value: ".metadata.name": is an invalid path: does not refer to a valid field'],
+    ]);
+  });
+});
+
+describe('CRD files at start', () => {
+  test('startServer({ crds }) loads files and directories of YAML and JSON (several documents in one) and returns with every CRD established', async () => {
+    const dir = tempDir('crd-files');
+    mkdirSync(join(dir, 'more'));
+    const a = widgetCrd('files-a.example.com');
+    const b = widgetCrd('files-b.example.com', { scope: 'Cluster' });
+    const c = widgetCrd('files-c.example.com');
+    writeFileSync(join(dir, 'two.yaml'), `${stringify(a)}---\n${stringify(b)}`);
+    writeFileSync(join(dir, 'more', 'c.json'), JSON.stringify(c));
+    writeFileSync(join(dir, 'more', 'notes.txt'), 'not a manifest');
+    const s = await startTrusted({ naming: 'kubernetes', crds: [join(dir, 'two.yaml'), join(dir, 'more')] });
+    try {
+      for (const g of ['files-a', 'files-b', 'files-c']) assert.equal((await api(s, 'GET', `/apis/${g}.example.com/v1/widgets`)).status, 200, g);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('the command: --crd-dir, and it says it serves only once the CRDs are established', async () => {
+    const dir = tempDir('crd-cli');
+    writeFileSync(join(dir, 'cli.yaml'), stringify(widgetCrd('cli.example.com', { scope: 'Cluster' })));
+    const p = await startServerProcess([`--data-dir=${join(dir, 'data')}`, '--naming=kubernetes', `--crd-dir=${dir}`]);
+    try {
+      // Ready means served: the first request after the banner finds the kind.
+      assert.equal((await api(p, 'GET', '/apis/cli.example.com/v1/widgets')).status, 200);
+    } finally {
+      await p.kill();
+    }
+  });
+
+  test('a bad file is a start-up error with one clear line', async () => {
+    const dir = tempDir('crd-bad');
+    writeFileSync(join(dir, 'bad.yaml'), stringify({ ...widgetCrd('bad.example.com'), metadata: { name: 'wrong.example.com' } }));
+    // (A server that starts anyway is closed, so the file still ends.)
+    const starting = (crds: string[]) => startTrusted({ naming: 'kubernetes', crds }).then(async (s) => void (await s.close()));
+    await assert.rejects(starting([dir]), (e: Error) => {
+      assert.match(e.message, /^CRD file .*bad\.yaml: CustomResourceDefinition.apiextensions.k8s.io "wrong.example.com" is invalid: metadata.name: Invalid value/);
+      assert.ok(!e.message.includes('\n'), e.message);
+      return true;
+    });
+    await assert.rejects(starting([join(dir, 'missing.yaml')]), /^Error: CRD file .*missing\.yaml: no such file or directory$/);
+  });
+});
