@@ -9,7 +9,7 @@ import { dns1123Subdomain, nowTimestamp, type KObject } from '../../machinery/me
 import { validateConditions, validateImmutable } from '../../machinery/validation.ts';
 import type { Schema } from '../../machinery/schema.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
-import { arr, bool, condition, describe, int32, obj, objectSchema, str } from '../schemas.ts';
+import { arr, bool, condition, describe, int32, obj, objectMeta, objectSchema, str } from '../schemas.ts';
 import { customResourceDefinitionDocs } from './docs/custom-resource-definition.ts';
 import { keepStatus, statusSubresource } from './status-subresource.ts';
 import { validateCustomResourceSchema } from '../custom-resource-schema.ts';
@@ -273,7 +273,7 @@ function validateSpec(spec: CrdSpec, at: string): FieldError[] {
     if (bad) errs.push(fieldError.invalid(`${vAt}.name`, name, bad));
     const schema = v.schema?.openAPIV3Schema;
     if (schema === undefined) errs.push(fieldError.required(`${vAt}.schema.openAPIV3Schema`));
-    else errs.push(...validateCustomResourceSchema(schema, `${vAt}.schema.openAPIV3Schema`, { statusSubresource: v.subresources?.status !== undefined }));
+    else errs.push(...validateCustomResourceSchema(schema, `${vAt}.schema.openAPIV3Schema`, { statusSubresource: v.subresources?.status !== undefined, objectMeta }));
     if (!v.deprecated && v.deprecationWarning !== undefined) errs.push(fieldError.invalid(`${vAt}.deprecationWarning`, v.deprecationWarning, 'can only be set for deprecated versions'));
     else if (v.deprecationWarning !== undefined) {
       if (v.deprecationWarning.length > 256) errs.push(fieldError.invalid(`${vAt}.deprecationWarning`, v.deprecationWarning, 'must be <= 256 characters long'));
