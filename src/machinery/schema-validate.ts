@@ -618,9 +618,10 @@ export function pruneUnknownFields(value: unknown, schema: Schema): void {
 /**
  * Fills in `default`s, in place: a property that is absent (or null while not nullable) in an
  * existing object gets a copy of its default, and null array items get the item default. The
- * walk then continues into the filled-in values, so defaults nest.
+ * walk then continues into the filled-in values, so defaults nest. Returns whether anything was filled in.
  */
-export function applyDefaults(value: unknown, schema: Schema): void {
+export function applyDefaults(value: unknown, schema: Schema): boolean {
+  let changed = false;
   const stack: { value: unknown; schema: Schema; depth: number }[] = [{ value, schema, depth: 0 }];
   while (stack.length > 0) {
     const { value: v, schema: s, depth } = stack.pop() as { value: unknown; schema: Schema; depth: number };
@@ -630,7 +631,10 @@ export function applyDefaults(value: unknown, schema: Schema): void {
       if (items === undefined) continue;
       for (let i = 0; i < v.length; i++) {
         // Each item gets its own copy: stored objects must not share (and co-mutate) a default.
-        if (v[i] === null && items.default !== undefined && !items.nullable) v[i] = structuredClone(items.default);
+        if (v[i] === null && items.default !== undefined && !items.nullable) {
+          v[i] = structuredClone(items.default);
+          changed = true;
+        }
         stack.push({ value: v[i], schema: items, depth: depth + 1 });
       }
       continue;
@@ -639,17 +643,24 @@ export function applyDefaults(value: unknown, schema: Schema): void {
     const props = s.properties;
     if (props !== undefined) {
       for (const [name, prop] of Object.entries(props)) {
-        if (prop.default !== undefined && isAbsent(own(obj, name), prop)) obj[name] = structuredClone(prop.default);
+        if (prop.default !== undefined && isAbsent(own(obj, name), prop)) {
+          obj[name] = structuredClone(prop.default);
+          changed = true;
+        }
       }
     }
     for (const key of Object.keys(obj)) {
       const sub = keySchema(s, key);
       if (sub === undefined || sub === ANY) continue;
       // A map value that is a non-nullable null gets the values' default, as an array item does.
-      if (obj[key] === null && sub === s.additionalProperties && !Object.hasOwn(props ?? {}, key) && sub.default !== undefined && !sub.nullable) obj[key] = structuredClone(sub.default);
+      if (obj[key] === null && sub === s.additionalProperties && !Object.hasOwn(props ?? {}, key) && sub.default !== undefined && !sub.nullable) {
+        obj[key] = structuredClone(sub.default);
+        changed = true;
+      }
       stack.push({ value: obj[key], schema: sub, depth: depth + 1 });
     }
   }
+  return changed;
 }
 
 /**

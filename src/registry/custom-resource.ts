@@ -6,6 +6,7 @@
 import type { KObject } from '../machinery/meta.ts';
 import { StatusError } from '../machinery/status.ts';
 import type { Schema } from '../machinery/schema.ts';
+import { applyDefaults } from '../machinery/schema-validate.ts';
 import { ALL_VERBS, type KindDefinition, type ServedVersion } from './definition.ts';
 import { ageColumn, nameColumn, since, type PrinterColumn } from './printers.ts';
 import { objectMeta } from './schemas.ts';
@@ -26,6 +27,7 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
   if (!base || versions.length === 0) return undefined;
   const others = versions.filter((v) => v !== base);
   const status = base.subresources?.status !== undefined;
+  const baseSchema = versionSchema(base);
   const def: KindDefinition = {
     group: spec.group!,
     version: base.name!,
@@ -36,7 +38,9 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
     ...(names.categories?.length ? { categories: names.categories } : {}),
     namespaced: spec.scope === 'Namespaced',
     verbs: ALL_VERBS,
-    schema: versionSchema(base),
+    schema: baseSchema,
+    // Objects stored before a default existed are read with it, as Kubernetes decodes them.
+    ...(hasDefault(baseSchema) ? { defaultOnRead: true } : {}),
     nameRule: 'dns-subdomain',
     // Custom resources always keep metadata.generation.
     tracksGeneration: true,
@@ -53,14 +57,40 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
     strategy: status ? { prepareForCreate: (o) => void delete o.status, prepareForUpdate: keepStatus } : {},
     // Other served versions: the None conversion (the same fields, apiVersion rewritten).
     ...deprecation(base),
-    ...(others.length ? { versions: others.map((v): ServedVersion => ({ version: v.name!, schema: versionSchema(v), enabledByDefault: true, ...deprecation(v) })) } : {}),
+    ...(others.length ? { versions: others.map((v): ServedVersion => servedVersion(v)) } : {}),
   };
   return def;
+
+  /** Another served version: the None conversion, its own schema's defaults applied on read. */
+  function servedVersion(v: CrdVersion): ServedVersion {
+    const schema = versionSchema(v);
+    const read = hasDefault(schema) ? { fromStorage: (o: KObject) => withDefaults(o, schema) } : {};
+    return { version: v.name!, schema, enabledByDefault: true, ...read, ...deprecation(v) };
+  }
 
   /** A deprecated version's warning: its own, or kube-apiserver's default one. */
   function deprecation(v: CrdVersion): { deprecationMessage?: string } {
     return v.deprecated ? { deprecationMessage: v.deprecationWarning ?? `${spec.group}/${v.name} ${names.kind} is deprecated` } : {};
   }
+}
+
+/** The object with the schema's defaults filled in (a copy, when any is missing). */
+function withDefaults(o: KObject, schema: Schema): KObject {
+  const copy = structuredClone(o);
+  return applyDefaults(copy, schema) ? copy : o;
+}
+
+/** Whether any node of the schema has a default. */
+function hasDefault(s: Schema): boolean {
+  const stack: Schema[] = [s];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (n.default !== undefined) return true;
+    stack.push(...Object.values(n.properties ?? {}));
+    if (n.items) stack.push(n.items);
+    if (n.additionalProperties) stack.push(n.additionalProperties);
+  }
+  return false;
 }
 
 function versionSchema(v: CrdVersion): Schema {

@@ -185,6 +185,11 @@ export interface KindDefinition {
    * and read (expandVersions makes one definition per version, kept in this one's storage).
    */
   versions?: readonly ServedVersion[];
+  /**
+   * The schema's defaults also apply when objects are read, as kube-apiserver defaults custom
+   * resources decoded from storage: an object stored before a default existed is served with it.
+   */
+  defaultOnRead?: boolean;
 }
 
 /**

@@ -15,6 +15,7 @@ import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from
 import { FieldManager } from './field-manager.ts';
 import { StoredJson } from './stored-json.ts';
 import { ConvertedJson, type ObjectCodec } from './converted-json.ts';
+import { DefaultedJson } from './defaulted-json.ts';
 import type { DeclarativeValidation } from './declarative-validation.ts';
 import { ruleValidator, type RuleValidator } from './validation-rules.ts';
 import { isUnstructured } from '../machinery/schema.ts';
@@ -164,7 +165,11 @@ export class WritePreparation {
     this.declarative = declarative;
     const apiVersion = apiVersionOf(def);
     this.qualified = { group: def.group, resource: def.resource };
-    this.json = def.storedAs ? new ConvertedJson(apiVersion, def.kind, def.storedAs) : new StoredJson(apiVersion, def.kind);
+    this.json = def.storedAs
+      ? new ConvertedJson(apiVersion, def.kind, def.storedAs)
+      : def.defaultOnRead
+        ? new DefaultedJson(apiVersion, def.kind, def.schema)
+        : new StoredJson(apiVersion, def.kind);
     this.fields = new FieldManager(def);
     this.rules = ruleValidator(def.schema);
   }

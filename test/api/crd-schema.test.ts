@@ -201,3 +201,42 @@ describe('ratcheting', () => {
     assert.equal(fixed.status, 200, fixed.text);
   });
 });
+
+describe('defaulting', () => {
+  const g = 'defaults.example.com';
+  const schema = (withLate: boolean): Body => ({
+    type: 'object',
+    properties: {
+      replicas: { type: 'integer', default: 1 },
+      mode: { type: 'string', default: 'auto' },
+      ports: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, protocol: { type: 'string', default: 'TCP' } } } },
+      open: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { level: { type: 'integer', default: 3 } } },
+      maybe: { type: 'string', nullable: true, default: 'set' },
+      ...(withLate ? { late: { type: 'string', default: 'added-later' } } : {}),
+    },
+  });
+
+  test('defaults apply on create and update, in array items and under preserved fields, after pruning', async () => {
+    await establish(thingCrd(g, schema(false)));
+    const r = await api(server, 'POST', things(g), thing(g, 'd1', { mode: null, ports: [{ name: 'http' }], open: { free: 1 }, maybe: null, replicas: 2, unknown: 1 }));
+    assert.equal(r.status, 201, r.text);
+    assert.deepEqual(r.body.spec, { replicas: 2, mode: 'auto', ports: [{ name: 'http', protocol: 'TCP' }], open: { free: 1, level: 3 }, maybe: null });
+    const put = await api(server, 'PUT', `${things(g)}/d1`, { ...r.body, spec: { ports: [{ name: 'a' }, { name: 'b', protocol: 'UDP' }] } });
+    assert.equal(put.status, 200, put.text);
+    assert.deepEqual(put.body.spec, { replicas: 1, mode: 'auto', ports: [{ name: 'a', protocol: 'TCP' }, { name: 'b', protocol: 'UDP' }], maybe: 'set' });
+  });
+
+  test('objects stored before a default was added come back defaulted when read', async () => {
+    const before = await api(server, 'POST', things(g), thing(g, 'old', {}));
+    assert.equal(before.status, 201, before.text);
+    assert.equal(before.body.spec.late, undefined);
+    const crd = (await api(server, 'GET', `${CRDS}/things.${g}`)).body;
+    crd.spec.versions[0].schema.openAPIV3Schema.properties.spec = schema(true);
+    assert.equal((await api(server, 'PUT', `${CRDS}/things.${g}`, crd)).status, 200);
+    await waitFor('the new default is served', async () => (await api(server, 'GET', `${things(g)}/old`)).body.spec?.late === 'added-later');
+    const got = await api(server, 'GET', `${things(g)}/old`);
+    assert.equal(got.body.metadata.resourceVersion, before.body.metadata.resourceVersion);
+    const list = await api(server, 'GET', things(g));
+    assert.equal(list.body.items.find((i: Body) => i.metadata.name === 'old').spec.late, 'added-later');
+  });
+});
