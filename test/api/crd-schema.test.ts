@@ -240,3 +240,162 @@ describe('defaulting', () => {
     assert.equal(list.body.items.find((i: Body) => i.metadata.name === 'old').spec.late, 'added-later');
   });
 });
+
+describe('CustomResourceDefinition validation of schemas and settings', () => {
+  const at = 'spec.versions[0].schema.openAPIV3Schema';
+  /** The CRD is refused with (at least) these [field, message] causes. */
+  async function refused(crd: Body, expected: [string, string][]): Promise<void> {
+    const found = causes(await api(server, 'POST', CRDS, crd)).map(([, f, m]) => [f, m]);
+    for (const [f, m] of expected) assert.ok(found.some(([ff, mm]) => ff === f && mm === m), `${f}: ${m}\nin ${JSON.stringify(found, null, 1)}`);
+    assert.equal((await api(server, 'GET', `${CRDS}/${crd.metadata.name}`)).status, 404);
+  }
+
+  test('value validations (anyOf, oneOf, not, allOf) may not declare types, defaults or markers, and name only specified fields', async () => {
+    await refused(
+      thingCrd('structural.example.com', {
+        type: 'object',
+        properties: { a: { type: 'string' }, n: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] } },
+        anyOf: [{ type: 'object' }, { properties: { b: { maxLength: 3 } } }],
+        oneOf: [{ default: 'x' }, { nullable: true, 'x-kubernetes-list-type': 'set' }],
+        not: { description: 'no', properties: { metadata: {} } },
+        allOf: [{ 'x-kubernetes-validations': [{ rule: 'true' }] }],
+      }),
+      [
+        [`${at}.properties[spec].anyOf[0].type`, 'Forbidden: must be empty to be structural'],
+        [`${at}.properties[spec].properties[b]`, `Required value: because it is defined in ${at}.properties[spec].anyOf[1].properties[b]`],
+        [`${at}.properties[spec].oneOf[0].default`, 'Forbidden: must be undefined to be structural'],
+        [`${at}.properties[spec].oneOf[1].nullable`, 'Forbidden: must be false to be structural'],
+        [`${at}.properties[spec].oneOf[1].x-kubernetes-list-type`, 'Forbidden: must be undefined to be structural'],
+        [`${at}.properties[spec].not.description`, 'Forbidden: must be empty to be structural'],
+        [`${at}.properties[spec].not.properties[metadata]`, 'Forbidden: must not be specified in a nested context'],
+        [`${at}.properties[spec].allOf[0].x-kubernetes-validations`, 'Forbidden: must be empty to be structural'],
+      ],
+    );
+  });
+
+  test('the x-kubernetes markers: list and map types, set items atomic, map-list keys required and not nullable', async () => {
+    await refused(
+      thingCrd('markers.example.com', {
+        type: 'object',
+        properties: {
+          notList: { type: 'string', 'x-kubernetes-list-type': 'set' },
+          notMap: { type: 'string', 'x-kubernetes-map-type': 'atomic' },
+          badMap: { type: 'object', 'x-kubernetes-map-type': 'sometimes' },
+          sets: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'object', nullable: true, properties: { a: { type: 'string' } } } },
+          maps: {
+            type: 'array',
+            'x-kubernetes-list-type': 'map',
+            'x-kubernetes-list-map-keys': ['k', 'o', 'missing'],
+            items: { type: 'object', properties: { k: { type: 'string', nullable: true }, o: { type: 'object' } } },
+          },
+          keysOnly: { type: 'array', 'x-kubernetes-list-map-keys': ['k'], items: { type: 'object', properties: { k: { type: 'string' } } } },
+          keep: { type: 'object', 'x-kubernetes-preserve-unknown-fields': false },
+        },
+      }),
+      [
+        [`${at}.properties[spec].properties[notList].type`, 'Invalid value: "string": must be array if x-kubernetes-list-type is specified'],
+        [`${at}.properties[spec].properties[notMap].type`, 'Invalid value: "string": must be object if x-kubernetes-map-type is specified'],
+        [`${at}.properties[spec].properties[badMap].x-kubernetes-map-type`, 'Unsupported value: "sometimes": supported values: "atomic", "granular"'],
+        [`${at}.properties[spec].properties[sets].items.x-kubernetes-map-type`, 'Invalid value: "set": must be atomic as item of a list with x-kubernetes-list-type=set'],
+        [`${at}.properties[spec].properties[sets].items.nullable`, 'Forbidden: cannot be nullable when x-kubernetes-list-type is set'],
+        [`${at}.properties[spec].properties[maps].items.properties[o].type`, 'Invalid value: "object": must be a scalar type if parent array\'s x-kubernetes-list-type is map'],
+        [`${at}.properties[spec].properties[maps].x-kubernetes-list-map-keys`, 'Invalid value: []string{"k", "o", "missing"}: entries must all be names of item properties'],
+        [`${at}.properties[spec].properties[maps].items.properties[k].default`, 'Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property'],
+        [`${at}.properties[spec].properties[maps].items.properties[k].nullable`, 'Forbidden: this property is in x-kubernetes-list-map-keys, so it cannot be nullable'],
+        [`${at}.properties[spec].properties[keysOnly].x-kubernetes-list-type`, 'Required value: must be map if x-kubernetes-list-map-keys is non-empty'],
+        [`${at}.properties[spec].properties[keep].x-kubernetes-preserve-unknown-fields`, 'Invalid value: false: must be true or undefined'],
+      ],
+    );
+  });
+
+  test('defaults must be pruned and valid; patterns must be RE2; only some fields at the root with a status subresource', async () => {
+    const d = `${at}.properties[spec].properties`;
+    await refused(
+      thingCrd('defaults-invalid.example.com', {
+        type: 'object',
+        properties: {
+          size: { type: 'integer', maximum: 5, default: 7 },
+          kind: { type: 'string', default: 3 },
+          nested: { type: 'object', properties: { a: { type: 'string' } }, default: { a: 'x', b: 'unknown' } },
+          obj: { type: 'object', properties: { n: { type: 'integer' } }, default: { n: 'str' } },
+        },
+      }),
+      [
+        [`${d}[size].default`, 'Invalid value: 7:  in body should be less than or equal to 5'],
+        [`${d}[kind].default`, 'Invalid value: "integer":  in body must be of type string: "integer"'],
+        [`${d}[nested].default`, 'Invalid value: {"a":"x","b":"unknown"}: must not have unknown fields'],
+        [`${d}[obj].default.n`, 'Invalid value: "string": n in body must be of type integer: "string"'],
+      ],
+    );
+    await refused(thingCrd('pattern-invalid.example.com', { type: 'object', properties: { named: { type: 'string', pattern: '^(?=lookahead)' } } }), [
+      [`${d}[named].pattern`, 'Invalid value: "^(?=lookahead)": must be a valid regular expression, but isn\'t: error parsing regexp: invalid or unsupported Perl syntax: `(?=`'],
+    ]);
+    await refused(thingCrd('root-status.example.com', { type: 'object' }, { status: true, root: { nullable: false, enum: [{}], additionalProperties: false } }), [
+      [
+        at,
+        `Invalid value: {"type":"object","properties":{"spec":{"type":"object"},"status":{"type":"object","x-kubernetes-preserve-unknown-fields":true}},"nullable":false,"enum":[{}],"additionalProperties":false}: only [Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties ExternalDocs Example XPreserveUnknownFields XValidations] fields are allowed at the root of the schema if the status subresource is enabled`,
+      ],
+    ]);
+  });
+
+  test('conversion settings: a webhook needs one of url or service, known review versions; None takes no webhook', async () => {
+    const withConversion = (group: string, conversion: Body) => ({ ...thingCrd(group, { type: 'object' }), spec: { ...thingCrd(group, { type: 'object' }).spec, conversion } });
+    await refused(withConversion('conv1.example.com', { strategy: 'Webhook' }), [
+      ['spec.conversion.webhookClientConfig', 'Required value: required when strategy is set to Webhook'],
+      ['spec.conversion.conversionReviewVersions', 'Required value'],
+    ]);
+    await refused(withConversion('conv2.example.com', { strategy: 'Webhook', webhook: { clientConfig: { url: 'http://user@h/x?q=1', service: { name: 's', namespace: 'n' } }, conversionReviewVersions: ['v2', 'v2'] } }), [
+      ['spec.conversion.webhookClientConfig', 'Required value: exactly one of url or service is required'],
+      ['spec.conversion.conversionReviewVersions[1]', 'Invalid value: "v2": duplicate version'],
+      ['spec.conversion.conversionReviewVersions', 'Invalid value: []string{"v2", "v2"}: must include at least one of v1, v1beta1'],
+    ]);
+    await refused(withConversion('conv3.example.com', { strategy: 'Webhook', webhook: { clientConfig: { url: 'http://h/x?q=1' }, conversionReviewVersions: ['v1'] } }), [
+      ['spec.conversion.webhookClientConfig.url', "Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]"],
+      ['spec.conversion.webhookClientConfig.url', 'Invalid value: "q=1": query parameters are not permitted in the URL'],
+    ]);
+    await refused(withConversion('conv4.example.com', { strategy: 'Webhook', webhook: { clientConfig: { service: { name: '', namespace: 'n', path: 'x//y', port: 70000 } }, conversionReviewVersions: ['v1'] } }), [
+      ['spec.conversion.webhookClientConfig.service.name', 'Required value: service name is required'],
+      ['spec.conversion.webhookClientConfig.service.port', 'Invalid value: 70000: port is not valid: must be between 1 and 65535, inclusive'],
+      ['spec.conversion.webhookClientConfig.service.path', 'Invalid value: "x//y": must start with a \'/\''],
+    ]);
+    await refused(withConversion('conv5.example.com', { strategy: 'None', webhook: { clientConfig: { url: 'https://h' }, conversionReviewVersions: ['v1'] } }), [
+      ['spec.conversion.webhookClientConfig', 'Forbidden: should not be set when strategy is not set to Webhook'],
+      ['spec.conversion.conversionReviewVersions', 'Forbidden: should not be set when strategy is not set to Webhook'],
+    ]);
+    // An invalid caBundle is accepted until the CRD is established; then only while it stays invalid.
+    const bad = Buffer.from('not a certificate').toString('base64');
+    const crd = await establish(withConversion('conv6.example.com', { strategy: 'Webhook', webhook: { clientConfig: { url: 'https://h/convert', caBundle: bad }, conversionReviewVersions: ['v1'] } }));
+    crd.metadata.labels = { touched: 'yes' };
+    const kept = await api(server, 'PUT', `${CRDS}/things.conv6.example.com`, crd);
+    assert.equal(kept.status, 200, kept.text);
+    const good = await establish(withConversion('conv7.example.com', { strategy: 'Webhook', webhook: { clientConfig: { url: 'https://h/convert' }, conversionReviewVersions: ['v1'] } }));
+    good.spec.conversion.webhook.clientConfig.caBundle = Buffer.from('no').toString('base64');
+    assert.deepEqual(causes(await api(server, 'PUT', `${CRDS}/things.conv7.example.com`, good)), [
+      ['FieldValueInvalid', 'spec.conversion.webhookClientConfig.caBundle', 'Invalid value: []byte{0x6e, 0x6f}: data does not contain any valid RSA or ECDSA certificates'],
+    ]);
+  });
+
+  test('groups under the protected domains need the API approval annotation', async () => {
+    const crd = thingCrd('widgets.x-k8s.io', { type: 'object' });
+    crd.spec.group = 'widgets.k8s.io';
+    crd.metadata.name = 'things.widgets.k8s.io';
+    const key = 'metadata.annotations[api-approved.kubernetes.io]';
+    await refused(crd, [[key, 'Required value: protected groups must have approval annotation "api-approved.kubernetes.io", see https://github.com/kubernetes/enhancements/pull/1111']]);
+    crd.metadata.annotations = { 'api-approved.kubernetes.io': 'maybe' };
+    await refused(crd, [[key, 'Invalid value: "maybe": protected groups must have approval annotation "api-approved.kubernetes.io" with either a URL or a reason starting with "unapproved", see https://github.com/kubernetes/enhancements/pull/1111']]);
+    crd.metadata.annotations = { 'api-approved.kubernetes.io': 'unapproved, experimental' };
+    assert.equal((await api(server, 'POST', CRDS, crd)).status, 201);
+  });
+
+  test('selectable fields: existing scalar fields outside metadata, each once, at most eight', async () => {
+    const props = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`f${i}`, { type: 'string' }]));
+    const fields = (paths: string[]) => ({ selectableFields: paths.map((jsonPath) => ({ jsonPath })) });
+    await refused(thingCrd('select1.example.com', { type: 'object', properties: { ...props, obj: { type: 'object' }, list: { type: 'array', items: { type: 'string' } } } }, { version: fields(['.spec.missing', '.spec.obj', '.spec.f0', '.spec.f0', '.spec.list[0]']) }), [
+      ['spec.versions[0].selectableFields[0].jsonPath', 'Invalid value: ".spec.missing": is an invalid path: does not refer to a valid field'],
+      ['spec.versions[0].selectableFields[1].jsonPath', 'Invalid value: ".spec.obj": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.'],
+      ['spec.versions[0].selectableFields[3].jsonPath', 'Duplicate value: ".spec.f0"'],
+      ['spec.versions[0].selectableFields[4].jsonPath', 'Invalid value: ".spec.list[0]": is an invalid path: array notation is not allowed'],
+    ]);
+    await refused(thingCrd('select2.example.com', { type: 'object', properties: props }, { version: fields(Object.keys(props).map((k) => `.spec.${k}`)) }), [['spec.versions[0].selectableFields', 'Too many: 9: must have at most 8 items']]);
+  });
+});
