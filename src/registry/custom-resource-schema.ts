@@ -52,7 +52,7 @@ export function validateCustomResourceSchema(schema: unknown, at: string, o: { s
 export function structuralProblems(schema: unknown, at: string): FieldError[] {
   if (!isObject(schema)) return [];
   const errs: FieldError[] = [];
-  walk(schema, at, 'root', errs, { insideMeta: false });
+  walk(schema, at, 'root', errs, { insideMeta: false, structuralOnly: true });
   return errs;
 }
 
@@ -154,6 +154,8 @@ interface Context {
   insideMeta: boolean;
   /** Why defaults are forbidden here, when they are. */
   noDefaults?: string;
+  /** Only the structural-schema rules (what the NonStructuralSchema condition reports). */
+  structuralOnly?: boolean;
 }
 
 const UNSUPPORTED: Record<string, string> = {
@@ -175,15 +177,17 @@ function walk(s: Json, at: string, level: Level, errs: FieldError[], ctx: Contex
     if (isObject(s.additionalProperties)) walk(s.additionalProperties, `${at}.additionalProperties`, 'field', errs, ctx);
     return;
   }
+  // The rules of the schema's API validation beside the structural ones: not reported as structural problems.
+  const other: FieldError[] = ctx.structuralOnly ? [] : errs;
   const type = s.type;
   const intOrString = s['x-kubernetes-int-or-string'] === true;
   const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
   const embedded = s['x-kubernetes-embedded-resource'] === true;
-  if (type !== undefined && (typeof type !== 'string' || !TYPES.includes(type))) errs.push(fieldError.notSupported(`${at}.type`, type, TYPES));
-  if (type === 'null') errs.push(fieldError.forbidden(`${at}.type`, 'type cannot be set to null, use nullable as an alternative'));
-  for (const [k, detail] of Object.entries(UNSUPPORTED)) if (s[k] !== undefined) errs.push(fieldError.forbidden(`${at}.${k}`, detail));
-  if (s.default !== undefined && ctx.noDefaults !== undefined) errs.push(fieldError.forbidden(`${at}.default`, `must not be set ${ctx.noDefaults}`));
-  if (ctx.insideMeta && embedded) errs.push(fieldError.forbidden(`${at}.x-kubernetes-embedded-resource`, 'must not be used inside of resource meta'));
+  if (type !== undefined && (typeof type !== 'string' || !TYPES.includes(type))) other.push(fieldError.notSupported(`${at}.type`, type, TYPES));
+  if (type === 'null') other.push(fieldError.forbidden(`${at}.type`, 'type cannot be set to null, use nullable as an alternative'));
+  for (const [k, detail] of Object.entries(UNSUPPORTED)) if (s[k] !== undefined) other.push(fieldError.forbidden(`${at}.${k}`, detail));
+  if (s.default !== undefined && ctx.noDefaults !== undefined) other.push(fieldError.forbidden(`${at}.default`, `must not be set ${ctx.noDefaults}`));
+  if (ctx.insideMeta && embedded) other.push(fieldError.forbidden(`${at}.x-kubernetes-embedded-resource`, 'must not be used inside of resource meta'));
   if (embedded && type !== 'object') {
     if (type === undefined) errs.push(fieldError.required(`${at}.type`, 'must be object if x-kubernetes-embedded-resource is true'));
     else errs.push(fieldError.invalid(`${at}.type`, type, 'must be object if x-kubernetes-embedded-resource is true'));
@@ -194,20 +198,20 @@ function walk(s: Json, at: string, level: Level, errs: FieldError[], ctx: Contex
   if (level === 'root' && typeof type === 'string' && type !== 'object') errs.push(fieldError.invalid(`${at}.type`, type, 'must be object at the root'));
   if (intOrString && preserve) errs.push(fieldError.invalid(`${at}.x-kubernetes-preserve-unknown-fields`, true, 'must be false if x-kubernetes-int-or-string is true'));
   if (intOrString && embedded) errs.push(fieldError.invalid(`${at}.x-kubernetes-embedded-resource`, true, 'must be false if x-kubernetes-int-or-string is true'));
-  if (s['x-kubernetes-preserve-unknown-fields'] === false) errs.push(fieldError.invalid(`${at}.x-kubernetes-preserve-unknown-fields`, false, 'must be true or undefined'));
-  if (s.uniqueItems === true) errs.push(fieldError.forbidden(`${at}.uniqueItems`, 'uniqueItems cannot be set to true since the runtime complexity becomes quadratic'));
+  if (s['x-kubernetes-preserve-unknown-fields'] === false) other.push(fieldError.invalid(`${at}.x-kubernetes-preserve-unknown-fields`, false, 'must be true or undefined'));
+  if (s.uniqueItems === true) other.push(fieldError.forbidden(`${at}.uniqueItems`, 'uniqueItems cannot be set to true since the runtime complexity becomes quadratic'));
   if (type === 'array' && s.items === undefined) errs.push(fieldError.required(`${at}.items`, 'must be specified'));
   const properties = isObject(s.properties) ? s.properties : undefined;
   const additional = s.additionalProperties;
   if (additional !== undefined) {
     if (level === 'root') errs.push(fieldError.forbidden(`${at}.additionalProperties`, 'must not be used at the root'));
     if (properties && Object.keys(properties).length > 0 && (additional === false || isObject(additional)))
-      errs.push(fieldError.forbidden(`${at}.additionalProperties`, 'additionalProperties and properties are mutual exclusive'));
+      other.push(fieldError.forbidden(`${at}.additionalProperties`, 'additionalProperties and properties are mutual exclusive'));
     if (embedded) errs.push(fieldError.forbidden(`${at}.additionalProperties`, 'must not be used if x-kubernetes-embedded-resource is set'));
   }
   if (embedded && !preserve && (!properties || Object.keys(properties).length === 0))
     errs.push(fieldError.required(`${at}.properties`, 'must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields'));
-  mapAndListTypes(s, at, errs);
+  mapAndListTypes(s, at, other);
   combinators(s, at, errs);
   const checkMetadata = level === 'root' || embedded;
   if (properties) {
@@ -228,7 +232,11 @@ function walk(s: Json, at: string, level: Level, errs: FieldError[], ctx: Contex
     for (const [k, p] of Object.entries(properties)) {
       if (!isObject(p)) continue;
       const meta = checkMetadata && (k === 'metadata' || k === 'kind' || k === 'apiVersion');
-      const sub: Context = meta ? { insideMeta: true, noDefaults: level === 'root' ? `in top-level ${k}` : ctx.noDefaults } : embedded ? { insideMeta: false, noDefaults: ctx.noDefaults } : ctx;
+      const sub: Context = meta
+        ? { ...ctx, insideMeta: true, noDefaults: level === 'root' ? `in top-level ${k}` : ctx.noDefaults }
+        : embedded
+          ? { ...ctx, insideMeta: false }
+          : ctx;
       walk(p, `${at}.properties[${k}]`, 'field', errs, sub);
     }
   }

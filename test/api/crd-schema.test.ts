@@ -6,7 +6,9 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, testServer, waitFor } from '../support/server.ts';
+import { api, startTrusted, testServer, waitFor } from '../support/server.ts';
+import { tempDir } from '../support/tmp.ts';
+import { openLmdbStorage } from '../../src/storage/lmdb/lmdb-storage.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Body = Record<string, any>;
@@ -397,5 +399,58 @@ describe('CustomResourceDefinition validation of schemas and settings', () => {
       ['spec.versions[0].selectableFields[4].jsonPath', 'Invalid value: ".spec.list[0]": is an invalid path: array notation is not allowed'],
     ]);
     await refused(thingCrd('select2.example.com', { type: 'object', properties: props }, { version: fields(Object.keys(props).map((k) => `.spec.${k}`)) }), [['spec.versions[0].selectableFields', 'Too many: 9: must have at most 8 items']]);
+  });
+});
+
+describe('a CRD stored before its schema was checked', () => {
+  test('is NonStructuralSchema, and can still be updated where its schema is unchanged', async () => {
+    const dataDir = tempDir('crd-schema-stored');
+    const g = 'stored.example.com';
+    const name = `things.${g}`;
+    const first = await startTrusted({ naming: 'kubernetes', dataDir });
+    try {
+      assert.equal((await api(first, 'POST', CRDS, thingCrd(g, { type: 'object', properties: { a: { type: 'string' } } }))).status, 201);
+    } finally {
+      await first.close();
+    }
+    // What an older server may have stored: a field without a type, a uniqueItems list.
+    const storage = await openLmdbStorage({ path: dataDir });
+    try {
+      const key = `/registry/apiextensions.k8s.io/customresourcedefinitions/${name}`;
+      const kv = (await storage.get(key))!;
+      const crd = JSON.parse(Buffer.from(kv.value).toString('utf8')) as Body;
+      crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.loose = { minimum: 1 };
+      crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.list = { type: 'array', uniqueItems: true, items: { type: 'string' } };
+      await storage.update(key, kv.modRevision, Buffer.from(JSON.stringify(crd)));
+    } finally {
+      await storage.close();
+    }
+    const second = await startTrusted({ naming: 'kubernetes', dataDir });
+    try {
+      const loose = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[loose].type: Required value: must not be empty for specified object fields';
+      let crd: Body = {};
+      await waitFor('NonStructuralSchema', async () => {
+        crd = (await api(second, 'GET', `${CRDS}/${name}`)).body;
+        return crd.status?.conditions?.some((c: Body) => c.type === 'NonStructuralSchema') ?? false;
+      });
+      assert.deepEqual(
+        (({ type, status, reason, message }) => ({ type, status, reason, message }))(crd.status.conditions.find((c: Body) => c.type === 'NonStructuralSchema')),
+        { type: 'NonStructuralSchema', status: 'True', reason: 'Violations', message: loose },
+      );
+      crd.metadata.labels = { kept: 'schema' };
+      const same = await api(second, 'PUT', `${CRDS}/${name}`, crd);
+      assert.equal(same.status, 200, same.text);
+      const changed = structuredClone(same.body);
+      changed.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.b = { type: 'string' };
+      const found = causes(await api(second, 'PUT', `${CRDS}/${name}`, changed)).map(([, f]) => f);
+      assert.ok(found.includes('spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[loose].type'), JSON.stringify(found));
+      assert.ok(found.includes('spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[list].uniqueItems'), JSON.stringify(found));
+      const fixed = structuredClone(same.body);
+      fixed.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties = { a: { type: 'string' }, loose: { type: 'integer', minimum: 1 } };
+      assert.equal((await api(second, 'PUT', `${CRDS}/${name}`, fixed)).status, 200);
+      await waitFor('NonStructuralSchema gone', async () => !(await api(second, 'GET', `${CRDS}/${name}`)).body.status?.conditions?.some((c: Body) => c.type === 'NonStructuralSchema'));
+    } finally {
+      await second.close();
+    }
   });
 });
