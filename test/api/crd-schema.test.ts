@@ -154,10 +154,11 @@ describe('custom resources are validated by their schema as kube-apiserver valid
 
   test('nested x-kubernetes-preserve-unknown-fields keeps what it covers and prunes around it', async () => {
     const g = 'preserve.example.com';
-    await establish(thingCrd(g, { type: 'object', properties: { open: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { shut: { type: 'object', properties: { a: { type: 'integer' } } } } } } }));
-    const r = await api(server, 'POST', things(g), thing(g, 'p1', { open: { any: { deep: [1] }, shut: { a: 1, gone: 2 } }, gone: true }));
+    await establish(thingCrd(g, { type: 'object', properties: { open: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { shut: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } } } } } } }));
+    // Pruned, and the null of a known non-nullable field dropped, while unknown nulls are kept.
+    const r = await api(server, 'POST', things(g), thing(g, 'p1', { open: { any: { deep: [1], none: null }, shut: { a: 1, b: null, gone: 2 } }, gone: true }));
     assert.equal(r.status, 201, r.text);
-    assert.deepEqual(r.body.spec, { open: { any: { deep: [1] }, shut: { a: 1 } } });
+    assert.deepEqual(r.body.spec, { open: { any: { deep: [1], none: null }, shut: { a: 1 } } });
   });
 
   test('list types: set items unique, map-list keys unique and present; map-type accepted', async () => {
@@ -172,8 +173,10 @@ describe('custom resources are validated by their schema as kube-apiserver valid
         },
       }),
     );
-    assert.deepEqual(causes(await api(server, 'POST', things(g), thing(g, 'l1', { set: ['a', 'a'], map: [{ k: 'x' }, { k: 'x', v: 1 }, { v: 2 }] }))), [
+    // Duplicates and missing keys are reported with type errors, all Invalid causes.
+    assert.deepEqual(causes(await api(server, 'POST', things(g), thing(g, 'l1', { set: ['a', 'a', 5], map: [{ k: 'x' }, { k: 'x', v: 1 }, { v: 2 }] }))), [
       ['FieldValueDuplicate', 'spec.set[1]', 'Duplicate value: "a"'],
+      ['FieldValueTypeInvalid', 'spec.set[2]', 'Invalid value: "integer": spec.set[2] in body must be of type string: "integer"'],
       ['FieldValueDuplicate', 'spec.map[1]', 'Duplicate value: {"k":"x"}'],
       ['FieldValueRequired', 'spec.map[2].k', 'Required value'],
     ]);
@@ -214,15 +217,16 @@ describe('defaulting', () => {
       ports: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, protocol: { type: 'string', default: 'TCP' } } } },
       open: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { level: { type: 'integer', default: 3 } } },
       maybe: { type: 'string', nullable: true, default: 'set' },
+      limits: { type: 'object', additionalProperties: { type: 'string', default: 'none' } },
       ...(withLate ? { late: { type: 'string', default: 'added-later' } } : {}),
     },
   });
 
   test('defaults apply on create and update, in array items and under preserved fields, after pruning', async () => {
     await establish(thingCrd(g, schema(false)));
-    const r = await api(server, 'POST', things(g), thing(g, 'd1', { mode: null, ports: [{ name: 'http' }], open: { free: 1 }, maybe: null, replicas: 2, unknown: 1 }));
+    const r = await api(server, 'POST', things(g), thing(g, 'd1', { mode: null, ports: [{ name: 'http' }], open: { free: 1 }, maybe: null, replicas: 2, unknown: 1, limits: { cpu: null, mem: '1Gi' } }));
     assert.equal(r.status, 201, r.text);
-    assert.deepEqual(r.body.spec, { replicas: 2, mode: 'auto', ports: [{ name: 'http', protocol: 'TCP' }], open: { free: 1, level: 3 }, maybe: null });
+    assert.deepEqual(r.body.spec, { replicas: 2, mode: 'auto', ports: [{ name: 'http', protocol: 'TCP' }], open: { free: 1, level: 3 }, maybe: null, limits: { cpu: 'none', mem: '1Gi' } });
     const put = await api(server, 'PUT', `${things(g)}/d1`, { ...r.body, spec: { ports: [{ name: 'a' }, { name: 'b', protocol: 'UDP' }] } });
     assert.equal(put.status, 200, put.text);
     assert.deepEqual(put.body.spec, { replicas: 1, mode: 'auto', ports: [{ name: 'a', protocol: 'TCP' }, { name: 'b', protocol: 'UDP' }], maybe: 'set' });
