@@ -8,6 +8,7 @@
 // reach; below x-kubernetes-preserve-unknown-fields nothing is walked at all.
 
 import { isDeepStrictEqual } from 'node:util';
+import { RE2JS } from 're2js';
 import { child, fieldError, type FieldError } from './field-errors.ts';
 import { ERROR_WORDING, type Schema } from './schema.ts';
 import { formatProblem } from './schema-formats.ts';
@@ -133,23 +134,34 @@ function charCount(s: string): number {
   return n;
 }
 
-const patternCache = new Map<string, RegExp | null>();
+/** A compiled pattern: what `test` needs of a RegExp. */
+interface Pattern {
+  test(s: string): boolean;
+}
 
-/** Compiled once per distinct pattern; null when JavaScript cannot compile it. */
-function compiledPattern(pattern: string): RegExp | null {
+const patternCache = new Map<string, Pattern | null>();
+
+/** Compiled once per distinct pattern; null when no engine here can compile it. */
+function compiledPattern(pattern: string): Pattern | null {
   let re = patternCache.get(pattern);
   if (re !== undefined) return re;
   // Schema patterns are Go RE2 syntax. Unicode mode matches Go's rune semantics; some RE2 texts
-  // (e.g. identity escapes like `\-` outside a class) only compile without it.
+  // (e.g. identity escapes like `\-` outside a class) only compile without it, and some only in
+  // RE2 itself (flags such as `(?i)`, `\z`, POSIX classes): those run in an RE2 engine.
   try {
     re = new RegExp(pattern, 'u');
   } catch {
     try {
       re = new RegExp(pattern);
     } catch {
-      // A pattern no engine here understands is a schema bug, caught when schemas are
-      // registered; rejecting every request because of it would help nobody.
-      re = null;
+      try {
+        const re2 = RE2JS.compile(pattern);
+        re = { test: (s: string) => re2.matcher(s).find() };
+      } catch {
+        // A pattern no engine understands is a schema bug, caught when schemas are registered;
+        // rejecting every request because of it would help nobody.
+        re = null;
+      }
     }
   }
   patternCache.set(pattern, re);

@@ -112,16 +112,18 @@ describe('custom resources are validated by their schema as kube-apiserver valid
   test('every format kube-apiserver knows is checked; unknown formats are ignored', async () => {
     const g = 'formats.example.com';
     const formats = ['email', 'ipv4', 'ipv6', 'cidr', 'mac', 'uuid', 'hostname', 'uri', 'date', 'date-time', 'duration', 'byte', 'k8s-short-name', 'not-a-format'];
-    await establish(thingCrd(g, { type: 'object', properties: Object.fromEntries(formats.map((f) => [f.replaceAll('-', ''), { type: 'string', format: f }])) }));
-    const good = { email: 'a@b.example', ipv4: '10.0.0.1', ipv6: 'fd00::1', cidr: '10.0.0.0/8', mac: '00:1a:2b:3c:4d:5e', uuid: '123e4567-e89b-12d3-a456-426614174000', hostname: 'api.example.com', uri: 'https://example.com/x', date: '2024-02-29', datetime: '2024-02-29T10:00:00Z', duration: '1h30m', byte: 'aGVsbG8=', k8sshortname: 'web-1', notaformat: 'anything' };
+    // And a pattern only RE2 reads (a flag group), enforced as Go's regexp enforces it.
+    await establish(thingCrd(g, { type: 'object', properties: { ...Object.fromEntries(formats.map((f) => [f.replaceAll('-', ''), { type: 'string', format: f }])), word: { type: 'string', pattern: '(?i)^[a-z]+$' } } }));
+    const good = { email: 'a@b.example', ipv4: '10.0.0.1', ipv6: 'fd00::1', cidr: '10.0.0.0/8', mac: '00:1a:2b:3c:4d:5e', uuid: '123e4567-e89b-12d3-a456-426614174000', hostname: 'api.example.com', uri: 'https://example.com/x', date: '2024-02-29', datetime: '2024-02-29T10:00:00Z', duration: '1h30m', byte: 'aGVsbG8=', k8sshortname: 'web-1', notaformat: 'anything', word: 'Hello' };
     const ok = await api(server, 'POST', things(g), thing(g, 'good', good));
     assert.equal(ok.status, 201, ok.text);
-    const bad = { email: 'nope', ipv4: '10.0.0.300', ipv6: '10.0.0.1', cidr: '10.0.0.0/33', mac: '00:1a', uuid: 'xyz', hostname: '-bad-', uri: 'no scheme', date: '2023-02-29', datetime: 'yesterday', duration: 'soon', byte: 'not base64!', k8sshortname: 'Web_1', notaformat: 'anything' };
+    const bad = { email: 'nope', ipv4: '10.0.0.300', ipv6: '10.0.0.1', cidr: '10.0.0.0/33', mac: '00:1a', uuid: 'xyz', hostname: '-bad-', uri: 'no scheme', date: '2023-02-29', datetime: 'yesterday', duration: 'soon', byte: 'not base64!', k8sshortname: 'Web_1', notaformat: 'anything', word: 'he llo' };
     const found = causes(await api(server, 'POST', things(g), thing(g, 'bad', bad)));
     assert.deepEqual(
       found.map(([r, f]) => `${r} ${f}`),
-      formats.filter((f) => f !== 'not-a-format').map((f) => `FieldValueTypeInvalid spec.${f.replaceAll('-', '')}`),
+      [...formats.filter((f) => f !== 'not-a-format').map((f) => `FieldValueTypeInvalid spec.${f.replaceAll('-', '')}`), 'FieldValueInvalid spec.word'],
     );
+    assert.deepEqual(found.at(-1), ['FieldValueInvalid', 'spec.word', "Invalid value: \"he llo\": spec.word in body should match '(?i)^[a-z]+$'"]);
     assert.ok(found.some(([, , m]) => m === 'Invalid value: "nope": spec.email in body must be of type email: "nope"'), JSON.stringify(found));
   });
 
