@@ -424,6 +424,7 @@ function walk(start: Node, wording: Wording, errors: FieldError[], unknownFields
     } else {
       const obj = v as JsonObject;
       const props = s.properties;
+      if (openapi && !work.nested && s['x-kubernetes-embedded-resource']) embeddedErrors(obj, path, errors);
       if (s.maxProperties !== undefined || s.minProperties !== undefined) {
         const count = Object.keys(obj).length;
         if (s.maxProperties !== undefined && count > s.maxProperties) errors.push(fieldError.tooMany(path, count, s.maxProperties));
@@ -469,6 +470,35 @@ function walk(start: Node, wording: Wording, errors: FieldError[], unknownFields
       }
     }
     while (next.length > 0) stack.push(next.pop() as Work);
+  }
+}
+
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1035_MESSAGE =
+  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
+/**
+ * An embedded resource's header, as Kubernetes checks it beside the schema: a kind that is a
+ * (mixed-case) DNS-1035 label, an apiVersion of at most one slash, a metadata name usable as a
+ * path segment. Their presence and types are the schema's (an embedded node declares them).
+ */
+function embeddedErrors(obj: JsonObject, path: string, errors: FieldError[]): void {
+  const kind = own(obj, 'kind');
+  if (kind === '') errors.push(fieldError.invalid(child(path, 'kind'), kind, 'must not be empty'));
+  else if (typeof kind === 'string') {
+    const problems = [...(kind.length > 63 ? ['must be no more than 63 characters'] : []), ...(DNS1035_LABEL.test(kind.toLowerCase()) ? [] : [DNS1035_MESSAGE])];
+    if (problems.length) errors.push(fieldError.invalid(child(path, 'kind'), kind, `may have mixed case, but should otherwise match: ${problems.join(',')}`));
+  }
+  const apiVersion = own(obj, 'apiVersion');
+  if (apiVersion === '') errors.push(fieldError.invalid(child(path, 'apiVersion'), apiVersion, 'must not be empty'));
+  else if (typeof apiVersion === 'string' && apiVersion !== '/' && apiVersion.split('/').length > 2)
+    errors.push(fieldError.invalid(child(path, 'apiVersion'), apiVersion, `unexpected GroupVersion string: ${apiVersion}`));
+  const meta = own(obj, 'metadata');
+  const name = isObject(meta) ? own(meta, 'name') : undefined;
+  if (typeof name === 'string' && name !== '') {
+    const at = child(child(path, 'metadata'), 'name');
+    if (name === '.' || name === '..') errors.push(fieldError.invalid(at, name, `may not be '${name}'`));
+    else for (const bad of ['/', '%']) if (name.includes(bad)) errors.push(fieldError.invalid(at, name, `may not contain '${bad}'`));
   }
 }
 

@@ -152,6 +152,11 @@ describe('custom resources are validated by their schema as kube-apiserver valid
     assert.deepEqual(causes(await api(server, 'POST', things(g), thing(g, 'e3', { template: { apiVersion: 'v1', kind: 'Pod', metadata: { labels: 'x' } } }))).map(([r, f]) => `${r} ${f}`), [
       'FieldValueTypeInvalid spec.template.metadata.labels',
     ]);
+    assert.deepEqual(causes(await api(server, 'POST', things(g), thing(g, 'e4', { template: { apiVersion: 'a/b/c', kind: 'Bad_Kind', metadata: { name: 'x/y' } } }))), [
+      ['FieldValueInvalid', 'spec.template.kind', `Invalid value: "Bad_Kind": may have mixed case, but should otherwise match: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`],
+      ['FieldValueInvalid', 'spec.template.apiVersion', 'Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c'],
+      ['FieldValueInvalid', 'spec.template.metadata.name', 'Invalid value: "x/y": may not contain \'/\''],
+    ]);
   });
 
   test('nested x-kubernetes-preserve-unknown-fields keeps what it covers and prunes around it', async () => {
