@@ -23,26 +23,30 @@ type Level = 'root' | 'field' | 'item';
  * The problems of a CRD version's schema at `at` (`spec.versions[0].schema.openAPIV3Schema`), in
  * kube-apiserver's words; empty when a custom resource can be served from it.
  */
-export function validateCustomResourceSchema(schema: unknown, at: string, o: { statusSubresource: boolean; objectMeta?: Schema }): FieldError[] {
+export function validateCustomResourceSchema(schema: unknown, at: string, o: { statusSubresource: boolean; objectMeta?: Schema; ignore?: (e: FieldError) => boolean }): FieldError[] {
   if (!isObject(schema)) return [fieldError.invalid(at, schema, 'must be an object')];
-  const errs: FieldError[] = [];
+  const found: FieldError[] = [];
   if (o.statusSubresource) {
     if (schema.type !== undefined && schema.type !== 'object')
-      errs.push(fieldError.invalid(`${at}.type`, schema.type, 'only "object" is allowed as the type at the root of the schema if the status subresource is enabled'));
+      found.push(fieldError.invalid(`${at}.type`, schema.type, 'only "object" is allowed as the type at the root of the schema if the status subresource is enabled'));
     else if (Object.entries(schema).some(([k, v]) => !ROOT_WITH_STATUS.has(k) && !isZero(v)))
-      errs.push(fieldError.invalid(at, schema, `only [${ROOT_WITH_STATUS_GO.join(' ')}] fields are allowed at the root of the schema if the status subresource is enabled`));
+      found.push(fieldError.invalid(at, schema, `only [${ROOT_WITH_STATUS_GO.join(' ')}] fields are allowed at the root of the schema if the status subresource is enabled`));
   }
-  if (schema.nullable === true) errs.push(fieldError.forbidden(`${at}.nullable`, 'nullable cannot be true at the root'));
-  walk(schema, at, 'root', errs, { insideMeta: false });
+  if (schema.nullable === true) found.push(fieldError.forbidden(`${at}.nullable`, 'nullable cannot be true at the root'));
+  walk(schema, at, 'root', found, { insideMeta: false });
+  // Problems an update may keep (the CRD's leniency) are dropped before they can hold anything back.
+  const ignore = o.ignore;
+  const kept = (list: FieldError[]) => (ignore ? list.filter((e) => !ignore(e)) : list);
+  const errs = kept(found);
   // Defaults and rules are checked (rules compiled, their cost estimated) only for a schema that
   // is otherwise sound, as kube-apiserver checks them only for a valid structural schema.
-  if (errs.length === 0) errs.push(...validateDefaults(schema, at, o.objectMeta));
+  if (errs.length === 0) errs.push(...kept(validateDefaults(schema, at, o.objectMeta)));
   if (errs.length === 0) {
     try {
       ruleValidator(customResourceSchema(schema), { nestedRules: false });
     } catch (e) {
       if (!(e instanceof RuleDefinitionError)) throw e;
-      for (const p of e.problems) errs.push(problemError(p.replace(/^<root>/, at)));
+      errs.push(...kept(e.problems.map((p) => problemError(p.replace(/^<root>/, at)))));
     }
   }
   return errs;

@@ -171,7 +171,9 @@ export class WritePreparation {
         ? new DefaultedJson(apiVersion, def.kind, def.schema)
         : new StoredJson(apiVersion, def.kind);
     this.fields = new FieldManager(def);
-    this.rules = ruleValidator(def.schema);
+    // A custom resource's rules had their estimated costs checked when its CRD was written; one
+    // stored under other limits is served all the same (run-time limits still apply), as in Kubernetes.
+    this.rules = ruleValidator(def.schema, isUnstructured(def.schema) ? { estimated: Infinity, estimatedTotal: Infinity } : {});
   }
 
   /**
@@ -318,7 +320,7 @@ export class WritePreparation {
     if (!viaSubresource) this.def.strategy.prepareForUpdate?.(obj, old);
     dropEmptyMetadata(obj);
     if (this.def.tracksGeneration && specChanged(obj, old)) meta.generation = (oldMeta.generation ?? 1) + 1;
-    const handwritten = [...validateObjectMetaUpdate(obj, old, this.def), ...this.schemaErrors(obj, old), ...(this.def.strategy.validateUpdate?.(obj, old) ?? [])];
+    const handwritten = [...validateObjectMetaUpdate(obj, old, this.def), ...this.schemaErrors(obj, old), ...(this.def.strategy.validateUpdate?.(obj, old, subresource) ?? [])];
     const checked = this.declarative ? this.declarative.validate(this.def, 'update', obj, handwritten, subresource) : handwritten;
     const errs = this.rules ? [...checked, ...this.rules.validate(obj, old, warn, checked)] : checked;
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);

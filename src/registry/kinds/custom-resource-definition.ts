@@ -195,7 +195,8 @@ export function customResourceDefinitionDefinition(n: Naming): KindDefinition {
         setCrdCondition(o as CrdObject, { type: 'Terminating', status: 'True', reason: 'InstanceDeletionPending', message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon' }, nowTimestamp());
       },
       validate: (o) => validateCrd(o as CrdObject, n),
-      validateUpdate: (o, old) => validateCrdUpdate(o as CrdObject, old as CrdObject, n),
+      // A write to /status is checked for its status only (ValidateUpdateCustomResourceDefinitionStatus).
+      validateUpdate: (o, old, subresource) => (subresource === 'status' ? validateStatus(o as CrdObject, false) : validateCrdUpdate(o as CrdObject, old as CrdObject, n)),
     },
   };
 }
@@ -219,19 +220,36 @@ export function storageVersion(crd: CrdObject): string | undefined {
 
 /**
  * What a CRD update may keep that a new CRD may not have, as kube-apiserver's validation of an
- * update tightens nothing on what is already stored: a version's schema left as it was (with its
- * defaults and rules) is not checked again, nor more selectable fields than allowed when they are
- * unchanged, nor a caBundle that was already invalid (or any before the CRD is established), nor
- * conversion review versions that already named none this server knows.
+ * update tightens nothing on what is already stored: a rule of a version whose schema is unchanged
+ * may exceed the per-expression cost limit; a kind of schema problem the stored CRD already had
+ * (unpruned defaults, non-atomic set items, map-list keys neither required nor defaulted or
+ * nullable, unknown types) is not reported; more selectable fields than allowed when they are
+ * unchanged; a caBundle while the CRD is not established or the stored one was invalid too;
+ * conversion review versions when the stored ones named none this server knows.
  */
 interface Leniency {
   unchangedSchemas: ReadonlySet<string>;
+  /** The kinds of schema problems (LENIENT_PROBLEMS) the stored CRD has. */
+  storedProblems: () => ReadonlySet<string>;
   unchangedSelectableFields: ReadonlySet<string>;
   allowInvalidCaBundle: boolean;
   requireKnownReviewVersion: boolean;
 }
 
-const STRICT: Leniency = { unchangedSchemas: new Set(), unchangedSelectableFields: new Set(), allowInvalidCaBundle: true, requireKnownReviewVersion: true };
+const STRICT: Leniency = { unchangedSchemas: new Set(), storedProblems: () => new Set(), unchangedSelectableFields: new Set(), allowInvalidCaBundle: true, requireKnownReviewVersion: true };
+
+/** The kinds of schema problems an update may keep when the stored CRD has them already, by their wording. */
+const LENIENT_PROBLEMS: Record<string, (e: FieldError) => boolean> = {
+  prunedDefaults: (e) => e.message.endsWith(': must not have unknown fields'),
+  atomicSetItems: (e) => e.message.endsWith('must be atomic as item of a list with x-kubernetes-list-type=set'),
+  mapListKeys: (e) => e.message.includes('cannot be nullable when x-kubernetes-list-type is') || e.message.includes('this property is in x-kubernetes-list-map-keys'),
+  propertyType: (e) => e.type === 'FieldValueNotSupported' && e.field.endsWith('.type'),
+};
+
+const problemKind = (e: FieldError): string | undefined => Object.keys(LENIENT_PROBLEMS).find((k) => LENIENT_PROBLEMS[k]!(e));
+
+/** A rule's cost over the per-expression limit (not the CRD's total). */
+const perExpressionCost = (e: FieldError): boolean => /: Forbidden: estimated (rule|messageExpression) cost exceeds budget/.test(e.message);
 
 /** ValidateCustomResourceDefinition. */
 export function validateCrd(crd: CrdObject, n: Naming): FieldError[] {
@@ -253,8 +271,15 @@ export function validateCrdUpdate(crd: CrdObject, old: CrdObject, n: Naming): Fi
     new Set((crd.spec?.versions ?? []).filter((v) => oldVersions.has(v.name) && isDeepStrictEqual(pick(v), pick(oldVersions.get(v.name)!))).map((v) => v.name ?? ''));
   const oldReview = old.spec?.conversion?.webhook?.conversionReviewVersions ?? [];
   const oldCa = old.spec?.conversion?.webhook?.clientConfig?.caBundle;
+  let stored: Set<string> | undefined;
   const leniency: Leniency = {
     unchangedSchemas: unchanged((v) => v.schema),
+    storedProblems: () =>
+      (stored ??= new Set(
+        (old.spec?.versions ?? []).flatMap((v, i) =>
+          v.schema?.openAPIV3Schema === undefined ? [] : validateCustomResourceSchema(v.schema.openAPIV3Schema, `spec.versions[${i}]`, { statusSubresource: v.subresources?.status !== undefined, objectMeta }).map(problemKind).filter((k) => k !== undefined),
+        ),
+      )),
     unchangedSelectableFields: unchanged((v) => v.selectableFields ?? []),
     allowInvalidCaBundle: !established || (oldCa !== undefined && oldCa !== '' && caBundleProblem(oldCa) !== undefined),
     requireKnownReviewVersion: oldReview.length === 0 || oldReview.some((v) => REVIEW_VERSIONS.includes(v)),
@@ -344,7 +369,11 @@ function validateSpec(spec: CrdSpec, at: string, lenient: Leniency): FieldError[
     if (bad) errs.push(fieldError.invalid(`${vAt}.name`, name, bad));
     const schema = v.schema?.openAPIV3Schema;
     if (schema === undefined) errs.push(fieldError.required(`${vAt}.schema.openAPIV3Schema`));
-    else if (!lenient.unchangedSchemas.has(name)) errs.push(...validateCustomResourceSchema(schema, `${vAt}.schema.openAPIV3Schema`, { statusSubresource: v.subresources?.status !== undefined, objectMeta }));
+    else {
+      const unchangedSchema = lenient.unchangedSchemas.has(name);
+      const ignore = (e: FieldError): boolean => (unchangedSchema && perExpressionCost(e)) || lenient.storedProblems().has(problemKind(e) ?? '');
+      errs.push(...validateCustomResourceSchema(schema, `${vAt}.schema.openAPIV3Schema`, { statusSubresource: v.subresources?.status !== undefined, objectMeta, ignore }));
+    }
     if (v.selectableFields?.length) errs.push(...validateSelectableFields(v.selectableFields, schema, `${vAt}.selectableFields`, lenient.unchangedSelectableFields.has(name)));
     if (!v.deprecated && v.deprecationWarning !== undefined) errs.push(fieldError.invalid(`${vAt}.deprecationWarning`, v.deprecationWarning, 'can only be set for deprecated versions'));
     else if (v.deprecationWarning !== undefined) {
