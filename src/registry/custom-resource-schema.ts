@@ -190,7 +190,7 @@ function walk(s: Json, at: string, level: Level, errs: FieldError[], ctx: Contex
   if (type !== undefined && (typeof type !== 'string' || !TYPES.includes(type))) other.push(fieldError.notSupported(`${at}.type`, type, TYPES));
   if (type === 'null') other.push(fieldError.forbidden(`${at}.type`, 'type cannot be set to null, use nullable as an alternative'));
   for (const [k, detail] of Object.entries(UNSUPPORTED)) if (s[k] !== undefined) other.push(fieldError.forbidden(`${at}.${k}`, detail));
-  if (s.default !== undefined && ctx.noDefaults !== undefined) other.push(fieldError.forbidden(`${at}.default`, `must not be set ${ctx.noDefaults}`));
+  if (s.default != null && ctx.noDefaults !== undefined) other.push(fieldError.forbidden(`${at}.default`, `must not be set ${ctx.noDefaults}`));
   if (ctx.insideMeta && embedded) other.push(fieldError.forbidden(`${at}.x-kubernetes-embedded-resource`, 'must not be used inside of resource meta'));
   if (embedded && type !== 'object') {
     if (type === undefined) errs.push(fieldError.required(`${at}.type`, 'must be object if x-kubernetes-embedded-resource is true'));
@@ -302,7 +302,7 @@ function mapAndListTypes(s: Json, at: string, errs: FieldError[]): void {
       for (const k of keys as string[]) {
         const p = props[k];
         if (!isObject(p)) continue;
-        if (!required.includes(k) && p.default === undefined)
+        if (!required.includes(k) && p.default == null)
           errs.push(fieldError.required(`${at}.items.properties[${k}].default`, 'this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property'));
         if (p.nullable === true) errs.push(fieldError.forbidden(`${at}.items.properties[${k}].nullable`, 'this property is in x-kubernetes-list-map-keys, so it cannot be nullable'));
       }
@@ -344,7 +344,7 @@ function nestedValidation(v: Json, at: string, errs: FieldError[], skipAnyOf: bo
   if (isObject(v.properties)) for (const [k, p] of Object.entries(v.properties)) if (isObject(p)) nestedValidation(p, `${at}.properties[${k}]`, errs, false);
   if (typeof v.type === 'string' && v.type !== '') forbid('type', 'must be empty to be structural');
   if (v.additionalProperties !== undefined) forbid('additionalProperties', 'must be undefined to be structural');
-  if (v.default !== undefined) forbid('default', 'must be undefined to be structural');
+  if (v.default != null) forbid('default', 'must be undefined to be structural');
   if (typeof v.title === 'string' && v.title !== '') forbid('title', 'must be empty to be structural');
   if (typeof v.description === 'string' && v.description !== '') forbid('description', 'must be empty to be structural');
   if (v.nullable === true) forbid('nullable', 'must be false to be structural');
@@ -396,7 +396,7 @@ function nestedCompleteness(v: Json, s: Json, sAt: string, vAt: string, errs: Fi
 function validateDefaults(root: Json, at: string, objectMeta: Schema | undefined): FieldError[] {
   const errs: FieldError[] = [];
   const visit = (s: Json, sAt: string, insideMeta: boolean): void => {
-    if (s.default !== undefined && !insideMeta) {
+    if (s.default != null && !insideMeta) {
       const schema: Schema = { ...toSchema(s, objectMeta), [ERROR_WORDING]: 'openapi' };
       delete schema.default;
       const dAt = `${sAt}.default`;
@@ -457,7 +457,8 @@ function embeddedHeader(out: Record<string, unknown>, objectMeta: Schema | undef
 /** A CRD's JSON schema node as a Schema: the keywords the generic machinery knows, children converted. */
 function toSchema(s: Json, objectMeta?: Schema): Schema {
   const out: Record<string, unknown> = {};
-  for (const k of KEYWORDS) if (s[k] !== undefined) out[k] = s[k];
+  // `default: null` is no default (Kubernetes decodes it as none).
+  for (const k of KEYWORDS) if (s[k] !== undefined && !(k === 'default' && s[k] === null)) out[k] = s[k];
   if (isObject(s.properties)) out.properties = Object.fromEntries(Object.entries(s.properties).filter(([, v]) => isObject(v)).map(([k, v]) => [k, toSchema(v as Json, objectMeta)]));
   if (isObject(s.items)) out.items = toSchema(s.items, objectMeta);
   // `additionalProperties: true` keeps any field, as preserving unknown fields does.

@@ -225,15 +225,18 @@ describe('defaulting', () => {
       open: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { level: { type: 'integer', default: 3 } } },
       maybe: { type: 'string', nullable: true, default: 'set' },
       limits: { type: 'object', additionalProperties: { type: 'string', default: 'none' } },
+      // A null default is no default: absent stays absent, null stays null.
+      optional: { type: 'string', nullable: true, default: null },
+      other: { type: 'string', nullable: true, default: null },
       ...(withLate ? { late: { type: 'string', default: 'added-later' } } : {}),
     },
   });
 
   test('defaults apply on create and update, in array items and under preserved fields, after pruning', async () => {
     await establish(thingCrd(g, schema(false)));
-    const r = await api(server, 'POST', things(g), thing(g, 'd1', { mode: null, ports: [{ name: 'http' }], open: { free: 1 }, maybe: null, replicas: 2, unknown: 1, limits: { cpu: null, mem: '1Gi' } }));
+    const r = await api(server, 'POST', things(g), thing(g, 'd1', { mode: null, ports: [{ name: 'http' }], open: { free: 1 }, maybe: null, replicas: 2, unknown: 1, limits: { cpu: null, mem: '1Gi' }, other: null }));
     assert.equal(r.status, 201, r.text);
-    assert.deepEqual(r.body.spec, { replicas: 2, mode: 'auto', ports: [{ name: 'http', protocol: 'TCP' }], open: { free: 1, level: 3 }, maybe: null, limits: { cpu: 'none', mem: '1Gi' } });
+    assert.deepEqual(r.body.spec, { replicas: 2, mode: 'auto', ports: [{ name: 'http', protocol: 'TCP' }], open: { free: 1, level: 3 }, maybe: null, limits: { cpu: 'none', mem: '1Gi' }, other: null });
     const put = await api(server, 'PUT', `${things(g)}/d1`, { ...r.body, spec: { ports: [{ name: 'a' }, { name: 'b', protocol: 'UDP' }] } });
     assert.equal(put.status, 200, put.text);
     assert.deepEqual(put.body.spec, { replicas: 1, mode: 'auto', ports: [{ name: 'a', protocol: 'TCP' }, { name: 'b', protocol: 'UDP' }], maybe: 'set' });
