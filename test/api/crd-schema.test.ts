@@ -354,6 +354,33 @@ describe('CustomResourceDefinition validation of schemas and settings', () => {
     ]);
   });
 
+  test('a rule under lists without maxItems costs what one request can hold of its node, as Kubernetes estimates it', async () => {
+    // Two unbounded lists above a cheap rule (as the Prometheus operator's AlertmanagerConfig has):
+    // accepted, where multiplying the lists' estimated lengths would refuse it.
+    const nested = {
+      type: 'object',
+      properties: {
+        receivers: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              configs: {
+                type: 'array',
+                items: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, 'x-kubernetes-validations': [{ rule: '!has(self.a) || has(self.b)', message: 'a needs b' }] },
+              },
+            },
+          },
+        },
+      },
+    };
+    await establish(thingCrd('unbounded-rules.example.com', nested));
+    const g = 'unbounded-rules.example.com';
+    assert.deepEqual(causes(await api(server, 'POST', things(g), thing(g, 'u1', { receivers: [{ configs: [{ b: 'x' }, { a: 'x' }] }] }))), [
+      ['FieldValueInvalid', 'spec.receivers[0].configs[1]', 'Invalid value: "object": a needs b'],
+    ]);
+  });
+
   test('conversion settings: a webhook needs one of url or service, known review versions; None takes no webhook', async () => {
     const withConversion = (group: string, conversion: Body) => ({ ...thingCrd(group, { type: 'object' }), spec: { ...thingCrd(group, { type: 'object' }).spec, conversion } });
     await refused(withConversion('conv1.example.com', { strategy: 'Webhook' }), [
