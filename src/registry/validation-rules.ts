@@ -98,8 +98,9 @@ function refuseNestedRules(s: Schema, at: string, tally: CostTally): void {
  * The rules of one node, compiled, and their worst-case cost checked as Kubernetes checks it when
  * a schema is written: each rule's and message expression's estimated cost, times the node's
  * cardinality (how many times it can run in one object: the product of the maxItems or
- * maxProperties of the lists and maps above it, or their estimates from the request size), is at
- * most the per-expression limit, and all of them together at most the per-schema limit.
+ * maxProperties of the lists and maps above it, or, under one without, how many values of the
+ * node's minimum size a request can hold), is at most the per-expression limit, and all of them
+ * together at most the per-schema limit.
  */
 function buildNode(schema: Schema, resourceRoot: boolean, at: string, bound: number | undefined, tally: CostTally, validation: Schema = schema): RuleNode | undefined {
   // The rules of an allOf entry are compiled in the node's environment (`self` of the node's type),
