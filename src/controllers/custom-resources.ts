@@ -15,6 +15,7 @@ import type { KindDefinition } from '../registry/definition.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import { customResourceDefinition } from '../registry/custom-resource.ts';
 import { cleanupFinalizer, setCrdCondition, type CrdNames, type CrdObject } from '../registry/kinds/custom-resource-definition.ts';
+import { structuralProblems } from '../registry/custom-resource-schema.ts';
 import { keepWatching, storeKey, type Controller, type ControllerFactory, type KindRegistry } from './controller.ts';
 
 /** How often a CRD whose custom resources are still being deleted is looked at again. */
@@ -117,6 +118,10 @@ class CustomResourceController implements Controller {
     const want = structuredClone(crd);
     (want.status ??= {}).acceptedNames = names;
     const now = nowTimestamp();
+    // NonStructuralSchema: True while a version's schema (one stored before the rules checked it) is not structural.
+    const violations = (crd.spec?.versions ?? []).flatMap((v, i) => structuralProblems(v.schema?.openAPIV3Schema, `spec.versions[${i}].schema.openAPIV3Schema`)).map((e) => e.message).sort();
+    if (violations.length) setCrdCondition(want, { type: 'NonStructuralSchema', status: 'True', reason: 'Violations', message: violations.length === 1 ? violations[0]! : `[${violations.join(', ')}]` }, now);
+    else if (want.status?.conditions?.some((c) => c.type === 'NonStructuralSchema')) want.status.conditions = want.status.conditions.filter((c) => c.type !== 'NonStructuralSchema');
     if (conflict) {
       setCrdCondition(want, { type: 'NamesAccepted', status: 'False', ...conflict }, now);
       const established = crd.status?.conditions?.find((c) => c.type === 'Established');

@@ -4,7 +4,7 @@
 
 import { findDuplicateKeys, jsonNestingExceeds } from '../machinery/json-duplicates.ts';
 import { isPlainObject, type KObject } from '../machinery/meta.ts';
-import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
+import { applyDefaults, dropNonNullableNulls, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
 import { parseDocument, type Tags } from 'yaml';
 import { checkYamlTags } from './yaml-tags.ts';
 import { decodeObject as decodeProtobuf } from '../wire/protobuf/index.ts';
@@ -13,7 +13,7 @@ import { leftToDeclarative } from '../registry/declarative-validation.ts';
 import { errors } from '../machinery/status.ts';
 import { normalizeGoTypes, QuantityDecodeError } from '../machinery/normalize.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
-import type { Schema } from '../machinery/schema.ts';
+import { isUnstructured, type Schema } from '../machinery/schema.ts';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -131,8 +131,11 @@ export function checkObject(value: unknown, def: KindDefinition, validation: Fie
   const checked = validateAgainstSchema(value, def.schema);
   const unknownFields = checked.unknownFields;
   // A migrated kind's own value rules are declarative validation: they run with the strategy's
-  // checks at validation time, under the DeclarativeValidation gates, not here.
-  const errs = def.declarativeValidation ? checked.errors.filter((e) => !leftToDeclarative(def, e)) : checked.errors;
+  // checks at validation time, under the DeclarativeValidation gates, not here. An unstructured
+  // kind's (a custom resource's) schema errors, type errors included, are all found at validation
+  // time (where an update's unchanged values ratchet).
+  const unstructured = isUnstructured(def.schema);
+  const errs = unstructured ? [] : def.declarativeValidation ? checked.errors.filter((e) => !leftToDeclarative(def, e)) : checked.errors;
   const typeError = errs.find((e) => e.type === 'FieldValueTypeInvalid');
   if (typeError) throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${typeError.message}`);
   const problems = validation === 'Ignore' ? [] : strictProblems(unknownFields, duplicates);
@@ -141,6 +144,8 @@ export function checkObject(value: unknown, def: KindDefinition, validation: Fie
   if (!isPlainObject(obj.metadata)) obj.metadata = {};
   if (errs.length) throw errors.invalid(def.group, def.kind, typeof obj.metadata.name === 'string' ? obj.metadata.name : '', errs);
   if (unknownFields.length) pruneUnknownFields(obj, def.schema);
+  // As Kubernetes decodes a custom resource: pruned, its non-nullable nulls dropped, then defaulted.
+  if (unstructured) dropNonNullableNulls(obj, def.schema);
   if (hasDefaults(def.schema)) applyDefaults(obj, def.schema);
   obj.apiVersion = apiVersion;
   obj.kind = def.kind;

@@ -7,9 +7,11 @@
 // Inside known schema the walk also stops at MAX_SCHEMA_DEPTH, which only a recursive schema can
 // reach; below x-kubernetes-preserve-unknown-fields nothing is walked at all.
 
+import { isDeepStrictEqual } from 'node:util';
+import { RE2JS } from 're2js';
 import { child, fieldError, type FieldError } from './field-errors.ts';
 import { ERROR_WORDING, type Schema } from './schema.ts';
-import { RE2JS } from 're2js';
+import { formatProblem } from './schema-formats.ts';
 
 /** Containers nested deeper than this inside known schema are rejected, not walked. */
 export const MAX_SCHEMA_DEPTH = 100;
@@ -257,17 +259,101 @@ interface Node {
    * constraints, walks only the keys the entry describes, and records no unknown fields.
    */
   nested?: boolean;
+  /**
+   * Ratcheting (an update): the node's old value when it correlates with one (an object's field
+   * by name, a map-type list's item by its keys). An unchanged node reports no errors.
+   */
+  old?: { value: unknown };
 }
 
 /** Work items: a node to validate, or (a bare string) the path of an unknown field to record. */
 type Work = Node | string;
 
+/** ROOT_FIELD of the rules validator: how Kubernetes prints the nil field path of an error about the whole object. */
+const NIL_FIELD = '<nil>';
+
 /** Validates `value` against `schema`; errors and unknown fields come out in document order. */
-export function validateAgainstSchema(value: unknown, schema: Schema, options: { path?: string } = {}): SchemaValidationResult {
+export function validateAgainstSchema(value: unknown, schema: Schema, options: { path?: string; old?: unknown } = {}): SchemaValidationResult {
   const errors: FieldError[] = [];
   const unknownFields: string[] = [];
   const wording = schema[ERROR_WORDING] === 'openapi' ? OPENAPI_WORDING : OWN_WORDING;
-  const stack: Work[] = [{ value, schema, path: options.path ?? '', depth: 0, item: true }];
+  const root: Node = { value, schema, path: options.path ?? '', depth: 0, item: true };
+  if (options.old !== undefined) root.old = { value: options.old };
+  walk(root, wording, errors, unknownFields);
+  return { errors, unknownFields };
+}
+
+/** The errors of one value against a value validation (an anyOf / oneOf / not / allOf entry). */
+function entryErrors(v: unknown, entry: Schema, path: string, depth: number, item: boolean, wording: Wording): FieldError[] {
+  const errors: FieldError[] = [];
+  walk({ value: v, schema: entry, path, depth, item, nested: true }, wording, errors, []);
+  return errors;
+}
+
+/** Of failed entries' errors, those kube-openapi reports with its summary: the closest miss. */
+function closest(results: FieldError[][]): FieldError[] {
+  let best: FieldError[] | undefined;
+  for (const r of results) if (r.length > 0 && (best === undefined || r.length < best.length)) best = r;
+  return best ?? [];
+}
+
+/**
+ * `anyOf`, `oneOf`, `not` (and, worded as kube-openapi does, `allOf`) of a node whose type
+ * matched: a summary error at the nil path, as Kubernetes reports them, with the entries' own errors.
+ */
+function combinatorErrors(v: unknown, s: Schema, path: string, depth: number, item: boolean, wording: Wording, errors: FieldError[]): void {
+  const quoted = JSON.stringify(path);
+  if (s.anyOf !== undefined && s.anyOf.length > 0) {
+    const results = s.anyOf.map((e) => entryErrors(v, e, path, depth, item, wording));
+    if (!results.some((r) => r.length === 0)) {
+      errors.push(fieldError.invalid(NIL_FIELD, '', `${quoted} must validate at least one schema (anyOf)`));
+      for (const e of closest(results)) errors.push(e);
+    }
+  }
+  if (s.oneOf !== undefined && s.oneOf.length > 0) {
+    const results = s.oneOf.map((e) => entryErrors(v, e, path, depth, item, wording));
+    const valid = results.filter((r) => r.length === 0).length;
+    if (valid !== 1) {
+      errors.push(fieldError.invalid(NIL_FIELD, '', `${quoted} must validate one and only one schema (oneOf). ${valid === 0 ? 'Found none valid' : `Found ${valid} valid alternatives`}`));
+      if (valid === 0) for (const e of closest(results)) errors.push(e);
+    }
+  }
+  if (wording === OPENAPI_WORDING && s.allOf !== undefined && s.allOf.length > 0) {
+    const results = s.allOf.map((e) => entryErrors(v, e, path, depth, item, wording));
+    const valid = results.filter((r) => r.length === 0).length;
+    for (const r of results) for (const e of r) errors.push(e);
+    if (valid !== results.length) errors.push(fieldError.invalid(NIL_FIELD, '', `${quoted} must validate all the schemas (allOf)${valid === 0 ? '. None validated' : ''}`));
+  }
+  if (s.not !== undefined && entryErrors(v, s.not, path, depth, item, wording).length === 0) {
+    errors.push(fieldError.invalid(NIL_FIELD, '', `${quoted} must not validate the schema (not)`));
+  }
+}
+
+/** The old value of an object's field, when the old object has it. */
+function oldField(old: Node['old'], key: string): Node['old'] {
+  if (old === undefined || !isObject(old.value) || !Object.hasOwn(old.value, key)) return undefined;
+  return { value: old.value[key] };
+}
+
+/** The old items of a map-type list by their keys (other lists' items do not correlate). */
+function oldItems(old: Node['old'], s: Schema): ((item: unknown) => Node['old']) | undefined {
+  const keys = s['x-kubernetes-list-map-keys'];
+  if (old === undefined || !Array.isArray(old.value) || s['x-kubernetes-list-type'] !== 'map' || !keys?.length) return undefined;
+  const keyOf = (item: unknown): string | undefined => (isObject(item) ? canonical(keys.map((k) => own(item, k) ?? null)) : undefined);
+  const byKey = new Map<string, unknown>();
+  for (const o of old.value) {
+    const k = keyOf(o);
+    if (k !== undefined && !byKey.has(k)) byKey.set(k, o);
+  }
+  return (item) => {
+    const k = keyOf(item);
+    return k !== undefined && byKey.has(k) ? { value: byKey.get(k) } : undefined;
+  };
+}
+
+function walk(start: Node, wording: Wording, errors: FieldError[], unknownFields: string[]): void {
+  const openapi = wording === OPENAPI_WORDING;
+  const stack: Work[] = [start];
   // Children are collected in document order, then pushed reversed so they pop in order.
   const next: Work[] = [];
   while (stack.length > 0) {
@@ -277,6 +363,8 @@ export function validateAgainstSchema(value: unknown, schema: Schema, options: {
       continue;
     }
     const { value: v, schema: s, path, depth } = work;
+    // Ratcheting: a value the update left as it was keeps its errors to itself.
+    if (work.old !== undefined && isDeepStrictEqual(v, work.old.value)) continue;
     if (work.pre !== undefined) for (const x of work.pre) errors.push(x);
     if (v === null || v === undefined) {
       if (s.nullable || !work.item) continue;
@@ -288,7 +376,8 @@ export function validateAgainstSchema(value: unknown, schema: Schema, options: {
       continue;
     }
     if (v === null || v === undefined) continue; // untyped schema: null is as good as anything
-    if (s.allOf !== undefined) {
+    if (s.anyOf !== undefined || s.oneOf !== undefined || s.not !== undefined || (openapi && s.allOf !== undefined)) combinatorErrors(v, s, path, depth, work.item, wording, errors);
+    if (!openapi && s.allOf !== undefined) {
       // Kubernetes validates each allOf entry against the same value, at the same path.
       for (let i = s.allOf.length - 1; i >= 0; i--) stack.push({ value: v, schema: s.allOf[i]!, path, depth, item: work.item, nested: true });
     }
@@ -312,17 +401,21 @@ export function validateAgainstSchema(value: unknown, schema: Schema, options: {
         continue;
       }
       const pre = listErrors(v, s, path);
+      const oldItem = oldItems(work.old, s);
       for (let i = 0; i < v.length; i++) {
         const node: Node = { value: v[i], schema: items, path: child(path, i), depth: depth + 1, item: true, nested: work.nested };
         if (pre?.[i] !== undefined) node.pre = pre[i];
+        if (oldItem !== undefined) node.old = oldItem(v[i]);
         next.push(node);
       }
     } else {
       const obj = v as JsonObject;
       const props = s.properties;
-      if (s.maxProperties !== undefined) {
+      if (openapi && !work.nested && s['x-kubernetes-embedded-resource']) embeddedErrors(obj, path, errors);
+      if (s.maxProperties !== undefined || s.minProperties !== undefined) {
         const count = Object.keys(obj).length;
-        if (count > s.maxProperties) errors.push(fieldError.tooMany(path, count, s.maxProperties));
+        if (s.maxProperties !== undefined && count > s.maxProperties) errors.push(fieldError.tooMany(path, count, s.maxProperties));
+        if (s.minProperties !== undefined && count < s.minProperties) errors.push(fieldError.invalid(path, count, wording.minProperties(path, s.minProperties)));
       }
       if (s.required !== undefined) {
         for (const name of s.required) {
@@ -356,12 +449,44 @@ export function validateAgainstSchema(value: unknown, schema: Schema, options: {
       for (const key of keys) {
         const sub = keySchema(s, key);
         if (sub === undefined) next.push(child(path, key));
-        else if (sub !== ANY) next.push({ value: obj[key], schema: sub, path: child(path, key), depth: depth + 1, item: false });
+        else if (sub !== ANY) {
+          const node: Node = { value: obj[key], schema: sub, path: child(path, key), depth: depth + 1, item: false };
+          if (work.old !== undefined) node.old = oldField(work.old, key);
+          next.push(node);
+        }
       }
     }
     while (next.length > 0) stack.push(next.pop() as Work);
   }
-  return { errors, unknownFields };
+}
+
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1035_MESSAGE =
+  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
+/**
+ * An embedded resource's header, as Kubernetes checks it beside the schema: a kind that is a
+ * (mixed-case) DNS-1035 label, an apiVersion of at most one slash, a metadata name usable as a
+ * path segment. Their presence and types are the schema's (an embedded node declares them).
+ */
+function embeddedErrors(obj: JsonObject, path: string, errors: FieldError[]): void {
+  const kind = own(obj, 'kind');
+  if (kind === '') errors.push(fieldError.invalid(child(path, 'kind'), kind, 'must not be empty'));
+  else if (typeof kind === 'string') {
+    const problems = [...(kind.length > 63 ? ['must be no more than 63 characters'] : []), ...(DNS1035_LABEL.test(kind.toLowerCase()) ? [] : [DNS1035_MESSAGE])];
+    if (problems.length) errors.push(fieldError.invalid(child(path, 'kind'), kind, `may have mixed case, but should otherwise match: ${problems.join(',')}`));
+  }
+  const apiVersion = own(obj, 'apiVersion');
+  if (apiVersion === '') errors.push(fieldError.invalid(child(path, 'apiVersion'), apiVersion, 'must not be empty'));
+  else if (typeof apiVersion === 'string' && apiVersion !== '/' && apiVersion.split('/').length > 2)
+    errors.push(fieldError.invalid(child(path, 'apiVersion'), apiVersion, `unexpected GroupVersion string: ${apiVersion}`));
+  const meta = own(obj, 'metadata');
+  const name = isObject(meta) ? own(meta, 'name') : undefined;
+  if (typeof name === 'string' && name !== '') {
+    const at = child(child(path, 'metadata'), 'name');
+    if (name === '.' || name === '..') errors.push(fieldError.invalid(at, name, `may not be '${name}'`));
+    else for (const bad of ['/', '%']) if (name.includes(bad)) errors.push(fieldError.invalid(at, name, `may not contain '${bad}'`));
+  }
 }
 
 /** The details of value errors, in one of the two wordings Kubernetes uses (ERROR_WORDING). */
@@ -371,6 +496,8 @@ interface Wording {
   pattern(path: string, p: string): string;
   minimum(path: string, n: number, exclusive: boolean): string;
   maximum(path: string, n: number, exclusive: boolean): string;
+  minProperties(path: string, n: number): string;
+  multipleOf(path: string, n: number): string;
 }
 
 const OWN_WORDING: Wording = {
@@ -379,6 +506,8 @@ const OWN_WORDING: Wording = {
   pattern: (_p, re) => `must match the pattern ${re}`,
   minimum: (_p, n, ex) => (ex ? `must be greater than ${n}` : `must be greater than or equal to ${n}`),
   maximum: (_p, n, ex) => (ex ? `must be less than ${n}` : `must be less than or equal to ${n}`),
+  minProperties: (_p, n) => `must have at least ${n} properties`,
+  multipleOf: (_p, n) => `must be a multiple of ${n}`,
 };
 
 /** kube-openapi's validator, as custom resources' errors read. */
@@ -388,6 +517,8 @@ const OPENAPI_WORDING: Wording = {
   pattern: (p, re) => `${p} in body should match '${re}'`,
   minimum: (p, n, ex) => `${p} in body should be greater than ${ex ? '' : 'or equal to '}${n}`,
   maximum: (p, n, ex) => `${p} in body should be less than ${ex ? '' : 'or equal to '}${n}`,
+  minProperties: (p, n) => `${p} in body should have at least ${n} properties`,
+  multipleOf: (p, n) => `${p} in body should be a multiple of ${n}`,
 };
 
 function validateScalar(v: unknown, s: Schema, path: string, errors: FieldError[], wording: Wording): void {
@@ -404,12 +535,15 @@ function validateScalar(v: unknown, s: Schema, path: string, errors: FieldError[
       const re = compiledPattern(s.pattern);
       if (re !== null && !re.test(v)) errors.push(fieldError.invalid(path, v, wording.pattern(path, s.pattern!)));
     }
-    if (s.format === 'byte' && !BASE64.test(v)) {
+    if (wording === OPENAPI_WORDING) {
+      // kube-openapi's formats: a value not of its format is of the wrong type.
+      if (s.format !== undefined && formatProblem(s.format, v)) errors.push(fieldError.typeInvalid(path, v, `${path} in body must be of type ${s.format}: ${JSON.stringify(v)}`));
+    } else if (s.format === 'byte' && !BASE64.test(v)) {
       // Go decodes []byte from base64 while decoding the body: a decoding error, like a wrong type.
       // Its message gives the position only, never the text (bytes are often secret).
       errors.push({ type: 'FieldValueTypeInvalid', field: path, message: `illegal base64 data at input byte ${base64ErrorOffset(v)}` });
     }
-    if (s.format === 'date-time' && !isDateTime(v)) {
+    if (wording !== OPENAPI_WORDING && s.format === 'date-time' && !isDateTime(v)) {
       errors.push(fieldError.typeInvalid(path, v, `${path} in body must be of type date-time: ${JSON.stringify(v)}`));
     }
   } else if (typeof v === 'number') {
@@ -421,12 +555,20 @@ function validateScalar(v: unknown, s: Schema, path: string, errors: FieldError[
       if (s.exclusiveMaximum ? v >= s.maximum : v > s.maximum)
         errors.push(fieldError.invalid(path, v, wording.maximum(path, s.maximum, s.exclusiveMaximum === true)));
     }
-    if (s.format !== undefined) {
+    if (s.multipleOf !== undefined && s.multipleOf > 0 && !isMultiple(v, s.multipleOf)) errors.push(fieldError.invalid(path, v, wording.multipleOf(path, s.multipleOf)));
+    // Custom resources' integers are JSON numbers: kube-openapi checks no range for int32 / int64.
+    if (s.format !== undefined && wording !== OPENAPI_WORDING) {
       const detail = intOutOfRange(v, s.format);
       // Out of the Go type's range: a decoding error, like a wrong type.
       if (detail !== undefined) errors.push(fieldError.typeInvalid(path, v, detail));
     }
   }
+}
+
+/** Whether `v` is a multiple of `m`, within float precision (as kube-openapi's check). */
+function isMultiple(v: number, m: number): boolean {
+  const q = v / m;
+  return Math.abs(q - Math.round(q)) < 1e-9 * Math.max(1, Math.abs(q));
 }
 
 /**
@@ -505,9 +647,10 @@ export function pruneUnknownFields(value: unknown, schema: Schema): void {
 /**
  * Fills in `default`s, in place: a property that is absent (or null while not nullable) in an
  * existing object gets a copy of its default, and null array items get the item default. The
- * walk then continues into the filled-in values, so defaults nest.
+ * walk then continues into the filled-in values, so defaults nest. Returns whether anything was filled in.
  */
-export function applyDefaults(value: unknown, schema: Schema): void {
+export function applyDefaults(value: unknown, schema: Schema): boolean {
+  let changed = false;
   const stack: { value: unknown; schema: Schema; depth: number }[] = [{ value, schema, depth: 0 }];
   while (stack.length > 0) {
     const { value: v, schema: s, depth } = stack.pop() as { value: unknown; schema: Schema; depth: number };
@@ -517,7 +660,10 @@ export function applyDefaults(value: unknown, schema: Schema): void {
       if (items === undefined) continue;
       for (let i = 0; i < v.length; i++) {
         // Each item gets its own copy: stored objects must not share (and co-mutate) a default.
-        if (v[i] === null && items.default !== undefined && !items.nullable) v[i] = structuredClone(items.default);
+        if (v[i] === null && items.default !== undefined && !items.nullable) {
+          v[i] = structuredClone(items.default);
+          changed = true;
+        }
         stack.push({ value: v[i], schema: items, depth: depth + 1 });
       }
       continue;
@@ -526,12 +672,46 @@ export function applyDefaults(value: unknown, schema: Schema): void {
     const props = s.properties;
     if (props !== undefined) {
       for (const [name, prop] of Object.entries(props)) {
-        if (prop.default !== undefined && isAbsent(own(obj, name), prop)) obj[name] = structuredClone(prop.default);
+        if (prop.default !== undefined && isAbsent(own(obj, name), prop)) {
+          obj[name] = structuredClone(prop.default);
+          changed = true;
+        }
       }
     }
     for (const key of Object.keys(obj)) {
       const sub = keySchema(s, key);
-      if (sub !== undefined && sub !== ANY) stack.push({ value: obj[key], schema: sub, depth: depth + 1 });
+      if (sub === undefined || sub === ANY) continue;
+      // A map value that is a non-nullable null gets the values' default, as an array item does.
+      if (obj[key] === null && sub === s.additionalProperties && !Object.hasOwn(props ?? {}, key) && sub.default !== undefined && !sub.nullable) {
+        obj[key] = structuredClone(sub.default);
+        changed = true;
+      }
+      stack.push({ value: obj[key], schema: sub, depth: depth + 1 });
+    }
+  }
+  return changed;
+}
+
+/**
+ * Deletes, in place, the nulls of object fields the schema describes as neither nullable nor
+ * defaulted, as Kubernetes drops them while decoding a custom resource (a defaulted one is
+ * defaulted instead). Array items stay: a null item is a type error.
+ */
+export function dropNonNullableNulls(value: unknown, schema: Schema): void {
+  const stack: { value: unknown; schema: Schema; depth: number }[] = [{ value, schema, depth: 0 }];
+  while (stack.length > 0) {
+    const { value: v, schema: s, depth } = stack.pop() as { value: unknown; schema: Schema; depth: number };
+    if (v === null || typeof v !== 'object' || !typeMatches(v, s) || depth >= MAX_SCHEMA_DEPTH) continue;
+    if (Array.isArray(v)) {
+      if (s.items !== undefined) for (const item of v) stack.push({ value: item, schema: s.items, depth: depth + 1 });
+      continue;
+    }
+    const obj = v as JsonObject;
+    for (const key of Object.keys(obj)) {
+      const sub = keySchema(s, key);
+      if (sub === undefined || sub === ANY) continue;
+      if (obj[key] === null && !sub.nullable && sub.default === undefined) delete obj[key];
+      else stack.push({ value: obj[key], schema: sub, depth: depth + 1 });
     }
   }
 }

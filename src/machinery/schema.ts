@@ -14,10 +14,14 @@ export const GO_TYPE: unique symbol = Symbol('go type');
 export type GoType = 'Time' | 'MicroTime' | 'Quantity';
 
 /**
- * On a kind's root schema: how value errors are worded. Custom resources are checked by
- * kube-openapi's validator in Kubernetes (`spec.size in body should be less than or equal to 10`);
- * built-in kinds by their own validation (`must be less than or equal to 10`, the default). A
- * symbol, never published.
+ * On a kind's root schema: how values are checked and errors worded. Custom resources are checked
+ * by kube-openapi's validator in Kubernetes (`spec.size in body should be less than or equal to
+ * 10`): their objects are unstructured, so a mistyped value is one more Invalid cause (422) found
+ * at validation time (where an update's unchanged values ratchet), non-nullable nulls are dropped
+ * while decoding, `format`s are kube-openapi's, and `anyOf` / `oneOf` / `not` are enforced with
+ * its messages. Built-in kinds are checked by their own validation (`must be less than or equal
+ * to 10`, the default), a mistyped value failing their typed decoding (400). A symbol, never
+ * published.
  */
 export const ERROR_WORDING: unique symbol = Symbol('error wording');
 
@@ -52,6 +56,8 @@ export interface Schema {
   minItems?: number;
   maxItems?: number;
   maxProperties?: number;
+  minProperties?: number;
+  multipleOf?: number;
   pattern?: string;
   /** Any JSON value is accepted (e.g. RawExtension). */
   'x-kubernetes-preserve-unknown-fields'?: boolean;
@@ -74,7 +80,16 @@ export interface Schema {
    * declares them.
    */
   allOf?: Schema[];
+  /** Value validations of which the value must satisfy at least one (as allOf's entries, no types). */
+  anyOf?: Schema[];
+  /** Value validations of which the value must satisfy exactly one. */
+  oneOf?: Schema[];
+  /** A value validation the value must not satisfy. */
+  not?: Schema;
 }
+
+/** Whether a kind's values are checked as kube-openapi checks custom resources (ERROR_WORDING). */
+export const isUnstructured = (s: Schema): boolean => s[ERROR_WORDING] === 'openapi';
 
 /** Why a failed validation rule is reported: the type of its field error (default FieldValueInvalid). */
 export type ValidationRuleReason = 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';

@@ -8,6 +8,7 @@ import type { KObject } from '../machinery/meta.ts';
 import { StatusError } from '../machinery/status.ts';
 import type { Schema } from '../machinery/schema.ts';
 import { JsonPathError, parseFieldPath, printJsonPathValue, type JsonPath } from '../machinery/jsonpath.ts';
+import { applyDefaults } from '../machinery/schema-validate.ts';
 import { ALL_VERBS, type KindDefinition, type ServedVersion, type Strategy, type SubresourceDefinition } from './definition.ts';
 import { ageColumn, humanDuration, nameColumn, type PrinterColumn } from './printers.ts';
 import { objectMeta } from './schemas.ts';
@@ -29,6 +30,7 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
   if (!base || versions.length === 0) return undefined;
   const others = versions.filter((v) => v !== base);
   const own = servedParts(base);
+  const baseSchema = versionSchema(base);
   const def: KindDefinition = {
     group: spec.group!,
     version: base.name!,
@@ -39,7 +41,9 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
     ...(names.categories?.length ? { categories: names.categories } : {}),
     namespaced: spec.scope === 'Namespaced',
     verbs: ALL_VERBS,
-    schema: withSelectableFields(versionSchema(base), base),
+    schema: withSelectableFields(baseSchema, base),
+    // Objects stored before a default existed are read with it, as Kubernetes decodes them.
+    ...(hasDefault(baseSchema) ? { defaultOnRead: true } : {}),
     nameRule: 'dns-subdomain',
     // Custom resources always keep metadata.generation.
     tracksGeneration: true,
@@ -58,15 +62,19 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
     // Other served versions: the None conversion (the same fields, apiVersion rewritten), each
     // with its own columns, subresources and selectable fields.
     ...deprecation(base),
-    ...(others.length
-      ? {
-          versions: others.map(
-            (v): ServedVersion => ({ version: v.name!, schema: withSelectableFields(versionSchema(v), v), enabledByDefault: true, ...deprecation(v), ...servedParts(v) }),
-          ),
-        }
-      : {}),
+    ...(others.length ? { versions: others.map((v): ServedVersion => servedVersion(v)) } : {}),
   };
   return def;
+
+  /**
+   * Another served version: the None conversion, its own schema's defaults applied on read, its
+   * own columns, subresources and selectable fields.
+   */
+  function servedVersion(v: CrdVersion): ServedVersion {
+    const schema = versionSchema(v);
+    const read = hasDefault(schema) ? { fromStorage: (o: KObject) => withDefaults(o, schema) } : {};
+    return { version: v.name!, schema: withSelectableFields(schema, v), enabledByDefault: true, ...read, ...deprecation(v), ...servedParts(v) };
+  }
 
   /** A deprecated version's warning: its own, or kube-apiserver's default one. */
   function deprecation(v: CrdVersion): { deprecationMessage?: string } {
@@ -123,6 +131,25 @@ function withSelectableFields(schema: Schema, v: CrdVersion): Schema {
   const fields = (v.selectableFields ?? []).map((f) => f.jsonPath ?? '').filter((p) => p.startsWith('.'));
   if (fields.length === 0) return schema;
   return Object.assign({}, schema, { 'x-kubernetes-selectable-fields': fields.map((p) => ({ fieldPath: p.slice(1) })) });
+}
+
+/** The object with the schema's defaults filled in (a copy, when any is missing). */
+function withDefaults(o: KObject, schema: Schema): KObject {
+  const copy = structuredClone(o);
+  return applyDefaults(copy, schema) ? copy : o;
+}
+
+/** Whether any node of the schema has a default. */
+function hasDefault(s: Schema): boolean {
+  const stack: Schema[] = [s];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (n.default !== undefined) return true;
+    stack.push(...Object.values(n.properties ?? {}));
+    if (n.items) stack.push(n.items);
+    if (n.additionalProperties) stack.push(n.additionalProperties);
+  }
+  return false;
 }
 
 function versionSchema(v: CrdVersion): Schema {

@@ -26,7 +26,8 @@ export interface Strategy {
   /** Before validation of an update: e.g. keep status from the old object. */
   prepareForUpdate?(obj: KObject, old: KObject): void;
   validate?(obj: KObject): FieldError[];
-  validateUpdate?(obj: KObject, old: KObject): FieldError[];
+  /** `subresource`: the update is a write to it (`status`), whose own rules may be narrower. */
+  validateUpdate?(obj: KObject, old: KObject, subresource?: string): FieldError[];
   /**
    * Reasons beyond `metadata.finalizers` that keep a deleted object in storage (a namespace's
    * `spec.finalizers`); the object goes once none remain.
@@ -201,6 +202,11 @@ export interface KindDefinition {
    * and read (expandVersions makes one definition per version, kept in this one's storage).
    */
   versions?: readonly ServedVersion[];
+  /**
+   * The schema's defaults also apply when objects are read, as kube-apiserver defaults custom
+   * resources decoded from storage: an object stored before a default existed is served with it.
+   */
+  defaultOnRead?: boolean;
 }
 
 /**

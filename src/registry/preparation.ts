@@ -15,8 +15,12 @@ import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from
 import { FieldManager } from './field-manager.ts';
 import { StoredJson } from './stored-json.ts';
 import { ConvertedJson, type ObjectCodec } from './converted-json.ts';
+import { DefaultedJson } from './defaulted-json.ts';
 import type { DeclarativeValidation } from './declarative-validation.ts';
 import { ruleValidator, type RuleValidator } from './validation-rules.ts';
+import { isUnstructured } from '../machinery/schema.ts';
+import { validateAgainstSchema } from '../machinery/schema-validate.ts';
+import type { FieldError } from '../machinery/field-errors.ts';
 
 /** Where a write's warnings go (the response's Warning headers). */
 export type Warn = (message: string) => void;
@@ -161,9 +165,25 @@ export class WritePreparation {
     this.declarative = declarative;
     const apiVersion = apiVersionOf(def);
     this.qualified = { group: def.group, resource: def.resource };
-    this.json = def.storedAs ? new ConvertedJson(apiVersion, def.kind, def.storedAs) : new StoredJson(apiVersion, def.kind);
+    this.json = def.storedAs
+      ? new ConvertedJson(apiVersion, def.kind, def.storedAs)
+      : def.defaultOnRead
+        ? new DefaultedJson(apiVersion, def.kind, def.schema)
+        : new StoredJson(apiVersion, def.kind);
     this.fields = new FieldManager(def);
-    this.rules = ruleValidator(def.schema);
+    // A custom resource's rules had their estimated costs checked when its CRD was written; one
+    // stored under other limits is served all the same (run-time limits still apply), as in Kubernetes.
+    this.rules = ruleValidator(def.schema, isUnstructured(def.schema) ? { estimated: Infinity, estimatedTotal: Infinity } : {});
+  }
+
+  /**
+   * An unstructured kind's (a custom resource's) schema errors, found here rather than while
+   * decoding: on update only those of values the update changed, as Kubernetes' ratcheting of
+   * custom resource validation (CRDValidationRatcheting) reports them.
+   */
+  private schemaErrors(obj: KObject, old?: KObject): FieldError[] {
+    if (!isUnstructured(this.def.schema)) return [];
+    return validateAgainstSchema(obj, this.def.schema, old === undefined ? {} : { old }).errors;
   }
 
   /**
@@ -221,7 +241,7 @@ export class WritePreparation {
     else delete meta.generation;
     this.def.strategy.prepareForCreate?.(obj);
     dropEmptyMetadata(obj);
-    const handwritten = [...validateObjectMetaCreate(obj, this.def), ...(this.def.strategy.validate?.(obj) ?? [])];
+    const handwritten = [...validateObjectMetaCreate(obj, this.def), ...this.schemaErrors(obj), ...(this.def.strategy.validate?.(obj) ?? [])];
     const checked = this.declarative ? this.declarative.validate(this.def, 'create', obj, handwritten) : handwritten;
     const errs = this.rules ? [...checked, ...this.rules.validate(obj, undefined, warn, checked)] : checked;
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
@@ -300,7 +320,7 @@ export class WritePreparation {
     if (!viaSubresource) this.def.strategy.prepareForUpdate?.(obj, old);
     dropEmptyMetadata(obj);
     if (this.def.tracksGeneration && specChanged(obj, old)) meta.generation = (oldMeta.generation ?? 1) + 1;
-    const handwritten = [...validateObjectMetaUpdate(obj, old, this.def), ...(this.def.strategy.validateUpdate?.(obj, old) ?? [])];
+    const handwritten = [...validateObjectMetaUpdate(obj, old, this.def), ...this.schemaErrors(obj, old), ...(this.def.strategy.validateUpdate?.(obj, old, subresource) ?? [])];
     const checked = this.declarative ? this.declarative.validate(this.def, 'update', obj, handwritten, subresource) : handwritten;
     const errs = this.rules ? [...checked, ...this.rules.validate(obj, old, warn, checked)] : checked;
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);

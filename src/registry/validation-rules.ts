@@ -37,7 +37,7 @@ import { CelCostError, CelEvaluationError } from '../cel/errors.ts';
 import type { CelProgram } from '../cel/environment.ts';
 import { compileRules, RuleDefinitionError, type CompiledRule } from '../cel/rules.ts';
 import { checkEstimatedCost, costErrorMessage, estimateCost } from '../cel/estimate.ts';
-import { maxCardinality, schemaBounds } from '../cel/sizes.ts';
+import { MAX_REQUEST_SIZE_BYTES, schemaBounds } from '../cel/sizes.ts';
 import { STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_TOTAL_COST_LIMIT } from '../cel/cost.ts';
 
 /** Kubernetes' PerCallLimit: the cost one evaluation may use. */
@@ -97,25 +97,26 @@ function refuseNestedRules(s: Schema, at: string, tally: CostTally): void {
 /**
  * The rules of one node, compiled, and their worst-case cost checked as Kubernetes checks it when
  * a schema is written: each rule's and message expression's estimated cost, times the node's
- * cardinality (how many times it can run in one object), is at most the per-expression limit,
- * and all of them together at most the per-schema limit. The cardinality is the product of the
- * maxItems or maxProperties of the lists and maps above the node while every one of them declares
- * it (`cardinality`); under one that does not it is unbounded (undefined), and then, as in
- * Kubernetes, how many of the node's smallest values fit in one request.
+ * cardinality (how many times it can run in one object: the product of the maxItems or
+ * maxProperties of the lists and maps above it, or, under one without, how many values of the
+ * node's minimum size a request can hold), is at most the per-expression limit, and all of them
+ * together at most the per-schema limit.
  */
-function buildNode(schema: Schema, resourceRoot: boolean, at: string, cardinality: number | undefined, tally: CostTally, validation: Schema = schema): RuleNode | undefined {
+function buildNode(schema: Schema, resourceRoot: boolean, at: string, bound: number | undefined, tally: CostTally, validation: Schema = schema): RuleNode | undefined {
   // The rules of an allOf entry are compiled in the node's environment (`self` of the node's type),
   // as Kubernetes compiles them against the node's structural schema.
   const own = validation['x-kubernetes-validations'];
   const rulesSchema = validation === schema || !own?.length ? schema : { ...schema, 'x-kubernetes-validations': own };
   const rules = validation === schema || own?.length ? compileRules(rulesSchema, { resourceRoot, at }) : [];
-  const times = rules.length === 0 ? 1 : (cardinality ?? maxCardinality(schemaBounds(schema, resourceRoot)?.minSerializedSize ?? 1));
+  // Under a list or map without maxItems / maxProperties (`bound` undefined), Kubernetes counts how
+  // many values of the node's own minimum size a request can hold, not the product of estimates.
+  const cardinality = bound ?? (rules.length ? Math.floor(MAX_REQUEST_SIZE_BYTES / ((schemaBounds(schema, resourceRoot)?.minSerializedSize ?? 0) + 1)) : 0);
   for (const c of rules) {
     const where = `${at}.x-kubernetes-validations[${own!.indexOf(c.rule)}]`;
-    tally.total = Math.min(Number.MAX_SAFE_INTEGER, tally.total + estimateCost(c.program, c.env).max * times);
-    const failures = [checkEstimatedCost(c.program, c.env, `${where}.rule`, { cardinality: times, limit: tally.limit })];
+    tally.total = Math.min(Number.MAX_SAFE_INTEGER, tally.total + estimateCost(c.program, c.env).max * cardinality);
+    const failures = [checkEstimatedCost(c.program, c.env, `${where}.rule`, { cardinality, limit: tally.limit })];
     if (c.messageProgram)
-      failures.push(checkEstimatedCost(c.messageProgram, c.env, `${where}.messageExpression`, { cardinality: times, limit: tally.limit, costName: 'estimated messageExpression cost' }));
+      failures.push(checkEstimatedCost(c.messageProgram, c.env, `${where}.messageExpression`, { cardinality, limit: tally.limit, costName: 'estimated messageExpression cost' }));
     for (const f of failures) if (f) tally.problems.push(`${f.field}: Forbidden: ${f.message}`);
   }
   // Children: those the validation schema describes, where the node declares them too (an allOf
@@ -124,13 +125,13 @@ function buildNode(schema: Schema, resourceRoot: boolean, at: string, cardinalit
   for (const [name, vp] of Object.entries(validation.properties ?? {})) {
     const p = schema.properties?.[name];
     if (p === undefined || !Object.hasOwn(schema.properties!, name)) continue;
-    const n = buildNode(p, p['x-kubernetes-embedded-resource'] === true, `${at}.properties[${name}]`, cardinality, tally, validation === schema ? p : vp);
+    const n = buildNode(p, p['x-kubernetes-embedded-resource'] === true, `${at}.properties[${name}]`, bound, tally, validation === schema ? p : vp);
     if (n) (properties ??= new Map()).set(name, n);
   }
-  // Kubernetes' extractMaxElements: a list's maxItems, a map's maxProperties, unbounded without them.
+  // A declared maxItems / maxProperties multiplies the bound; a list or map without one leaves it unbounded.
   const below = (container: Schema): number | undefined => {
-    const declared = container.type === 'array' ? container.maxItems : container.additionalProperties ? container.maxProperties : 1;
-    return cardinality === undefined || declared === undefined ? undefined : Math.min(Number.MAX_SAFE_INTEGER, cardinality * Math.max(0, declared));
+    const declared = container.type === 'array' ? container.maxItems : container.maxProperties;
+    return bound === undefined || declared === undefined ? undefined : Math.min(Number.MAX_SAFE_INTEGER, bound * Math.max(0, declared));
   };
   const it = schema.items;
   const items = it && validation.items ? buildNode(it, it['x-kubernetes-embedded-resource'] === true, `${at}.items`, below(schema), tally, validation === schema ? it : validation.items) : undefined;
@@ -142,7 +143,7 @@ function buildNode(schema: Schema, resourceRoot: boolean, at: string, cardinalit
     const where = `${at}.allOf[${i}]`;
     if (!tally.nestedRules) return refuseNestedRules(entry, where, tally);
     if (!hasRules(entry)) return;
-    const n = buildNode(schema, resourceRoot, where, cardinality, tally, entry);
+    const n = buildNode(schema, resourceRoot, where, bound, tally, entry);
     if (n) (allOf ??= []).push(n);
   });
   if (rules.length === 0 && !properties && !items && !values && !allOf) return undefined;

@@ -94,7 +94,7 @@ function versionDefinition(base: KindDefinition, v: ServedVersion): KindDefiniti
         }),
       prepareForDelete: inPlace(s.prepareForDelete),
       validate: s.validate && ((o) => s.validate!(up(o))),
-      validateUpdate: s.validateUpdate && ((o, old) => s.validateUpdate!(up(o), up(old))),
+      validateUpdate: s.validateUpdate && ((o, old, sub) => s.validateUpdate!(up(o), up(old), sub)),
       pendingFinalization: s.pendingFinalization && ((o) => s.pendingFinalization!(up(o))),
       deleteConflict: s.deleteConflict && ((o) => s.deleteConflict!(up(o))),
       warnings: s.warnings && ((o, old) => s.warnings!(up(o), old && up(old))),

@@ -59,7 +59,7 @@ const spec: Schema = obj(
       },
     ),
     // Map values correlated by key: existing values may not change, new ones may be added.
-    frozen: obj({}, { additionalProperties: str({ 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'values are immutable' }] }) }),
+    frozen: obj({}, { maxProperties: 16, additionalProperties: str({ 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'values are immutable' }] }) }),
     // Transition rule on a string.
     mode: str({ 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'mode is immutable' }] }),
     // Transition rule with optionalOldSelf: runs on create too.
