@@ -8,11 +8,10 @@
 
 import { createPrivateKey, generateKeyPair, X509Certificate as NodeCertificate, type KeyObject } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { certificatePublicKey, certificateSubject, issueCertificate } from './x509-issue.ts';
+import { certificatePublicKey, certificateSubject, ipAddressBytes, issueCertificate } from './x509-issue.ts';
 
 /** A certificate and its private key, PEM. */
 export interface KeyPair {
@@ -91,7 +90,7 @@ function stillGood(pair: KeyPair, ca: KeyPair, hosts: readonly string[] = []): b
     const caCert = new NodeCertificate(ca.cert);
     if (!c.checkIssued(caCert) || !c.verify(caCert.publicKey)) return false;
     if (Date.parse(c.validTo) - Date.now() < RENEW_BEFORE) return false;
-    return hosts.every((h) => (isIP(h) ? c.checkIP(h) !== undefined : c.checkHost(h, { wildcards: false }) !== undefined));
+    return hosts.every((h) => (ipAddressBytes(h) ? c.checkIP(h) !== undefined : c.checkHost(h, { wildcards: false }) !== undefined));
   } catch {
     return false;
   }
