@@ -1,9 +1,10 @@
 // The installable package, as a user gets it: `npm pack` once (which builds dist/ through the
 // `prepare` script), the tarball installed into one scratch project (the test runners and
-// TypeScript linked in from this project's own install), then the package used from every place a user would call it: plain node with `import` and with
-// `require()`, a strict `nodenext` TypeScript project type-checking the README's example against the
-// shipped declarations, `node --test`, Vitest and Jest (each starting and stopping a server per test
-// file), and the `orch-apiserver` command through npx.
+// TypeScript linked in from this project's own install), then the package used from every place a
+// user would call it: plain node with `import` and with `require()`, a strict `nodenext` TypeScript
+// project type-checking the README's example against the shipped declarations, `node --test`,
+// Vitest and Jest (each starting and stopping a server per test file), and the `orch-apiserver`
+// command through npx.
 //
 // No network: the scratch project's lock file is cut from this project's own (same versions, same
 // integrity hashes, the tarball addresses this project's install fetched), so `npm ci --offline`
