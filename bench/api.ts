@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Pool, type Dispatcher } from 'undici';
 import { EndpointPool } from '../src/storage/etcd/endpoints.ts';
 import { startEtcd, type EtcdCluster } from '../test/support/etcd.ts';
+import { tsLoader } from '../test/support/ts-loader.ts';
 import { fmt, load, loadRow, percentiles, row, type LoadResult } from './lib.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -589,11 +590,13 @@ async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
  * A fresh `node` that imports the package and starts a server on the embedded store, as a user's
  * test file does: the time from spawning it to its ready line (import included), and the child's
  * own split of it (import, startServer) — the in-process figure. The package's compiled JavaScript
- * (built here first) against the TypeScript sources through tsx, the same start-up a round apart.
+ * (built here first), the same on a data directory an earlier start filled (a restart: certificates
+ * read back, the default objects already there), and the TypeScript sources (types stripped by
+ * Node.js where it does, through tsx elsewhere), the same start-up a round apart.
  */
-async function startupRound(entry: string, loader: string[]): Promise<{ readyMs: number; importMs: number; startMs: number }> {
+async function startupRound(entry: string, loader: readonly string[], options: string): Promise<{ readyMs: number; importMs: number; startMs: number }> {
   const script = `const t0 = performance.now(); const { startServer } = await import(${JSON.stringify(entry)}); const t1 = performance.now();
-const s = await startServer(); const t2 = performance.now(); process.stdout.write(JSON.stringify({ importMs: t1 - t0, startMs: t2 - t1 }) + '\\n'); await s.close();`;
+const s = await startServer(${options}); const t2 = performance.now(); process.stdout.write(JSON.stringify({ importMs: t1 - t0, startMs: t2 - t1 }) + '\\n'); await s.close();`;
   const started = performance.now();
   const child = spawn(process.execPath, [...loader, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
@@ -614,13 +617,18 @@ if (PHASES.has('startup')) {
   const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
   if (built.status !== 0) throw new Error('npm run build failed');
   const STARTUP_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3) * 2 + 1;
+  const restartDir = mkdtempSync(join(tmpdir(), 'bench-startup-'));
+  tempDirs.add(restartDir);
+  const restart = `{ dataDir: ${JSON.stringify(restartDir)} }`;
   const variants = [
-    { name: 'compiled package (dist/)', entry: join(root, 'dist/index.js'), loader: [] as string[] },
-    { name: 'TypeScript sources through tsx', entry: join(root, 'src/index.ts'), loader: ['--import', 'tsx'] },
+    { name: 'compiled package (dist/)', entry: join(root, 'dist/index.js'), loader: [] as readonly string[], options: '' },
+    { name: 'compiled package, restart on a data directory', entry: join(root, 'dist/index.js'), loader: [] as readonly string[], options: restart },
+    { name: `TypeScript sources${tsLoader.length ? ' through tsx' : ', types stripped by Node.js'}`, entry: join(root, 'src/index.ts'), loader: tsLoader, options: '' },
   ];
+  await startupRound(variants[1]!.entry, [], restart); // the first start on the directory
   const results = new Map<string, { readyMs: number; importMs: number; startMs: number }[]>(variants.map((v) => [v.name, []]));
   console.log(`\n# start-up: node start to a ready server (import included) beside startServer alone (in-process), ${STARTUP_ROUNDS} alternating rounds, medians`);
-  for (let round = 0; round < STARTUP_ROUNDS; round++) for (const v of variants) results.get(v.name)!.push(await startupRound(v.entry, v.loader));
+  for (let round = 0; round < STARTUP_ROUNDS; round++) for (const v of variants) results.get(v.name)!.push(await startupRound(v.entry, v.loader, v.options));
   for (const v of variants) {
     const r = results.get(v.name)!;
     row(`  ${v.name}: ready after / import / startServer`, `${fmt(median(r.map((x) => x.readyMs)), 0)} ms / ${fmt(median(r.map((x) => x.importMs)), 0)} ms / ${fmt(median(r.map((x) => x.startMs)), 0)} ms`);

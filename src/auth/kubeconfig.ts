@@ -7,7 +7,7 @@
 
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { yaml } from '../machinery/yaml.ts';
 
 /** What a client needs to reach the service a kubeconfig describes. */
 export interface OutboundClientConfig {
@@ -44,7 +44,7 @@ export function parseKubeconfig(text: string, baseDir: string, source: string): 
   };
   let doc: unknown;
   try {
-    doc = parseYaml(text, { prettyErrors: false });
+    doc = yaml().parse(text, { prettyErrors: false });
   } catch (e) {
     fail(`not YAML or JSON: ${(e as Error).message.split('\n')[0]}`);
   }

@@ -168,29 +168,34 @@ export async function ensureRbacDefaults(stores: ReadonlyMap<string, RegistrySto
   const bindings = stores.get(storeKey(k.group, 'clusterrolebindings'));
   if (!roles || !bindings) return;
   const opts = { dryRun: false, manager: 'orch-apiserver' };
-  for (const expected of defaultClusterRoles(n)) {
-    const name = expected.metadata.name!;
-    const existing = (await getOrUndefined(roles, name)) as RoleObject | undefined;
-    if (!existing) {
-      await roles.create(undefined, expected, opts).catch((e) => log(`rbac/bootstrap-roles: creating clusterrole ${name}: ${(e as Error).message}`));
-      continue;
-    }
-    if (optedOut(existing, k.autoupdate)) continue;
-    const next = reconcileRole(existing, expected);
-    if (next) await roles.guaranteedUpdate(undefined, name, () => next, opts).catch((e) => log(`rbac/bootstrap-roles: reconciling clusterrole ${name}: ${(e as Error).message}`));
-  }
-  for (const expected of defaultClusterRoleBindings(n)) {
-    const name = expected.metadata.name!;
-    const existing = (await getOrUndefined(bindings, name)) as BindingObject | undefined;
-    if (existing && optedOut(existing, k.autoupdate)) continue;
-    if (existing && !sameJson(existing.roleRef ?? null, expected.roleRef)) {
-      // roleRef cannot change: the binding is made again.
-      await bindings.delete(undefined, name, { dryRun: false }).catch(() => undefined);
-    } else if (existing) {
-      const next = reconcileBinding(existing, expected);
-      if (next) await bindings.guaranteedUpdate(undefined, name, () => next, opts).catch((e) => log(`rbac/bootstrap-roles: reconciling clusterrolebinding ${name}: ${(e as Error).message}`));
-      continue;
-    }
-    await bindings.create(undefined, expected, opts).catch((e) => log(`rbac/bootstrap-roles: creating clusterrolebinding ${name}: ${(e as Error).message}`));
-  }
+  // Each list is written together, so that its objects share commits instead of waiting for one each.
+  await Promise.all(
+    defaultClusterRoles(n).map(async (expected) => {
+      const name = expected.metadata.name!;
+      const existing = (await getOrUndefined(roles, name)) as RoleObject | undefined;
+      if (!existing) {
+        await roles.create(undefined, expected, opts).catch((e) => log(`rbac/bootstrap-roles: creating clusterrole ${name}: ${(e as Error).message}`));
+        return;
+      }
+      if (optedOut(existing, k.autoupdate)) return;
+      const next = reconcileRole(existing, expected);
+      if (next) await roles.guaranteedUpdate(undefined, name, () => next, opts).catch((e) => log(`rbac/bootstrap-roles: reconciling clusterrole ${name}: ${(e as Error).message}`));
+    }),
+  );
+  await Promise.all(
+    defaultClusterRoleBindings(n).map(async (expected) => {
+      const name = expected.metadata.name!;
+      const existing = (await getOrUndefined(bindings, name)) as BindingObject | undefined;
+      if (existing && optedOut(existing, k.autoupdate)) return;
+      if (existing && !sameJson(existing.roleRef ?? null, expected.roleRef)) {
+        // roleRef cannot change: the binding is made again.
+        await bindings.delete(undefined, name, { dryRun: false }).catch(() => undefined);
+      } else if (existing) {
+        const next = reconcileBinding(existing, expected);
+        if (next) await bindings.guaranteedUpdate(undefined, name, () => next, opts).catch((e) => log(`rbac/bootstrap-roles: reconciling clusterrolebinding ${name}: ${(e as Error).message}`));
+        return;
+      }
+      await bindings.create(undefined, expected, opts).catch((e) => log(`rbac/bootstrap-roles: creating clusterrolebinding ${name}: ${(e as Error).message}`));
+    }),
+  );
 }

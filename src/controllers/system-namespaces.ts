@@ -10,12 +10,14 @@ function systemNamespaceNames(naming: Naming): string[] {
 }
 
 export async function ensureSystemNamespaces(namespaces: RegistryStore, naming: Naming): Promise<void> {
-  for (const name of systemNamespaceNames(naming)) {
-    try {
-      await namespaces.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: false });
-    } catch (e) {
-      // Another API server on the same store may have created it first.
-      if (!(isStatusError(e) && e.code === 409)) throw e;
-    }
-  }
+  await Promise.all(
+    systemNamespaceNames(naming).map(async (name) => {
+      try {
+        await namespaces.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: false });
+      } catch (e) {
+        // Another API server on the same store may have created it first.
+        if (!(isStatusError(e) && e.code === 409)) throw e;
+      }
+    }),
+  );
 }

@@ -5,7 +5,8 @@
 import { findDuplicateKeys, jsonNestingExceeds } from '../machinery/json-duplicates.ts';
 import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyDefaults, dropNonNullableNulls, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
-import { parseDocument, type Tags } from 'yaml';
+import type { Tags } from 'yaml';
+import { yaml } from '../machinery/yaml.ts';
 import { checkYamlTags } from './yaml-tags.ts';
 import { decodeObject as decodeProtobuf } from '../wire/protobuf/index.ts';
 import { decodeCbor } from '../wire/cbor.ts';
@@ -227,7 +228,7 @@ export function parseYaml(text: string, validation: FieldValidation, what = 'err
   }
   // One parse: repeated keys are found in the walk that checks tags, not by a second parse with
   // the library's `uniqueKeys`, whose check is quadratic in a map's size.
-  const doc = parseDocument(text, { ...YAML_1_1, uniqueKeys: false });
+  const doc = yaml().parseDocument(text, { ...YAML_1_1, uniqueKeys: false });
   if (doc.errors.length) throw errors.badRequest(`${what}: ${doc.errors[0]!.message}`);
   const repeated = checkYamlTags(doc, what, validation !== 'Ignore');
   let value: unknown;

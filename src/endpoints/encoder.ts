@@ -1,7 +1,7 @@
 // The negotiated response encoding as one value: what a handler (or the error writer) negotiated
 // once is handed to the writers, which encode with it and never re-negotiate or re-encode.
 
-import { stringify as toYaml } from 'yaml';
+import { yaml } from '../machinery/yaml.ts';
 import type { KObject } from '../machinery/meta.ts';
 import type { StatusBody } from '../machinery/status.ts';
 import { negotiateResponse, type Conversion, type ResponseFormat, type ResponseMediaType } from '../negotiation/negotiate.ts';
@@ -15,7 +15,7 @@ import { lengthPrefixed, type BodyEncoding } from '../registry/encoded.ts';
  * items at their key's indentation.
  */
 function yamlText(value: unknown): string {
-  return toYaml(value, { sortMapEntries: true, indentSeq: false, lineWidth: 0 });
+  return yaml().stringify(value, { sortMapEntries: true, indentSeq: false, lineWidth: 0 });
 }
 
 /** An object, list or Status in the protobuf envelope; undefined when it has no protobuf form. */

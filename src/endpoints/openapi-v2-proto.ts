@@ -6,12 +6,15 @@
 // that (every string is quoted), so values are written as JSON.
 
 import { readFileSync } from 'node:fs';
-import protobuf from 'protobufjs';
+import type * as protobuf from 'protobufjs';
+import { protobufjs } from '../wire/protobuf/library.ts';
 
 type Json = Record<string, unknown>;
 
-const root = protobuf.parse(readFileSync(new URL('./openapi-v2.proto', import.meta.url), 'utf8'), { keepCase: true }).root;
-const DocumentType = root.lookupType('openapi.v2.Document');
+/** The Document message type, parsed from its schema the first time a document is encoded. */
+let documentType: protobuf.Type | undefined;
+const DocumentType = (): protobuf.Type =>
+  (documentType ??= protobufjs().parse(readFileSync(new URL('./openapi-v2.proto', import.meta.url), 'utf8'), { keepCase: true }).root.lookupType('openapi.v2.Document'));
 
 /** A free-form value as an `Any` (YAML text). */
 const any = (v: unknown): Json => ({ yaml: `${JSON.stringify(v)}\n` });
@@ -169,6 +172,6 @@ function swaggerMessage(doc: Json): Json {
 
 /** The protobuf encoding of a Swagger 2.0 document. */
 export function encodeSwaggerDocument(doc: Json): Uint8Array {
-  const message = DocumentType.fromObject(swaggerMessage(doc));
-  return DocumentType.encode(message).finish();
+  const type = DocumentType();
+  return type.encode(type.fromObject(swaggerMessage(doc))).finish();
 }

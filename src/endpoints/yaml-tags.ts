@@ -3,7 +3,8 @@
 // application tags such as `!foo`) would be converted into something the client did not write,
 // or silently lost, and is refused instead.
 
-import { isScalar, visit, type Document, type Pair, type Scalar } from 'yaml';
+import type { Document, Pair, Scalar } from 'yaml';
+import { yaml } from '../machinery/yaml.ts';
 import { errors } from '../machinery/status.ts';
 
 const CORE = 'tag:yaml.org,2002:';
@@ -46,6 +47,7 @@ const SMALL_MAP = 8;
  * each key, quadratic in the map's size; this is linear.
  */
 function repeatsKey(items: readonly Pair[]): boolean {
+  const { isScalar } = yaml();
   if (items.length <= SMALL_MAP) {
     for (let i = 1; i < items.length; i++) {
       const a = items[i]!.key;
@@ -78,7 +80,7 @@ export function checkYamlTags(doc: Document, what: string, duplicates = false): 
     throw errors.badRequest(`${what}: yaml: ${message}`);
   };
   let repeated = false;
-  visit(doc, {
+  yaml().visit(doc, {
     Scalar(_key, node) {
       const tag = node.tag;
       if (!tag || tag === '!') return;

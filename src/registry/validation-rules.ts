@@ -169,6 +169,8 @@ export interface RuleCostLimits {
 
 /** The rules of a kind's schema, compiled; undefined when the schema has none. Throws RuleDefinitionError. */
 export function ruleValidator(schema: Schema, limits: RuleCostLimits = {}): RuleValidator | undefined {
+  // Most schemas (every built-in kind's) have no rule: nothing to compile, size or refuse.
+  if (!hasRules(schema)) return undefined;
   const tally: CostTally = { limit: limits.estimated ?? STATIC_ESTIMATED_COST_LIMIT, total: 0, problems: [], nestedRules: limits.nestedRules ?? true };
   const root = buildNode(schema, true, '<root>', 1, tally);
   const totalLimit = limits.estimatedTotal ?? STATIC_ESTIMATED_TOTAL_COST_LIMIT;

@@ -3,20 +3,15 @@
 // `system:masters`). They are written once into the certificate directory (mode 0600) and read
 // back on restart; a server with no directory of its own (in-process, throw-away storage) takes
 // them from a per-process cache, so several servers in one process generate keys once. Keys are
-// ECDSA P-256: fast to make and to handshake with.
+// ECDSA P-256: fast to make and to handshake with. They are made with `node:crypto` alone
+// (x509-issue.ts), so a start loads no certificate library.
 
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
-import { webcrypto, X509Certificate as NodeCertificate } from 'node:crypto';
+import { createPrivateKey, generateKeyPair, X509Certificate as NodeCertificate, type KeyObject } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
-
-type CryptoKey = webcrypto.CryptoKey;
-type CryptoKeyPair = webcrypto.CryptoKeyPair;
+import { promisify } from 'node:util';
+import { certificatePublicKey, certificateSubject, ipAddressBytes, issueCertificate } from './x509-issue.ts';
 
 /** A certificate and its private key, PEM. */
 export interface KeyPair {
@@ -32,8 +27,6 @@ export interface Pki {
   serviceAccountKey: string;
 }
 
-const EC: webcrypto.EcKeyGenParams & webcrypto.EcKeyImportParams = { name: 'ECDSA', namedCurve: 'P-256' };
-const SIGNING: webcrypto.EcdsaParams = { name: 'ECDSA', hash: 'SHA-256' };
 const DAY = 24 * 3600 * 1000;
 /** Certificates start a little in the past, so a peer whose clock is slightly behind accepts them. */
 const BACKDATE = 5 * 60 * 1000;
@@ -50,62 +43,45 @@ export function servingHosts(advertiseAddress?: string, bindAddress?: string): s
   return [...new Set(hosts.filter(Boolean))];
 }
 
-async function newKeys(): Promise<CryptoKeyPair> {
-  return (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
-}
-
-async function keyPem(key: CryptoKey): Promise<string> {
-  return x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
-}
-
-async function importKey(pem: string): Promise<CryptoKey> {
-  return webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(pem), EC, true, ['sign']);
-}
+const generate = promisify(generateKeyPair);
+const newKeys = (): Promise<{ publicKey: KeyObject; privateKey: KeyObject }> => generate('ec', { namedCurve: 'P-256' });
+const keyPem = (key: KeyObject): string => key.export({ type: 'pkcs8', format: 'pem' }).toString();
 
 async function makeCa(): Promise<KeyPair> {
   const keys = await newKeys();
   const now = Date.now();
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    name: `CN=orch-apiserver-ca@${Math.floor(now / 1000)}`,
-    keys,
-    signingAlgorithm: SIGNING,
+  const cert = issueCertificate({
+    subject: { commonName: `orch-apiserver-ca@${Math.floor(now / 1000)}` },
+    publicKey: keys.publicKey,
+    signingKey: keys.privateKey,
+    issuerPublicKey: keys.publicKey,
     notBefore: new Date(now - BACKDATE),
     notAfter: new Date(now + 10 * 365 * DAY),
-    extensions: [
-      new x509.BasicConstraintsExtension(true, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-    ],
+    ca: true,
   });
-  return { cert: cert.toString('pem'), key: await keyPem(keys.privateKey) };
+  return { cert, key: keyPem(keys.privateKey) };
 }
 
-async function issue(ca: KeyPair, subject: string, usage: 'server' | 'client', hosts: readonly string[] = []): Promise<KeyPair> {
+async function issue(ca: KeyPair, subject: { commonName: string; organizations?: string[] }, usage: 'server' | 'client', hosts: readonly string[] = []): Promise<KeyPair> {
   const keys = await newKeys();
-  const caCert = new x509.X509Certificate(ca.cert);
   const now = Date.now();
-  const extensions: x509.Extension[] = [
-    new x509.BasicConstraintsExtension(false, undefined, true),
-    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-    new x509.ExtendedKeyUsageExtension([usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth]),
-    await x509.AuthorityKeyIdentifierExtension.create(caCert.publicKey),
-  ];
-  if (hosts.length) extensions.push(new x509.SubjectAlternativeNameExtension(hosts.map((h) => ({ type: isIP(h) ? ('ip' as const) : ('dns' as const), value: h }))));
-  const cert = await x509.X509CertificateGenerator.create({
+  const cert = issueCertificate({
     subject,
-    issuer: caCert.subject,
+    issuer: certificateSubject(ca.cert),
     publicKey: keys.publicKey,
-    signingKey: await importKey(ca.key),
-    signingAlgorithm: SIGNING,
+    signingKey: createPrivateKey(ca.key),
+    issuerPublicKey: certificatePublicKey(ca.cert),
     notBefore: new Date(now - BACKDATE),
     notAfter: new Date(now + 365 * DAY),
-    extensions,
+    ca: false,
+    usage,
+    hosts,
   });
-  return { cert: cert.toString('pem'), key: await keyPem(keys.privateKey) };
+  return { cert, key: keyPem(keys.privateKey) };
 }
 
-const makeServing = (ca: KeyPair, hosts: readonly string[]) => issue(ca, `CN=orch-apiserver@${Math.floor(Date.now() / 1000)}`, 'server', hosts);
-const makeAdmin = (ca: KeyPair) => issue(ca, `CN=${ADMIN_USER}, O=${ADMIN_GROUP}`, 'client');
+const makeServing = (ca: KeyPair, hosts: readonly string[]) => issue(ca, { commonName: `orch-apiserver@${Math.floor(Date.now() / 1000)}` }, 'server', hosts);
+const makeAdmin = (ca: KeyPair) => issue(ca, { commonName: ADMIN_USER, organizations: [ADMIN_GROUP] }, 'client');
 
 /** Whether `pair` was issued by `ca`, is valid for a while yet, and (a serving pair) covers every host. */
 function stillGood(pair: KeyPair, ca: KeyPair, hosts: readonly string[] = []): boolean {
@@ -114,7 +90,7 @@ function stillGood(pair: KeyPair, ca: KeyPair, hosts: readonly string[] = []): b
     const caCert = new NodeCertificate(ca.cert);
     if (!c.checkIssued(caCert) || !c.verify(caCert.publicKey)) return false;
     if (Date.parse(c.validTo) - Date.now() < RENEW_BEFORE) return false;
-    return hosts.every((h) => (isIP(h) ? c.checkIP(h) !== undefined : c.checkHost(h, { wildcards: false }) !== undefined));
+    return hosts.every((h) => (ipAddressBytes(h) ? c.checkIP(h) !== undefined : c.checkHost(h, { wildcards: false }) !== undefined));
   } catch {
     return false;
   }

@@ -7,7 +7,7 @@
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { yaml } from '../machinery/yaml.ts';
 import type { KObject } from '../machinery/meta.ts';
 import { isStatusError } from '../machinery/status.ts';
 import type { RegistryStore } from '../registry/store.ts';
@@ -77,7 +77,7 @@ function documents(text: string, fail: (why: string) => Error): unknown[] {
     }
   }
   // Without the duplicate-key check, which is quadratic in a mapping's keys (a large schema's properties).
-  return Array.from(parseAllDocuments(text, { uniqueKeys: false })).map((doc) => {
+  return Array.from(yaml().parseAllDocuments(text, { uniqueKeys: false })).map((doc) => {
     if (doc.errors.length) throw fail(doc.errors[0]!.message);
     return doc.toJS() as unknown;
   });

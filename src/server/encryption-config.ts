@@ -5,7 +5,7 @@
 // naming a resource decides. Errors are one line naming the field.
 
 import { readFileSync } from 'node:fs';
-import { parseDocument } from 'yaml';
+import { yaml } from '../machinery/yaml.ts';
 import type { Provider, ProviderKind } from '../storage/encryption.ts';
 import { storagePrefix, type KindDefinition } from '../registry/definition.ts';
 
@@ -18,7 +18,7 @@ export interface EncryptionRule {
 }
 
 export function parseEncryptionConfig(text: string, groups: readonly string[]): EncryptionRule[] {
-  const doc = parseDocument(text, { uniqueKeys: true });
+  const doc = yaml().parseDocument(text, { uniqueKeys: true });
   if (doc.errors.length) throw new Error(`decoding: ${doc.errors[0]!.message}`);
   const c: unknown = doc.toJS();
   if (!isObject(c) || c.kind !== 'EncryptionConfiguration' || !groups.map((g) => `${g}/v1`).includes(String(c.apiVersion)))

@@ -9,7 +9,7 @@
 // prefix (`[BETA]`, `[ALPHA]`) that Kubernetes' metrics framework adds.
 
 import { createHash } from 'node:crypto';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from './prom.ts';
 import type { StorageObserver } from '../storage/instrumented.ts';
 import { featureGateStates, parseFeatureGates, type FeatureGates } from '../machinery/feature-gates.ts';
 import type { DeclarativeValidationMetrics } from '../registry/declarative-validation.ts';

@@ -43,7 +43,8 @@ export async function openStorage(o: StorageOptions): Promise<OpenedStorage> {
   } else {
     const path = o.dataDir ?? (throwaway = mkdtempSync(join(tmpdir(), 'orch-apiserver-')));
     try {
-      backend = await openLmdbStorage({ path, retentionMs: o.storageRetentionMs, maxHistoryBytes: o.storageMaxHistoryBytes });
+      // A throw-away store is removed on close and never reopened: its commits need not wait for the disk.
+      backend = await openLmdbStorage({ path, retentionMs: o.storageRetentionMs, maxHistoryBytes: o.storageMaxHistoryBytes, durable: throwaway === undefined });
     } catch (e) {
       if (throwaway) rmSync(throwaway, { recursive: true, force: true });
       throw e;

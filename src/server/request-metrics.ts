@@ -8,7 +8,8 @@
 // requests), component (apiserver) and the code. A request for a resource the server does not
 // serve is not counted by resource: a client could otherwise make a series per made-up name.
 
-import { Counter, Gauge, Histogram, type LabelValues, type MetricObjectWithValues, type MetricType, type MetricValueWithName, type Registry } from 'prom-client';
+import type { LabelValues, MetricObjectWithValues, MetricType, MetricValueWithName } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from './prom.ts';
 import type { RequestInfo } from '../request/request-info.ts';
 
 /** kube-apiserver's buckets for apiserver_request_duration_seconds. */

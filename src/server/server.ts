@@ -28,7 +28,6 @@ import { buildHandlerChain, type AuditSink, type ChainOptions } from './filters.
 import { createServerMetrics } from './metrics.ts';
 import { createRequestMetrics } from './request-metrics.ts';
 import { instrumentStorage } from '../storage/instrumented.ts';
-import { encryptingStorage } from '../storage/encryption.ts';
 import type { Storage } from '../storage/interface.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import { encryptionByPrefix, readEncryptionConfig } from './encryption-config.ts';
@@ -112,7 +111,9 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   // Encryption at rest wraps storage for the resources the configuration names; it is read before
   // storage is opened, so a bad file is a start-up error that opens nothing.
   const encryption = opts.encryptionProviderConfig === undefined ? undefined : encryptionByPrefix(readEncryptionConfig(opts.encryptionProviderConfig, ['apiserver.config.k8s.io', naming.group('apiserver.config')]), defs);
-  const encrypted = (s: Storage) => (encryption?.size ? encryptingStorage(s, encryption) : s);
+  // Its ciphers are loaded only when a configuration names resources to encrypt.
+  const encrypting = encryption?.size ? (await import('../storage/encryption.ts')).encryptingStorage : undefined;
+  const encrypted = (s: Storage) => (encrypting && encryption ? encrypting(s, encryption) : s);
   // CRD files are read before storage is opened: a bad one is a start-up error that opens nothing.
   const crdFiles = opts.crds?.length ? readCrdFiles(opts.crds, naming.group('apiextensions')) : [];
   const opened = (storage = await openStorage(opts));

@@ -4,7 +4,7 @@
 // expression environments of authentication (`claims`, `user`). The `--oidc-*` flags become one
 // entry of the same shape (`jwtFromOidcFlags`), so one authenticator serves both.
 
-import { parse as parseYaml } from 'yaml';
+import { yaml } from '../../machinery/yaml.ts';
 import { child, fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import { dns1123Subdomain } from '../../machinery/meta.ts';
 import type { CelProgram } from '../../cel/environment.ts';
@@ -181,7 +181,7 @@ export function decodeAuthenticationConfiguration(text: string, group: string): 
   if (text.trim() === '') throw new Error('empty config data');
   let doc: unknown;
   try {
-    doc = parseYaml(text, { uniqueKeys: true });
+    doc = yaml().parse(text, { uniqueKeys: true });
   } catch (e) {
     throw new Error(`error converting YAML to JSON: ${(e as Error).message.split('\n')[0]}`);
   }

@@ -17,7 +17,8 @@
 
 import { X509Certificate } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
-import { compactVerify, importJWK, type JWK } from 'jose';
+import type { importJWK, JWK } from 'jose';
+import { jose } from './jose.ts';
 import type { UserInfo } from '../../request/user.ts';
 import type { AuthenticationResult } from './authenticator.ts';
 import type { TokenAuthenticator } from './bearer-token.ts';
@@ -110,7 +111,7 @@ export function newJwtAuthenticator(c: CompiledJwtAuthenticator, o: JwtAuthentic
   const keyFor = (k: Key, alg: string) => {
     let p = k.imported.get(alg);
     if (!p) {
-      p = importJWK({ ...k.jwk, alg }, alg).catch(() => undefined);
+      p = jose().then(({ importJWK }) => importJWK({ ...k.jwk, alg }, alg)).catch(() => undefined);
       k.imported.set(alg, p);
     }
     return p;
@@ -118,6 +119,7 @@ export function newJwtAuthenticator(c: CompiledJwtAuthenticator, o: JwtAuthentic
 
   /** The payload, verified by a key of the set (fetched afresh once when none verifies). */
   const verifySignature = async (token: string, kid: string | undefined, alg: string): Promise<Uint8Array> => {
+    const { compactVerify } = await jose();
     const attempt = async (): Promise<Uint8Array | undefined> => {
       for (const k of keys ?? []) {
         if (kid !== undefined && kid !== '' && k.jwk.kid !== kid) continue;

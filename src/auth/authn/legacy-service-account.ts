@@ -7,7 +7,8 @@
 // `<domain>/legacy-token-last-used` (the date, written at most once a day).
 
 import { createPublicKey, timingSafeEqual } from 'node:crypto';
-import { compactVerify, decodeJwt, decodeProtectedHeader, SignJWT, errors as joseErrors, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
+import { jose } from './jose.ts';
 import type { Naming } from '../../naming.ts';
 import { isStatusError } from '../../machinery/status.ts';
 import type { KObject } from '../../machinery/meta.ts';
@@ -57,9 +58,10 @@ export interface LegacyTokenSubject {
 export type LegacyTokenIssuer = (s: LegacyTokenSubject) => Promise<string>;
 
 export function legacyTokenIssuer(names: LegacyTokenNames, signing: TokenKey): LegacyTokenIssuer {
-  return (s) =>
+  return async (s) => {
+    const { SignJWT } = await jose();
     // No iat, exp, nbf, aud or jti: a legacy token lives as long as its Secret.
-    new SignJWT({
+    return new SignJWT({
       [names.claims.namespace]: s.namespace,
       [names.claims.serviceAccountName]: s.name,
       [names.claims.serviceAccountUid]: s.uid,
@@ -69,6 +71,7 @@ export function legacyTokenIssuer(names: LegacyTokenNames, signing: TokenKey): L
       .setIssuer(names.issuer)
       .setSubject(serviceAccountUser(s.namespace, s.name))
       .sign(signing.key);
+  };
 }
 
 /** What lookup reads of a token secret. */
@@ -125,6 +128,7 @@ export function legacyServiceAccountAuthenticator(c: LegacyTokenConfig): TokenAu
 
   return {
     async authenticateToken(token, asked) {
+      const { compactVerify, decodeJwt, decodeProtectedHeader, errors: joseErrors } = await jose();
       let unverified: JWTPayload;
       let kid: string | undefined;
       try {

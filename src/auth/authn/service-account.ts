@@ -7,7 +7,8 @@
 
 import { createHash, createPrivateKey, createPublicKey, randomUUID, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
+import { jose } from './jose.ts';
 import { dns1123Label, dns1123Subdomain } from '../../machinery/meta.ts';
 import type { UserInfo } from '../../request/user.ts';
 import type { AuthenticationResult } from './authenticator.ts';
@@ -172,6 +173,7 @@ export function serviceAccountTokens(c: ServiceAccountConfig): ServiceAccountTok
       const exp = now + r.expirationSeconds;
       const claim: Record<string, unknown> = { namespace: r.namespace, serviceaccount: { name: r.name, uid: r.uid } };
       if (r.bound) claim[r.bound.kind.toLowerCase()] = { name: r.bound.name, uid: r.bound.uid };
+      const { SignJWT } = await jose();
       const token = await new SignJWT({ [c.claimKey]: claim } as JWTPayload)
         .setProtectedHeader({ alg: c.signing.alg, kid: c.signing.kid })
         .setIssuer(c.issuers[0]!)
@@ -204,6 +206,7 @@ export function serviceAccountAuthenticator(c: ServiceAccountConfig): TokenAuthe
   const nowSeconds = () => Math.floor((c.now?.() ?? Date.now()) / 1000);
   return {
     async authenticateToken(token, asked) {
+      const { decodeJwt, decodeProtectedHeader, errors: joseErrors, jwtVerify } = await jose();
       // Not a JWT of one of our issuers: another authenticator's to judge.
       let unverified: JWTPayload;
       let kid: string | undefined;

@@ -7,7 +7,7 @@
 
 import { readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { yaml } from '../../machinery/yaml.ts';
 import { child, fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import { dns1123Subdomain } from '../../machinery/meta.ts';
 import { CelCompileError } from '../../cel/errors.ts';
@@ -81,7 +81,7 @@ function decode(text: string, group: string): RawConfig {
   if (text.trim() === '') throw new Error('empty config data');
   let doc: unknown;
   try {
-    doc = parseYaml(text, { uniqueKeys: true });
+    doc = yaml().parse(text, { uniqueKeys: true });
   } catch (e) {
     throw new Error(`error converting YAML to JSON: ${(e as Error).message.split('\n')[0]}`);
   }

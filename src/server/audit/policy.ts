@@ -4,7 +4,7 @@
 // and `res/*`, resource names, non-resource URLs with a `*` suffix). No rule matching: None.
 
 import { readFileSync } from 'node:fs';
-import { parseDocument } from 'yaml';
+import { yaml } from '../../machinery/yaml.ts';
 import type { RequestInfo } from '../../request/request-info.ts';
 import type { UserInfo } from '../../request/user.ts';
 
@@ -62,7 +62,7 @@ function stages(v: unknown, path: string): AuditStage[] {
 
 /** The policy in `text` (YAML or JSON); `groups` are the apiVersions a Policy may have. Errors name the field. */
 export function parseAuditPolicy(text: string, groups: readonly string[]): AuditPolicy {
-  const doc = parseDocument(text, { uniqueKeys: true });
+  const doc = yaml().parseDocument(text, { uniqueKeys: true });
   if (doc.errors.length) throw new Error(`decoding the policy: ${doc.errors[0]!.message}`);
   const p: unknown = doc.toJS();
   if (!isObject(p)) throw new Error('the policy must be an object');

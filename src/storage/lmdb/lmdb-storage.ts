@@ -79,6 +79,13 @@ interface LmdbStorageOptions {
    * pages, and LMDB reuses freed pages, so the data file stops growing.
    */
   maxHistoryBytes?: number;
+  /**
+   * Whether a commit is synced to disk before its write is acknowledged (default true). A
+   * throw-away store, removed when it closes and never opened again, has nothing to keep across a
+   * crash: it skips the sync, which costs each of the writes a start makes one after the other a
+   * disk flush.
+   */
+  durable?: boolean;
 }
 
 const META_REVISION = 'revision';
@@ -126,7 +133,7 @@ export class LmdbStorage implements Storage {
       noSubdir: false,
       // Commits are synced before their promise resolves: acknowledged means durable.
       overlappingSync: false,
-      noSync: false,
+      noSync: opts.durable === false,
       // Large enough for any realistic store; LMDB grows the map lazily on disk.
       mapSize: 64 * 1024 ** 3,
     });

@@ -6,7 +6,8 @@
 // - lists and maps are present when they have entries; zero times (Go's null) are dropped.
 // Fields appear in declaration order, which is the JSON order; unknown fields are skipped.
 
-import protobuf from 'protobufjs';
+import type * as protobuf from 'protobufjs';
+import { protobufjs } from './library.ts';
 import type { FieldPlan, MessagePlan } from './schema.ts';
 import { formatMicroTime, formatTime } from './time.ts';
 
@@ -22,7 +23,7 @@ export class DecodeError extends Error {
 
 /** A Reader over `bytes` (a Buffer view, so strings decode natively). */
 export function readerOf(bytes: Uint8Array): Reader {
-  return protobuf.Reader.create(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  return protobufjs().Reader.create(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 }
 
 /** The end of the length-delimited value starting at the reader's position (after its length). */
@@ -56,7 +57,7 @@ export function closed(r: Reader, end: number, what: string): void {
 }
 
 function toNumber(v: number | protobuf.Long): number {
-  return typeof v === 'number' ? v : protobuf.util.LongBits.from(v).toNumber(false);
+  return typeof v === 'number' ? v : protobufjs().util.LongBits.from(v).toNumber(false);
 }
 
 const VARINT = 0;

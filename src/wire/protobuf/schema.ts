@@ -3,7 +3,8 @@
 // the encoder and decoder walk without looking anything up per call.
 
 import { readFileSync } from 'node:fs';
-import protobuf from 'protobufjs';
+import type * as protobuf from 'protobufjs';
+import { protobufjs } from './library.ts';
 import { namingProfile, type NamingProfileName } from '../../naming.ts';
 
 /** How one value is written: a scalar, a message, or a type with its own JSON form. */
@@ -74,8 +75,9 @@ const PROTO_FILES = ['apimachinery.proto', 'core.proto', 'apis.proto'];
 let parsed: protobuf.Root | undefined;
 function schemas(): protobuf.Root {
   if (parsed) return parsed;
-  const root = new protobuf.Root();
-  for (const file of PROTO_FILES) protobuf.parse(readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'), root, { keepCase: true });
+  const pb = protobufjs();
+  const root = new pb.Root();
+  for (const file of PROTO_FILES) pb.parse(readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'), root, { keepCase: true });
   root.resolveAll();
   collectServed(root);
   return (parsed = root);
@@ -102,7 +104,7 @@ function kindOf(field: protobuf.Field, where: string): ValueKind {
   const scalar = SCALARS[field.type];
   if (scalar) return scalar;
   const resolved = field.resolvedType;
-  if (!(resolved instanceof protobuf.Type)) throw new Error(`protobuf schema: ${where}: unsupported type ${field.type}`);
+  if (!(resolved instanceof protobufjs().Type)) throw new Error(`protobuf schema: ${where}: unsupported type ${field.type}`);
   return SPECIAL[resolved.fullName] ?? 'message';
 }
 
@@ -118,7 +120,7 @@ function planOf(type: protobuf.Type): MessagePlan {
     const where = `${plan.name}.${field.name}`;
     const options = field.options ?? {};
     const kind = kindOf(field, where);
-    const map = field instanceof protobuf.MapField;
+    const map = field instanceof protobufjs().MapField;
     if (map && (field.keyType !== 'string' || (kind !== 'string' && kind !== 'quantity' && kind !== 'bytes' && kind !== 'stringlist')))
       throw new Error(`protobuf schema: ${where}: only maps of strings to strings, bytes, quantities or string lists are supported`);
     if (!map && kind === 'stringlist') throw new Error(`protobuf schema: ${where}: a string list is supported as a map value only`);
@@ -165,7 +167,7 @@ const served = new Map<string, MessagePlan>();
 
 function collectServed(ns: protobuf.NamespaceBase): void {
   for (const nested of ns.nestedArray) {
-    if (nested instanceof protobuf.Type) {
+    if (nested instanceof protobufjs().Type) {
       const serves = nested.options?.['(serves)'];
       if (typeof serves === 'string') {
         const slash = serves.indexOf('/');
@@ -173,7 +175,7 @@ function collectServed(ns: protobuf.NamespaceBase): void {
         served.set(key, planOf(nested));
       }
     }
-    if (nested instanceof protobuf.Namespace || nested instanceof protobuf.Type) collectServed(nested);
+    if (nested instanceof protobufjs().Namespace || nested instanceof protobufjs().Type) collectServed(nested);
   }
 }
 
