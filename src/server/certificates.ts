@@ -3,15 +3,35 @@
 // `system:masters`). They are written once into the certificate directory (mode 0600) and read
 // back on restart; a server with no directory of its own (in-process, throw-away storage) takes
 // them from a per-process cache, so several servers in one process generate keys once. Keys are
-// ECDSA P-256: fast to make and to handshake with. They are made with `node:crypto` alone
-// (x509-issue.ts), so a start loads no certificate library.
+// ECDSA P-256: fast to make and to handshake with. The certificate library is loaded the first
+// time a certificate is issued: a restart reads what it wrote and never loads it.
 
-import { createPrivateKey, generateKeyPair, X509Certificate as NodeCertificate, type KeyObject } from 'node:crypto';
+import { webcrypto, X509Certificate as NodeCertificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { certificatePublicKey, certificateSubject, ipAddressBytes, issueCertificate } from './x509-issue.ts';
+
+type X509 = typeof import('@peculiar/x509');
+let library: Promise<X509> | undefined;
+
+/** @peculiar/x509 (with the metadata polyfill it needs), loaded and set up once, when first issuing. */
+function certificateLibrary(): Promise<X509> {
+  return (library ??= (async () => {
+    await import('reflect-metadata');
+    const lib = await import('@peculiar/x509');
+    lib.cryptoProvider.set(webcrypto as unknown as Parameters<typeof lib.cryptoProvider.set>[0]);
+    return lib;
+  })());
+}
+
+/**
+ * Whether a host of the serving certificate is an IP address (an IPv6 address has a colon, which
+ * no host name has): node:net's isIP compiles an IPv6 pattern that costs a start tens of ms.
+ */
+const isIPAddress = (host: string): boolean => host.includes(':') || /^\d{1,3}(\.\d{1,3}){3}$/.test(host);
+
+type CryptoKey = webcrypto.CryptoKey;
+type CryptoKeyPair = webcrypto.CryptoKeyPair;
 
 /** A certificate and its private key, PEM. */
 export interface KeyPair {
@@ -27,6 +47,8 @@ export interface Pki {
   serviceAccountKey: string;
 }
 
+const EC: webcrypto.EcKeyGenParams & webcrypto.EcKeyImportParams = { name: 'ECDSA', namedCurve: 'P-256' };
+const SIGNING: webcrypto.EcdsaParams = { name: 'ECDSA', hash: 'SHA-256' };
 const DAY = 24 * 3600 * 1000;
 /** Certificates start a little in the past, so a peer whose clock is slightly behind accepts them. */
 const BACKDATE = 5 * 60 * 1000;
@@ -43,45 +65,64 @@ export function servingHosts(advertiseAddress?: string, bindAddress?: string): s
   return [...new Set(hosts.filter(Boolean))];
 }
 
-const generate = promisify(generateKeyPair);
-const newKeys = (): Promise<{ publicKey: KeyObject; privateKey: KeyObject }> => generate('ec', { namedCurve: 'P-256' });
-const keyPem = (key: KeyObject): string => key.export({ type: 'pkcs8', format: 'pem' }).toString();
+async function newKeys(): Promise<CryptoKeyPair> {
+  return (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
+}
+
+async function keyPem(key: CryptoKey): Promise<string> {
+  return (await certificateLibrary()).PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
+}
+
+async function importKey(pem: string): Promise<CryptoKey> {
+  return webcrypto.subtle.importKey('pkcs8', (await certificateLibrary()).PemConverter.decodeFirst(pem), EC, true, ['sign']);
+}
 
 async function makeCa(): Promise<KeyPair> {
+  const x509 = await certificateLibrary();
   const keys = await newKeys();
   const now = Date.now();
-  const cert = issueCertificate({
-    subject: { commonName: `orch-apiserver-ca@${Math.floor(now / 1000)}` },
-    publicKey: keys.publicKey,
-    signingKey: keys.privateKey,
-    issuerPublicKey: keys.publicKey,
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    name: `CN=orch-apiserver-ca@${Math.floor(now / 1000)}`,
+    keys,
+    signingAlgorithm: SIGNING,
     notBefore: new Date(now - BACKDATE),
     notAfter: new Date(now + 10 * 365 * DAY),
-    ca: true,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
   });
-  return { cert, key: keyPem(keys.privateKey) };
+  return { cert: cert.toString('pem'), key: await keyPem(keys.privateKey) };
 }
 
-async function issue(ca: KeyPair, subject: { commonName: string; organizations?: string[] }, usage: 'server' | 'client', hosts: readonly string[] = []): Promise<KeyPair> {
+async function issue(ca: KeyPair, subject: string, usage: 'server' | 'client', hosts: readonly string[] = []): Promise<KeyPair> {
+  const x509 = await certificateLibrary();
   const keys = await newKeys();
+  const caCert = new x509.X509Certificate(ca.cert);
   const now = Date.now();
-  const cert = issueCertificate({
+  const extensions: InstanceType<X509['Extension']>[] = [
+    new x509.BasicConstraintsExtension(false, undefined, true),
+    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+    new x509.ExtendedKeyUsageExtension([usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth]),
+    await x509.AuthorityKeyIdentifierExtension.create(caCert.publicKey),
+  ];
+  if (hosts.length) extensions.push(new x509.SubjectAlternativeNameExtension(hosts.map((h) => ({ type: isIPAddress(h) ? ('ip' as const) : ('dns' as const), value: h }))));
+  const cert = await x509.X509CertificateGenerator.create({
     subject,
-    issuer: certificateSubject(ca.cert),
+    issuer: caCert.subject,
     publicKey: keys.publicKey,
-    signingKey: createPrivateKey(ca.key),
-    issuerPublicKey: certificatePublicKey(ca.cert),
+    signingKey: await importKey(ca.key),
+    signingAlgorithm: SIGNING,
     notBefore: new Date(now - BACKDATE),
     notAfter: new Date(now + 365 * DAY),
-    ca: false,
-    usage,
-    hosts,
+    extensions,
   });
-  return { cert, key: keyPem(keys.privateKey) };
+  return { cert: cert.toString('pem'), key: await keyPem(keys.privateKey) };
 }
 
-const makeServing = (ca: KeyPair, hosts: readonly string[]) => issue(ca, { commonName: `orch-apiserver@${Math.floor(Date.now() / 1000)}` }, 'server', hosts);
-const makeAdmin = (ca: KeyPair) => issue(ca, { commonName: ADMIN_USER, organizations: [ADMIN_GROUP] }, 'client');
+const makeServing = (ca: KeyPair, hosts: readonly string[]) => issue(ca, `CN=orch-apiserver@${Math.floor(Date.now() / 1000)}`, 'server', hosts);
+const makeAdmin = (ca: KeyPair) => issue(ca, `CN=${ADMIN_USER}, O=${ADMIN_GROUP}`, 'client');
 
 /** Whether `pair` was issued by `ca`, is valid for a while yet, and (a serving pair) covers every host. */
 function stillGood(pair: KeyPair, ca: KeyPair, hosts: readonly string[] = []): boolean {
@@ -90,7 +131,7 @@ function stillGood(pair: KeyPair, ca: KeyPair, hosts: readonly string[] = []): b
     const caCert = new NodeCertificate(ca.cert);
     if (!c.checkIssued(caCert) || !c.verify(caCert.publicKey)) return false;
     if (Date.parse(c.validTo) - Date.now() < RENEW_BEFORE) return false;
-    return hosts.every((h) => (ipAddressBytes(h) ? c.checkIP(h) !== undefined : c.checkHost(h, { wildcards: false }) !== undefined));
+    return hosts.every((h) => (isIPAddress(h) ? c.checkIP(h) !== undefined : c.checkHost(h, { wildcards: false }) !== undefined));
   } catch {
     return false;
   }

@@ -1,10 +1,11 @@
-// What a default start loads: a fresh Node.js imports the package's entry point and starts a
-// server (throw-away storage, generated certificates, no token, no YAML, no protobuf), then lists
-// every module it loaded — ES modules through a resolve hook, CommonJS ones from the require cache.
-// The libraries a start does not need before its first request of their kind stay unloaded: an
-// ASN.1/X.509 library (certificates are issued with node:crypto), jose (no token signed or
-// verified yet), the YAML library, protobufjs, the ciphers of encryption at rest (none configured),
-// and prom-client beyond its registry and metric classes. Each cost a start time to load.
+// What a start loads: a fresh Node.js imports the package's entry point and starts a server (no
+// token, no YAML, no protobuf), then lists every module it loaded — ES modules through a resolve
+// hook, CommonJS ones from the require cache. The libraries a start does not need before its
+// first request of their kind stay unloaded: jose (no token signed or verified yet), the YAML
+// library, protobufjs, the ciphers of encryption at rest (none configured), and prom-client
+// beyond its registry and metric classes. The certificate library is loaded by a start that
+// issues certificates (the first on a data directory, or one with throw-away storage), never by a
+// restart, which reads them back. Each cost a start time to load.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,8 +17,8 @@ import { tempDir } from '../support/tmp.ts';
 
 const entry = new URL('../../src/index.ts', import.meta.url).href;
 
-/** The child: records resolved ES modules into `file` (from the hooks' thread), starts and stops a server, adds the require cache. */
-const script = (file: string) => `
+/** The child: records resolved ES modules into `file` (from the hooks' thread), starts and stops a server on `dataDir`, adds the require cache. */
+const script = (file: string, dataDir: string) => `
 import { register, createRequire } from 'node:module';
 import { appendFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -31,15 +32,18 @@ export async function resolve(specifier, context, next) {
 }\`;
 register('data:text/javascript,' + encodeURIComponent(hook), { data: { file: ${JSON.stringify(file)} } });
 const { startServer } = await import(${JSON.stringify(entry)});
-const server = await startServer();
+const server = await startServer({ dataDir: ${JSON.stringify(dataDir)} });
 await server.close();
 appendFileSync(${JSON.stringify(file)}, Object.keys(createRequire(import.meta.url).cache).map((p) => pathToFileURL(p).href + '\\n').join(''));
 `;
 
-test('a default start loads no certificate library, jose, YAML, protobufjs, ciphers or prom-client beyond its metric classes', async () => {
-  const file = join(tempDir('start-up-imports'), 'loaded.txt');
+const CERTIFICATE_LIBRARY = ['@peculiar/x509', '@peculiar/asn1-schema', 'asn1js', 'reflect-metadata', 'tsyringe'];
+
+/** The packages a start on `dataDir` loaded that it should not have (`allowed`: these may load). */
+async function unwantedLoads(dir: string, dataDir: string, allowed: readonly string[]): Promise<string[]> {
+  const file = join(dir, `loaded-${Math.random().toString(36).slice(2)}.txt`);
   const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
-  const child = spawn(process.execPath, [...tsLoader, '--input-type=module', '-e', script(file)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...tsLoader, '--input-type=module', '-e', script(file, dataDir)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -49,12 +53,21 @@ test('a default start loads no certificate library, jose, YAML, protobufjs, ciph
   assert.ok(loaded.some((u) => u.endsWith('/src/server/server.ts')), 'the resolve hook saw nothing');
   assert.ok(loaded.some((u) => u.includes('/node_modules/lmdb/')), 'lmdb was not seen loading');
   const packageOf = (u: string) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(u);
-  const unwanted = loaded.filter((u) => {
+  return loaded.filter((u) => {
     const m = packageOf(u);
     if (!m) return false;
     const [, name, rest] = m;
-    if (['@peculiar/x509', '@peculiar/asn1-schema', 'asn1js', 'reflect-metadata', 'tsyringe', 'jose', 'yaml', 'protobufjs', '@noble/ciphers'].includes(name!)) return true;
+    if (allowed.includes(name!)) return false;
+    if ([...CERTIFICATE_LIBRARY, 'jose', 'yaml', 'protobufjs', '@noble/ciphers'].includes(name!)) return true;
     return name === 'prom-client' && !/^lib\/(registry|counter|gauge|histogram|metric|util|validation|exemplar)\.js$/.test(rest!);
   });
-  assert.deepEqual(unwanted, []);
+}
+
+test('a start loads no jose, YAML, protobufjs, ciphers or prom-client beyond its metric classes; a restart loads no certificate library either', async () => {
+  const dir = tempDir('start-up-imports');
+  const dataDir = join(dir, 'data');
+  // The first start issues the CA, serving and administrator certificates.
+  assert.deepEqual(await unwantedLoads(dir, dataDir, CERTIFICATE_LIBRARY), []);
+  // The restart reads them back.
+  assert.deepEqual(await unwantedLoads(dir, dataDir, []), []);
 });
