@@ -76,5 +76,47 @@ describe('kubectl', () => {
     assert.notEqual(refused.code, 0);
     assert.match(refused.stderr, /field label not supported: spec\.size/);
   });
-});
 
+  test('kubectl: rules real CRDs write (has() of an indexed element, isIP, durations of unbounded strings) and an RE2 (?i) pattern', async () => {
+    assert.equal((await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kubectl-rules' } })).status, 201);
+    const k = kubectlFor(server, { namespace: 'kubectl-rules', label: 'crd-kubectl-rules' });
+    const crd = widgetCrd('rules.kubectl.example.com', { plural: 'trails', kind: 'Trail', shortNames: ['trl'], categories: [] });
+    crd.spec.versions[0].schema.openAPIV3Schema.properties.spec = {
+      type: 'object',
+      properties: {
+        hostnames: { type: 'array', maxItems: 16, items: { type: 'string', maxLength: 253 }, 'x-kubernetes-validations': [{ rule: 'self.all(h, !isIP(h))', message: 'hostnames must be names, not IP addresses' }] },
+        mode: { type: 'string', pattern: '^(?i)(fast|safe)$' },
+        segments: {
+          type: 'array',
+          maxItems: 16,
+          items: {
+            type: 'object',
+            properties: {
+              matches: { type: 'array', maxItems: 8, items: { type: 'object', properties: { path: { type: 'object', properties: { kind: { type: 'string', enum: ['Exact', 'Prefix'] } } } } } },
+              timeouts: {
+                type: 'object',
+                properties: { total: { type: 'string' }, attempt: { type: 'string' } },
+                'x-kubernetes-validations': [{ rule: '!(has(self.total) && has(self.attempt)) || duration(self.attempt) <= duration(self.total)', message: 'an attempt may not outlast the total' }],
+              },
+            },
+            'x-kubernetes-validations': [{ rule: "size(self.matches) != 1 || !has(self.matches[0].path) || self.matches[0].path.kind == 'Prefix'", message: 'a single match must be a prefix' }],
+          },
+        },
+      },
+    };
+    await k.ok(['apply', '--server-side', '-f', k.file('crd.yaml', stringify(crd))]);
+    await k.ok(['wait', '--for=condition=Established', `crd/${crd.metadata.name}`, '--timeout=20s']);
+    const trail = (name: string, spec: unknown) => k.file(`${name}.yaml`, stringify({ apiVersion: 'rules.kubectl.example.com/v1', kind: 'Trail', metadata: { name }, spec }));
+    await k.ok(['apply', '--server-side', '-f', trail('good', { hostnames: ['example.com'], mode: 'SAFE', segments: [{ matches: [{ path: { kind: 'Prefix' } }], timeouts: { total: '10s', attempt: '2s' } }, { matches: [] }] })]);
+    const refused = async (name: string, spec: unknown, message: RegExp) => {
+      const r = await k.run(['apply', '--server-side', '-f', trail(name, spec)]);
+      assert.notEqual(r.code, 0, `${name} was accepted`);
+      assert.match(r.stderr, message, name);
+    };
+    await refused('ip', { hostnames: ['192.0.2.1'] }, /spec\.hostnames: Invalid value: "array": hostnames must be names, not IP addresses/);
+    await refused('slow', { mode: 'slow' }, /spec\.mode: Invalid value: "slow": spec\.mode in body should match '\^\(\?i\)\(fast\|safe\)\$'/);
+    await refused('exact', { segments: [{ matches: [{ path: { kind: 'Exact' } }] }] }, /spec\.segments\[0\]: Invalid value: "object": a single match must be a prefix/);
+    await refused('long', { segments: [{ timeouts: { total: '1s', attempt: '5s' } }] }, /spec\.segments\[0\]\.timeouts: Invalid value: "object": an attempt may not outlast the total/);
+    assert.deepEqual(tableRows(await k.ok(['get', 'trl'])).slice(1).map((r) => r[0]), ['good']);
+  });
+});
