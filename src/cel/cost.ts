@@ -13,6 +13,7 @@
 
 import { CelBudgetError, CelCostError } from './errors.ts';
 import { CelCIDR } from './library/net.ts';
+import { CelFormat } from './library/named-format.ts';
 
 /** Kubernetes' limit on one evaluation (PerCallLimit). */
 export const DEFAULT_PER_CALL_LIMIT = 1_000_000;
@@ -258,6 +259,8 @@ const CALL_PRICES: Record<string, Price> = {
   isLinkLocalMulticast: one,
   isLinkLocalUnicast: one,
   isGlobalUnicast: one,
+  // format: a regex of the format's size over the string, as cel-go prices a match.
+  validate: (a) => (a[0] instanceof CelFormat ? Math.ceil((1 + actualSize(a[1])) * PRICES.stringTraversalFactor) * Math.ceil(a[0].maxRegexSize * PRICES.regexLengthFactor) : 1),
   containsIP: (a) => traversalCost(actualSize(a[0]) * 2) + (typeof a[1] === 'string' ? traversalCost(actualSize(a[1])) : 0),
   containsCIDR: (a) => traversalCost(actualSize(a[0]) * 2) + traversalCost(actualSize(a[0])) + 1 + (typeof a[1] === 'string' ? traversalCost(actualSize(a[1])) : 0),
   sign: one,

@@ -17,6 +17,7 @@ import { registerRegex } from './library/regex.ts';
 import { registerURLs } from './library/urls.ts';
 import { registerQuantity } from './library/quantity.ts';
 import { registerNet } from './library/net.ts';
+import { registerFormat } from './library/named-format.ts';
 import { registerOptionals } from './library/optionals.ts';
 import { registerTime } from './library/time.ts';
 import { nodePrice, rewriteAfterCheck, rewriteBeforeCheck, type AstNode } from './rewrite.ts';
@@ -74,6 +75,7 @@ function baseEnvironment(): Environment {
   registerURLs(r);
   registerQuantity(r);
   registerNet(r);
+  registerFormat(r);
   registerOptionals(r);
   registerTime(r);
   base = env;

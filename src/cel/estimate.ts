@@ -401,6 +401,9 @@ class Estimator {
       case 'isLinkLocalUnicast':
       case 'isGlobalUnicast':
         return fixed(1);
+      case 'validate':
+        // A named format's validation: Kubernetes prices it as a match of its longest pattern (128).
+        return subject?.checkedType?.name === 'kubernetes.NamedFormat' ? factor(factor(size(rest[0]), TRAVERSAL), 128 * PRICES.regexLengthFactor) : fixed(1);
       case 'containsIP':
       case 'containsCIDR': {
         // Two addresses of 4 or 16 bytes compared; a CIDR also masked; a string argument parsed first.

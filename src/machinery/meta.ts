@@ -59,6 +59,18 @@ export function dns1123Label(v: string): string[] {
   return out;
 }
 
+const dns1035LabelRe = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1035_LABEL_MSG =
+  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
+/** Problems with a DNS-1035 label (≤ 63), as message strings; empty when valid. */
+export function dns1035Label(v: string): string[] {
+  const out: string[] = [];
+  if (v.length > 63) out.push('must be no more than 63 characters');
+  if (!dns1035LabelRe.test(v)) out.push(DNS1035_LABEL_MSG);
+  return out;
+}
+
 export function dns1123Subdomain(v: string): string[] {
   const out: string[] = [];
   if (v.length > 253) out.push('must be no more than 253 characters');

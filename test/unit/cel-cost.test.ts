@@ -69,6 +69,9 @@ const CASES: [string, number, Record<string, unknown>?][] = [
   ["cidr('192.168.0.0/16').containsIP(ip('192.0.0.1'))", 4], ["cidr('192.168.0.0/16').containsIP(ip('192.169.169.250'))", 5],
   ["cidr('192.168.0.0/16').containsIP('192.0.0.1')", 4],
   ["cidr('2001:db8::/32').containsIP('2001:db8:3333:4444:5555:6666:7777:8888')", 7],
+  // format (cost_test.go): a regex of the format's pattern size over the string
+  ['format.named("dns1123subdomain")', 1], ['format.named("dns1123Subdomain").value().validate("my-name")', 17], ['format.named("dns1123Label").value().validate("my-name")', 10],
+  ['format.named("dns1123Label").value() == format.named("dns1123Label").value()', 5],
   // cel-go's runtime cost tests (presence tests free, as Kubernetes configures them)
   ['"Hello World!"', 0], ['input', 1, { input: [1n, 2n] }], ["input['key']", 2, { input: { key: 'v' } }], ['input[0]', 2, { input: ['v'] }],
   ["input['ke' + 'y']", 3, { input: { key: 'v' } }], ['input[3-3]', 3, { input: ['v'] }], ['input.single_int32', 2, { input: { single_int32: 1n } }],

@@ -402,3 +402,34 @@ test('has() tests a field of any operand, as cel-go: an index, a call, a parenth
   assert.equal(run("has(l[0].a) && l.size() > 1 ? has(l[1].a) : true"), false);
   assert.throws(() => list.compile('has(l[0])'), (e: unknown) => e instanceof CelCompileError && /invalid argument/.test(e.message));
 });
+
+test('format library: named validations, optional.none() when valid, Kubernetes’ messages when not', () => {
+  const none = (expr: string) => assert.equal(value(`${expr}.hasValue()`), false, expr);
+  for (const expr of [
+    'format.dns1123Label().validate("my-label-name")',
+    'format.dns1123Subdomain().validate("apiextensions.k8s.io")',
+    'format.qualifiedName().validate("apiextensions.k8s.io/v1beta1")',
+    'format.dns1123LabelPrefix().validate("my-label-prefix-")',
+    'format.dns1123SubdomainPrefix().validate("mysubdomain.prefix.-")',
+    'format.dns1035LabelPrefix().validate("my-label-prefix-")',
+    'format.uri().validate("http://example.com")',
+    'format.uuid().validate("123e4567-e89b-12d3-a456-426614174000")',
+    'format.byte().validate("aGVsbG8=")',
+    'format.date().validate("2021-01-01")',
+    'format.datetime().validate("2021-01-01T00:00:00Z")',
+    'format.labelValue().validate("my-cool-label-Value")',
+  ])
+    none(expr);
+  check([
+    ['format.dns1123Label().validate("contains a space").value()', ["a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"]],
+    ['format.dns1035LabelPrefix().validate("contains a space-").value()', ["a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"]],
+    ['format.byte().validate("aGVsbG8").value()', ['invalid base64']],
+    ['format.date().validate("2020-01-32").value()', ['invalid date']],
+    ['format.datetime().validate("2020-01-32T00:00:00Z").value()', ['invalid datetime']],
+    ['format.uuid().validate("nope").value()', ['does not match the UUID format']],
+    ['format.named("unknown").hasValue()', false],
+    ['format.named("dns1123Label").value() == format.dns1123Label()', true],
+    ['format.dns1123Label() == format.dns1035Label()', false],
+    ["!format.dns1123Label().validate('Not_Valid').hasValue()", false],
+  ]);
+});

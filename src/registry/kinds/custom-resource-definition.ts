@@ -7,7 +7,7 @@ import { X509Certificate } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { Naming } from '../../naming.ts';
 import { child, fieldError, type FieldError } from '../../machinery/field-errors.ts';
-import { dns1123Subdomain, nowTimestamp, type KObject } from '../../machinery/meta.ts';
+import { dns1035Label, dns1123Subdomain, nowTimestamp, type KObject } from '../../machinery/meta.ts';
 import { validateConditions, validateImmutable } from '../../machinery/validation.ts';
 import type { Schema } from '../../machinery/schema.ts';
 import { ALL_VERBS, type KindDefinition } from '../definition.ts';
@@ -85,16 +85,8 @@ const SCOPES = ['Cluster', 'Namespaced'];
 const CONVERSION_STRATEGIES = ['None', 'Webhook'];
 const COLUMN_TYPES = ['boolean', 'date', 'integer', 'number', 'string'];
 const COLUMN_FORMATS = ['byte', 'date', 'date-time', 'double', 'float', 'int32', 'int64', 'name', 'password'];
-const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1035_MSG = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
-
 /** IsDNS1035Label's problems. */
-function dns1035Problems(v: string): string[] {
-  const out: string[] = [];
-  if (v.length > 63) out.push('must be no more than 63 characters');
-  if (!DNS1035_LABEL.test(v)) out.push(DNS1035_MSG);
-  return out;
-}
+const dns1035Problems = dns1035Label;
 
 /** IsDNS1035Label's problems, joined as kube-apiserver joins them. */
 function dns1035(v: string): string {
