@@ -208,6 +208,9 @@ export function regexPrice(input: unknown, pattern: unknown): number {
 
 type Price = (args: unknown[]) => number;
 
+/** A sets function's price: its receiver is the namespace, then the two lists. */
+const setsPrice = (a: unknown[], factor: number): number => (a.length === 3 ? 1 + Math.floor(actualSize(a[1]) * actualSize(a[2]) * factor) : 1);
+
 const byFirst: Price = (a) => traversalCost(actualSize(a[0]));
 const twiceFirst: Price = (a) => Math.ceil(actualSize(a[0]) * 2 * PRICES.stringTraversalFactor);
 const traverseFirst: Price = (a) => valueTraversalCost(a[0]);
@@ -221,7 +224,10 @@ const CALL_PRICES: Record<string, Price> = {
   // cel-go
   startsWith: byFirst,
   endsWith: byFirst,
-  contains: (a) => (typeof a[0] === 'string' ? traversalCost(actualSize(a[0])) * traversalCost(actualSize(a[1])) : 1),
+  contains: (a) => (typeof a[0] === 'string' ? traversalCost(actualSize(a[0])) * traversalCost(actualSize(a[1])) : setsPrice(a, 1)),
+  // cel-go's sets: 1 and the product of the lists' sizes (twice for equivalent).
+  intersects: (a) => setsPrice(a, 1),
+  equivalent: (a) => setsPrice(a, 2),
   matches: (a) => regexPrice(a[0], a[1]),
   bytes: (a) => (typeof a[0] === 'string' ? byFirst(a) : 1),
   string: (a) => (a[0] instanceof Uint8Array ? byFirst(a) : 1),

@@ -18,6 +18,7 @@ import { registerURLs } from './library/urls.ts';
 import { registerQuantity } from './library/quantity.ts';
 import { registerNet } from './library/net.ts';
 import { registerFormat } from './library/named-format.ts';
+import { registerSets } from './library/sets.ts';
 import { registerOptionals } from './library/optionals.ts';
 import { registerTime } from './library/time.ts';
 import { nodePrice, rewriteAfterCheck, rewriteBeforeCheck, type AstNode } from './rewrite.ts';
@@ -76,6 +77,7 @@ function baseEnvironment(): Environment {
   registerQuantity(r);
   registerNet(r);
   registerFormat(r);
+  registerSets(r);
   registerOptionals(r);
   registerTime(r);
   base = env;

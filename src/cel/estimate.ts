@@ -298,7 +298,13 @@ class Estimator {
       case 'endsWith':
         return factor(size(rest[0]), TRAVERSAL);
       case 'contains':
+        if (subject && isList(subject) && rest[0] !== undefined) return add(mul(size(subject), size(rest[0])), fixed(1));
         return subject && isText(subject) ? mul(factor(size(subject), TRAVERSAL), factor(size(rest[0]), TRAVERSAL)) : fixed(1);
+      case 'intersects':
+      case 'equivalent':
+        // cel-go's sets: 1 and the product of the lists' sizes (twice for equivalent).
+        if (!subject || rest[0] === undefined) return fixed(1);
+        return add(factor(mul(size(subject), size(rest[0])), name === 'equivalent' ? 2 : 1), fixed(1));
       case 'matches':
       case 'find':
       case 'findAll': {

@@ -400,7 +400,7 @@ function priceMacro(node: AstNode): boolean {
 }
 
 /** Namespaces written as receivers of global functions (`strings.quote`): free, as in cel-go. */
-const NAMESPACES = new Set(['strings', 'optional', 'cel', 'math', 'ip', 'format']);
+const NAMESPACES = new Set(['strings', 'optional', 'cel', 'math', 'ip', 'format', 'sets']);
 
 /**
  * What visiting a node costs by itself, as cel-go's tracker prices it: constants and the logical

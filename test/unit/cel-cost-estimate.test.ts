@@ -140,6 +140,7 @@ test("estimates of Kubernetes' library cost tests (expressions over literals)", 
     ["ip.isCanonical('2001:db8:3333:4444:5555:6666:7777:8888')", 8, 8], ["cidr('192.168.0.0/16').masked()", 3, 3],
     ["cidr('192.168.0.0/16').containsCIDR(cidr('192.0.0.0/30'))", 7, 11], ["cidr('192.168.0.0/16').containsCIDR('192.0.0.0/30')", 7, 11],
     ["cidr('192.168.0.0/16').containsIP(ip('192.0.0.1'))", 4, 7],
+    ['sets.contains([1, 2, 3, 4], [2, 3])', 29, 29], ['!sets.equivalent([1], [1, 2])', 26, 26], ['sets.intersects([1], [1, 1])', 23, 23],
     ['format.named("dns1123subdomain")', 1, 1], ['format.named("dns1123Label").value().validate("my-name")', 34, 34], ["cidr('192.168.0.0/16').containsIP('192.169.0.1')", 5, 8],
   ];
   const wrong = cases.flatMap(([expr, min, max]) => {

@@ -72,6 +72,9 @@ const CASES: [string, number, Record<string, unknown>?][] = [
   // format (cost_test.go): a regex of the format's pattern size over the string
   ['format.named("dns1123subdomain")', 1], ['format.named("dns1123Subdomain").value().validate("my-name")', 17], ['format.named("dns1123Label").value().validate("my-name")', 10],
   ['format.named("dns1123Label").value() == format.named("dns1123Label").value()', 5],
+  // cel-go's sets (sets_test.go): the literals, 1, and the product of the sizes (twice for equivalent)
+  ['sets.contains([], [])', 21], ['sets.contains([1], [1])', 22], ['sets.contains([1, 2, 3, 4], [2, 3])', 29], ['!sets.contains([1], [1, 2])', 24],
+  ['sets.equivalent([1], [1, 1])', 25], ['!sets.equivalent([1], [1, 2])', 26], ['sets.intersects([1], [1, 1])', 23], ['!sets.intersects([], [])', 22],
   // cel-go's runtime cost tests (presence tests free, as Kubernetes configures them)
   ['"Hello World!"', 0], ['input', 1, { input: [1n, 2n] }], ["input['key']", 2, { input: { key: 'v' } }], ['input[0]', 2, { input: ['v'] }],
   ["input['ke' + 'y']", 3, { input: { key: 'v' } }], ['input[3-3]', 3, { input: ['v'] }], ['input.single_int32', 2, { input: { single_int32: 1n } }],

@@ -433,3 +433,23 @@ test('format library: named validations, optional.none() when valid, Kubernetesâ
     ["!format.dns1123Label().validate('Not_Valid').hasValue()", false],
   ]);
 });
+
+test('sets library: contains, equivalent, intersects with CEL equality', () => {
+  check([
+    ['sets.contains([], [])', true],
+    ['sets.contains([1], [])', true],
+    ['sets.contains([1], [1, 1])', true],
+    ['sets.contains([1, 2, 3, 4], [2, 3])', true],
+    ['sets.contains([1], [2])', false],
+    ['sets.contains([1], [1, 2])', false],
+    ["sets.contains(['a', 'b'], ['b'])", true],
+    ['sets.contains([[1], [2]], [[2]])', true],
+    ['sets.equivalent([], [])', true],
+    ['sets.equivalent([1], [1, 1])', true],
+    ['sets.equivalent([2, 1], [1])', false],
+    ['sets.intersects([1], [1, 2])', true],
+    ['sets.intersects([], [])', false],
+    ['sets.intersects([1], [])', false],
+    ['sets.intersects([1, 2], [3, 2])', true],
+  ]);
+});
