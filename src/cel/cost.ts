@@ -251,6 +251,8 @@ const CALL_PRICES: Record<string, Price> = {
   findAll: (a) => regexPrice(a[0], a[1]),
   quantity: byFirst,
   isQuantity: byFirst,
+  semver: byFirst,
+  isSemver: byFirst,
   // IP and CIDR: parsing a string is a traversal of it; an accessor is nominal.
   cidr: byFirst,
   isIP: byFirst,

@@ -19,6 +19,7 @@ import { registerQuantity } from './library/quantity.ts';
 import { registerNet } from './library/net.ts';
 import { registerFormat } from './library/named-format.ts';
 import { registerSets } from './library/sets.ts';
+import { registerSemver } from './library/semver.ts';
 import { registerOptionals } from './library/optionals.ts';
 import { registerTime } from './library/time.ts';
 import { nodePrice, rewriteAfterCheck, rewriteBeforeCheck, type AstNode } from './rewrite.ts';
@@ -78,6 +79,7 @@ function baseEnvironment(): Environment {
   registerNet(r);
   registerFormat(r);
   registerSets(r);
+  registerSemver(r);
   registerOptionals(r);
   registerTime(r);
   base = env;

@@ -389,6 +389,8 @@ class Estimator {
       }
       case 'quantity':
       case 'isQuantity':
+      case 'semver':
+      case 'isSemver':
       case 'cidr':
       case 'isIP':
       case 'isCIDR':

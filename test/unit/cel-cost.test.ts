@@ -72,6 +72,7 @@ const CASES: [string, number, Record<string, unknown>?][] = [
   // format (cost_test.go): a regex of the format's pattern size over the string
   ['format.named("dns1123subdomain")', 1], ['format.named("dns1123Subdomain").value().validate("my-name")', 17], ['format.named("dns1123Label").value().validate("my-name")', 10],
   ['format.named("dns1123Label").value() == format.named("dns1123Label").value()', 5],
+  ["semver('1.2.3-alpha.1')", 2], ["semver('1.2.3').isLessThan(semver('1.2.4'))", 3],
   // cel-go's sets (sets_test.go): the literals, 1, and the product of the sizes (twice for equivalent)
   ['sets.contains([], [])', 21], ['sets.contains([1], [1])', 22], ['sets.contains([1, 2, 3, 4], [2, 3])', 29], ['!sets.contains([1], [1, 2])', 24],
   ['sets.equivalent([1], [1, 1])', 25], ['!sets.equivalent([1], [1, 2])', 26], ['sets.intersects([1], [1, 1])', 23], ['!sets.intersects([], [])', 22],

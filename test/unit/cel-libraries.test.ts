@@ -453,3 +453,31 @@ test('sets library: contains, equivalent, intersects with CEL equality', () => {
     ['sets.intersects([1, 2], [3, 2])', true],
   ]);
 });
+
+test('semver library: semver(), isSemver(), normalization, the members and precedence', () => {
+  check([
+    ["isSemver('1.0.0')", true],
+    ["isSemver('0.1.0-alpha.1+build.5')", true],
+    ["isSemver('hello')", false],
+    ["isSemver('v1.0')", false],
+    ["isSemver('01.0.0')", false],
+    ["isSemver('1.0.0-01')", false],
+    ["isSemver('v1.0', true)", true],
+    ["isSemver('1.0-beta', true)", false],
+    ["semver('v1.0.0', true) == semver('1.0.0')", true],
+    ["semver('1.0', true) == semver('1.0.0')", true],
+    ["semver('01.01.01', true) == semver('1.1.1')", true],
+    ["semver('1.2.3').major()", 1],
+    ["semver('1.2.3').minor()", 2],
+    ["semver('1.2.3').patch()", 3],
+    ["semver('1.2.3').compareTo(semver('1.2.3'))", 0],
+    ["semver('1.2.3').compareTo(semver('2.0.0'))", -1],
+    ["semver('1.2.3').compareTo(semver('0.1.2'))", 1],
+    ["semver('1.0.0-alpha').isLessThan(semver('1.0.0'))", true],
+    ["semver('1.0.0-alpha.1').isLessThan(semver('1.0.0-alpha.beta'))", true],
+    ["semver('1.0.0-alpha.2').isLessThan(semver('1.0.0-alpha.10'))", true],
+    ["semver('1.0.0-rc.1').isGreaterThan(semver('1.0.0-beta.11'))", true],
+    ["semver('1.0.0+a') == semver('1.0.0+b')", true],
+  ]);
+  fails([["semver('200K')", 'No Major.Minor.Patch elements found']]);
+});
