@@ -15,7 +15,6 @@ import { arr, bool, condition, describe, int32, obj, objectMeta, objectSchema, s
 import { customResourceDefinitionDocs } from './docs/custom-resource-definition.ts';
 import { keepStatus, statusSubresource } from './status-subresource.ts';
 import { validateCustomResourceSchema } from '../custom-resource-schema.ts';
-import { JsonPathError, parseFieldPath } from '../../machinery/jsonpath.ts';
 
 export interface CrdNames {
   plural?: string;
@@ -375,7 +374,6 @@ function validateSpec(spec: CrdSpec, at: string, lenient: Leniency): FieldError[
     }
     errs.push(...validateScale(v.subresources?.scale, `${vAt}.subresources`));
     (v.additionalPrinterColumns ?? []).forEach((c, j) => errs.push(...validateColumn(c, `${vAt}.additionalPrinterColumns[${j}]`)));
-    errs.push(...validateColumnPaths(v.additionalPrinterColumns ?? [], `${vAt}.additionalPrinterColumns`));
   });
   if (!unique) errs.push(fieldError.invalid(`${at}.versions`, versions, 'must contain unique version names'));
   if (storage !== 1) errs.push(fieldError.invalid(`${at}.versions`, versions, 'must have exactly one version marked as storage version'));
@@ -444,25 +442,6 @@ function validateColumn(c: CrdColumn, at: string): FieldError[] {
   if (c.format && !COLUMN_FORMATS.includes(c.format)) errs.push(fieldError.invalid(`${at}.format`, c.format, `must be one of ${COLUMN_FORMATS.join(',')}`));
   if (!c.jsonPath) errs.push(fieldError.required(`${at}.JSONPath`));
   else errs.push(...simpleJsonPath(c.jsonPath, `${at}.JSONPath`));
-  return errs;
-}
-
-/**
- * Printer column paths must parse as the JSONPath the table convertor evaluates (kube-apiserver
- * itself only checks the leading dot, and serves no columns from the first that does not parse).
- */
-function validateColumnPaths(cols: readonly CrdColumn[], at: string): FieldError[] {
-  const errs: FieldError[] = [];
-  cols.forEach((c, j) => {
-    const path = c.jsonPath;
-    if (!path || path[0] !== '.') return;
-    try {
-      parseFieldPath(path);
-    } catch (e) {
-      if (!(e instanceof JsonPathError)) throw e;
-      errs.push(fieldError.invalid(`${at}[${j}].JSONPath`, path, `unrecognized column definition: ${e.message}`));
-    }
-  });
   return errs;
 }
 
