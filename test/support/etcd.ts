@@ -120,7 +120,15 @@ export async function startEtcd(opts: { members?: number } = {}): Promise<EtcdCl
   hookExit();
   const n = opts.members ?? 1;
   const specs: { name: string; clientPort: number; peerPort: number }[] = [];
-  for (let i = 0; i < n; i++) specs.push({ name: `m${i}`, clientPort: await freePort(), peerPort: await freePort() });
+  // The kernel may hand out a port again once it is released: every member's two ports are distinct.
+  const taken = new Set<number>();
+  const distinctPort = async (): Promise<number> => {
+    for (;;) {
+      const port = await freePort();
+      if (!taken.has(port)) return (taken.add(port), port);
+    }
+  };
+  for (let i = 0; i < n; i++) specs.push({ name: `m${i}`, clientPort: await distinctPort(), peerPort: await distinctPort() });
   const initialCluster = specs.map((s) => `${s.name}=http://127.0.0.1:${s.peerPort}`).join(',');
   const token = `test-${process.pid}-${Date.now()}`;
 
