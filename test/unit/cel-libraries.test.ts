@@ -478,6 +478,9 @@ test('semver library: semver(), isSemver(), normalization, the members and prece
     ["semver('1.0.0-alpha.2').isLessThan(semver('1.0.0-alpha.10'))", true],
     ["semver('1.0.0-rc.1').isGreaterThan(semver('1.0.0-beta.11'))", true],
     ["semver('1.0.0+a') == semver('1.0.0+b')", true],
+    ["isSemver('18446744073709551615.0.0')", true],
+    ["isSemver('18446744073709551616.0.0')", false],
+    [`isSemver('1.0.0-${'9'.repeat(30)}')`, false],
   ]);
   fails([["semver('200K')", 'No Major.Minor.Patch elements found']]);
 });

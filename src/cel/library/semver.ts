@@ -21,6 +21,14 @@ export class CelSemver {
 
 const NUMERIC = /^[0-9]+$/;
 const IDENTIFIER = /^[0-9A-Za-z-]+$/;
+const MAX_UINT64 = 2n ** 64n - 1n;
+
+/** Go's strconv.ParseUint(text, 10, 64): the number, or undefined past uint64 (checked before any BigInt is made of a long text). */
+const uint64 = (text: string): bigint | undefined => {
+  if (text.length > 20) return undefined;
+  const n = BigInt(text);
+  return n > MAX_UINT64 ? undefined : n;
+};
 
 /** blang/semver's Parse: the version, or its error text. */
 function parse(s: string): CelSemver | string {
@@ -40,13 +48,16 @@ function parse(s: string): CelSemver | string {
   for (const [name, text] of [['major', major], ['minor', minor], ['patch', patch]] as const) {
     if (!NUMERIC.test(text)) return `Invalid character(s) found in ${name} number ${JSON.stringify(text)}`;
     if (text.length > 1 && text.startsWith('0')) return `${name[0]!.toUpperCase()}${name.slice(1)} number must not contain leading zeroes ${JSON.stringify(text)}`;
-    numbers.push(BigInt(text));
+    const n = uint64(text);
+    if (n === undefined) return `strconv.ParseUint: parsing ${JSON.stringify(text)}: value out of range`;
+    numbers.push(n);
   }
   const pre = dash < 0 ? [] : withPre.slice(dash + 1).split('.');
   for (const p of pre) {
     if (p === '') return 'Prerelease is empty';
     if (!IDENTIFIER.test(p)) return `Invalid character(s) found in prerelease ${JSON.stringify(p)}`;
     if (NUMERIC.test(p) && p.length > 1 && p.startsWith('0')) return `Numeric PreRelease version must not contain leading zeroes ${JSON.stringify(p)}`;
+    if (NUMERIC.test(p) && uint64(p) === undefined) return `strconv.ParseUint: parsing ${JSON.stringify(p)}: value out of range`;
   }
   if (build >= 0)
     for (const b of rest.slice(build + 1).split('.')) {
