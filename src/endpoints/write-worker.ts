@@ -37,15 +37,31 @@ const COLLECT_AFTER_BYTES = 1024 * 1024;
 // collector to reclaim: the worker's memory, which is the server's, would stay at its high-water
 // mark. A full collection once the answer is sent costs little (what is live is small) and returns it.
 setFlagsFromString('--expose-gc');
-const collect = runInNewContext('gc') as () => void;
+const gc = runInNewContext('gc') as (options?: { type?: 'major' | 'minor'; flavor?: 'regular' | 'last-resort' }) => void;
+const collect = (): void => gc();
+/**
+ * An idle worker's collection also gives back the young generation a large write grew (V8 shrinks
+ * it only when it collects to reduce memory, as it does for its last-resort collection).
+ */
+const collectAll = (): void => gc({ type: 'major', flavor: 'last-resort' });
+
+/**
+ * How long a worker stays idle before it collects what smaller jobs left: each leaves less than a
+ * large one, but together they fill the young generation and the old one's growth, and an idle
+ * worker would keep them as long as it lives.
+ */
+const IDLE_COLLECT_MS = 1000;
+let idle: NodeJS.Timeout | undefined;
 
 parentPort!.postMessage({ ready: true } satisfies WriteReply);
-parentPort!.on('message', (msg: WriteJob) =>
+parentPort!.on('message', (msg: WriteJob) => {
+  clearTimeout(idle);
   void run(msg).then((reply) => {
     parentPort!.postMessage(reply);
     if (msg.input.bytes + (msg.job.stored?.value.byteLength ?? 0) >= COLLECT_AFTER_BYTES) setImmediate(collect);
-  }),
-);
+    (idle = setTimeout(collectAll, IDLE_COLLECT_MS)).unref();
+  });
+});
 
 async function run({ id, job, input }: WriteJob): Promise<WriteReply> {
   events = [];
