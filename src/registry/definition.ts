@@ -101,7 +101,11 @@ export interface KindDefinition {
   /** The schema of the whole object, envelope and metadata included. */
   schema: Schema;
   nameRule: NameRule;
-  /** Whether `metadata.generation` is kept (1 on create, +1 on each change outside metadata/status). */
+  /**
+   * Whether `metadata.generation` is kept: 1 on create, +1 on each change outside metadata, and
+   * outside status when the kind has a `status` subresource (a custom resource without one counts
+   * its status changes too, as kube-apiserver's custom resource strategy does).
+   */
   tracksGeneration: boolean;
   /** PUT of a missing object creates it. */
   allowCreateOnUpdate: boolean;

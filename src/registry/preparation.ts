@@ -156,6 +156,8 @@ export class WritePreparation {
   readonly fields: FieldManager;
   /** The schema's validation rules, compiled once (a bad rule fails the server's start). */
   private readonly rules: RuleValidator | undefined;
+  /** Status changes are no new generation: the kind has a `status` subresource. */
+  private readonly statusApart: boolean;
 
   constructor(
     def: KindDefinition,
@@ -171,6 +173,7 @@ export class WritePreparation {
         ? new DefaultedJson(apiVersion, def.kind, def.schema)
         : new StoredJson(apiVersion, def.kind);
     this.fields = new FieldManager(def);
+    this.statusApart = def.subresources?.some((sub) => sub.name === 'status') ?? false;
     // A custom resource's rules had their estimated costs checked when its CRD was written; one
     // stored under other limits is served all the same (run-time limits still apply), as in Kubernetes.
     this.rules = ruleValidator(def.schema, isUnstructured(def.schema) ? { estimated: Infinity, estimatedTotal: Infinity } : {});
@@ -319,7 +322,7 @@ export class WritePreparation {
     // A subresource's own copy rule decides what changes; the main resource's hook would undo it.
     if (!viaSubresource) this.def.strategy.prepareForUpdate?.(obj, old);
     dropEmptyMetadata(obj);
-    if (this.def.tracksGeneration && specChanged(obj, old)) meta.generation = (oldMeta.generation ?? 1) + 1;
+    if (this.def.tracksGeneration && specChanged(obj, old, this.statusApart)) meta.generation = (oldMeta.generation ?? 1) + 1;
     const handwritten = [...validateObjectMetaUpdate(obj, old, this.def), ...this.schemaErrors(obj, old), ...(this.def.strategy.validateUpdate?.(obj, old, subresource) ?? [])];
     const checked = this.declarative ? this.declarative.validate(this.def, 'update', obj, handwritten, subresource) : handwritten;
     const errs = this.rules ? [...checked, ...this.rules.validate(obj, old, warn, checked)] : checked;
@@ -370,7 +373,8 @@ function dropEmptyMetadata(obj: KObject): void {
 }
 
 /** Whether anything outside metadata and status differs (what bumps `metadata.generation`). */
-function specChanged(obj: KObject, old: KObject): boolean {
-  const strip = ({ metadata: _m, status: _s, ...rest }: KObject) => JSON.stringify(rest);
+/** Whether anything outside metadata (and status, when `statusApart`) changed: a new generation. */
+function specChanged(obj: KObject, old: KObject, statusApart: boolean): boolean {
+  const strip = statusApart ? ({ metadata: _m, status: _s, ...rest }: KObject) => JSON.stringify(rest) : ({ metadata: _m, ...rest }: KObject) => JSON.stringify(rest);
   return strip(obj) !== strip(old);
 }

@@ -226,6 +226,24 @@ describe('custom resources', () => {
     assert.equal(st.body.metadata.generation, 1);
   });
 
+  test('without a status subresource, a change of status is a new generation; of metadata, not', async () => {
+    await establish(widgetCrd('generation.example.com', { status: false }));
+    await ensureNamespace('generation');
+    const base = '/apis/generation.example.com/v1/namespaces/generation/widgets';
+    const created = await api(server, 'POST', base, { apiVersion: 'generation.example.com/v1', kind: 'Widget', metadata: { name: 'g' }, spec: { size: 1 }, status: { ready: false } });
+    assert.equal(created.status, 201, created.text);
+    assert.deepEqual(created.body.status, { ready: false });
+    assert.equal(created.body.metadata.generation, 1);
+    const status = await api(server, 'PATCH', `${base}/g`, { status: { ready: true } }, MERGE);
+    assert.equal(status.status, 200, status.text);
+    assert.equal(status.body.metadata.generation, 2);
+    const labels = await api(server, 'PATCH', `${base}/g`, { metadata: { labels: { a: 'b' } } }, MERGE);
+    assert.equal(labels.status, 200, labels.text);
+    assert.equal(labels.body.metadata.generation, 2);
+    const spec = await api(server, 'PATCH', `${base}/g`, { spec: { size: 2 } }, MERGE);
+    assert.equal(spec.body.metadata.generation, 3);
+  });
+
   test('cluster-scoped custom resources', async () => {
     await establish(widgetCrd('cluster.example.com', { scope: 'Cluster' }));
     const created = await api(server, 'POST', '/apis/cluster.example.com/v1/widgets', { apiVersion: 'cluster.example.com/v1', kind: 'Widget', metadata: { name: 'c' }, spec: { size: 2 } });
