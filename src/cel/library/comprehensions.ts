@@ -14,8 +14,8 @@
 // result, existsOne and the transforms stop at the first error, transformMapEntry refuses a key
 // produced twice ("insert failed: key 1 already exists", keys equal across numeric types).
 
-import { EvaluationError, TypeError as CheckError } from '@marcbachmann/cel-js';
-import { UnsignedInt } from '@marcbachmann/cel-js/evaluator';
+import { EvaluationError, Optional, TypeError as CheckError } from '@marcbachmann/cel-js';
+import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import type { AstNode } from '../rewrite.ts';
 import { charge, PRICES } from '../cost.ts';
 import type { Registrar } from './register.ts';
@@ -161,19 +161,23 @@ function propertyName(key: unknown): string {
   return String(key);
 }
 
-function typeName(v: unknown): string {
-  if (v === null) return 'null_type';
-  if (typeof v === 'bigint') return 'int';
-  if (typeof v === 'number') return 'double';
-  if (typeof v === 'boolean') return 'bool';
-  if (typeof v === 'string') return 'string';
-  if (v instanceof UnsignedInt) return 'uint';
-  if (v instanceof Uint8Array) return 'bytes';
-  return typeof v;
+/** The Go type cel-go names in its message (`%T` of the value). */
+function goTypeName(v: unknown): string {
+  if (v === null || v === undefined) return 'types.Null';
+  if (typeof v === 'bigint') return 'types.Int';
+  if (typeof v === 'number') return 'types.Double';
+  if (typeof v === 'boolean') return 'types.Bool';
+  if (typeof v === 'string') return 'types.String';
+  if (v instanceof UnsignedInt) return 'types.Uint';
+  if (v instanceof Uint8Array) return 'types.Bytes';
+  if (v instanceof Date) return 'types.Timestamp';
+  if (v instanceof Duration) return 'types.Duration';
+  if (v instanceof Optional) return '*types.Optional';
+  return 'types.Unknown';
 }
 
 function isMapValue(v: unknown): v is object {
-  return typeof v === 'object' && v !== null && !(v instanceof Uint8Array) && !(v instanceof Date) && !(v instanceof UnsignedInt) && !Array.isArray(v) && !(v instanceof Set);
+  return typeof v === 'object' && v !== null && !(v instanceof Uint8Array) && !(v instanceof Date) && !(v instanceof UnsignedInt) && !(v instanceof Duration) && !(v instanceof Optional) && !Array.isArray(v) && !(v instanceof Set);
 }
 
 /** The entries a comprehension visits: index and element of a list, key and value of a map. */
@@ -181,7 +185,7 @@ function entriesOf(range: unknown, keyType: CelType | undefined): [unknown, unkn
   if (Array.isArray(range) || range instanceof Set) return [...range].map((v, i) => [BigInt(i), v]);
   if (range instanceof Map) return [...range.entries()];
   if (isMapValue(range)) return Object.entries(range).map(([k, v]) => [typedKey(k, keyType), v]);
-  throw new EvaluationError(`got '${typeName(range)}', expected iterable type`);
+  throw new EvaluationError(`unsupported comprehension range type: ${goTypeName(range)}`);
 }
 
 /** An error a quantifier may absorb when another element decides (not a cost limit, which stops it). */
