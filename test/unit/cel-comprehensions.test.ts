@@ -165,11 +165,18 @@ test('run-time errors: a key inserted twice; all and exists absorb an error anot
   // exists: a true element decides; without one, the error.
   assert.equal(value('[0, 2].exists(i, v, 2 / v == 1)'), true);
   fails('[0, 1].exists(i, v, 2 / v == 1)', 'division by zero');
-  // existsOne and the transforms stop at an error.
+  // existsOne and the transforms end in an error whatever follows: the accumulator carries it
+  // (a later step's own error does not replace it), except that a later predicate or filter that
+  // fails gives its error instead (cel-go's conditional gives its condition's error).
   fails('[0, 1].existsOne(i, v, 2 / v == 2)', 'division by zero');
   fails('[1, 0].transformList(i, v, 2 / v)', 'division by zero');
-  fails('[1, 0].transformList(i, v, 2 / v > 0, v)', 'division by zero');
+  fails('[0, 1].transformList(i, v, 2 / v > 0, v)', 'division by zero');
   fails("{'a': 0}.transformMap(k, v, 2 / v)", 'division by zero');
+  fails('d.transformList(i, v, v == 0 ? 2 / v : v.x)', 'division by zero', { d: [0n, { y: 1n }] });
+  fails('d.existsOne(i, v, v == 0 ? 2 / v == 1 : v)', 'no such overload', { d: [0n, 1n] });
+  fails('d.transformList(i, v, v == 0 ? 2 / v > 0 : v, v)', 'no such overload', { d: [0n, 1n] });
+  fails("d.transformMapEntry(i, v, {'k': v})", 'insert failed: key k already exists', { d: [1n, 1n, 2n] });
+  fails("d.transformMapEntry(i, v, v == 2 ? 2 / (v - 2) > 0 : true, {'k': v})", 'division by zero', { d: [1n, 1n, 2n] });
   // A predicate that is not a bool at run time (dyn).
   fails('d.all(i, v, v)', 'no such overload', { d: [1n] });
   fails('d.transformList(i, v, v, v)', 'no such overload', { d: [1n] });

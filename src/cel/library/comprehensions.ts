@@ -11,8 +11,9 @@
 // type-check and an evaluation of its own, as cel-js' `cel.bind` is. Both follow cel-go's expansion
 // of the macro into a comprehension, whose runtime cost is charged here as cel-go's tracker counts
 // it (README, "Cost"): all/exists absorb an error of one element when another decides the
-// result, existsOne and the transforms stop at the first error, transformMapEntry refuses a key
-// produced twice ("insert failed: key 1 already exists", keys equal across numeric types).
+// result; existsOne and the transforms go through every element and end in the error their
+// accumulator carries; transformMapEntry refuses a key produced twice ("insert failed: key 1
+// already exists", keys equal across numeric types).
 
 import { EvaluationError, Optional, TypeError as CheckError } from '@marcbachmann/cel-js';
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
@@ -247,75 +248,93 @@ function evaluate(ev: Evaluator, m: TwoVarMacro, ctx: Context): unknown {
     }
     case 'existsOne': {
       // per element p ? __result__ + 1 (2) : __result__ (0: cel-go reads the untaken branch of a
-      // conditional without counting it); the result __result__ == 1 (2).
+      // conditional without counting it); the result __result__ == 1 (2). No element stops it: an
+      // error becomes the accumulator, and an error of a later predicate replaces it (the
+      // conditional gives its condition's error).
       let count = 0;
+      let error: unknown;
       for (const [k, v] of entries) {
         bind(k, v);
-        const p = ev.run(m.body, bodyCtx);
-        if (typeof p !== 'boolean') throw new EvaluationError('no such overload');
-        if (p) {
+        const p = attempt(ev, m.body, bodyCtx);
+        if (p instanceof Failure) error = p.error;
+        else if (typeof p !== 'boolean') error = new EvaluationError('no such overload');
+        else if (p) {
           charge(2);
           count++;
         }
       }
       charge(2);
+      if (error !== undefined) throw error;
       return count === 1;
     }
-    case 'transformList': {
-      // init [] (10); per kept element __result__ + [e] (12 + e); the result (1).
-      charge(PRICES.listCreate);
-      const out: unknown[] = [];
-      for (const [k, v] of entries) {
-        bind(k, v);
-        if (!kept(ev, m, bodyCtx)) continue;
-        charge(PRICES.listCreate + 2);
-        out.push(ev.run(m.body, bodyCtx));
-      }
-      charge(1);
-      return out;
-    }
-    case 'transformMap': {
-      // init {} (30); per kept element cel.@mapInsert(__result__, k, e) (3 + e); the result (1).
-      charge(PRICES.mapCreate);
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of entries) {
-        bind(k, v);
-        if (!kept(ev, m, bodyCtx)) continue;
-        charge(3);
-        put(out, propertyName(k), ev.run(m.body, bodyCtx));
-      }
-      charge(1);
-      return out;
-    }
+    case 'transformList':
+    case 'transformMap':
     case 'transformMapEntry': {
-      // init {} (30); per kept element cel.@mapInsert(__result__, e) (2 + e); the result (1).
-      charge(PRICES.mapCreate);
+      // init [] (10) or {} (30); per kept element __result__ + [e] (12),
+      // cel.@mapInsert(__result__, k, e) (3) or cel.@mapInsert(__result__, e) (2), plus e; the
+      // result (1). An error becomes the accumulator and stays (the step's first argument), unless
+      // a later filter fails, whose error the conditional gives instead.
+      const list = m.twoVariable === 'transformList';
+      charge(list ? PRICES.listCreate : PRICES.mapCreate);
+      const step = list ? PRICES.listCreate + 2 : m.twoVariable === 'transformMap' ? 3 : 2;
+      const items: unknown[] = [];
       const out: Record<string, unknown> = {};
+      let error: unknown;
       for (const [k, v] of entries) {
         bind(k, v);
-        if (!kept(ev, m, bodyCtx)) continue;
-        charge(2);
-        const entry = ev.run(m.body, bodyCtx);
-        if (!isMapValue(entry)) throw new EvaluationError('no such overload');
-        for (const [key, value] of mapEntries(entry)) {
-          const name = propertyName(key);
-          // Keys compare as CEL values: 1, 1u and 1.0 are one key, as their property names are.
-          if (Object.prototype.hasOwnProperty.call(out, name)) throw new EvaluationError(`insert failed: key ${name} already exists`);
-          put(out, name, value);
+        if (m.filter !== undefined) {
+          const f = attempt(ev, m.filter, bodyCtx);
+          if (f instanceof Failure || typeof f !== 'boolean') {
+            error = f instanceof Failure ? f.error : new EvaluationError('no such overload');
+            continue;
+          }
+          if (!f) continue;
         }
+        charge(step);
+        const e = attempt(ev, m.body, bodyCtx);
+        if (error !== undefined) continue;
+        if (e instanceof Failure) error = e.error;
+        else if (list) items.push(e);
+        else if (m.twoVariable === 'transformMap') put(out, propertyName(k), e);
+        else error = insertEntries(out, e);
       }
       charge(1);
-      return out;
+      if (error !== undefined) throw error;
+      return list ? items : out;
     }
   }
 }
 
-/** The filter of a four-argument transform (true without one). */
-function kept(ev: Evaluator, m: TwoVarMacro, ctx: Context): boolean {
-  if (m.filter === undefined) return true;
-  const f = ev.run(m.filter, ctx);
-  if (typeof f !== 'boolean') throw new EvaluationError('no such overload');
-  return f;
+/** An evaluation error a comprehension carries on with, as cel-go's error values. */
+class Failure {
+  readonly error: unknown;
+  constructor(error: unknown) {
+    this.error = error;
+  }
+}
+
+/** The value of `node`, or the evaluation error it ended in (a cost limit is not one: it stops everything). */
+function attempt(ev: Evaluator, node: AstNode, ctx: Context): unknown {
+  try {
+    return ev.run(node, ctx);
+  } catch (e) {
+    if (!absorbable(e)) throw e;
+    return new Failure(e);
+  }
+}
+
+/**
+ * cel.@mapInsert(__result__, entry): the entry map's keys and values added; a key already there
+ * is an error (keys compare as CEL values: 1, 1u and 1.0 are one key, as their property names are).
+ */
+function insertEntries(out: Record<string, unknown>, entry: unknown): unknown {
+  if (!isMapValue(entry)) return new EvaluationError('no such overload');
+  for (const [key, value] of mapEntries(entry)) {
+    const name = propertyName(key);
+    if (Object.prototype.hasOwnProperty.call(out, name)) return new EvaluationError(`insert failed: key ${name} already exists`);
+    put(out, name, value);
+  }
+  return undefined;
 }
 
 function expander(kind: TwoVarKind, arity: 3 | 4) {
