@@ -21,6 +21,7 @@ import { registerFormat } from './library/named-format.ts';
 import { registerSets } from './library/sets.ts';
 import { registerSemver } from './library/semver.ts';
 import { registerOptionals } from './library/optionals.ts';
+import { registerComprehensions } from './library/comprehensions.ts';
 import { registerTime } from './library/time.ts';
 import { nodePrice, rewriteAfterCheck, rewriteBeforeCheck, type AstNode } from './rewrite.ts';
 
@@ -82,6 +83,7 @@ function baseEnvironment(): Environment {
   registerSemver(r);
   registerOptionals(r);
   registerTime(r);
+  registerComprehensions(r);
   base = env;
   return env;
 }

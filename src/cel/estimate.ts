@@ -11,6 +11,7 @@ import type { SchemaEnvironment } from './schema.ts';
 import type { TypeBounds } from './sizes.ts';
 import { OVERRIDE_SUFFIX } from './errors.ts';
 import { AUTHZ_CHECK_COST, PRICES, STATIC_ESTIMATED_COST_LIMIT } from './cost.ts';
+import type { TwoVarKind } from './library/comprehensions.ts';
 
 /** cel-go's estimates saturate at the largest uint64. */
 const MAX = 18446744073709551615;
@@ -44,6 +45,13 @@ interface Local {
   size: Size | undefined;
   /** The size of the elements of a list (literal lists). */
   elementSize?: Size;
+  /** The sizes of the keys and values of a map (map literals). */
+  entrySize?: MapEntrySize;
+}
+
+interface MapEntrySize {
+  key: Size;
+  value: Size;
 }
 
 /** Where the estimator finds the bounds of a variable (a rule environment's self and oldSelf). */
@@ -74,6 +82,7 @@ class Estimator {
   private readonly paths = new Map<AstNode, string[]>();
   private readonly sizes = new Map<AstNode, Size>();
   private readonly elementSizes = new Map<AstNode, Size>();
+  private readonly mapEntrySizes = new Map<AstNode, MapEntrySize>();
   private readonly scopes: Map<string, Local>[] = [];
 
   constructor(boundsOf: BoundsOf) {
@@ -136,6 +145,14 @@ class Estimator {
     return this.pathElementSize(node);
   }
 
+  /** The sizes of a map literal's keys and values (cel-go's entry size), if known. */
+  private mapEntrySize(node: AstNode): MapEntrySize | undefined {
+    const known = this.mapEntrySizes.get(node);
+    if (known !== undefined) return known;
+    if (node.op === 'id') return this.local(node.args as string)?.entrySize;
+    return undefined;
+  }
+
   /**
    * The size of a list's elements as Kubernetes' library estimates read it: by path only (the
    * elements of a list written in the expression have no path, so their size is unknown).
@@ -190,8 +207,21 @@ class Estimator {
         if (element !== undefined) this.elementSizes.set(node, element);
         return add(sum(costs), fixed(PRICES.listCreate));
       }
-      case 'map':
-        return add(sum((node.args as [AstNode, AstNode][]).flatMap(([k, v]) => [this.cost(k), this.cost(v)])), fixed(PRICES.mapCreate));
+      case 'map': {
+        const entries = node.args as [AstNode, AstNode][];
+        let key: Size | undefined = entries.length === 0 ? ZERO : undefined;
+        let value: Size | undefined = key;
+        const costs = entries.flatMap(([k, v]) => {
+          const c = [this.cost(k), this.cost(v)];
+          const ks = this.sizeOrUnknown(k);
+          const vs = this.sizeOrUnknown(v);
+          key = key === undefined ? ks : union(key, ks);
+          value = value === undefined ? vs : union(value, vs);
+          return c;
+        });
+        if (key !== undefined && value !== undefined) this.mapEntrySizes.set(node, { key, value });
+        return add(sum(costs), fixed(PRICES.mapCreate));
+      }
       case '&&':
       case '||': {
         const [l, r] = argsOf(node).map((x) => this.cost(x)) as [CostEstimate, CostEstimate];
@@ -267,9 +297,10 @@ class Estimator {
     const name = rawName.replace(OVERRIDE_SUFFIX, '');
     const target = isMethod ? ((node.args as [string, AstNode])[1] as AstNode) : undefined;
     const args = ((isMethod ? (node.args as unknown[])[2] : (node.args as unknown[])[1]) ?? []) as AstNode[];
-    const macro = node.meta.macro;
-    if (node.meta.alternate !== undefined) return this.comprehension(name, target!, args);
+    const macro = node.meta.macro as { twoVariable?: TwoVarKind } | undefined;
+    if (node.meta.alternate !== undefined) return this.comprehension(node, name, target!, args, false);
     if (macro !== undefined) {
+      if (macro.twoVariable !== undefined) return this.comprehension(node, macro.twoVariable, target!, args, true);
       if (name === 'has') {
         // A presence test costs what reaching the tested field's parent costs (tests are free).
         const sel = args[0]!;
@@ -428,54 +459,83 @@ class Estimator {
 
   /**
    * A comprehension as cel-go expands the macro: range, accumulator, then the range's size times
-   * one iteration (loop condition and step), then the result.
+   * one iteration (loop condition and step), then the result. One variable: the element of a list
+   * or the key of a map; two (`two`): index or key, and element or value. A macro that builds a list
+   * or a map gives one of the range's size; a list's elements are the size of what each step adds.
    */
-  private comprehension(name: string, range: AstNode, args: AstNode[]): CostEstimate {
+  private comprehension(node: AstNode, name: string, range: AstNode, args: AstNode[], two: boolean): CostEstimate {
     const rangeCost = this.cost(range);
     const count = this.sizeOrUnknown(range);
-    const iterVar = args[0]!.args as string;
     const rangePath = this.path(range);
     const list = isList(range);
-    const entry = list ? this.elementSize(range) : undefined;
-    const scope = new Map<string, Local>([[iterVar, { path: rangePath === undefined ? undefined : [...rangePath, list ? '@items' : '@keys'], size: entry }]]);
+    const sub = (step: string) => (rangePath === undefined ? undefined : [...rangePath, step]);
+    const entry = list ? undefined : this.mapEntrySize(range);
+    const element = list ? this.elementSize(range) : entry?.value;
+    const scope = new Map<string, Local>();
+    if (two) {
+      scope.set(args[0]!.args as string, { path: sub(list ? '@indices' : '@keys'), size: list ? undefined : entry?.key });
+      scope.set(args[1]!.args as string, { path: sub(list ? '@items' : '@values'), size: element });
+    } else {
+      scope.set(args[0]!.args as string, { path: sub(list ? '@items' : '@keys'), size: list ? element : entry?.key });
+    }
     this.scopes.push(scope);
-    let init: CostEstimate;
+    const first = two ? 2 : 1;
+    const body = args[args.length - 1]!;
+    const filter = args.length === first + 2 ? args[first] : undefined;
+    /** A step that adds to the accumulator when the filter keeps the element: the filter, then the step or __result__ (1). */
+    const filtered = (step: CostEstimate) => (filter === undefined ? step : add(this.cost(filter), union(step, fixed(1))));
+    let init = ZERO;
     let loop: CostEstimate;
-    let result: CostEstimate;
-    const predicate = () => this.cost(args[1]!);
+    let result = fixed(1);
+    let builds = true;
+    let added: Size | undefined;
     switch (name) {
       case 'all':
       case 'exists': {
-        // @not_strictly_false(__result__) and __result__ &&/|| predicate
-        const p = predicate();
-        init = ZERO;
-        loop = add(fixed(2), { min: 1, max: sat(1 + p.max) });
-        result = fixed(1);
+        // @not_strictly_false(__result__) (2) or @not_strictly_false(!__result__) (3), then
+        // __result__ &&/|| predicate.
+        const p = this.cost(body);
+        loop = add(fixed(name === 'exists' ? 3 : 2), { min: 1, max: sat(1 + p.max) });
+        builds = false;
         break;
       }
       case 'exists_one':
+      case 'existsOne':
         // predicate ? __result__ + 1 : __result__, then __result__ == 1
-        init = ZERO;
-        loop = add(predicate(), { min: 1, max: 2 });
+        loop = add(this.cost(body), { min: 1, max: 2 });
         result = fixed(2);
+        builds = false;
         break;
       case 'map':
+      case 'transformList':
+        // __result__ + [transform]
         init = fixed(PRICES.listCreate);
-        if (args.length === 3) loop = add(predicate(), union(add(this.cost(args[2]!), fixed(PRICES.listCreate + 2)), fixed(1)));
-        else loop = add(this.cost(args[1]!), fixed(PRICES.listCreate + 2));
-        result = fixed(1);
+        loop = filtered(add(this.cost(body), fixed(PRICES.listCreate + 2)));
+        added = this.sizeOrUnknown(body);
         break;
       case 'filter':
+        // predicate ? __result__ + [x] : __result__
         init = fixed(PRICES.listCreate);
-        loop = add(predicate(), { min: 1, max: PRICES.listCreate + 3 });
-        result = fixed(1);
+        loop = add(this.cost(body), { min: 1, max: PRICES.listCreate + 3 });
+        added = this.sizeOrUnknown(args[0]!);
+        break;
+      case 'transformMap':
+        // cel.@mapInsert(__result__, k, transform)
+        init = fixed(PRICES.mapCreate);
+        loop = filtered(add(this.cost(body), fixed(3)));
+        break;
+      case 'transformMapEntry':
+        // cel.@mapInsert(__result__, entry)
+        init = fixed(PRICES.mapCreate);
+        loop = filtered(add(this.cost(body), fixed(2)));
         break;
       default:
-        init = ZERO;
         loop = fixed(1);
-        result = fixed(1);
+        builds = false;
     }
     this.scopes.pop();
+    if (builds) this.sizes.set(node, count);
+    if (added !== undefined) this.elementSizes.set(node, union(ZERO, added));
     return add(add(add(rangeCost, init), result), mul(count, loop));
   }
 
@@ -483,7 +543,7 @@ class Estimator {
   private bind(args: AstNode[]): CostEstimate {
     const [name, value, body] = args as [AstNode, AstNode, AstNode];
     const valueCost = this.cost(value);
-    this.scopes.push(new Map([[name.args as string, { path: this.path(value), size: this.size(value), elementSize: this.elementSizes.get(value) }]]));
+    this.scopes.push(new Map([[name.args as string, { path: this.path(value), size: this.size(value), elementSize: this.elementSizes.get(value), entrySize: this.mapEntrySizes.get(value) }]]));
     const bodyCost = this.cost(body);
     this.scopes.pop();
     return add(add(fixed(PRICES.listCreate), valueCost), bodyCost);

@@ -371,16 +371,19 @@ interface Comprehension {
  * Prices a macro as cel-go prices its expansion: `has` costs the selections before the tested
  * one (presence tests are free in Kubernetes); `cel.bind` a list literal (its empty range); a
  * comprehension its range, then at each iteration its step with cel-go's accumulator overhead
- * (all/exists: the loop condition `@not_strictly_false(__result__)` 2 and `__result__` in the step
- * 1; map and filter build `__result__ + [x]`; exists_one counts `__result__ + 1`), and its result
- * (`__result__` 1, exists_one `__result__ == 1` 2). Returns whether the node is a macro.
+ * (all: the loop condition `@not_strictly_false(__result__)` 2, exists: `@not_strictly_false(!__result__)`
+ * 3, and `__result__` in the step 1; map and filter build `__result__ + [x]`; exists_one counts
+ * `__result__ + 1`; an element a filter drops, or exists_one does not count, costs nothing more than
+ * its predicate), and its result (`__result__` 1, exists_one `__result__ == 1` 2). Returns whether the
+ * node is a macro; two-variable comprehensions price themselves (library/comprehensions.ts).
  */
 function priceMacro(node: AstNode): boolean {
   if (node.op !== 'call' && node.op !== 'rcall') return false;
   const name = (node.args as [string])[0];
-  const macro = node.meta.macro as { macroHasProps?: unknown[] } | undefined;
+  const macro = node.meta.macro as { macroHasProps?: unknown[]; twoVariable?: string } | undefined;
   if (macro !== undefined) {
-    node.costUnits = name === 'has' ? Math.max(0, (macro.macroHasProps?.length ?? 2) - 2) : name === 'bind' ? PRICES.listCreate : 1;
+    // A two-variable comprehension charges its accumulator and result itself (library/comprehensions.ts).
+    node.costUnits = name === 'has' ? Math.max(0, (macro.macroHasProps?.length ?? 2) - 2) : name === 'bind' ? PRICES.listCreate : macro.twoVariable !== undefined ? 0 : 1;
     return true;
   }
   const alternate = node.meta.alternate as Comprehension | undefined;
@@ -389,8 +392,10 @@ function priceMacro(node: AstNode): boolean {
   node.costUnits = name === 'exists_one' ? 2 : 1;
   const condition = args.condition;
   if (args.kind === 'quantifier' && condition !== undefined && !('priced' in condition)) {
+    // all: @not_strictly_false(__result__); exists: @not_strictly_false(!__result__).
+    const price = name === 'exists' ? 3 : 2;
     const priced = (accu: unknown) => {
-      charge(2);
+      charge(price);
       return condition(accu);
     };
     args.condition = Object.assign(priced, { priced: true });
@@ -433,7 +438,9 @@ export function nodePrice(node: AstNode): number {
       // A negative number literal is a constant in cel-go.
       return (Array.isArray(node.args) ? (node.args[0] as AstNode) : (node.args as AstNode))?.op === 'value' ? 0 : 1;
     case 'accuValue':
-      return 1;
+      // Only ever the untaken branch of a conditional (`p ? __result__ + [x] : __result__`), which
+      // cel-go reads as an attribute of the conditional without counting it.
+      return 0;
     case 'accuInc':
       return 2;
     case 'accuPush':

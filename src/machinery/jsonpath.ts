@@ -3,8 +3,11 @@
 // are written in. A template is text with actions in braces (`{.status.replicas}`); an action is
 // a chain of fields (`.a.b`, `.*`, `..a` for every depth), array subscripts (`[0]`, `[-1]`,
 // `[1:3]`, `[::2]`, `[*]`, unions `[0,2]` and `['a','b']`) and filters
-// (`[?(@.type=="Ready")]`, `[?(@.ready)]` for presence). Evaluation follows client-go with missing
-// keys allowed (a missing field yields nothing, not an error), which is how the server uses it.
+// (`[?(@.type=="Ready")]`, `[?(@.ready)]` for presence). `{range <path>}` … `{end}` repeats the
+// actions between them for each value the path finds, relative to it (nested ranges, an empty one
+// giving nothing), as kubectl's `-o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}'`.
+// Evaluation follows client-go with missing keys allowed (a missing field yields nothing, not an
+// error), which is how the server uses it.
 
 export class JsonPathError extends Error {}
 
@@ -17,7 +20,8 @@ type Node =
   | { t: 'array'; params: [Param, Param, Param] }
   | { t: 'union'; lists: Node[][] }
   | { t: 'filter'; left: Node[]; op: string; right: Node[] }
-  | { t: 'literal'; value: string | number | boolean; float?: boolean };
+  | { t: 'literal'; value: string | number | boolean; float?: boolean }
+  | { t: 'identifier'; name: 'range' | 'end' };
 
 interface Param {
   value: number;
@@ -41,12 +45,7 @@ export function parseJsonPath(template: string): JsonPath {
   return {
     source: template,
     find(data) {
-      const out: unknown[][] = [];
-      for (const n of actions) {
-        if (n.t === 'text') out.push([n.text]);
-        else out.push(evalList([data], (n as { nodes: Node[] }).nodes));
-      }
-      return out;
+      return findResults(actions, 0, data, { begin: 0, inRange: 0, end: 0, lastEnd: -1 });
     },
   };
 }
@@ -142,6 +141,7 @@ function parseAction(s: string): Node[] {
     } else if (/[A-Za-z_]/.test(c)) {
       const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(s.slice(i))!;
       if (m[0] === 'true' || m[0] === 'false') nodes.push({ t: 'literal', value: m[0] === 'true' });
+      else if (m[0] === 'range' || m[0] === 'end') nodes.push({ t: 'identifier', name: m[0] });
       else throw new JsonPathError(`unrecognized identifier ${m[0]}`);
       i += m[0].length;
     } else {
@@ -266,22 +266,72 @@ function parseFilter(body: string): Node {
 
 // ---- evaluation ----
 
+/**
+ * Where a template's evaluation is in its ranges (client-go's JSONPath fields): `range` keywords
+ * seen and not yet looped over, ranges being looped over, `end` keywords reached, and the index of
+ * the last action holding an `end`.
+ */
+interface RangeState {
+  begin: number;
+  inRange: number;
+  end: number;
+  lastEnd: number;
+}
+
+/**
+ * The result sets of the template's actions from `from` on, for `data` (client-go's FindResults):
+ * an action holding `end` ends the range being looped over; an action holding `range` evaluates
+ * the actions after it once for each value it finds (and once, results dropped, when it finds
+ * none, to reach its `end`), then goes on after that `end`.
+ */
+function findResults(actions: readonly Node[], from: number, data: unknown, st: RangeState): unknown[][] {
+  const out: unknown[][] = [];
+  for (let i = from; i < actions.length; i++) {
+    const n = actions[i]!;
+    const results = n.t === 'text' ? [n.text] : evalList([data], (n as { nodes: Node[] }).nodes, st);
+    if (st.end > 0 && st.end <= st.inRange) {
+      st.end--;
+      st.lastEnd = i;
+      break;
+    }
+    if (st.begin > 0) {
+      st.begin--;
+      st.inRange++;
+      if (results.length > 0) for (const v of results) out.push(...findResults(actions, i + 1, v, st));
+      else findResults(actions, i + 1, null, st);
+      st.inRange--;
+      if (st.lastEnd > i) i = st.lastEnd;
+      continue;
+    }
+    out.push(results);
+  }
+  return out;
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function evalList(input: unknown[], nodes: readonly Node[]): unknown[] {
+function evalList(input: unknown[], nodes: readonly Node[], st: RangeState): unknown[] {
   let values = input;
-  for (const n of nodes) values = evalNode(values, n);
+  for (const n of nodes) values = evalNode(values, n, st);
   return values;
 }
 
-function evalNode(input: unknown[], n: Node): unknown[] {
+function evalNode(input: unknown[], n: Node, st: RangeState): unknown[] {
   switch (n.t) {
+    case 'identifier':
+      if (n.name === 'range') {
+        st.begin++;
+        return input;
+      }
+      if (st.inRange === 0) throw new JsonPathError('not in range, nothing to end');
+      st.end++;
+      return [];
     case 'text':
       return [n.text];
     case 'literal':
       return [n.value];
     case 'list':
-      return evalList(input, n.nodes);
+      return evalList(input, n.nodes, st);
     case 'field': {
       if (n.name === '') return input;
       const out: unknown[] = [];
@@ -316,9 +366,9 @@ function evalNode(input: unknown[], n: Node): unknown[] {
       return out;
     }
     case 'union':
-      return n.lists.flatMap((l) => evalList(input, l));
+      return n.lists.flatMap((l) => evalList(input, l, st));
     case 'filter':
-      return evalFilter(input, n);
+      return evalFilter(input, n, st);
   }
 }
 
@@ -342,20 +392,20 @@ function slice(v: unknown[], [p0, p1, p2]: [Param, Param, Param]): unknown[] {
   return out;
 }
 
-function evalFilter(input: unknown[], n: Extract<Node, { t: 'filter' }>): unknown[] {
+function evalFilter(input: unknown[], n: Extract<Node, { t: 'filter' }>, st: RangeState): unknown[] {
   const out: unknown[] = [];
   for (const v of input) {
     if (v === null || v === undefined) continue;
     if (!Array.isArray(v)) throw new JsonPathError(`${goType(v)} is not array or slice and cannot be filtered`);
     for (const item of v) {
-      const lefts = evalList([item], n.left);
+      const lefts = evalList([item], n.left, st);
       if (n.op === 'exists') {
         if (lefts.length > 0) out.push(item);
         continue;
       }
       if (lefts.length === 0) continue;
       if (lefts.length > 1) throw new JsonPathError('can only compare one element at a time');
-      const rights = evalList([item], n.right);
+      const rights = evalList([item], n.right, st);
       if (rights.length === 0) continue;
       if (rights.length > 1) throw new JsonPathError('can only compare one element at a time');
       if (compare(lefts[0], rights[0], n.op, literalFloat(n.right))) out.push(item);

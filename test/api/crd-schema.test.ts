@@ -381,6 +381,55 @@ describe('CustomResourceDefinition validation of schemas and settings', () => {
     ]);
   });
 
+  test('rules may use two-variable comprehensions; an unbounded one is refused by its estimated cost', async () => {
+    const g = 'comprehensions.example.com';
+    const steps = (extra: Body = {}): Body => ({
+      type: 'array',
+      items: { type: 'string', ...extra.items },
+      'x-kubernetes-validations': [{ rule: 'self.all(i, s, self.all(j, t, i == j || s != t))', message: 'steps must differ' }],
+      ...extra.list,
+    });
+    // Pairwise over a list without bounds: refused when written, as Kubernetes refuses it.
+    const tooDear = thingCrd(g, { type: 'object', properties: { steps: steps() } });
+    // The rule, and with it the CRD's total.
+    const found = causes(await api(server, 'POST', CRDS, tooDear));
+    assert.deepEqual(
+      found.map(([, f, m]) => [f, m.replace(/ \(try simplifying.*$/, '')]),
+      [
+        [`${at}.properties[spec].properties[steps].x-kubernetes-validations[0].rule`, 'Forbidden: estimated rule cost exceeds budget by factor of more than 100x'],
+        [`${at}.x-kubernetes-validations`, 'Forbidden: total CRD cost exceeds budget by factor of more than 100x'],
+      ],
+    );
+    // With bounds it is accepted, beside map rules over keys and values and a transform.
+    const spec = {
+      type: 'object',
+      properties: {
+        steps: steps({ items: { maxLength: 32 }, list: { maxItems: 16 } }),
+        ports: {
+          type: 'object',
+          maxProperties: 16,
+          additionalProperties: { type: 'integer' },
+          'x-kubernetes-validations': [
+            { rule: "self.all(name, port, port > 0 && !name.startsWith('-'))", message: 'ports need a positive number and a name' },
+            { rule: 'self.transformMapEntry(name, port, {string(port): name}).size() == self.size()', message: 'one name per port' },
+          ],
+        },
+      },
+    };
+    await establish(thingCrd(g, spec));
+    const ok = await api(server, 'POST', things(g), thing(g, 'ok', { steps: ['a', 'b'], ports: { http: 80, https: 443 } }));
+    assert.equal(ok.status, 201, ok.text);
+    assert.deepEqual(causes(await api(server, 'POST', things(g), thing(g, 'bad', { steps: ['a', 'b', 'a'], ports: { http: 0, '-x': 1 } }))), [
+      ['FieldValueInvalid', 'spec.steps', 'Invalid value: "array": steps must differ'],
+      ['FieldValueInvalid', 'spec.ports', 'Invalid value: "object": ports need a positive number and a name'],
+    ]);
+    // Two names for one port: transformMapEntry fails on the repeated key, an evaluation error.
+    const twice = causes(await api(server, 'POST', things(g), thing(g, 'twice', { steps: [], ports: { http: 80, web: 80 } })));
+    assert.equal(twice.length, 1);
+    assert.equal(twice[0]![1], 'spec.ports');
+    assert.match(twice[0]![2], /^Invalid value: "object": insert failed: key 80 already exists evaluating rule: /);
+  });
+
   test('conversion settings: a webhook needs one of url or service, known review versions; None takes no webhook', async () => {
     const withConversion = (group: string, conversion: Body) => ({ ...thingCrd(group, { type: 'object' }), spec: { ...thingCrd(group, { type: 'object' }).spec, conversion } });
     await refused(withConversion('conv1.example.com', { strategy: 'Webhook' }), [

@@ -21,7 +21,6 @@ export const EXCLUDED_SECTIONS: Record<string, string> = {
   math_ext: 'the math extension (math.greatest, math.ceil …): not in the API contract',
   encoders_ext: 'the encoders extension (base64.encode/decode): not in the API contract',
   block_ext: 'cel.block, an internal optimiser form: not in the API contract',
-  macros2: 'two-variable comprehensions (ext.TwoVarComprehensions): not in the API contract',
   unknowns: 'no cases (partial evaluation)',
 };
 

@@ -166,6 +166,24 @@ test("estimates of Kubernetes' library cost tests (expressions over literals)", 
 // (cel-go's own test: string(timestamp1) == string(timestamp2) is 5..1844674407370955268). A
 // message expression such as 'replicas ' + string(self.replicas) is therefore refused when written,
 // in Kubernetes as here.
+test("comprehensions over literals: cel-go's estimates, the sizes of the lists map and filter build", () => {
+  // checker/cost_test.go: a map or filter gives a list of at most its range's size, whose elements
+  // are the size of what each step adds, so a comprehension over it is bounded too.
+  const env = new CelEnvironment({ variables: [] });
+  const cases: [string, number, number][] = [
+    ['[1,2,3,4,5].filter(x, x % 2 == 0)', 41, 101],
+    ['[1,2,3,4,5].map(x, x)', 86, 86],
+    ['[1,2,3,4,5].map(x, x).filter(x, x % 2 == 0)', 117, 177],
+    ['[1,2,3,4,5].map(x, x).exists(x, x == 5) == true', 108, 118],
+    ['[1,2,3,4,5].map(x, x).map(x, x)', 162, 162],
+    ['[1,2,3,4,5].map(x, x)[4]', 87, 87],
+    ['[[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]].all(y, y.all(y, y == 1))', 76, 136],
+    ['[1,2,3,4,5].map(x, [x, x]).all(y, y.all(y, y == 1))', 157, 217],
+    ["[\"a\", \"ab\", \"abc\", \"abcd\", \"abcde\"].map(x, [x, x]).all(y, y.all(y, y.startsWith('a')))", 157, 217],
+  ];
+  for (const [e, min, max] of cases) assert.deepEqual(estimateCost(env.compile(e)), { min, max }, e);
+});
+
 test('conversions to string and concatenation: the sizes cel-go estimates', () => {
   const est = (schema: Schema, expr: string) => {
     const env = new RuleEnvironment(schema);
@@ -284,7 +302,8 @@ test('sizes from schema bounds: maxLength ×4, maxItems, maxProperties, enums; r
   assert.equal(schemaBounds({ type: 'object', additionalProperties: { type: 'integer' }, maxProperties: 3 })!.maxElements, 3);
   // The estimate with and without bounds through a compiled rule.
   const env = new RuleEnvironment({ type: 'object', properties: { tags: { type: 'array', items: { type: 'string', maxLength: 8 }, maxItems: 4 } } });
-  assert.deepEqual(estimateCost(env.env.compile("self.tags.exists(t, t == 'x')"), env), { min: 3, max: 3 + 4 * (2 + 1 + 1 + 1) });
+  // exists: per element @not_strictly_false(!__result__) (3), __result__ (1), t (1), == (1).
+  assert.deepEqual(estimateCost(env.env.compile("self.tags.exists(t, t == 'x')"), env), { min: 3, max: 3 + 4 * (3 + 1 + 1 + 1) });
 });
 
 test('durations and timestamps are scalars of size 1: comparing them costs 1, whatever their strings', () => {

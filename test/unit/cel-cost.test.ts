@@ -109,18 +109,36 @@ test('comprehensions cost their range, the body at each iteration and cel-go acc
   const xs = [1n, 2n, 3n];
   // all: per iteration the loop condition (2), __result__ (1), x (1), > (1); then __result__.
   assert.equal(cost('input.all(x, x > 0)', xs), 1 + 3 * 5 + 1);
-  // exists stops at the first match: the condition is still priced before the step it skips.
-  assert.equal(cost('input.exists(x, x > 0)', xs), 1 + 5 + 2 + 1);
+  // exists stops at the first match: its condition, @not_strictly_false(!__result__) (3), is
+  // still priced before the step it skips.
+  assert.equal(cost('input.exists(x, x > 0)', xs), 1 + (3 + 1 + 2) + 3 + 1);
   // map: [] (10), per element __result__ + [f(x)] (12) with f(x); then __result__.
   assert.equal(cost('input.map(x, x * 2)', xs), 1 + 10 + 3 * (12 + 2) + 1);
-  // filter: kept elements cost __result__ + [x] (13), dropped ones __result__ (1).
-  assert.equal(cost('input.filter(x, x > 1)', xs), 1 + 10 + 3 * 2 + 1 + 2 * 13 + 1);
-  // exists_one: __result__ + 1 (2) or __result__ (1), and __result__ == 1 (2).
-  assert.equal(cost('input.exists_one(x, x > 2)', xs), 1 + 3 * 2 + 2 * 1 + 2 + 2);
+  // filter: kept elements cost __result__ + [x] (13), dropped ones nothing more (cel-go reads the
+  // untaken branch of `p ? __result__ + [x] : __result__` without counting it).
+  assert.equal(cost('input.filter(x, x > 1)', xs), 1 + 10 + 3 * 2 + 2 * 13 + 1);
+  // exists_one: __result__ + 1 (2) or nothing, and __result__ == 1 (2).
+  assert.equal(cost('input.exists_one(x, x > 2)', xs), 1 + 3 * 2 + 2 + 2);
   // cel.bind: an empty range (a list literal, 10), the value and the body.
   assert.equal(cost('cel.bind(y, input, y.size())', xs), 10 + 1 + 2);
   // Nested: the inner comprehension's whole cost at each outer iteration.
   assert.equal(cost('input.all(a, input.all(b, true))', xs), 1 + 3 * (3 + (1 + 3 * 3 + 1)) + 1);
+});
+
+test("comprehensions over literals: cel-go's runtime cost figures", () => {
+  // interpreter/runtimecost_test.go; list concatenation is charged by what it builds here (see README).
+  const cases: [string, number][] = [
+    ['[1,2,3,4,5].filter(x, x % 2 == 0)', 62],
+    ['[1,2,3,4,5].map(x, x)', 86],
+    ['[1,2,3,4,5].map(x, x).filter(x, x % 2 == 0)', 138],
+    ['[1,2,3,4,5].map(x, x).exists(x, x == 5) == true', 118],
+    ['[1,2,3,4,5].map(x, x).map(x, x)', 162],
+    ['[1,2,3,4,5].map(x, [x, x]).filter(z, z.size() == 2)', 232],
+    ['[1,2,3,4,5].map(x, [x, x]).all(y, y.all(y, y == 1))', 171],
+    ['[1,2,3].all(i, i in [1,2,3].map(j, j + j))', 86],
+  ];
+  const wrong = cases.filter(([e, want]) => env.compile(e).evaluate({ input: null, arg1: '' }, { costLimit: 1e9 }).cost !== want);
+  assert.deepEqual(wrong, []);
 });
 
 test('defaults are Kubernetes’: 1,000,000 per expression, 10,000,000 per object', () => {

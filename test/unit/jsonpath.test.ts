@@ -50,6 +50,53 @@ test('templates with text and several actions', () => {
   assert.deepEqual(parseJsonPath('name={.metadata.name} first={.spec.list[0].name}').find(data), [['name='], ['x'], [' first='], ['a']]);
 });
 
+/** What kubectl prints for a template: each result set's values joined by spaces, the sets one after another. */
+const execute = (template: string, value: unknown) =>
+  parseJsonPath(template)
+    .find(value)
+    .map((set) => set.map(printJsonPathValue).join(' '))
+    .join('');
+
+const pods = {
+  kind: 'List',
+  items: [
+    { metadata: { name: 'a' }, spec: { containers: [{ name: 'c1', image: 'i1' }, { name: 'c2', image: 'i2' }] }, status: { conditions: [{ type: 'Ready', status: 'True' }] } },
+    { metadata: { name: 'b' }, spec: { containers: [{ name: 'c3', image: 'i3' }] }, status: { conditions: [{ type: 'Ready', status: 'False' }] } },
+    { metadata: { name: 'c' }, spec: { containers: [] } },
+  ],
+};
+
+test('range / end: the actions between them once per value, relative to it', () => {
+  assert.equal(execute('{range .items[*]}{.metadata.name}{"\\n"}{end}', pods), 'a\nb\nc\n');
+  assert.deepEqual(parseJsonPath('{range .items[*]}{.metadata.name}{end}').find(pods), [['a'], ['b'], ['c']]);
+  // Text outside actions repeats too; what follows the end is evaluated once, on the whole value.
+  assert.equal(execute('{range .items[*]}[{.metadata.name}]{end} of {.kind}', pods), '[a][b][c] of List');
+  assert.equal(execute('{.kind}:{range .items[*]} {.metadata.name}{end}.', pods), 'List: a b c.');
+  // Several values in one action inside a range print space-separated.
+  assert.equal(execute('{range .items[*]}{.metadata.name}={.spec.containers[*].name};{end}', pods), 'a=c1 c2;b=c3;c=;');
+});
+
+test('range / end: nested, with filters, over maps, empty ranges', () => {
+  assert.equal(
+    execute('{range .items[*]}{.metadata.name}:{range .spec.containers[*]} {.name}({.image}){end}{"\\n"}{end}', pods),
+    'a: c1(i1) c2(i2)\nb: c3(i3)\nc:\n',
+  );
+  assert.equal(execute('{range .items[?(@.status.conditions[0].status=="True")]}{.metadata.name}{end}', pods), 'a');
+  assert.equal(execute('{range .items[*].status.conditions[?(@.type=="Ready")]}{.status},{end}', pods), 'True,False,');
+  // An empty range gives nothing, and evaluation resumes after its end.
+  assert.equal(execute('{range .items[*].missing[*]}{.x}{"!"}{end}done', pods), 'done');
+  assert.equal(execute('{range .items[2].spec.containers[*]}{.name}{end}|{range .items[0].spec.containers[*]}{.name},{end}', pods), '|c1,c2,');
+  // A map's values, as `.*` finds them.
+  assert.equal(execute('{range .labels.*}<{@}>{end}', { labels: { x: '1', y: '2' } }), '<1><2>');
+  // Ranges side by side at the top level.
+  assert.equal(execute('{range .a[*]}{@}{end}-{range .b[*]}{@}{end}', { a: [1, 2], b: [3] }), '12-3');
+});
+
+test('range / end: an end outside any range fails as in client-go', () => {
+  assert.throws(() => parseJsonPath('{.kind}{end}').find(pods), /^Error: not in range, nothing to end$/);
+  assert.throws(() => parseJsonPath('{range .items[*]}{.metadata.name}{end}{end}').find(pods), /not in range, nothing to end/);
+});
+
 test('parse errors in client-go\'s words', () => {
   assert.throws(() => parseJsonPath('{.a'), /^Error: unclosed action$/);
   assert.throws(() => parseFieldPath('.a[?(@.b=="c"].d'), /^Error: unterminated filter$/);
