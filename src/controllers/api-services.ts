@@ -2,6 +2,10 @@
 // - registration: every group version this server serves has a local APIService
 //   (`<version>.<group>`, Kubernetes' priorities, marked as managed); managed ones for group
 //   versions this server no longer serves are removed at start;
+// - custom resources' registration: a group version served by custom resources (kinds registered
+//   while the server runs) gets a local APIService too, marked `true` as Kubernetes' crdregistration
+//   controller marks them (group priority 1000, version priority 100), removed when no kind serves
+//   that group version any more;
 // - availability: every APIService carries an `Available` condition. Local ones are always
 //   available; one backed by a service is not, since no Service of that name can exist here
 //   (`ServiceNotFound`, as Kubernetes reports a missing service).
@@ -36,6 +40,11 @@ class ApiServiceController implements Controller {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly managedLabel: string;
+  /** The APIServices registered at start (`onstart`): what custom resources' registration leaves alone. */
+  private readonly onStart = new Set<string>();
+  /** Served kinds changed since the last pass of custom resources' registration. */
+  private kindsChanged = false;
+  private unsubscribe: (() => void) | undefined;
 
   constructor(
     store: RegistryStore,
@@ -48,10 +57,12 @@ class ApiServiceController implements Controller {
 
   async start(): Promise<void> {
     await this.register();
+    this.unsubscribe = this.ctx.kinds?.onChange(() => (this.kindsChanged = true));
     await this.syncAvailability();
     const tick = () => {
       if (this.stopped) return;
-      this.syncAvailability()
+      this.registerCustom()
+        .then(() => this.syncAvailability())
         .catch((e: unknown) => this.ctx.log(`apiservice availability: ${e instanceof Error ? e.message : String(e)}`))
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(tick, SYNC_INTERVAL_MS);
@@ -63,15 +74,67 @@ class ApiServiceController implements Controller {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.unsubscribe?.();
+  }
+
+  /**
+   * The APIServices of group versions served by kinds registered since start (custom resources),
+   * created or removed after the served kinds changed, as kube's crdregistration controller keeps
+   * them. One pass per change of kinds at most each second, whatever the number of changes.
+   */
+  private async registerCustom(): Promise<void> {
+    if (!this.kindsChanged) return;
+    this.kindsChanged = false;
+    try {
+      await this.syncCustom();
+    } catch (e) {
+      this.kindsChanged = true;
+      throw e;
+    }
+  }
+
+  private async syncCustom(): Promise<void> {
+    const served = new Map<string, { group: string; version: string }>();
+    for (const { group, version } of this.ctx.kinds?.current() ?? []) {
+      const name = apiServiceName(group, version);
+      if (!this.onStart.has(name)) served.set(name, { group, version });
+    }
+    const all = await this.store.list(undefined, matchEverything());
+    const present = new Set(all.items.map((a) => a.metadata.name!));
+    const ignoreGone = (e: unknown) => {
+      if (!(isStatusError(e) && (e.code === 404 || e.code === 409))) throw e;
+    };
+    await Promise.all([
+      ...[...served]
+        .filter(([name]) => !present.has(name))
+        .map(([name, { group, version }]) =>
+          this.store
+            .create(
+              undefined,
+              {
+                apiVersion: apiVersionOf(this.store.def),
+                kind: 'APIService',
+                metadata: { name, labels: { [this.managedLabel]: 'true' } },
+                spec: { group, version, groupPriorityMinimum: 1000, versionPriority: 100 },
+              },
+              { dryRun: false },
+            )
+            .then(() => undefined, ignoreGone),
+        ),
+      ...all.items
+        .filter((a) => a.metadata.labels?.[this.managedLabel] === 'true' && !served.has(a.metadata.name!) && !this.onStart.has(a.metadata.name!))
+        .map((a) => this.store.delete(undefined, a.metadata.name!, { dryRun: false, preconditions: { resourceVersion: a.metadata.resourceVersion } }).then(() => undefined, ignoreGone)),
+    ]);
   }
 
   /** The local APIServices of the served group versions, created or corrected. */
   private async register(): Promise<void> {
     const served = new Map<string, ApiServiceObject>();
-    for (const s of this.ctx.stores.values()) {
-      const { group, version } = s.def;
+    // Every served version of every kind (the stores are one per resource).
+    for (const { group, version } of this.ctx.kinds?.current() ?? [...this.ctx.stores.values()].map((s) => s.def)) {
       const name = apiServiceName(group, version);
       if (served.has(name)) continue;
+      this.onStart.add(name);
       const priority = builtinPriority(this.ctx.naming, group, version) ?? { groupPriorityMinimum: 1000, versionPriority: 100 };
       served.set(name, {
         apiVersion: apiVersionOf(this.store.def),

@@ -244,6 +244,33 @@ describe('custom resources', () => {
     assert.equal(spec.body.metadata.generation, 3);
   });
 
+  test('each served group version has a local APIService while a CRD serves it, as crdregistration keeps them', async () => {
+    const crd = widgetCrd('registered.example.com');
+    crd.spec.versions.push({ ...crd.spec.versions[0], name: 'v2', storage: false });
+    await establish(crd);
+    const apiServices = '/apis/apiregistration.k8s.io/v1/apiservices';
+    for (const version of ['v1', 'v2']) {
+      let got: Body = {};
+      await waitFor(`${version}.registered.example.com registered`, async () => {
+        got = await api(server, 'GET', `${apiServices}/${version}.registered.example.com`);
+        return got.status === 200;
+      });
+      assert.deepEqual(got.body.spec, { group: 'registered.example.com', version, groupPriorityMinimum: 1000, versionPriority: 100 });
+      assert.equal(got.body.metadata.labels['kube-aggregator.kubernetes.io/automanaged'], 'true');
+    }
+    await waitFor('v1.registered.example.com available', async () => {
+      const got = await api(server, 'GET', `${apiServices}/v1.registered.example.com`);
+      return got.body.status?.conditions?.find((c: Body) => c.type === 'Available')?.status === 'True';
+    });
+    // A version no longer served loses its APIService; the CRD's deletion takes the rest.
+    const v2off = await api(server, 'PATCH', `${CRDS}/${crd.metadata.name}`, [{ op: 'replace', path: '/spec/versions/1/served', value: false }], { 'Content-Type': 'application/json-patch+json' });
+    assert.equal(v2off.status, 200, v2off.text);
+    await waitFor('v2.registered.example.com removed', async () => (await api(server, 'GET', `${apiServices}/v2.registered.example.com`)).status === 404);
+    assert.equal((await api(server, 'GET', `${apiServices}/v1.registered.example.com`)).status, 200);
+    assert.equal((await api(server, 'DELETE', `${CRDS}/${crd.metadata.name}`)).status, 200);
+    await waitFor('v1.registered.example.com removed', async () => (await api(server, 'GET', `${apiServices}/v1.registered.example.com`)).status === 404);
+  });
+
   test('cluster-scoped custom resources', async () => {
     await establish(widgetCrd('cluster.example.com', { scope: 'Cluster' }));
     const created = await api(server, 'POST', '/apis/cluster.example.com/v1/widgets', { apiVersion: 'cluster.example.com/v1', kind: 'Widget', metadata: { name: 'c' }, spec: { size: 2 } });
