@@ -167,6 +167,68 @@ describe('the scale subresource', () => {
     assert.equal((await api(server, 'GET', `${base}/nope/scale`)).status, 404);
   });
 
+  test('server-side apply of the Scale: ownership of the replicas maps to and from the object, conflicts, force', async () => {
+    await establish(scaled('applyscale.example.com'));
+    const base = '/apis/applyscale.example.com/v1/widgets';
+    const APPLY = { 'Content-Type': 'application/apply-patch+yaml' };
+    const scale = (replicas: number) => ({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'a' }, spec: { replicas } });
+    const managers = async () =>
+      ((await api(server, 'GET', `${base}/a`)).body.metadata.managedFields as Body[]).map(({ time, ...e }): Body => ({ ...e, timed: time !== undefined }));
+    const created = await api(server, 'POST', `${base}?fieldManager=creator`, { apiVersion: 'applyscale.example.com/v1', kind: 'Widget', metadata: { name: 'a' }, spec: { replicas: 2, color: 'red' } });
+    assert.equal(created.status, 201, created.text);
+    assert.equal((await api(server, 'PATCH', `${base}/a/status?fieldManager=status-writer`, { status: { replicas: 2 } }, MERGE)).status, 200);
+
+    // The creator owns the object's replicas, so it owns the Scale's: a different count conflicts.
+    const conflict = await api(server, 'PATCH', `${base}/a/scale?fieldManager=scaler`, JSON.stringify(scale(3)), APPLY);
+    assert.equal(conflict.status, 409, conflict.text);
+    assert.deepEqual([conflict.body.reason, conflict.body.message], ['Conflict', 'Apply failed with 1 conflict: conflict with "creator" using autoscaling/v1: .spec.replicas']);
+    assert.deepEqual(conflict.body.details.causes, [{ reason: 'FieldManagerConflict', message: 'conflict with "creator" using autoscaling/v1', field: '.spec.replicas' }]);
+    assert.equal((await api(server, 'GET', `${base}/a`)).body.spec.replicas, 2);
+
+    // Forced: the applier takes the replicas; the creator keeps the rest of what it wrote.
+    const forced = await api(server, 'PATCH', `${base}/a/scale?fieldManager=scaler&force=true`, JSON.stringify(scale(3)), APPLY);
+    assert.equal(forced.status, 200, forced.text);
+    assert.deepEqual([forced.body.kind, forced.body.spec, forced.body.status], ['Scale', { replicas: 3 }, { replicas: 2 }]);
+    assert.equal(forced.body.metadata.managedFields, undefined);
+    assert.equal((await api(server, 'GET', `${base}/a`)).body.spec.replicas, 3);
+    assert.deepEqual(await managers(), [
+      { manager: 'scaler', operation: 'Apply', apiVersion: 'applyscale.example.com/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } }, subresource: 'scale', timed: false },
+      { manager: 'creator', operation: 'Update', apiVersion: 'applyscale.example.com/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:color': {} } }, timed: true },
+      { manager: 'status-writer', operation: 'Update', apiVersion: 'applyscale.example.com/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { '.': {}, 'f:replicas': {} } }, subresource: 'status', timed: true },
+    ]);
+
+    // Another applier conflicts with the one that applied through /scale.
+    const other = await api(server, 'PATCH', `${base}/a/scale?fieldManager=other`, JSON.stringify(scale(5)), APPLY);
+    assert.equal(other.status, 409, other.text);
+    assert.equal(other.body.message, 'Apply failed with 1 conflict: conflict with "scaler" with subresource "scale": .spec.replicas');
+    // The owner applies again freely; on the main resource the creator now conflicts with it.
+    assert.equal((await api(server, 'PATCH', `${base}/a/scale?fieldManager=scaler`, JSON.stringify(scale(4)), APPLY)).status, 200);
+    const main = await api(server, 'PATCH', `${base}/a?fieldManager=creator`, JSON.stringify({ apiVersion: 'applyscale.example.com/v1', kind: 'Widget', metadata: { name: 'a' }, spec: { replicas: 1 } }), APPLY);
+    assert.equal(main.status, 409, main.text);
+    assert.equal(main.body.message, 'Apply failed with 1 conflict: conflict with "scaler" with subresource "scale": .spec.replicas');
+
+    // An update through /scale (kubectl scale) takes the replicas from the applier.
+    const scaled2 = await api(server, 'PATCH', `${base}/a/scale?fieldManager=kubectl`, { spec: { replicas: 6 } }, MERGE);
+    assert.equal(scaled2.status, 200, scaled2.text);
+    const after = await managers();
+    assert.equal(after.find((e) => e.manager === 'scaler'), undefined, JSON.stringify(after));
+    assert.deepEqual(
+      after.find((e) => e.manager === 'kubectl'),
+      { manager: 'kubectl', operation: 'Update', apiVersion: 'applyscale.example.com/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } }, subresource: 'scale', timed: false },
+    );
+    assert.equal((await api(server, 'GET', `${base}/a`)).body.spec.replicas, 6);
+
+    // The Scale's version, kind and name are checked as for any apply; strategic merge stays refused.
+    const wrongVersion = await api(server, 'PATCH', `${base}/a/scale?fieldManager=scaler`, JSON.stringify({ ...scale(2), apiVersion: 'applyscale.example.com/v1' }), APPLY);
+    assert.deepEqual([wrongVersion.status, wrongVersion.body.message], [400, 'Incorrect version specified in apply patch. Specified patch version: applyscale.example.com/v1, expected: autoscaling/v1']);
+    const noManager = await api(server, 'PATCH', `${base}/a/scale`, JSON.stringify(scale(2)), APPLY);
+    assert.equal(noManager.status, 422, noManager.text);
+    const smp = await api(server, 'PATCH', `${base}/a/scale`, { spec: { replicas: 1 } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
+    assert.equal(smp.status, 415, smp.text);
+    assert.match(smp.body.message, /application\/apply-patch\+yaml/);
+    assert.equal((await api(server, 'GET', `${base}/a`)).body.spec.replicas, 6);
+  });
+
   test('an object without desired replicas: GET is an internal error, a PATCH that sets them works', async () => {
     await establish(scaled('noreplicas.example.com'));
     const base = '/apis/noreplicas.example.com/v1/widgets';
@@ -192,7 +254,7 @@ describe('the scale subresource', () => {
     const v3 = (await api(server, 'GET', '/openapi/v3/apis/scalediscovery.example.com/v1')).body;
     const path = v3.paths['/apis/scalediscovery.example.com/v1/widgets/{name}/scale'];
     assert.equal(path.get.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/io.k8s.autoscaling.v1.Scale');
-    assert.deepEqual(Object.keys(path.patch.requestBody.content), ['application/json-patch+json', 'application/merge-patch+json']);
+    assert.deepEqual(Object.keys(path.patch.requestBody.content), ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
     assert.deepEqual(Object.keys(v3.components.schemas['io.k8s.autoscaling.v1.Scale'].properties).sort(), ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
   });
 });
