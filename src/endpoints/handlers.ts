@@ -131,7 +131,9 @@ function allowed(t: ResourceTarget<ReadableStore>, verb: Verb): void {
 
 /** The accepted spellings of the protobuf media type when the kind has a protobuf form (custom resources will not). */
 function protobufFor(env: HandlerEnv, t: ResourceTarget<ReadableStore>): readonly string[] | undefined {
-  return supportsProtobuf(apiVersionOf(t.store.def), t.store.def.kind) ? env.naming.wire.protobufMediaTypes : undefined;
+  // A subresource served as another kind (a custom resource's Scale) reads and writes that kind.
+  const def = t.subresource?.view?.def ?? t.store.def;
+  return supportsProtobuf(apiVersionOf(def), def.kind) ? env.naming.wire.protobufMediaTypes : undefined;
 }
 
 /** The encoder of a write's answer (JSON, YAML, protobuf or CBOR). */
