@@ -874,6 +874,17 @@ describe('protobuf codec: supportsProtobuf', () => {
     assert.ok(!supportsProtobuf('autoscaling/v2', 'Scale'));
   });
 
+  it('a recursive message nested past 1000 levels is refused, as JSON nested so deep is', () => {
+    const nested = (levels: number): Json => {
+      let schema: Json = { type: 'string' };
+      for (let i = 0; i < levels; i++) schema = { not: schema };
+      return { apiVersion: gv(kube, 'apiextensions', 'v1'), kind: 'CustomResourceDefinition', metadata: { name: 'deep' }, spec: { versions: [{ name: 'v1', schema: { openAPIV3Schema: schema } }] } };
+    };
+    // The CRD, its spec, a version and its validation are four levels before the schema.
+    assert.doesNotThrow(() => decodeObject(encodeObject(nested(990) as KObject)));
+    assert.throws(() => decodeObject(encodeObject(nested(1000) as KObject)), (e: Error) => e instanceof DecodeError && /nested deeper than 1000/.test(e.message));
+  });
+
   it('autoscaling/v1 Scale round-trips and decodes with independently written field numbers', () => {
     for (const obj of [
       { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: objectMeta('web', 'team'), spec: { replicas: 3 }, status: { replicas: 2, selector: 'app=web' } },

@@ -63,8 +63,25 @@ function toNumber(v: number | protobuf.Long): number {
 const VARINT = 0;
 const LENGTH_DELIMITED = 2;
 
+/**
+ * How deep messages may nest: a recursive message (a CRD's JSONSchemaProps) could otherwise be
+ * nested by a body until the stack runs out; JSON bodies have the same limit.
+ */
+const MAX_MESSAGE_DEPTH = 1000;
+let depth = 0;
+
 /** Reads a message's content up to `end` (within the data). */
 export function readMessage(r: Reader, plan: MessagePlan, end: number): JsonObject {
+  if (depth >= MAX_MESSAGE_DEPTH) throw new DecodeError(`messages nested deeper than ${MAX_MESSAGE_DEPTH}`);
+  depth++;
+  try {
+    return readFields(r, plan, end);
+  } finally {
+    depth--;
+  }
+}
+
+function readFields(r: Reader, plan: MessagePlan, end: number): JsonObject {
   const declared = plan.declared;
   const values: unknown[] = new Array<unknown>(declared.length);
   const byId = plan.byId;

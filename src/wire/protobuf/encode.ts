@@ -256,7 +256,7 @@ function elementCode(f: FieldPlan, i: number, subIndex: number, e: string): stri
     case 'schemaorstringarray':
       return `rt.schemaOrStringArray(w, P, F[${i}], ${e});`;
     case 'message':
-      return `if (typeof ${e} !== 'object' || Array.isArray(${e})) rt.fail(P, F[${i}], 'an object', ${e}); ${t}; f = F[${i}]; m = w.fork(f.reserve); E[${subIndex}](w, ${e}); f.reserve = w.ldelim(m, f.reserve);`;
+      return `if (typeof ${e} !== 'object' || Array.isArray(${e})) rt.fail(P, F[${i}], 'an object', ${e}); ${t}; f = F[${i}]; r = f.reserve; m = w.fork(r); E[${subIndex}](w, ${e}); f.reserve = w.ldelim(m, r);`;
     case 'time':
     case 'microtime':
       return `rt.time(w, P, F[${i}], ${e});`;
@@ -288,7 +288,7 @@ function zeroCode(f: FieldPlan, i: number, subIndex: number): string {
       // A zero scalar is one 0 byte; an empty string, a zero time or an empty raw is a 0 length.
       return `${t}; w.byte(0);`;
     case 'message':
-      return `${t}; f = F[${i}]; m = w.fork(f.reserve); E[${subIndex}](w, undefined); f.reserve = w.ldelim(m, f.reserve);`;
+      return `${t}; f = F[${i}]; r = f.reserve; m = w.fork(r); E[${subIndex}](w, undefined); f.reserve = w.ldelim(m, r);`;
     case 'double':
       return `${t}; w.double(0);`;
     case 'json':
@@ -319,7 +319,9 @@ function encoderOf(plan: MessagePlan): MessageEncoder {
   if (known) return known;
   const subs: MessageEncoder[] = [];
   const subPlans: MessagePlan[] = [];
-  const lines: string[] = ['if (o === undefined) o = EMPTY;', 'let v, m, e, j, f;'];
+  // `r` holds the reserve a nested message was started with: a recursive message (JSONSchemaProps)
+  // updates its field's reserve while it is still open.
+  const lines: string[] = ['if (o === undefined) o = EMPTY;', 'let v, m, e, j, f, r;'];
   for (const f of plan.fields) {
     const i = f.index;
     let subIndex = -1;
