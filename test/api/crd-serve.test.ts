@@ -229,6 +229,52 @@ describe('the scale subresource', () => {
     assert.equal((await api(server, 'GET', `${base}/a`)).body.spec.replicas, 6);
   });
 
+  test('replicas ownership through /scale as kube-apiserver keeps it: apply, force, replace, co-owning, scale again, status only', async () => {
+    const crd = widgetCrd('owners.example.com');
+    const v = crd.spec.versions[0];
+    v.schema.openAPIV3Schema.properties.spec.properties.replicas = { type: 'integer' };
+    v.schema.openAPIV3Schema.properties.status.properties.replicas = { type: 'integer' };
+    v.subresources = { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } };
+    await establish(crd);
+    const item = '/apis/owners.example.com/v1/namespaces/default/widgets/test';
+    const APPLY = { 'Content-Type': 'application/apply-patch+yaml' };
+    const widget = JSON.stringify({ apiVersion: 'owners.example.com/v1', kind: 'Widget', metadata: { name: 'test' }, spec: { size: 1, replicas: 1 } });
+    const scale = (replicas: number) => JSON.stringify({ kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: { name: 'test', namespace: 'default' }, spec: { replicas } });
+    const ok = async (r: Promise<{ status: number; text: string }>) => {
+      const got = await r;
+      assert.equal(got.status, 200, got.text);
+    };
+    const owners = async (replicas: number) => {
+      const cr = (await api(server, 'GET', item)).body;
+      assert.equal(cr.spec.replicas, replicas);
+      return (cr.metadata.managedFields as Body[]).filter((e) => e.fieldsV1['f:spec']?.['f:replicas']).map((e) => e.manager).sort();
+    };
+    assert.equal((await api(server, 'PATCH', `${item}?fieldManager=apply_test`, widget, APPLY)).status, 201);
+    assert.deepEqual(await owners(1), ['apply_test']);
+    await ok(api(server, 'PATCH', `${item}/scale?fieldManager=scale_test`, { spec: { replicas: 5 } }, MERGE));
+    assert.deepEqual(await owners(5), ['scale_test']);
+    // Re-applying the object conflicts over the replicas; forced, the applier owns them again.
+    const again = await api(server, 'PATCH', `${item}?fieldManager=apply_test`, widget, APPLY);
+    assert.deepEqual([again.status, again.body.message], [409, 'Apply failed with 1 conflict: conflict with "scale_test" with subresource "scale" using owners.example.com/v1: .spec.replicas']);
+    await ok(api(server, 'PATCH', `${item}?fieldManager=apply_test&force=true`, widget, APPLY));
+    assert.deepEqual(await owners(1), ['apply_test']);
+    // An applied Scale with other replicas conflicts with the object's applier; forced, it owns them.
+    const applied = await api(server, 'PATCH', `${item}/scale?fieldManager=apply_scale`, scale(17), APPLY);
+    assert.deepEqual([applied.status, applied.body.message], [409, 'Apply failed with 1 conflict: conflict with "apply_test": .spec.replicas']);
+    await ok(api(server, 'PATCH', `${item}/scale?fieldManager=apply_scale&force=true`, scale(17), APPLY));
+    assert.deepEqual(await owners(17), ['apply_scale']);
+    await ok(api(server, 'PUT', `${item}/scale?fieldManager=replace_test`, scale(7)));
+    assert.deepEqual(await owners(7), ['replace_test']);
+    // The same count applied: both own it. Scaling again: one owner.
+    await ok(api(server, 'PATCH', `${item}/scale?fieldManager=co_owning_test`, scale(7), APPLY));
+    assert.deepEqual(await owners(7), ['co_owning_test', 'replace_test']);
+    await ok(api(server, 'PATCH', `${item}/scale?fieldManager=scale_test`, { spec: { replicas: 5 } }, MERGE));
+    assert.deepEqual(await owners(5), ['scale_test']);
+    // A write of the Scale's status alone changes neither the replicas nor their owner.
+    await ok(api(server, 'PATCH', `${item}/scale?fieldManager=status_test`, { status: { replicas: 42 } }, MERGE));
+    assert.deepEqual(await owners(5), ['scale_test']);
+  });
+
   test('an object without desired replicas: GET is an internal error, a PATCH that sets them works', async () => {
     await establish(scaled('noreplicas.example.com'));
     const base = '/apis/noreplicas.example.com/v1/widgets';
