@@ -97,6 +97,8 @@ const KEYWORD_TYPES: Record<string, [(v: unknown) => boolean, string]> = {
   format: [(v) => typeof v === 'string', 'string'],
   pattern: [(v) => typeof v === 'string', 'string'],
   title: [(v) => typeof v === 'string', 'string'],
+  $schema: [(v) => typeof v === 'string', 'string'],
+  externalDocs: [(v) => isObject(v) && ['description', 'url'].every((k) => v[k] === undefined || typeof v[k] === 'string'), 'ExternalDocumentation'],
   'x-kubernetes-list-type': [(v) => typeof v === 'string', 'string'],
   'x-kubernetes-map-type': [(v) => typeof v === 'string', 'string'],
   minimum: [(v) => typeof v === 'number', 'float64'],

@@ -182,6 +182,28 @@ describe('CustomResourceDefinition and Scale in protobuf (kubernetes profile)', 
     return crd;
   }
 
+  test('schema keywords the Go types cannot hold are refused when the CRD is written, so every stored CRD has its protobuf form', async () => {
+    const k8s = await testServer({ naming: 'kubernetes' });
+    for (const [i, [extra, field, type]] of ([
+      [{ externalDocs: { url: 5 } }, 'externalDocs', 'ExternalDocumentation'],
+      [{ externalDocs: 'https://example.com' }, 'externalDocs', 'ExternalDocumentation'],
+      [{ $schema: 5 }, '$schema', 'string'],
+    ] as const).entries()) {
+      const crd = widgetCrd(`pbodd${i}.example.com`);
+      Object.assign(crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size, extra);
+      const r = await api(k8s, 'POST', CRDS, crd);
+      assert.equal(r.status, 422, r.text);
+      assert.match(r.body.message, new RegExp(`properties\\[size\\]\\.\\${field}: Invalid value: .*: must be of type ${type}`));
+    }
+    const fine = widgetCrd('pbodd.example.com');
+    Object.assign(fine.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size, { $schema: 'http://json-schema.org/draft-04/schema#', externalDocs: { description: 'sizes', url: 'https://example.com' } });
+    const created = await api(k8s, 'POST', CRDS, fine);
+    assert.equal(created.status, 201, created.text);
+    const pb = await raw(k8s, 'GET', `${CRDS}/${fine.metadata.name}`, { Accept: K8S_PB });
+    assert.equal(pb.status, 200);
+    assert.deepEqual((decodeObject(pb.bytes) as Obj).spec.versions[0].schema, fine.spec.versions[0].schema);
+  });
+
   test('a CRD created with a protobuf body reads back the same in protobuf and JSON; lists and kubectl get it', async () => {
     const k8s = await testServer({ naming: 'kubernetes' });
     const crd = richCrd('pbcrd.example.com');
