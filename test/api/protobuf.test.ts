@@ -188,12 +188,19 @@ describe('CustomResourceDefinition and Scale in protobuf (kubernetes profile)', 
       [{ externalDocs: { url: 5 } }, 'externalDocs', 'ExternalDocumentation'],
       [{ externalDocs: 'https://example.com' }, 'externalDocs', 'ExternalDocumentation'],
       [{ $schema: 5 }, '$schema', 'string'],
+      // Inside a value validation as anywhere else.
+      [{ not: { description: 5 } }, 'not.description', 'string'],
+      [{ allOf: [{ maxLength: 'x' }] }, 'allOf[0].maxLength', 'int64'],
+      [{ 'x-kubernetes-validations': [{ rule: 'true', fieldPath: 5 }] }, 'x-kubernetes-validations', '[]ValidationRule'],
+      [{ 'x-kubernetes-validations': [{ rule: 'true', message: 5 }] }, 'x-kubernetes-validations', '[]ValidationRule'],
+      [{ 'x-kubernetes-validations': [{ rule: 'true', optionalOldSelf: 'yes' }] }, 'x-kubernetes-validations', '[]ValidationRule'],
     ] as const).entries()) {
       const crd = widgetCrd(`pbodd${i}.example.com`);
       Object.assign(crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size, extra);
       const r = await api(k8s, 'POST', CRDS, crd);
       assert.equal(r.status, 422, r.text);
-      assert.match(r.body.message, new RegExp(`properties\\[size\\]\\.\\${field}: Invalid value: .*: must be of type ${type}`));
+      const quote = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      assert.match(r.body.message, new RegExp(`properties\\[size\\]\\.${quote(field)}: Invalid value: .*: must be of type ${quote(type)}`));
     }
     const fine = widgetCrd('pbodd.example.com');
     Object.assign(fine.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size, { $schema: 'http://json-schema.org/draft-04/schema#', externalDocs: { description: 'sizes', url: 'https://example.com' } });
