@@ -30,8 +30,9 @@
 // Kubernetes' generated Go marshallers for the same object: fields in number order; Go value
 // fields always written (zero when absent); pointers, lists, maps and bytes only when set; map
 // entries sorted by key; Time as { seconds, nanos = 0 }, MicroTime with microseconds in nanos,
-// Go's zero time as an empty message; Quantity as { string }; FieldsV1 as its JSON text; a CRD schema's JSON values (`default`, `enum`) as their JSON text; bytes
-// from the JSON's base64. Decoding gives the JSON object our server stores: the same field
+// Go's zero time as an empty message; Quantity as { string }; FieldsV1 as its JSON text; a
+// CRD schema's JSON values (`default`, `enum`) as their JSON text; bytes from the JSON's
+// base64. Decoding gives the JSON object our server stores: the same field
 // names in JSON order, times as RFC 3339 (`2026-01-02T03:04:05Z`, MicroTime
 // `2026-01-02T03:04:05.123456Z`), quantities as strings, bytes as base64, and absent optional
 // fields omitted — a pointer field is present exactly when it was on the wire, a value field
