@@ -146,7 +146,8 @@ const runtime = {
   json(w: WireWriter, plan: MessagePlan, f: FieldPlan, v: unknown): void {
     w.uint32(f.tag);
     const mark = w.fork();
-    if (v !== null) w.uint32(0x0a).bytes(Buffer.from(JSON.stringify(v)));
+    // The text is written as the raw bytes are: length-prefixed UTF-8.
+    if (v !== null) w.uint32(0x0a).string(JSON.stringify(v));
     w.ldelim(mark);
   },
 
