@@ -131,7 +131,9 @@ function allowed(t: ResourceTarget<ReadableStore>, verb: Verb): void {
 
 /** The accepted spellings of the protobuf media type when the kind has a protobuf form (custom resources will not). */
 function protobufFor(env: HandlerEnv, t: ResourceTarget<ReadableStore>): readonly string[] | undefined {
-  return supportsProtobuf(apiVersionOf(t.store.def), t.store.def.kind) ? env.naming.wire.protobufMediaTypes : undefined;
+  // A subresource served as another kind (a custom resource's Scale) reads and writes that kind.
+  const def = t.subresource?.view?.def ?? t.store.def;
+  return supportsProtobuf(apiVersionOf(def), def.kind) ? env.naming.wire.protobufMediaTypes : undefined;
 }
 
 /** The encoder of a write's answer (JSON, YAML, protobuf or CBOR). */
@@ -378,7 +380,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
     const type = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
     const body = await readBodyBytes(ctx);
     const form: PortableForm & { form: 'body' } = { form: 'body', bytes: bodyWeight(body.length, type), body, type, validation: fieldValidation };
-    const input = t.subresource?.view ? viewInput(form, t.store, t.subresource, t.name) : writeInput(form, t.store);
+    const input = t.subresource?.view ? viewInput(form, t.store, t.subresource, t.name, manager) : writeInput(form, t.store);
     const written = await t.store.guaranteedUpdate(t.namespace, t.name, input, {
       dryRun,
       manager,
@@ -403,9 +405,12 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
   try {
     // Strategic merge needs the kind's merge markers: a kind without them (custom resources) refuses
     // it with 415, listing the patch types it takes, as kube-apiserver does.
-    // A subresource served as another kind (a Scale) takes JSON and merge patches of that kind.
+    // A subresource served as another kind (a Scale) takes JSON and merge patches of that kind,
+    // and apply when the view keeps field ownership.
     const patchTypes = t.subresource?.view
-      ? (['json-patch', 'merge-patch'] as const)
+      ? t.subresource.view.managedFields
+        ? (['json-patch', 'merge-patch', 'apply-patch', 'apply-patch-cbor'] as const)
+        : (['json-patch', 'merge-patch'] as const)
       : t.store.def.strategicMergePatch === false
         ? (['json-patch', 'merge-patch', 'apply-patch', 'apply-patch-cbor'] as const)
         : (['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch', 'apply-patch-cbor'] as const);
@@ -413,24 +418,32 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
     const apply = type === 'apply-patch' || type === 'apply-patch-cbor';
     const { dryRun, fieldValidation, manager, force } = writeOptions(ctx, env, 'PatchOptions', apply);
     const body = await readBodyBytes(ctx);
-    const input = apply
-      ? writeInput(
-          {
-            form: 'apply',
-            bytes: bodyWeight(body.length, type === 'apply-patch' ? 'yaml-apply' : 'cbor'),
-            body,
-            cbor: type === 'apply-patch-cbor',
-            validation: fieldValidation,
-            manager,
-            force,
-            name: t.name,
-            namespace: t.namespace,
-            subresource: t.subresource?.name,
-          },
+    const input = t.subresource?.view
+      ? viewInput(
+          apply
+            ? { form: 'apply', bytes: body.length, body, cbor: type === 'apply-patch-cbor', validation: fieldValidation, manager, force, name: t.name, namespace: t.namespace, subresource: t.subresource.name }
+            : { form: 'patch', bytes: body.length, body, patchType: type as 'json-patch' | 'merge-patch', validation: fieldValidation, name: t.name },
           t.store,
+          t.subresource,
+          t.name,
+          manager,
         )
-      : t.subresource?.view && (type === 'json-patch' || type === 'merge-patch')
-        ? viewInput({ form: 'patch', bytes: body.length, body, patchType: type, validation: fieldValidation, name: t.name }, t.store, t.subresource, t.name)
+      : apply
+        ? writeInput(
+            {
+              form: 'apply',
+              bytes: bodyWeight(body.length, type === 'apply-patch' ? 'yaml-apply' : 'cbor'),
+              body,
+              cbor: type === 'apply-patch-cbor',
+              validation: fieldValidation,
+              manager,
+              force,
+              name: t.name,
+              namespace: t.namespace,
+              subresource: t.subresource?.name,
+            },
+            t.store,
+          )
         : writeInput({ form: 'patch', bytes: body.length, body, patchType: type as 'json-patch' | 'merge-patch' | 'strategic-merge-patch', validation: fieldValidation, name: t.name }, t.store);
     const written = await t.store.guaranteedUpdate(t.namespace, t.name, input, {
       dryRun,

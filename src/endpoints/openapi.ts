@@ -466,7 +466,8 @@ function kindPaths(d: KindDefinition, names: { kind: string; list: string }, vie
     const sub: Json = { parameters: [nameParam, ...(d.namespaced ? [nsParam] : []), COMMON.pretty] };
     const suffix = capitalize(s.name);
     const kind = (s.view && views.get(s.name)) ?? names.kind;
-    const patchTypes = s.view ? ['application/json-patch+json', 'application/merge-patch+json'] : undefined;
+    // A view kind takes JSON and merge patches, and apply when it keeps field ownership (a Scale).
+    const patchTypes = s.view ? ['application/json-patch+json', 'application/merge-patch+json', ...(s.view.managedFields ? ['application/apply-patch+yaml'] : [])] : undefined;
     if (s.verbs.includes('get')) sub.get = operation('get', id('read', suffix), responses({ '200': ref(kind) }));
     if (s.verbs.includes('update')) sub.put = write('put', suffix, kind);
     if (s.verbs.includes('patch')) sub.patch = write('patch', suffix, kind, patchTypes);

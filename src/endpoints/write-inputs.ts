@@ -9,7 +9,7 @@ import { applyJsonPatch, applyMergePatch, checkPatchResult } from '../machinery/
 import { applyStrategicMergePatch } from '../machinery/strategic-merge.ts';
 import { errors, StatusError } from '../machinery/status.ts';
 import type { KindDefinition, SubresourceDefinition } from '../registry/definition.ts';
-import type { FieldManager } from '../registry/field-manager.ts';
+import { FieldManager } from '../registry/field-manager.ts';
 import type { Mutate, PortableInput, Warn, WriteInput } from '../registry/preparation.ts';
 import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
 import { decodeApplyConfig, decodeApplyConfigValue } from './apply.ts';
@@ -153,19 +153,53 @@ function applyOrConflict(run: () => KObject): KObject {
   }
 }
 
+/** Managed fields mapped to or from a view; stored ones that do not decode are a server error, as in kube-apiserver. */
+function mapped(run: () => unknown[]): unknown[] {
+  try {
+    return run();
+  } catch (e) {
+    if (e instanceof ManagedFieldsError) throw errors.internal(e.message);
+    throw e;
+  }
+}
+
+/** The field manager of each view kind (a Scale), made on first use. */
+const viewFieldManagers = new WeakMap<KindDefinition, FieldManager>();
+
+function viewFieldManager(def: KindDefinition): FieldManager {
+  let fields = viewFieldManagers.get(def);
+  if (!fields) viewFieldManagers.set(def, (fields = new FieldManager(def)));
+  return fields;
+}
+
 /**
  * The input of a write through a subresource served as another kind (SubresourceDefinition.view,
- * a Scale): the body decoded as that kind, or the patch applied to the stored object's view; what
- * the subresource makes of it must still be a valid object of the kind (its schema), as
- * kube-apiserver validates the object a Scale update writes. Prepared here, never in a worker.
+ * a Scale): the body decoded as that kind, the patch applied to the stored object's view, or the
+ * apply merged into it; what the subresource makes of it must still be a valid object of the kind
+ * (its schema), as kube-apiserver validates the object a Scale update writes. When the view keeps
+ * field ownership, the view's object carries the managed fields the view maps from the stored
+ * object, the write records `manager` there (an apply did so itself), and the result maps back to
+ * the stored object's. Prepared here, never in a worker.
  */
-export function viewInput(form: PortableForm & { form: 'body' | 'patch' }, ctx: InputContext, sub: SubresourceDefinition, name: string): WriteInput {
+export function viewInput(form: PortableForm, ctx: InputContext, sub: SubresourceDefinition, name: string, manager: string): WriteInput {
   const view = sub.view!;
-  const inner = writeInput(form, { def: view.def, fields: ctx.fields }).mutate;
+  const owned = view.managedFields;
+  const fields = viewFieldManager(view.def);
+  const inner = writeInput(form, { def: view.def, fields }).mutate;
   return {
     mutate: async (current, warn) => {
       if (!current) throw errors.notFound({ group: ctx.def.group, resource: ctx.def.resource }, name);
-      const wanted = await inner(view.read(current, 'update'), warn);
+      const base = view.read(current, 'update');
+      if (owned) {
+        const entries = mapped(() => owned.toView(current));
+        if (entries.length) base.metadata.managedFields = entries;
+      }
+      let wanted = await inner(structuredClone(base), warn);
+      if (owned) {
+        if (form.form !== 'apply') wanted = fields.update(base, wanted, manager, sub.name);
+        const viewEntries = wanted.metadata.managedFields;
+        wanted = { ...wanted, metadata: { ...wanted.metadata, managedFields: mapped(() => owned.fromView(current, viewEntries)) } };
+      }
       checkObject(sub.apply(wanted, current), ctx.def, 'Ignore', []);
       return wanted;
     },

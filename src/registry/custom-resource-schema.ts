@@ -90,6 +90,11 @@ const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isInteg
 const isStrings = (v: unknown): boolean => Array.isArray(v) && v.every((x) => typeof x === 'string');
 const isObjects = (v: unknown): boolean => Array.isArray(v) && v.every(isObject);
 
+/** A rule's fields of ValidationRule's Go types (`rule` and `reason` have checks of their own). */
+const RULE_FIELD_TYPES: Record<string, string> = { message: 'string', messageExpression: 'string', fieldPath: 'string', optionalOldSelf: 'boolean' };
+const isRules = (v: unknown): boolean =>
+  Array.isArray(v) && v.every((r) => isObject(r) && Object.entries(RULE_FIELD_TYPES).every(([k, t]) => r[k] === undefined || typeof r[k] === t));
+
 /** What each keyword's value must be (JSONSchemaProps' Go types), and how kube-apiserver's decoding names that type. */
 const KEYWORD_TYPES: Record<string, [(v: unknown) => boolean, string]> = {
   type: [(v) => typeof v === 'string', 'string'],
@@ -97,6 +102,8 @@ const KEYWORD_TYPES: Record<string, [(v: unknown) => boolean, string]> = {
   format: [(v) => typeof v === 'string', 'string'],
   pattern: [(v) => typeof v === 'string', 'string'],
   title: [(v) => typeof v === 'string', 'string'],
+  $schema: [(v) => typeof v === 'string', 'string'],
+  externalDocs: [(v) => isObject(v) && ['description', 'url'].every((k) => v[k] === undefined || typeof v[k] === 'string'), 'ExternalDocumentation'],
   'x-kubernetes-list-type': [(v) => typeof v === 'string', 'string'],
   'x-kubernetes-map-type': [(v) => typeof v === 'string', 'string'],
   minimum: [(v) => typeof v === 'number', 'float64'],
@@ -122,7 +129,7 @@ const KEYWORD_TYPES: Record<string, [(v: unknown) => boolean, string]> = {
   anyOf: [isObjects, '[]JSONSchemaProps'],
   oneOf: [isObjects, '[]JSONSchemaProps'],
   not: [isObject, 'JSONSchemaProps'],
-  'x-kubernetes-validations': [isObjects, '[]ValidationRule'],
+  'x-kubernetes-validations': [isRules, '[]ValidationRule'],
   properties: [(v) => isObject(v) && Object.values(v).every(isObject), 'map[string]JSONSchemaProps'],
   additionalProperties: [(v) => isObject(v) || typeof v === 'boolean', 'JSONSchemaPropsOrBool'],
 };
@@ -333,6 +340,8 @@ function combinators(s: Json, at: string, errs: FieldError[], nested = false): v
 }
 
 function nestedValidation(v: Json, at: string, errs: FieldError[], skipAnyOf: boolean): void {
+  // Its keywords have JSONSchemaProps' types as anywhere else (kube-apiserver could not decode it otherwise).
+  if (!keywordTypes(v, at, errs)) return;
   const forbid = (k: string, detail: string) => errs.push(fieldError.forbidden(`${at}.${k}`, detail));
   if (typeof v.pattern === 'string') {
     const re = compileRegex(v.pattern);

@@ -29,7 +29,9 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
   const base = spec.versions?.find((v) => v.storage);
   if (!base || versions.length === 0) return undefined;
   const others = versions.filter((v) => v !== base);
-  const own = servedParts(base);
+  // Every version's spec replicas path, for the managed fields of Scales.
+  const replicasPaths = new Map((spec.versions ?? []).map((v) => [`${spec.group}/${v.name}`, scalePaths(v)?.specReplicasPath ?? null]));
+  const own = servedParts(base, spec.group!, replicasPaths);
   const baseSchema = versionSchema(base);
   const def: KindDefinition = {
     group: spec.group!,
@@ -73,7 +75,7 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
   function servedVersion(v: CrdVersion): ServedVersion {
     const schema = versionSchema(v);
     const read = hasDefault(schema) ? { fromStorage: (o: KObject) => withDefaults(o, schema) } : {};
-    return { version: v.name!, schema: withSelectableFields(schema, v), enabledByDefault: true, ...read, ...deprecation(v), ...servedParts(v) };
+    return { version: v.name!, schema: withSelectableFields(schema, v), enabledByDefault: true, ...read, ...deprecation(v), ...servedParts(v, spec.group!, replicasPaths) };
   }
 
   /** A deprecated version's warning: its own, or kube-apiserver's default one. */
@@ -82,11 +84,21 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
   }
 }
 
-/** What a version serves of its own: columns, selectable fields, subresources and the strategy they need. */
-function servedParts(v: CrdVersion): Required<Pick<ServedVersion, 'printerColumns' | 'subresources' | 'strategy'>> & Pick<ServedVersion, 'selectableFields'> {
+/**
+ * What a version serves of its own: columns, selectable fields, subresources and the strategy they
+ * need. `replicasPaths`: every version's spec replicas path (null without a scale subresource).
+ */
+function servedParts(
+  v: CrdVersion,
+  group: string,
+  replicasPaths: ReadonlyMap<string, string | null>,
+): Required<Pick<ServedVersion, 'printerColumns' | 'subresources' | 'strategy'>> & Pick<ServedVersion, 'selectableFields'> {
   const status = v.subresources?.status !== undefined && v.subresources.status !== null;
   const scale = scalePaths(v);
-  const subresources: SubresourceDefinition[] = [...(status ? [statusSubresource] : []), ...(scale ? [scaleSubresource(scale)] : [])];
+  const subresources: SubresourceDefinition[] = [
+    ...(status ? [statusSubresource] : []),
+    ...(scale ? [scaleSubresource(scale, { apiVersion: `${group}/${v.name}`, versions: replicasPaths })] : []),
+  ];
   const strategy: Strategy = {
     ...(status ? { prepareForCreate: (o: KObject) => void delete o.status, prepareForUpdate: keepStatus } : {}),
     ...(scale ? { validate: (o: KObject) => validateScaleCounts(o, scale), validateUpdate: (o: KObject) => validateScaleCounts(o, scale) } : {}),

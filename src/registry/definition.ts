@@ -66,6 +66,17 @@ export interface SubresourceView {
    * base an update's patch applies to.
    */
   read(stored: KObject, purpose: 'get' | 'update'): KObject;
+  /**
+   * Field ownership kept through the view: writes (apply included) record their managers on the
+   * view's object, which carries `toView(stored)` as its managed fields, and `fromView` makes the
+   * stored object's managed fields of what the write left there (a Scale's `spec.replicas` is the
+   * object's replicas path). Absent: writes are recorded on the object as through any subresource,
+   * and apply is not taken.
+   */
+  managedFields?: {
+    toView(stored: KObject): unknown[];
+    fromView(stored: KObject, viewEntries: unknown): unknown[];
+  };
 }
 
 /**

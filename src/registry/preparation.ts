@@ -291,7 +291,8 @@ export class WritePreparation {
       else obj.metadata = { ...obj.metadata, managedFields: wanted.metadata.managedFields };
     }
     this.def.strategy.defaults?.(obj);
-    if (opts.manager !== undefined && !opts.applied) this.fields.update(old, obj, opts.manager, opts.subresource);
+    // A view that keeps field ownership (a Scale) recorded the write on its object and mapped it back.
+    if (opts.manager !== undefined && !opts.applied && !subresource?.view?.managedFields) this.fields.update(old, obj, opts.manager, opts.subresource);
     this.prepareUpdate(obj, old, opts.subresource, warn);
     // The last finalizer of a deleting object is gone: the object goes with it.
     if (obj.metadata.deletionTimestamp && !obj.metadata.finalizers?.length && !this.def.strategy.pendingFinalization?.(obj))

@@ -63,6 +63,13 @@ describe('kubectl', () => {
     await k.ok(['apply', '-f', k.file('g2.yaml', gear('two', 'blue'))]);
     await k.ok(['patch', 'gr', 'one', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { conditions: [{ type: 'Ready', status: 'True' }] } })]);
     await k.ok(['scale', 'gr/two', '--replicas=3']);
+    // The write through /scale is recorded on the object, owning its replicas, as kube-apiserver maps it.
+    const two = JSON.parse(await k.ok(['get', 'gr', 'two', '-o', 'json', '--show-managed-fields']));
+    const entries = two.metadata.managedFields.map((e: { manager: string; operation: string; subresource?: string; fieldsV1: unknown }) => [e.manager, e.operation, e.subresource ?? '', JSON.stringify(e.fieldsV1)]);
+    const viaScale = entries.filter((e: string[]) => e[2] === 'scale');
+    assert.deepEqual(viaScale.map((e: string[]) => e.slice(1)), [['Update', 'scale', '{"f:spec":{"f:replicas":{}}}']], JSON.stringify(entries));
+    assert.match(viaScale[0][0], /^kubectl/);
+    assert.ok(!entries.some((e: string[]) => e[2] === '' && e[3].includes('f:replicas')), JSON.stringify(entries));
     // A custom resource's column with nothing to show is a null cell, as kube-apiserver sends it;
     // kubectl leaves it blank (it prints <none> only for its own client-side columns).
     const out = await k.ok(['get', 'gr']);

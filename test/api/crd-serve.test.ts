@@ -167,6 +167,114 @@ describe('the scale subresource', () => {
     assert.equal((await api(server, 'GET', `${base}/nope/scale`)).status, 404);
   });
 
+  test('server-side apply of the Scale: ownership of the replicas maps to and from the object, conflicts, force', async () => {
+    await establish(scaled('applyscale.example.com'));
+    const base = '/apis/applyscale.example.com/v1/widgets';
+    const APPLY = { 'Content-Type': 'application/apply-patch+yaml' };
+    const scale = (replicas: number) => ({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'a' }, spec: { replicas } });
+    const managers = async () =>
+      ((await api(server, 'GET', `${base}/a`)).body.metadata.managedFields as Body[]).map(({ time, ...e }): Body => ({ ...e, timed: time !== undefined }));
+    const created = await api(server, 'POST', `${base}?fieldManager=creator`, { apiVersion: 'applyscale.example.com/v1', kind: 'Widget', metadata: { name: 'a' }, spec: { replicas: 2, color: 'red' } });
+    assert.equal(created.status, 201, created.text);
+    assert.equal((await api(server, 'PATCH', `${base}/a/status?fieldManager=status-writer`, { status: { replicas: 2 } }, MERGE)).status, 200);
+
+    // The creator owns the object's replicas, so it owns the Scale's: a different count conflicts.
+    const conflict = await api(server, 'PATCH', `${base}/a/scale?fieldManager=scaler`, JSON.stringify(scale(3)), APPLY);
+    assert.equal(conflict.status, 409, conflict.text);
+    assert.deepEqual([conflict.body.reason, conflict.body.message], ['Conflict', 'Apply failed with 1 conflict: conflict with "creator" using autoscaling/v1: .spec.replicas']);
+    assert.deepEqual(conflict.body.details.causes, [{ reason: 'FieldManagerConflict', message: 'conflict with "creator" using autoscaling/v1', field: '.spec.replicas' }]);
+    assert.equal((await api(server, 'GET', `${base}/a`)).body.spec.replicas, 2);
+
+    // Forced: the applier takes the replicas; the creator keeps the rest of what it wrote.
+    const forced = await api(server, 'PATCH', `${base}/a/scale?fieldManager=scaler&force=true`, JSON.stringify(scale(3)), APPLY);
+    assert.equal(forced.status, 200, forced.text);
+    assert.deepEqual([forced.body.kind, forced.body.spec, forced.body.status], ['Scale', { replicas: 3 }, { replicas: 2 }]);
+    assert.equal(forced.body.metadata.managedFields, undefined);
+    assert.equal((await api(server, 'GET', `${base}/a`)).body.spec.replicas, 3);
+    assert.deepEqual(await managers(), [
+      { manager: 'scaler', operation: 'Apply', apiVersion: 'applyscale.example.com/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } }, subresource: 'scale', timed: false },
+      { manager: 'creator', operation: 'Update', apiVersion: 'applyscale.example.com/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:color': {} } }, timed: true },
+      { manager: 'status-writer', operation: 'Update', apiVersion: 'applyscale.example.com/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { '.': {}, 'f:replicas': {} } }, subresource: 'status', timed: true },
+    ]);
+
+    // Another applier conflicts with the one that applied through /scale.
+    const other = await api(server, 'PATCH', `${base}/a/scale?fieldManager=other`, JSON.stringify(scale(5)), APPLY);
+    assert.equal(other.status, 409, other.text);
+    assert.equal(other.body.message, 'Apply failed with 1 conflict: conflict with "scaler" with subresource "scale": .spec.replicas');
+    // The owner applies again freely; on the main resource the creator now conflicts with it.
+    assert.equal((await api(server, 'PATCH', `${base}/a/scale?fieldManager=scaler`, JSON.stringify(scale(4)), APPLY)).status, 200);
+    const main = await api(server, 'PATCH', `${base}/a?fieldManager=creator`, JSON.stringify({ apiVersion: 'applyscale.example.com/v1', kind: 'Widget', metadata: { name: 'a' }, spec: { replicas: 1 } }), APPLY);
+    assert.equal(main.status, 409, main.text);
+    assert.equal(main.body.message, 'Apply failed with 1 conflict: conflict with "scaler" with subresource "scale": .spec.replicas');
+
+    // An update through /scale (kubectl scale) takes the replicas from the applier.
+    const scaled2 = await api(server, 'PATCH', `${base}/a/scale?fieldManager=kubectl`, { spec: { replicas: 6 } }, MERGE);
+    assert.equal(scaled2.status, 200, scaled2.text);
+    const after = await managers();
+    assert.equal(after.find((e) => e.manager === 'scaler'), undefined, JSON.stringify(after));
+    assert.deepEqual(
+      after.find((e) => e.manager === 'kubectl'),
+      { manager: 'kubectl', operation: 'Update', apiVersion: 'applyscale.example.com/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } }, subresource: 'scale', timed: false },
+    );
+    assert.equal((await api(server, 'GET', `${base}/a`)).body.spec.replicas, 6);
+
+    // The Scale's version, kind and name are checked as for any apply; strategic merge stays refused.
+    const wrongVersion = await api(server, 'PATCH', `${base}/a/scale?fieldManager=scaler`, JSON.stringify({ ...scale(2), apiVersion: 'applyscale.example.com/v1' }), APPLY);
+    assert.deepEqual([wrongVersion.status, wrongVersion.body.message], [400, 'Incorrect version specified in apply patch. Specified patch version: applyscale.example.com/v1, expected: autoscaling/v1']);
+    const noManager = await api(server, 'PATCH', `${base}/a/scale`, JSON.stringify(scale(2)), APPLY);
+    assert.equal(noManager.status, 422, noManager.text);
+    const smp = await api(server, 'PATCH', `${base}/a/scale`, { spec: { replicas: 1 } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
+    assert.equal(smp.status, 415, smp.text);
+    assert.match(smp.body.message, /application\/apply-patch\+yaml/);
+    assert.equal((await api(server, 'GET', `${base}/a`)).body.spec.replicas, 6);
+  });
+
+  test('replicas ownership through /scale as kube-apiserver keeps it: apply, force, replace, co-owning, scale again, status only', async () => {
+    const crd = widgetCrd('owners.example.com');
+    const v = crd.spec.versions[0];
+    v.schema.openAPIV3Schema.properties.spec.properties.replicas = { type: 'integer' };
+    v.schema.openAPIV3Schema.properties.status.properties.replicas = { type: 'integer' };
+    v.subresources = { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } };
+    await establish(crd);
+    const item = '/apis/owners.example.com/v1/namespaces/default/widgets/test';
+    const APPLY = { 'Content-Type': 'application/apply-patch+yaml' };
+    const widget = JSON.stringify({ apiVersion: 'owners.example.com/v1', kind: 'Widget', metadata: { name: 'test' }, spec: { size: 1, replicas: 1 } });
+    const scale = (replicas: number) => JSON.stringify({ kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: { name: 'test', namespace: 'default' }, spec: { replicas } });
+    const ok = async (r: Promise<{ status: number; text: string }>) => {
+      const got = await r;
+      assert.equal(got.status, 200, got.text);
+    };
+    const owners = async (replicas: number) => {
+      const cr = (await api(server, 'GET', item)).body;
+      assert.equal(cr.spec.replicas, replicas);
+      return (cr.metadata.managedFields as Body[]).filter((e) => e.fieldsV1['f:spec']?.['f:replicas']).map((e) => e.manager).sort();
+    };
+    assert.equal((await api(server, 'PATCH', `${item}?fieldManager=apply_test`, widget, APPLY)).status, 201);
+    assert.deepEqual(await owners(1), ['apply_test']);
+    await ok(api(server, 'PATCH', `${item}/scale?fieldManager=scale_test`, { spec: { replicas: 5 } }, MERGE));
+    assert.deepEqual(await owners(5), ['scale_test']);
+    // Re-applying the object conflicts over the replicas; forced, the applier owns them again.
+    const again = await api(server, 'PATCH', `${item}?fieldManager=apply_test`, widget, APPLY);
+    assert.deepEqual([again.status, again.body.message], [409, 'Apply failed with 1 conflict: conflict with "scale_test" with subresource "scale" using owners.example.com/v1: .spec.replicas']);
+    await ok(api(server, 'PATCH', `${item}?fieldManager=apply_test&force=true`, widget, APPLY));
+    assert.deepEqual(await owners(1), ['apply_test']);
+    // An applied Scale with other replicas conflicts with the object's applier; forced, it owns them.
+    const applied = await api(server, 'PATCH', `${item}/scale?fieldManager=apply_scale`, scale(17), APPLY);
+    assert.deepEqual([applied.status, applied.body.message], [409, 'Apply failed with 1 conflict: conflict with "apply_test": .spec.replicas']);
+    await ok(api(server, 'PATCH', `${item}/scale?fieldManager=apply_scale&force=true`, scale(17), APPLY));
+    assert.deepEqual(await owners(17), ['apply_scale']);
+    await ok(api(server, 'PUT', `${item}/scale?fieldManager=replace_test`, scale(7)));
+    assert.deepEqual(await owners(7), ['replace_test']);
+    // The same count applied: both own it. Scaling again: one owner.
+    await ok(api(server, 'PATCH', `${item}/scale?fieldManager=co_owning_test`, scale(7), APPLY));
+    assert.deepEqual(await owners(7), ['co_owning_test', 'replace_test']);
+    await ok(api(server, 'PATCH', `${item}/scale?fieldManager=scale_test`, { spec: { replicas: 5 } }, MERGE));
+    assert.deepEqual(await owners(5), ['scale_test']);
+    // A write of the Scale's status alone changes neither the replicas nor their owner.
+    await ok(api(server, 'PATCH', `${item}/scale?fieldManager=status_test`, { status: { replicas: 42 } }, MERGE));
+    assert.deepEqual(await owners(5), ['scale_test']);
+  });
+
   test('an object without desired replicas: GET is an internal error, a PATCH that sets them works', async () => {
     await establish(scaled('noreplicas.example.com'));
     const base = '/apis/noreplicas.example.com/v1/widgets';
@@ -192,7 +300,7 @@ describe('the scale subresource', () => {
     const v3 = (await api(server, 'GET', '/openapi/v3/apis/scalediscovery.example.com/v1')).body;
     const path = v3.paths['/apis/scalediscovery.example.com/v1/widgets/{name}/scale'];
     assert.equal(path.get.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/io.k8s.autoscaling.v1.Scale');
-    assert.deepEqual(Object.keys(path.patch.requestBody.content), ['application/json-patch+json', 'application/merge-patch+json']);
+    assert.deepEqual(Object.keys(path.patch.requestBody.content), ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
     assert.deepEqual(Object.keys(v3.components.schemas['io.k8s.autoscaling.v1.Scale'].properties).sort(), ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
   });
 });

@@ -4,8 +4,10 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, testServer } from '../support/server.ts';
+import { api, testServer, waitFor } from '../support/server.ts';
 import { kubectlFor } from '../support/kubectl.ts';
+import { widgetCrd } from '../support/crd.ts';
+import type { KObject } from '../../src/machinery/meta.ts';
 import { decodeObject, decodeWatchEvent, encodeObject, PROTOBUF_MAGIC } from '../../src/wire/protobuf/index.ts';
 
 const orch = await testServer();
@@ -155,5 +157,114 @@ describe('kubectl in the kubernetes profile', () => {
     assert.equal((await api(k8s, 'GET', '/api/v1/namespaces/x')).status, 404);
     const table = await kubectl(['get', 'namespaces']);
     assert.doesNotMatch(table.stdout, /^x\s/m);
+  });
+});
+
+describe('CustomResourceDefinition and Scale in protobuf (kubernetes profile)', () => {
+  const K8S_PB = 'application/vnd.kubernetes.protobuf';
+  const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+  type Obj = Record<string, any>;
+
+  /** A Widget CRD whose schema uses the JSON value and schema wrapper forms, with a scale subresource on spec.size. */
+  function richCrd(group: string): Obj {
+    const crd = widgetCrd(group);
+    const v = crd.spec.versions[0];
+    const props = v.schema.openAPIV3Schema.properties;
+    Object.assign(props.spec.properties, {
+      mode: { type: 'string', enum: ['fast', 'slow'], default: 'fast' },
+      limits: { type: 'object', additionalProperties: { type: 'integer', format: 'int64', maximum: 1.5e3 }, default: { cpu: 2 } },
+      tags: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set', example: ['a', 'b'] },
+      anything: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] },
+    });
+    props.spec['x-kubernetes-validations'] = [{ rule: 'self.size <= 10', message: 'too big', reason: 'FieldValueInvalid', fieldPath: '.size' }];
+    props.status.properties.replicas = { type: 'integer' };
+    v.subresources = { status: {}, scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.replicas' } };
+    return crd;
+  }
+
+  test('schema keywords the Go types cannot hold are refused when the CRD is written, so every stored CRD has its protobuf form', async () => {
+    const k8s = await testServer({ naming: 'kubernetes' });
+    for (const [i, [extra, field, type]] of ([
+      [{ externalDocs: { url: 5 } }, 'externalDocs', 'ExternalDocumentation'],
+      [{ externalDocs: 'https://example.com' }, 'externalDocs', 'ExternalDocumentation'],
+      [{ $schema: 5 }, '$schema', 'string'],
+      // Inside a value validation as anywhere else.
+      [{ not: { description: 5 } }, 'not.description', 'string'],
+      [{ allOf: [{ maxLength: 'x' }] }, 'allOf[0].maxLength', 'int64'],
+      [{ 'x-kubernetes-validations': [{ rule: 'true', fieldPath: 5 }] }, 'x-kubernetes-validations', '[]ValidationRule'],
+      [{ 'x-kubernetes-validations': [{ rule: 'true', message: 5 }] }, 'x-kubernetes-validations', '[]ValidationRule'],
+      [{ 'x-kubernetes-validations': [{ rule: 'true', optionalOldSelf: 'yes' }] }, 'x-kubernetes-validations', '[]ValidationRule'],
+    ] as const).entries()) {
+      const crd = widgetCrd(`pbodd${i}.example.com`);
+      Object.assign(crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size, extra);
+      const r = await api(k8s, 'POST', CRDS, crd);
+      assert.equal(r.status, 422, r.text);
+      const quote = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      assert.match(r.body.message, new RegExp(`properties\\[size\\]\\.${quote(field)}: Invalid value: .*: must be of type ${quote(type)}`));
+    }
+    const fine = widgetCrd('pbodd.example.com');
+    Object.assign(fine.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size, { $schema: 'http://json-schema.org/draft-04/schema#', externalDocs: { description: 'sizes', url: 'https://example.com' } });
+    const created = await api(k8s, 'POST', CRDS, fine);
+    assert.equal(created.status, 201, created.text);
+    const pb = await raw(k8s, 'GET', `${CRDS}/${fine.metadata.name}`, { Accept: K8S_PB });
+    assert.equal(pb.status, 200);
+    assert.deepEqual((decodeObject(pb.bytes) as Obj).spec.versions[0].schema, fine.spec.versions[0].schema);
+  });
+
+  test('a CRD created with a protobuf body reads back the same in protobuf and JSON; lists and kubectl get it', async () => {
+    const k8s = await testServer({ naming: 'kubernetes' });
+    const crd = richCrd('pbcrd.example.com');
+    const name = crd.metadata.name;
+    const created = await raw(k8s, 'POST', CRDS, { 'Content-Type': K8S_PB, Accept: K8S_PB }, encodeObject(crd as KObject));
+    assert.equal(created.status, 201, created.bytes.toString());
+    assert.equal(created.type, K8S_PB);
+    const answer = decodeObject(created.bytes) as Obj;
+    // What was sent is what is stored, JSON values and schema wrappers included.
+    assert.deepEqual(answer.spec.versions[0].schema, crd.spec.versions[0].schema);
+    assert.deepEqual(answer.spec.names, { ...crd.spec.names, listKind: 'WidgetList' });
+    await waitFor('established', async () => ((await api(k8s, 'GET', `${CRDS}/${name}`)).body.status?.conditions ?? []).some((c: Obj) => c.type === 'Established' && c.status === 'True'));
+
+    const json = (await api(k8s, 'GET', `${CRDS}/${name}`)).body;
+    const pb = await raw(k8s, 'GET', `${CRDS}/${name}`, { Accept: `${K8S_PB}, application/json` });
+    assert.equal(pb.type, K8S_PB);
+    assert.deepEqual(decodeObject(pb.bytes), json);
+    assert.deepEqual(json.spec.versions[0].schema, crd.spec.versions[0].schema);
+    const list = await raw(k8s, 'GET', CRDS, { Accept: K8S_PB });
+    assert.equal(list.type, K8S_PB);
+    const items = (decodeObject(list.bytes) as Obj).items as Obj[];
+    assert.deepEqual(items.find((i) => i.metadata.name === name), json);
+
+    // An update in protobuf: a changed default travels as JSON text.
+    const changed = structuredClone(json);
+    changed.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.limits.default = { cpu: 4, memory: 8 };
+    const put = await raw(k8s, 'PUT', `${CRDS}/${name}`, { 'Content-Type': K8S_PB, Accept: 'application/json' }, encodeObject(changed as KObject));
+    assert.equal(put.status, 200, put.bytes.toString());
+    assert.deepEqual(JSON.parse(put.bytes.toString()).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.limits.default, { cpu: 4, memory: 8 });
+
+    const k = kubectlFor(k8s, { label: 'pb-crd' });
+    const get = await k.run(['get', 'crd', name]);
+    assert.equal(get.code, 0, get.stderr);
+    assert.match(get.stdout, new RegExp(`^${name.replace(/\./g, '\\.')}\\s`, 'm'));
+    const yaml = await k.run(['get', 'crd', name, '-o', 'json']);
+    assert.equal(yaml.code, 0, yaml.stderr);
+    assert.deepEqual(JSON.parse(yaml.stdout).spec, (await api(k8s, 'GET', `${CRDS}/${name}`)).body.spec);
+    const described = await k.run(['describe', 'crd', name]);
+    assert.equal(described.code, 0, described.stderr);
+
+    // The Scale of a custom resource in protobuf: read, and written with a protobuf body.
+    const widgets = '/apis/pbcrd.example.com/v1/namespaces/default/widgets';
+    assert.equal((await api(k8s, 'POST', widgets, { apiVersion: 'pbcrd.example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { size: 2 } })).status, 201);
+    const scaleJson = (await api(k8s, 'GET', `${widgets}/w/scale`)).body;
+    const scalePb = await raw(k8s, 'GET', `${widgets}/w/scale`, { Accept: K8S_PB });
+    assert.equal(scalePb.type, K8S_PB);
+    assert.deepEqual(decodeObject(scalePb.bytes), scaleJson);
+    assert.deepEqual([scaleJson.kind, scaleJson.spec, scaleJson.status], ['Scale', { replicas: 2 }, { replicas: 0 }]);
+    const scaled = await raw(k8s, 'PUT', `${widgets}/w/scale`, { 'Content-Type': K8S_PB, Accept: K8S_PB }, encodeObject({ ...scaleJson, spec: { replicas: 5 } } as KObject));
+    assert.equal(scaled.status, 200, scaled.bytes.toString());
+    assert.deepEqual((decodeObject(scaled.bytes) as Obj).spec, { replicas: 5 });
+    assert.equal((await api(k8s, 'GET', `${widgets}/w`)).body.spec.size, 5);
+    const scaleCmd = await k.run(['scale', '-n', 'default', 'widgets.pbcrd.example.com/w', '--replicas=3']);
+    assert.equal(scaleCmd.code, 0, scaleCmd.stderr);
+    assert.equal((await api(k8s, 'GET', `${widgets}/w`)).body.spec.size, 3);
   });
 });

@@ -350,8 +350,123 @@ function examples(n: Naming): KObject[] {
         evaluationError: 'webhook authorizer does not support user rule resolution',
       },
     },
+    {
+      apiVersion: gv(n, 'apiextensions', 'v1'),
+      kind: 'CustomResourceDefinition',
+      metadata: objectMeta('gadgets.example.com'),
+      spec: {
+        group: 'example.com',
+        names: { plural: 'gadgets', singular: 'gadget', shortNames: ['gd', 'gdt'], kind: 'Gadget', listKind: 'GadgetList', categories: ['all', 'toys'] },
+        scope: 'Namespaced',
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            deprecated: true,
+            deprecationWarning: 'v1 is old',
+            schema: { openAPIV3Schema: RICH_SCHEMA },
+            subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } },
+            additionalPrinterColumns: [
+              { name: 'Size', type: 'integer', format: 'int32', description: 'How big', priority: 1, jsonPath: '.spec.size' },
+              { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+            ],
+            selectableFields: [{ jsonPath: '.spec.color' }],
+          },
+          // A version that is served but not stored, without a schema of its own: its zero values stay.
+          { name: 'v1beta1', served: false, storage: false },
+        ],
+        conversion: {
+          strategy: 'Webhook',
+          webhook: {
+            clientConfig: { url: 'https://convert.example.com/x', service: { namespace: 'ns', name: 'conv', path: '/convert', port: 8443 }, caBundle: Buffer.from('not really a CA').toString('base64') },
+            conversionReviewVersions: ['v1', 'v1beta1'],
+          },
+        },
+        preserveUnknownFields: true,
+      },
+      status: {
+        conditions: [
+          { type: 'Established', status: 'True', lastTransitionTime: TIME, reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
+          { type: 'NamesAccepted', status: 'False' },
+        ],
+        acceptedNames: { plural: 'gadgets', singular: 'gadget', shortNames: ['gd'], kind: 'Gadget', listKind: 'GadgetList', categories: ['all'] },
+        storedVersions: ['v1beta1', 'v1'],
+      },
+    },
   ] as KObject[];
 }
+
+/** A schema with every JSONSchemaProps field, each of the wrappers' forms, and JSON values of every type. */
+const RICH_SCHEMA: Json = {
+  id: 'urn:gadget',
+  $schema: 'http://json-schema.org/draft-04/schema#',
+  $ref: '#/definitions/base',
+  description: 'A gadget ✓',
+  type: 'object',
+  format: 'gadget',
+  title: 'Gadget',
+  default: { size: 1, tags: ['a'], nested: { ok: true, none: null } },
+  maximum: 10.5,
+  exclusiveMaximum: true,
+  minimum: 0,
+  exclusiveMinimum: true,
+  maxLength: 0,
+  minLength: 3,
+  pattern: '^[a-z]+$',
+  maxItems: 9007199254740991,
+  minItems: 1,
+  uniqueItems: true,
+  multipleOf: 0.25,
+  enum: ['a', 1, 2.5, true, null, { k: 'v' }, [1, 'x']],
+  maxProperties: 4,
+  minProperties: 0,
+  required: ['spec', 'status'],
+  items: { type: 'string', 'x-kubernetes-int-or-string': true },
+  allOf: [{ type: 'object' }, { required: ['a'] }],
+  oneOf: [{ required: ['b'] }],
+  anyOf: [{ required: ['c'] }, { not: { required: ['d'] } }],
+  not: { type: 'string' },
+  properties: {
+    spec: {
+      type: 'object',
+      properties: {
+        size: { type: 'integer', default: 0 },
+        tuple: { type: 'array', items: [{ type: 'string' }, { type: 'integer' }], additionalItems: false },
+        rest: { type: 'array', items: { type: 'string' }, additionalItems: { type: 'string' } },
+        free: { type: 'object', additionalProperties: true },
+        labels: { type: 'object', additionalProperties: { type: 'string' }, 'x-kubernetes-map-type': 'granular' },
+        ports: {
+          type: 'array',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['port', 'protocol'],
+          items: { type: 'object', properties: { port: { type: 'integer' }, protocol: { type: 'string', default: 'TCP' } } },
+        },
+      },
+      'x-kubernetes-validations': [
+        { rule: 'self.size >= 0', message: 'no negative size', messageExpression: "'size ' + string(self.size)", reason: 'FieldValueInvalid', fieldPath: '.size', optionalOldSelf: true },
+        { rule: 'true' },
+      ],
+    },
+    status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': false, nullable: true },
+    embedded: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true },
+  },
+  additionalProperties: false,
+  patternProperties: { '^x-': { type: 'string' } },
+  dependencies: { a: ['b', 'c'], d: { required: ['e'] } },
+  additionalItems: true,
+  definitions: { base: { type: 'object', example: 'text' } },
+  externalDocs: { description: 'more', url: 'https://example.com/docs' },
+  example: [1, { two: 2 }],
+  nullable: true,
+  'x-kubernetes-preserve-unknown-fields': true,
+  'x-kubernetes-embedded-resource': true,
+  'x-kubernetes-int-or-string': true,
+  'x-kubernetes-list-map-keys': ['name'],
+  'x-kubernetes-list-type': 'atomic',
+  'x-kubernetes-map-type': 'atomic',
+  'x-kubernetes-validations': [{ rule: 'has(self.spec)' }],
+};
 
 // ---- a second path: protobufjs reflection from field numbers written out here ----
 
@@ -487,6 +602,49 @@ message SubjectAccessReviewStatus { optional bool allowed = 1; optional string r
 message SubjectRulesReviewStatus { repeated ResourceRule resourceRules = 1; repeated NonResourceRule nonResourceRules = 2; optional bool incomplete = 3; optional string evaluationError = 4; }
 message ResourceRule { repeated string verbs = 1; repeated string apiGroups = 2; repeated string resources = 3; repeated string resourceNames = 4; }
 message NonResourceRule { repeated string verbs = 1; repeated string nonResourceURLs = 2; }
+
+message Scale { optional ObjectMeta metadata = 1; optional ScaleSpec spec = 2; optional ScaleStatus status = 3; }
+message ScaleSpec { optional int32 replicas = 1; }
+message ScaleStatus { optional int32 replicas = 1; optional string selector = 2; }
+message CustomResourceDefinition { optional ObjectMeta metadata = 1; optional CRDSpec spec = 2; optional CRDStatus status = 3; }
+message CustomResourceDefinitionList { optional ListMeta metadata = 1; repeated CustomResourceDefinition items = 2; }
+message CRDSpec { optional string group = 1; optional CRDNames names = 3; optional string scope = 4; repeated CRDVersion versions = 7; optional CRDConversion conversion = 9; optional bool preserveUnknownFields = 10; }
+message CRDNames { optional string plural = 1; optional string singular = 2; repeated string shortNames = 3; optional string kind = 4; optional string listKind = 5; repeated string categories = 6; }
+message CRDVersion {
+  optional string name = 1; optional bool served = 2; optional bool storage = 3; optional CRDValidation schema = 4; optional CRDSubresources subresources = 5;
+  repeated CRDColumn additionalPrinterColumns = 6; optional bool deprecated = 7; optional string deprecationWarning = 8; repeated CRDSelectableField selectableFields = 9;
+}
+message CRDValidation { optional JSONSchemaProps openAPIV3Schema = 1; }
+message CRDSubresources { optional CRDSubresourceStatus status = 1; optional CRDSubresourceScale scale = 2; }
+message CRDSubresourceStatus {}
+message CRDSubresourceScale { optional string specReplicasPath = 1; optional string statusReplicasPath = 2; optional string labelSelectorPath = 3; }
+message CRDColumn { optional string name = 1; optional string type = 2; optional string format = 3; optional string description = 4; optional int32 priority = 5; optional string jsonPath = 6; }
+message CRDSelectableField { optional string jsonPath = 1; }
+message CRDConversion { optional string strategy = 1; optional CRDWebhookConversion webhook = 2; }
+message CRDWebhookConversion { optional CRDWebhookClientConfig clientConfig = 2; repeated string conversionReviewVersions = 3; }
+message CRDWebhookClientConfig { optional CRDServiceReference service = 1; optional bytes caBundle = 2; optional string url = 3; }
+message CRDServiceReference { optional string namespace = 1; optional string name = 2; optional string path = 3; optional int32 port = 4; }
+message CRDStatus { repeated CRDCondition conditions = 1; optional CRDNames acceptedNames = 2; repeated string storedVersions = 3; optional int64 observedGeneration = 4; }
+message CRDCondition { optional string type = 1; optional string status = 2; optional Time lastTransitionTime = 3; optional string reason = 4; optional string message = 5; optional int64 observedGeneration = 6; }
+message JSON { optional bytes raw = 1; }
+message JSONSchemaProps {
+  optional string id = 1; optional string schema = 2; optional string ref = 3; optional string description = 4; optional string type = 5; optional string format = 6;
+  optional string title = 7; optional JSON default = 8; optional double maximum = 9; optional bool exclusiveMaximum = 10; optional double minimum = 11;
+  optional bool exclusiveMinimum = 12; optional int64 maxLength = 13; optional int64 minLength = 14; optional string pattern = 15; optional int64 maxItems = 16;
+  optional int64 minItems = 17; optional bool uniqueItems = 18; optional double multipleOf = 19; repeated JSON enum = 20; optional int64 maxProperties = 21;
+  optional int64 minProperties = 22; repeated string required = 23; optional JSONSchemaPropsOrArray items = 24; repeated JSONSchemaProps allOf = 25;
+  repeated JSONSchemaProps oneOf = 26; repeated JSONSchemaProps anyOf = 27; optional JSONSchemaProps not = 28; map<string, JSONSchemaProps> properties = 29;
+  optional JSONSchemaPropsOrBool additionalProperties = 30; map<string, JSONSchemaProps> patternProperties = 31;
+  map<string, JSONSchemaPropsOrStringArray> dependencies = 32; optional JSONSchemaPropsOrBool additionalItems = 33; map<string, JSONSchemaProps> definitions = 34;
+  optional ExternalDocumentation externalDocs = 35; optional JSON example = 36; optional bool nullable = 37; optional bool xKubernetesPreserveUnknownFields = 38;
+  optional bool xKubernetesEmbeddedResource = 39; optional bool xKubernetesIntOrString = 40; repeated string xKubernetesListMapKeys = 41;
+  optional string xKubernetesListType = 42; optional string xKubernetesMapType = 43; repeated ValidationRule xKubernetesValidations = 44;
+}
+message JSONSchemaPropsOrArray { optional JSONSchemaProps schema = 1; repeated JSONSchemaProps jSONSchemas = 2; }
+message JSONSchemaPropsOrBool { optional bool allows = 1; optional JSONSchemaProps schema = 2; }
+message JSONSchemaPropsOrStringArray { optional JSONSchemaProps schema = 1; repeated string property = 2; }
+message ExternalDocumentation { optional string description = 1; optional string url = 2; }
+message ValidationRule { optional string rule = 1; optional string message = 2; optional string messageExpression = 3; optional string reason = 4; optional string fieldPath = 5; optional bool optionalOldSelf = 6; }
 `;
 
 const independent = protobuf.parse(INDEPENDENT_PROTO, { keepCase: true }).root;
@@ -498,10 +656,22 @@ const kindType = (apiVersion: unknown, kind: unknown): protobuf.Type => T(apiVer
 function protoShape(value: unknown, field: protobuf.Field | undefined, type: protobuf.Type | undefined): unknown {
   if (field instanceof protobuf.MapField) {
     const out: Json = {};
-    for (const [k, v] of Object.entries(value as Json)) out[k] = field.type === 'Quantity' ? { string: String(v) } : field.type === 'ExtraValue' ? { items: v } : v;
+    for (const [k, v] of Object.entries(value as Json))
+      out[k] =
+        field.type === 'Quantity'
+          ? { string: String(v) }
+          : field.type === 'ExtraValue'
+            ? { items: v }
+            : field.resolvedType instanceof protobuf.Type
+              ? (schemaWrapperShape(field.type, v) ?? protoShape(v, undefined, field.resolvedType))
+              : v;
     return out;
   }
   const typeName = field?.type;
+  const wrapped = typeName === undefined || (field?.repeated && Array.isArray(value)) ? undefined : schemaWrapperShape(typeName, value);
+  if (wrapped !== undefined) return wrapped;
+  // A list of JSON values (an enum) may hold lists itself.
+  if (typeName === 'JSON' && Array.isArray(value)) return value.map((e) => schemaWrapperShape('JSON', e));
   if (typeName === 'Time' || typeName === 'MicroTime') {
     const text = value as string;
     const seconds = Math.floor(Date.parse(text) / 1000);
@@ -523,6 +693,49 @@ function protoShape(value: unknown, field: protobuf.Field | undefined, type: pro
     return out;
   }
   return value;
+}
+
+/** JSONSchemaProps' JSON names that are no .proto identifiers. */
+const SCHEMA_FIELD: Record<string, string> = {
+  $schema: 'schema',
+  $ref: 'ref',
+  'x-kubernetes-preserve-unknown-fields': 'xKubernetesPreserveUnknownFields',
+  'x-kubernetes-embedded-resource': 'xKubernetesEmbeddedResource',
+  'x-kubernetes-int-or-string': 'xKubernetesIntOrString',
+  'x-kubernetes-list-map-keys': 'xKubernetesListMapKeys',
+  'x-kubernetes-list-type': 'xKubernetesListType',
+  'x-kubernetes-map-type': 'xKubernetesMapType',
+  'x-kubernetes-validations': 'xKubernetesValidations',
+};
+
+/** A JSONSchemaProps object as the independent types see it. */
+function schemaShape(value: unknown): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(value as Json)) {
+    const name = SCHEMA_FIELD[k] ?? k;
+    const f = T('JSONSchemaProps').fields[name];
+    assert.ok(f, `independent proto: JSONSchemaProps has no field ${name}`);
+    out[name] = protoShape(v, f, undefined);
+  }
+  return out;
+}
+
+/** The apiextensions JSON value and schema wrappers as messages; undefined for other types. */
+function schemaWrapperShape(typeName: string, value: unknown): unknown {
+  switch (typeName) {
+    case 'JSON':
+      return value === null ? {} : { raw: Buffer.from(JSON.stringify(value)).toString('base64') };
+    case 'JSONSchemaProps':
+      return schemaShape(value);
+    case 'JSONSchemaPropsOrArray':
+      return Array.isArray(value) ? { jSONSchemas: value.map(schemaShape) } : { schema: schemaShape(value) };
+    case 'JSONSchemaPropsOrBool':
+      return typeof value === 'boolean' ? { allows: value } : { allows: true, schema: schemaShape(value) };
+    case 'JSONSchemaPropsOrStringArray':
+      return Array.isArray(value) ? { property: value } : { schema: schemaShape(value) };
+    default:
+      return undefined;
+  }
 }
 
 /** Drops zero values, empty strings, lists and objects everywhere, so presence rules do not matter. */
@@ -582,12 +795,6 @@ const splitPath = (p: string): string[] => p.split(/\.|(?=\[\])|(?=\{\})/).filte
 const profiles: NamingProfileName[] = ['orch', 'kubernetes'];
 const allGatesOn = parseFeatureGates('AllAlpha=true,AllBeta=true');
 
-/**
- * Built-in kinds whose protobuf form is not written yet: Kubernetes encodes CustomResourceDefinition
- * (and its JSONSchemaProps) in protobuf; here it is served as JSON only for now (docs/crd.md).
- */
-const NO_PROTOBUF_YET = new Set(['CustomResourceDefinition']);
-
 // ---- tests ----
 
 describe('protobuf codec: every served kind', () => {
@@ -618,7 +825,7 @@ describe('protobuf codec: every served kind', () => {
   for (const profile of profiles) {
     const naming = namingProfile(profile);
     // A kind's other spelling (unlisted) has the same messages.
-    const defs = builtinKinds(naming, allGatesOn, { componentHealth: async () => [] }).filter((d) => !d.unlisted && !NO_PROTOBUF_YET.has(d.kind));
+    const defs = builtinKinds(naming, allGatesOn, { componentHealth: async () => [] }).filter((d) => !d.unlisted);
     const byKind = new Map(examples(naming).map((o) => [`${o.apiVersion} ${o.kind}`, o]));
 
     it(`${profile}: the examples cover every field of every kind's schema`, () => {
@@ -661,6 +868,35 @@ describe('protobuf codec: supportsProtobuf', () => {
     assert.ok(supportsProtobuf(`${orch.metaGroup}/v1`, 'PartialObjectMetadata'));
     assert.ok(supportsProtobuf(`${kube.metaGroup}/v1`, 'PartialObjectMetadataList'));
     assert.ok(!supportsProtobuf(`${orch.metaGroup}/v1beta1`, 'PartialObjectMetadataList'));
+    // The Scale of a scale subresource is autoscaling/v1 in every profile; a group named so under a domain is another.
+    assert.ok(supportsProtobuf('autoscaling/v1', 'Scale'));
+    assert.ok(!supportsProtobuf('autoscaling.k8s.io/v1', 'Scale'));
+    assert.ok(!supportsProtobuf('autoscaling/v2', 'Scale'));
+  });
+
+  it('a recursive message nested past 1000 levels is refused, as JSON nested so deep is', () => {
+    const nested = (levels: number): Json => {
+      let schema: Json = { type: 'string' };
+      for (let i = 0; i < levels; i++) schema = { not: schema };
+      return { apiVersion: gv(kube, 'apiextensions', 'v1'), kind: 'CustomResourceDefinition', metadata: { name: 'deep' }, spec: { versions: [{ name: 'v1', schema: { openAPIV3Schema: schema } }] } };
+    };
+    // The CRD, its spec, a version and its validation are four levels before the schema.
+    assert.doesNotThrow(() => decodeObject(encodeObject(nested(990) as KObject)));
+    assert.throws(() => decodeObject(encodeObject(nested(1000) as KObject)), (e: Error) => e instanceof DecodeError && /nested deeper than 1000/.test(e.message));
+  });
+
+  it('autoscaling/v1 Scale round-trips and decodes with independently written field numbers', () => {
+    for (const obj of [
+      { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: objectMeta('web', 'team'), spec: { replicas: 3 }, status: { replicas: 2, selector: 'app=web' } },
+      // No desired replicas (omitted as zero); observed replicas are kept at zero.
+      { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'idle', namespace: 'team', creationTimestamp: TIME }, spec: {}, status: { replicas: 0 } },
+    ] as KObject[]) {
+      const body = encodeObject(obj);
+      assert.deepStrictEqual(decodeObject(body, { apiVersion: 'autoscaling/v1', kind: 'Scale' }), obj);
+      const { typeMeta, object } = independentDecode(body);
+      assert.deepStrictEqual(typeMeta, { apiVersion: 'autoscaling/v1', kind: 'Scale' });
+      assert.deepStrictEqual(stripZero(object), stripZero(protoShape(withoutType(obj), undefined, T('Scale'))));
+    }
   });
 });
 

@@ -10,6 +10,7 @@ import { fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import type { KindDefinition, SubresourceDefinition } from '../definition.ts';
 import { int32, obj, objectSchema, str } from '../schemas.ts';
 import { nameColumn } from '../printers.ts';
+import { managedFieldsFromScale, managedFieldsToScale, type ReplicasPaths } from '../../ssa/scale.ts';
 
 export const SCALE_GROUP = 'autoscaling';
 
@@ -122,17 +123,50 @@ function setNested(o: Record<string, unknown>, path: string, value: unknown): vo
   at[parts[parts.length - 1]!] = value;
 }
 
-/** The `scale` subresource of a kind whose counts are at `paths`. */
-export function scaleSubresource(paths: ScalePaths): SubresourceDefinition {
+/**
+ * Where the kind's desired replicas are, for the managed fields of its Scale: `apiVersion` is the
+ * version this subresource serves, `versions` every version of the kind (`group/version`) with its
+ * spec replicas path, or null when that version has no scale subresource.
+ */
+export interface ScaleOwnership {
+  apiVersion: string;
+  versions: ReadonlyMap<string, string | null>;
+}
+
+/**
+ * The `scale` subresource of a kind whose counts are at `paths`. With `ownership`, writes (apply
+ * included) keep the Scale's managed fields on the object's replicas path, as kube-apiserver's
+ * scale handler maps them.
+ */
+export function scaleSubresource(paths: ScalePaths, ownership?: ScaleOwnership): SubresourceDefinition {
+  const replicasPaths: ReplicasPaths | undefined =
+    ownership && new Map([...ownership.versions].map(([gv, path]) => [gv, path === null ? null : segments(path)]));
   return {
     name: 'scale',
     verbs: ['get', 'patch', 'update'],
-    view: { def: scaleDefinition, read: (stored, purpose) => scaleOf(stored, paths, purpose) },
+    view: {
+      def: scaleDefinition,
+      read: (stored, purpose) => scaleOf(stored, paths, purpose),
+      ...(ownership && replicasPaths
+        ? {
+            managedFields: {
+              toView: (stored: KObject) => managedFieldsToScale(stored.metadata.managedFields, replicasPaths),
+              fromView: (stored: KObject, entries: unknown) => managedFieldsFromScale(stored.metadata.managedFields, entries, ownership.apiVersion, replicasPaths),
+            },
+          }
+        : {}),
+    },
     apply(request, stored) {
       const replicas = (request as { spec?: { replicas?: number } }).spec?.replicas ?? 0;
       if (replicas === UNSET_REPLICAS) throw errors.badRequest(`the spec replicas field ${JSON.stringify(paths.specReplicasPath)} cannot be empty`);
       const next = structuredClone(stored);
       setNested(next as unknown as Record<string, unknown>, paths.specReplicasPath, replicas);
+      // The object's managed fields as the write through the Scale left them.
+      if (ownership) {
+        const entries = request.metadata.managedFields;
+        if (entries?.length) next.metadata.managedFields = entries;
+        else delete next.metadata.managedFields;
+      }
       return next;
     },
   };

@@ -63,8 +63,25 @@ function toNumber(v: number | protobuf.Long): number {
 const VARINT = 0;
 const LENGTH_DELIMITED = 2;
 
+/**
+ * How deep messages may nest: a recursive message (a CRD's JSONSchemaProps) could otherwise be
+ * nested by a body until the stack runs out; JSON bodies have the same limit.
+ */
+const MAX_MESSAGE_DEPTH = 1000;
+let depth = 0;
+
 /** Reads a message's content up to `end` (within the data). */
 export function readMessage(r: Reader, plan: MessagePlan, end: number): JsonObject {
+  if (depth >= MAX_MESSAGE_DEPTH) throw new DecodeError(`messages nested deeper than ${MAX_MESSAGE_DEPTH}`);
+  depth++;
+  try {
+    return readFields(r, plan, end);
+  } finally {
+    depth--;
+  }
+}
+
+function readFields(r: Reader, plan: MessagePlan, end: number): JsonObject {
   const declared = plan.declared;
   const values: unknown[] = new Array<unknown>(declared.length);
   const byId = plan.byId;
@@ -180,7 +197,36 @@ function readValue(r: Reader, f: FieldPlan): unknown {
       return readIntOrString(r);
     case 'rawext':
       return readSingleBytes(r) ?? Buffer.alloc(0);
+    case 'double':
+      return r.double();
+    case 'json':
+      return readJson(r);
+    case 'schemaorarray':
+    case 'schemaorbool':
+    case 'schemaorstringarray':
+      return schemaWrapperValue(f, readMessage(r, f.message!, endOf(r)));
   }
+}
+
+/** apiextensions JSON { raw }: the value its JSON text holds; no raw is null. */
+function readJson(r: Reader): unknown {
+  const raw = readSingleBytes(r);
+  if (raw === undefined || raw.length === 0) return null;
+  try {
+    return JSON.parse(raw.toString('utf8')) as unknown;
+  } catch {
+    throw new DecodeError('a JSON value that does not parse');
+  }
+}
+
+/**
+ * The JSON form of a schema wrapper from its decoded message: a schema (any wrapper's field
+ * `schema`), a list of schemas or of strings, or a boolean (`allows`); null when it holds nothing.
+ */
+function schemaWrapperValue(f: FieldPlan, m: JsonObject): unknown {
+  if (f.kind === 'schemaorbool') return m.schema ?? m.allows ?? false;
+  if (f.kind === 'schemaorarray') return m.jSONSchemas ?? m.schema ?? null;
+  return m.property ?? m.schema ?? null;
 }
 
 /** Field 1 of a message holding one bytes field (FieldsV1, RawExtension). */
@@ -257,7 +303,7 @@ function readStringList(r: Reader): string[] {
 function readEntry(r: Reader, plan: MessagePlan, f: FieldPlan): [string, unknown] {
   const end = endOf(r);
   let key = '';
-  let value: unknown = f.kind === 'quantity' ? '0' : f.kind === 'stringlist' ? [] : '';
+  let value: unknown = f.kind === 'quantity' ? '0' : f.kind === 'stringlist' ? [] : f.kind === 'message' ? undefined : f.kind === 'schemaorstringarray' ? null : '';
   while (r.pos < end) {
     const tag = r.uint32();
     if (tag === 0x0a) key = readString(r);
@@ -266,9 +312,13 @@ function readEntry(r: Reader, plan: MessagePlan, f: FieldPlan): [string, unknown
       else if (f.kind === 'bytes') value = readBytes(r).toString('base64');
       else if (f.kind === 'quantity') value = readQuantity(r);
       else if (f.kind === 'stringlist') value = readStringList(r);
+      else if (f.kind === 'message') value = readMessage(r, f.message!, endOf(r));
+      else if (f.kind === 'schemaorstringarray') value = schemaWrapperValue(f, readMessage(r, f.message!, endOf(r)));
       else throw new DecodeError(`${plan.name}.${f.name}: maps of ${f.kind} are not supported`);
     } else r.skipType(tag & 7);
   }
   closed(r, end, `${plan.name}.${f.name}`);
+  // An entry without its message value holds the message's zero value.
+  if (value === undefined) value = readMessage(readerOf(Buffer.alloc(0)), f.message!, 0);
   return [key, value];
 }

@@ -113,6 +113,15 @@ const runtime = {
         // Values of byte maps may be secret: the message names the key only.
         if (typeof value !== 'string') throw new EncodeError(plan, f, `${JSON.stringify(key)}: expected base64 text`);
         w.uint32(0x12).bytes(Buffer.from(value, 'base64'));
+      } else if (f.kind === 'message') {
+        if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new EncodeError(plan, f, `${JSON.stringify(key)}: expected an object, got ${JSON.stringify(value)}`);
+        w.uint32(0x12);
+        const inner = w.fork();
+        writeMessage(w, f.message!, value as JsonObject);
+        w.ldelim(inner);
+      } else if (f.kind === 'schemaorstringarray') {
+        if (value === null) throw new EncodeError(plan, f, `${JSON.stringify(key)}: expected a schema or a list of strings, got null`);
+        runtime.schemaOrStringArray(w, plan, { ...f, tag: 0x12 }, value);
       } else if (f.kind === 'stringlist') {
         if (!Array.isArray(value)) throw new EncodeError(plan, f, `${JSON.stringify(key)}: expected a list of strings, got ${JSON.stringify(value)}`);
         w.uint32(0x12);
@@ -133,10 +142,70 @@ const runtime = {
     }
   },
 
+  /** apiextensions JSON { raw (1) }: the value's JSON text; null has no raw. */
+  json(w: WireWriter, plan: MessagePlan, f: FieldPlan, v: unknown): void {
+    w.uint32(f.tag);
+    const mark = w.fork();
+    // The text is written as the raw bytes are: length-prefixed UTF-8.
+    if (v !== null) w.uint32(0x0a).string(JSON.stringify(v));
+    w.ldelim(mark);
+  },
+
+  /** JSONSchemaPropsOrArray: a schema object as { schema (1) }, a list as { jSONSchemas (2) … }. */
+  schemaOrArray(w: WireWriter, plan: MessagePlan, f: FieldPlan, v: unknown): void {
+    const schema = schemaPlan(f);
+    w.uint32(f.tag);
+    const mark = w.fork();
+    if (Array.isArray(v)) for (const e of v as unknown[]) writeSchema(w, plan, f, 0x12, schema, e);
+    else writeSchema(w, plan, f, 0x0a, schema, v);
+    w.ldelim(mark);
+  },
+
+  /** JSONSchemaPropsOrBool: a boolean as { allows }, a schema object as { allows true, schema (2) }. */
+  schemaOrBool(w: WireWriter, plan: MessagePlan, f: FieldPlan, v: unknown): void {
+    const schema = schemaPlan(f);
+    w.uint32(f.tag);
+    const mark = w.fork();
+    if (typeof v === 'boolean') w.uint32(0x08).bool(v);
+    else {
+      w.uint32(0x08).bool(true);
+      writeSchema(w, plan, f, 0x12, schema, v);
+    }
+    w.ldelim(mark);
+  },
+
+  /** JSONSchemaPropsOrStringArray: a list of strings as { property (2) … }, a schema object as { schema (1) }. */
+  schemaOrStringArray(w: WireWriter, plan: MessagePlan, f: FieldPlan, v: unknown): void {
+    const schema = schemaPlan(f);
+    w.uint32(f.tag);
+    const mark = w.fork();
+    if (Array.isArray(v))
+      for (const e of v as unknown[]) {
+        if (typeof e !== 'string') throw new EncodeError(plan, f, `expected a string, got ${JSON.stringify(e)}`);
+        w.uint32(0x12).string(e);
+      }
+    else writeSchema(w, plan, f, 0x0a, schema, v);
+    w.ldelim(mark);
+  },
+
   fail(plan: MessagePlan, f: FieldPlan, expected: string, v: unknown): never {
     throw new EncodeError(plan, f, `expected ${expected}, got ${JSON.stringify(v)}`);
   },
 };
+
+/** The JSONSchemaProps a schema wrapper (FieldPlan.message) holds in its field `schema`. */
+function schemaPlan(f: FieldPlan): MessagePlan {
+  return f.message!.declared.find((x) => x.name === 'schema')!.message!;
+}
+
+/** One schema object as the field `tag` of a wrapper. */
+function writeSchema(w: WireWriter, plan: MessagePlan, f: FieldPlan, tag: number, schema: MessagePlan, v: unknown): void {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new EncodeError(plan, f, `expected a schema object, got ${JSON.stringify(v)}`);
+  w.uint32(tag);
+  const mark = w.fork();
+  writeMessage(w, schema, v as JsonObject);
+  w.ldelim(mark);
+}
 
 function utf8Compare(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
@@ -177,8 +246,18 @@ function elementCode(f: FieldPlan, i: number, subIndex: number, e: string): stri
       return `if (typeof ${e} !== 'boolean') rt.fail(P, F[${i}], 'a boolean', ${e}); ${t}; w.bool(${e});`;
     case 'bytes':
       return `rt.bytes(w, P, F[${i}], ${e});`;
+    case 'double':
+      return `if (typeof ${e} !== 'number') rt.fail(P, F[${i}], 'a number', ${e}); ${t}; w.double(${e});`;
+    case 'json':
+      return `rt.json(w, P, F[${i}], ${e});`;
+    case 'schemaorarray':
+      return `rt.schemaOrArray(w, P, F[${i}], ${e});`;
+    case 'schemaorbool':
+      return `rt.schemaOrBool(w, P, F[${i}], ${e});`;
+    case 'schemaorstringarray':
+      return `rt.schemaOrStringArray(w, P, F[${i}], ${e});`;
     case 'message':
-      return `if (typeof ${e} !== 'object' || Array.isArray(${e})) rt.fail(P, F[${i}], 'an object', ${e}); ${t}; f = F[${i}]; m = w.fork(f.reserve); E[${subIndex}](w, ${e}); f.reserve = w.ldelim(m, f.reserve);`;
+      return `if (typeof ${e} !== 'object' || Array.isArray(${e})) rt.fail(P, F[${i}], 'an object', ${e}); ${t}; f = F[${i}]; r = f.reserve; m = w.fork(r); E[${subIndex}](w, ${e}); f.reserve = w.ldelim(m, r);`;
     case 'time':
     case 'microtime':
       return `rt.time(w, P, F[${i}], ${e});`;
@@ -210,7 +289,17 @@ function zeroCode(f: FieldPlan, i: number, subIndex: number): string {
       // A zero scalar is one 0 byte; an empty string, a zero time or an empty raw is a 0 length.
       return `${t}; w.byte(0);`;
     case 'message':
-      return `${t}; f = F[${i}]; m = w.fork(f.reserve); E[${subIndex}](w, undefined); f.reserve = w.ldelim(m, f.reserve);`;
+      return `${t}; f = F[${i}]; r = f.reserve; m = w.fork(r); E[${subIndex}](w, undefined); f.reserve = w.ldelim(m, r);`;
+    case 'double':
+      return `${t}; w.double(0);`;
+    case 'json':
+      // A JSON value is a pointer or a list element in every message here.
+      return `rt.json(w, P, F[${i}], null);`;
+    case 'schemaorarray':
+    case 'schemaorbool':
+    case 'schemaorstringarray':
+      // Pointers in every message here.
+      return '';
     case 'quantity':
       // A zero Quantity prints as "0".
       return `rt.quantity(w, P, F[${i}], '0');`;
@@ -231,11 +320,13 @@ function encoderOf(plan: MessagePlan): MessageEncoder {
   if (known) return known;
   const subs: MessageEncoder[] = [];
   const subPlans: MessagePlan[] = [];
-  const lines: string[] = ['if (o === undefined) o = EMPTY;', 'let v, m, e, j, f;'];
+  // `r` holds the reserve a nested message was started with: a recursive message (JSONSchemaProps)
+  // updates its field's reserve while it is still open.
+  const lines: string[] = ['if (o === undefined) o = EMPTY;', 'let v, m, e, j, f, r;'];
   for (const f of plan.fields) {
     const i = f.index;
     let subIndex = -1;
-    if (f.kind === 'message') {
+    if (f.kind === 'message' && !f.map) {
       subIndex = subPlans.length;
       subPlans.push(f.message!);
     }
@@ -243,7 +334,8 @@ function encoderOf(plan: MessagePlan): MessageEncoder {
     if (f.map) lines.push(`${get} if (v != null) rt.map(w, P, F[${i}], v);`);
     else if (f.repeated)
       lines.push(
-        `${get} if (v != null) { if (!Array.isArray(v)) rt.fail(P, F[${i}], 'a list', v); for (j = 0; j < v.length; j++) { e = v[j]; if (e == null) rt.fail(P, F[${i}], 'no null element', e); ${elementCode(f, i, subIndex, 'e')} } }`,
+        // A JSON value may be null (an `enum` of a nullable schema).
+        `${get} if (v != null) { if (!Array.isArray(v)) rt.fail(P, F[${i}], 'a list', v); for (j = 0; j < v.length; j++) { e = v[j]; ${f.kind === 'json' ? '' : `if (e == null) rt.fail(P, F[${i}], 'no null element', e); `}${elementCode(f, i, subIndex, 'e')} } }`,
       );
     else if (f.pointer) lines.push(`${get} if (v != null) { ${elementCode(f, i, subIndex, 'v')} }`);
     else {

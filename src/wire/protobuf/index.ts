@@ -30,8 +30,9 @@
 // Kubernetes' generated Go marshallers for the same object: fields in number order; Go value
 // fields always written (zero when absent); pointers, lists, maps and bytes only when set; map
 // entries sorted by key; Time as { seconds, nanos = 0 }, MicroTime with microseconds in nanos,
-// Go's zero time as an empty message; Quantity as { string }; FieldsV1 as its JSON text; bytes
-// from the JSON's base64. Decoding gives the JSON object our server stores: the same field
+// Go's zero time as an empty message; Quantity as { string }; FieldsV1 as its JSON text; a
+// CRD schema's JSON values (`default`, `enum`) as their JSON text; bytes from the JSON's
+// base64. Decoding gives the JSON object our server stores: the same field
 // names in JSON order, times as RFC 3339 (`2026-01-02T03:04:05Z`, MicroTime
 // `2026-01-02T03:04:05.123456Z`), quantities as strings, bytes as base64, and absent optional
 // fields omitted — a pointer field is present exactly when it was on the wire, a value field
@@ -40,7 +41,7 @@
 //
 // The kind's message set is chosen by the first segment of the apiVersion's group (`coordination`
 // for `coordination.orch.io/v1` or `coordination.k8s.io/v1`; the core group for `v1`), under
-// whichever naming profile the server runs.
+// whichever naming profile the server runs; `autoscaling` (a Scale) has no domain in any profile.
 
 import type { KObject } from '../../machinery/meta.ts';
 import { closed, DecodeError, endOf, readBytes, readerOf, readMessage, readString } from './decode.ts';

@@ -14,6 +14,8 @@ type ValueKind =
   | 'int64'
   | 'bool'
   | 'bytes'
+  /** A Go float64, on the wire as fixed 64 bits. */
+  | 'double'
   | 'message'
   /** meta/v1 Time: RFC 3339 in whole seconds. */
   | 'time'
@@ -28,10 +30,18 @@ type ValueKind =
   /** runtime RawExtension: bytes. */
   | 'rawext'
   /** authentication/v1 ExtraValue { repeated string items = 1 }: a JSON list of strings (map values only). */
-  | 'stringlist';
+  | 'stringlist'
+  /** apiextensions/v1 JSON { raw = 1 }: any JSON value, on the wire as its JSON text (null: no raw). */
+  | 'json'
+  /** apiextensions/v1 JSONSchemaPropsOrArray { schema = 1, jSONSchemas = 2 }: a schema object or a list of them. */
+  | 'schemaorarray'
+  /** apiextensions/v1 JSONSchemaPropsOrBool { allows = 1, schema = 2 }: a schema object (allows) or a boolean. */
+  | 'schemaorbool'
+  /** apiextensions/v1 JSONSchemaPropsOrStringArray { schema = 1, property = 2 }: a schema object or a list of strings. */
+  | 'schemaorstringarray';
 
 export interface FieldPlan {
-  /** The JSON name (the .proto field name). */
+  /** The JSON name (the .proto field name, or its `(json)` option). */
   readonly name: string;
   /** Position among the message's fields in declaration (JSON) order. */
   readonly index: number;
@@ -47,7 +57,7 @@ export interface FieldPlan {
   readonly pointer: boolean;
   /** The JSON name has no `omitempty`: decoding keeps a zero value. */
   readonly jsonZero: boolean;
-  /** The element's (or map value's) message, for kind `message`. */
+  /** The element's (or map value's) message, for kind `message` and the schema wrappers (the wrapper's). */
   message: MessagePlan | undefined;
   /**
    * Bytes the encoder reserves for this field's length: the size the last value needed (values
@@ -69,7 +79,7 @@ export interface MessagePlan {
   reserve: number;
 }
 
-const PROTO_FILES = ['apimachinery.proto', 'core.proto', 'apis.proto'];
+const PROTO_FILES = ['apimachinery.proto', 'core.proto', 'apis.proto', 'apiextensions.proto'];
 
 /** The parsed schemas, on first use: a server that never meets protobuf or CBOR never parses them. */
 let parsed: protobuf.Root | undefined;
@@ -91,11 +101,19 @@ const SPECIAL: Record<string, ValueKind> = {
   '.wire.apimachinery.IntOrString': 'intorstring',
   '.wire.apimachinery.RawExtension': 'rawext',
   '.wire.apimachinery.StringList': 'stringlist',
+  '.wire.apiextensions.JSON': 'json',
+  '.wire.apiextensions.JSONSchemaPropsOrArray': 'schemaorarray',
+  '.wire.apiextensions.JSONSchemaPropsOrBool': 'schemaorbool',
+  '.wire.apiextensions.JSONSchemaPropsOrStringArray': 'schemaorstringarray',
 };
 
-const SCALARS: Record<string, ValueKind> = { string: 'string', int32: 'int32', int64: 'int64', bool: 'bool', bytes: 'bytes' };
+/** Kinds whose plan keeps the message they are written as (FieldPlan.message). */
+const WITH_MESSAGE: ReadonlySet<ValueKind> = new Set(['message', 'schemaorarray', 'schemaorbool', 'schemaorstringarray']);
+
+const SCALARS: Record<string, ValueKind> = { string: 'string', int32: 'int32', int64: 'int64', bool: 'bool', bytes: 'bytes', double: 'double' };
 
 const VARINT = 0;
+const FIXED64 = 1;
 const LENGTH_DELIMITED = 2;
 
 const plans = new Map<protobuf.Type, MessagePlan>();
@@ -121,15 +139,17 @@ function planOf(type: protobuf.Type): MessagePlan {
     const options = field.options ?? {};
     const kind = kindOf(field, where);
     const map = field instanceof protobufjs().MapField;
-    if (map && (field.keyType !== 'string' || (kind !== 'string' && kind !== 'quantity' && kind !== 'bytes' && kind !== 'stringlist')))
-      throw new Error(`protobuf schema: ${where}: only maps of strings to strings, bytes, quantities or string lists are supported`);
+    if (map && (field.keyType !== 'string' || !['string', 'quantity', 'bytes', 'stringlist', 'message', 'schemaorstringarray'].includes(kind)))
+      throw new Error(`protobuf schema: ${where}: only maps of strings to strings, bytes, quantities, string lists or messages are supported`);
     if (!map && kind === 'stringlist') throw new Error(`protobuf schema: ${where}: a string list is supported as a map value only`);
     const repeated = field.repeated || map;
     if (options['(ptr)'] === true && repeated) throw new Error(`protobuf schema: ${where}: a repeated field cannot be a pointer`);
     // Map entries are messages; repeated scalars are written unpacked, one tag per element.
-    const wireType = map ? LENGTH_DELIMITED : kind === 'int32' || kind === 'int64' || kind === 'bool' ? VARINT : LENGTH_DELIMITED;
+    const wireType = map ? LENGTH_DELIMITED : kind === 'int32' || kind === 'int64' || kind === 'bool' ? VARINT : kind === 'double' ? FIXED64 : LENGTH_DELIMITED;
+    // A JSON name that is no .proto identifier (`x-kubernetes-list-type`, `$ref`) is the field's `(json)` option.
+    const jsonName = options['(json)'];
     declared.push({
-      name: field.name,
+      name: typeof jsonName === 'string' ? jsonName : field.name,
       index: declared.length,
       id: field.id,
       kind,
@@ -145,7 +165,7 @@ function planOf(type: protobuf.Type): MessagePlan {
   // Message plans are filled in after this one is registered, so types may refer to each other.
   type.fieldsArray.forEach((field, i) => {
     const f = declared[i]!;
-    if (f.kind === 'message') f.message = planOf(field.resolvedType as protobuf.Type);
+    if (WITH_MESSAGE.has(f.kind)) f.message = planOf(field.resolvedType as protobuf.Type);
   });
   fields.push(...[...declared].sort((a, b) => a.id - b.id));
   for (const f of fields) byId[f.id] = f;
@@ -180,16 +200,26 @@ function collectServed(ns: protobuf.NamespaceBase): void {
 }
 
 /**
+ * Groups Kubernetes names without a domain, the same in every profile: a Scale is autoscaling/v1
+ * (no custom resource group lacks a dot).
+ */
+const UNSUFFIXED_GROUPS: ReadonlySet<string> = new Set(['autoscaling']);
+
+/**
  * The group's name before the naming profile's domain when the group is the core group ('') or
  * a group under one of the profiles' domains (`coordination.orch.io` and `coordination.k8s.io` →
  * `coordination`); undefined otherwise.
  */
 function builtinSegment(group: string): string | undefined {
-  if (group === '') return '';
+  if (group === '' || UNSUFFIXED_GROUPS.has(group)) return group;
   // The group's name before the profile's domain: `coordination`, `rbac.authorization`.
   for (const profile of Object.keys(PROFILES) as NamingProfileName[]) {
     const suffix = `.${namingProfile(profile).groupSuffix}`;
-    if (group.length > suffix.length && group.endsWith(suffix)) return group.slice(0, -suffix.length);
+    if (group.length > suffix.length && group.endsWith(suffix)) {
+      const segment = group.slice(0, -suffix.length);
+      // `autoscaling.k8s.io` is no built-in group: its kinds are not those of `autoscaling`.
+      return UNSUFFIXED_GROUPS.has(segment) ? undefined : segment;
+    }
   }
   return undefined;
 }

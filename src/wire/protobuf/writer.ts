@@ -120,6 +120,14 @@ export class WireWriter {
     return this;
   }
 
+  /** A float64 as fixed 64 bits, little-endian. */
+  double(v: number): this {
+    this.ensure(8);
+    this.buf.writeDoubleLE(v, this.pos);
+    this.pos += 8;
+    return this;
+  }
+
   /** Length-prefixed bytes. */
   bytes(b: Uint8Array): this {
     this.uint32(b.length);
