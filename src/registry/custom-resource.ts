@@ -16,6 +16,7 @@ import { customResourceSchema } from './custom-resource-schema.ts';
 import { keepStatus, statusSubresource } from './kinds/status-subresource.ts';
 import { scaleSubresource, validateScaleCounts, type ScalePaths } from './kinds/scale.ts';
 import type { CrdColumn, CrdObject, CrdVersion } from './kinds/custom-resource-definition.ts';
+import { webhookConversion } from './webhook-conversion.ts';
 
 /**
  * The definition a CRD describes (accepted names, served versions), or undefined when it serves no
@@ -31,6 +32,9 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
   const others = versions.filter((v) => v !== base);
   const own = servedParts(base);
   const baseSchema = versionSchema(base);
+  // Objects may be stored at any version the CRD had as its storage version: each read converts
+  // them (None: apiVersion rewritten; Webhook: through the CRD's webhook, in batches).
+  const webhook = spec.conversion?.strategy === 'Webhook';
   const def: KindDefinition = {
     group: spec.group!,
     version: base.name!,
@@ -59,20 +63,21 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
     },
     ...(own.subresources.length ? { subresources: own.subresources } : {}),
     strategy: own.strategy,
-    // Other served versions: the None conversion (the same fields, apiVersion rewritten), each
-    // with its own columns, subresources and selectable fields.
+    // Other served versions: the None conversion (the same fields, apiVersion rewritten) or the
+    // webhook's, each with its own columns, subresources and selectable fields.
+    conversion: webhook ? webhookConversion(crd) : {},
     ...deprecation(base),
     ...(others.length ? { versions: others.map((v): ServedVersion => servedVersion(v)) } : {}),
   };
   return def;
 
   /**
-   * Another served version: the None conversion, its own schema's defaults applied on read, its
-   * own columns, subresources and selectable fields.
+   * Another served version: its own schema's defaults applied on read (after a webhook's
+   * conversion, its codec applies them), its own columns, subresources and selectable fields.
    */
   function servedVersion(v: CrdVersion): ServedVersion {
     const schema = versionSchema(v);
-    const read = hasDefault(schema) ? { fromStorage: (o: KObject) => withDefaults(o, schema) } : {};
+    const read = hasDefault(schema) && !webhook ? { fromStorage: (o: KObject) => withDefaults(o, schema) } : {};
     return { version: v.name!, schema: withSelectableFields(schema, v), enabledByDefault: true, ...read, ...deprecation(v), ...servedParts(v) };
   }
 
