@@ -280,9 +280,45 @@ describe('webhook conversion', () => {
     const st = await api(server, 'PATCH', path(GROUP, 'v2', 'default', 'u/status'), { status: { ok: true } }, MERGE);
     assert.equal(st.status, 200, st.text);
     assert.deepEqual((await api(server, 'GET', path(GROUP, 'v1', 'default', 'u'))).body.status, { ok: true });
+    // Server-side apply at v2: the applied fields are v2's, stored at v1.
+    const applied = await api(
+      server,
+      'PATCH',
+      `${path(GROUP, 'v2', 'default', 'u')}?fieldManager=tester&force=true`,
+      { apiVersion: `${GROUP}/v2`, kind: 'Thing', metadata: { name: 'u' }, spec: { length: 9 } },
+      { 'Content-Type': 'application/apply-patch+yaml' },
+    );
+    assert.equal(applied.status, 200, applied.text);
+    assert.deepEqual(applied.body.spec, { length: 9, note: 'keep' });
+    const manager = applied.body.metadata.managedFields.find((m: Body) => m.manager === "tester");
+    assert.equal(manager.apiVersion, `${GROUP}/v2`);
+    assert.deepEqual(manager.fieldsV1, { 'f:spec': { 'f:length': {} } });
+    assert.deepEqual((await api(server, 'GET', path(GROUP, 'v1', 'default', 'u'))).body.spec, { size: 9, note: 'keep' });
     // Delete at v2.
     const del = await api(server, 'DELETE', path(GROUP, 'v2', 'default', 'u'));
     assert.equal(del.status, 200, del.text);
+    assert.equal((await api(server, 'GET', path(GROUP, 'v1', 'default', 'u'))).status, 404);
+    // A delete that only marks the object (a finalizer) writes it back through the conversion.
+    await create(GROUP, 'v1', 'default', 'f', { size: 2 });
+    assert.equal((await api(server, 'PATCH', path(GROUP, 'v1', 'default', 'f'), { metadata: { finalizers: ['example.com/hold'] } }, MERGE)).status, 200);
+    const marked = await api(server, 'DELETE', path(GROUP, 'v2', 'default', 'f'));
+    assert.equal(marked.status, 200, marked.text);
+    assert.equal(marked.body.apiVersion, `${GROUP}/v2`);
+    assert.deepEqual(marked.body.spec, { length: 2 });
+    const stored = (await api(server, 'GET', path(GROUP, 'v1', 'default', 'f'))).body;
+    assert.ok(stored.metadata.deletionTimestamp);
+    assert.deepEqual(stored.spec, { size: 2 });
+    assert.equal((await api(server, 'PATCH', path(GROUP, 'v2', 'default', 'f'), { metadata: { finalizers: null } }, MERGE)).status, 200);
+    await waitFor('f gone', async () => (await api(server, 'GET', path(GROUP, 'v1', 'default', 'f'))).status === 404);
+  });
+
+  test('deletecollection at v2 of objects stored at v1', async () => {
+    await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'collection' } });
+    for (const n of ['c0', 'c1', 'c2']) await create(GROUP, 'v1', 'collection', n, { size: 1 }, { gone: n === 'c2' ? 'no' : 'yes' });
+    const r = await api(server, 'DELETE', `${path(GROUP, 'v2', 'collection')}?labelSelector=gone%3Dyes`);
+    assert.equal(r.status, 200, r.text);
+    const left = await api(server, 'GET', path(GROUP, 'v1', 'collection'));
+    assert.deepEqual(left.body.items.map((o: Body) => o.metadata.name), ['c2']);
   });
 
   test('kubectl get of the other version', async () => {
