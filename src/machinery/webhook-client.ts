@@ -1,12 +1,13 @@
 // The outbound half of a webhook: a JSON object POSTed to the service a kubeconfig-format file
 // (or a CRD's conversion settings) names, and its JSON answer, as kube-apiserver's generic
 // webhook client sends it. It knows nothing of a request, so every layer from the registry up
-// (CRD conversion, authentication, authorization, audit) uses it. Connections are kept alive between calls; each attempt has a timeout covering the whole exchange; the answer
-// is bounded in size; transient failures (a connection refused or reset, an HTTP 5xx or 429) are
-// retried with kube's backoff (a first wait growing 1.5 times per attempt, up to 20% jitter, five
-// attempts in all). Each round-trip is reported (`onAttempt`) with kube's metric result; a 401
-// tells the target its token was refused, so a token read from a file is read again. Nothing of the
-// request body (which may hold a credential) is ever put in an error message.
+// (CRD conversion, authentication, authorization, audit) uses it. Connections are kept alive
+// between calls; each attempt has a timeout covering the whole exchange; the answer is bounded in
+// size; transient failures (a connection refused or reset, an HTTP 5xx or 429) are retried with
+// kube's backoff (a first wait growing 1.5 times per attempt, up to 20% jitter, five attempts in
+// all). Each round-trip is reported (`onAttempt`) with kube's metric result; a 401 tells the
+// target its token was refused, so a token read from a file is read again. Nothing of the request
+// body (which may hold a credential) is ever put in an error message.
 
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
