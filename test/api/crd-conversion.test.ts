@@ -251,6 +251,14 @@ describe('webhook conversion', () => {
           ['DELETED', `${GROUP}/v2`, 'w1', { length: 2 }],
         ],
       );
+      // Many writes at once: every event converted, in order.
+      const names = Array.from({ length: 12 }, (_, i) => `many${i}`);
+      await Promise.all(names.map((n, i) => create(GROUP, 'v1', 'watching', n, { size: i })));
+      const many = await w.next(names.length);
+      assert.ok(many.every((e) => e.type === 'ADDED' && e.object.apiVersion === `${GROUP}/v2` && e.object.spec.length === Number(e.object.metadata.name.slice(4))));
+      const revisions = many.map((e) => Number(e.object.metadata.resourceVersion));
+      assert.deepEqual(revisions, [...revisions].sort((a, b) => a - b));
+      assert.deepEqual(new Set(many.map((e) => e.object.metadata.name)), new Set(names));
     } finally {
       w.close();
     }
@@ -329,6 +337,8 @@ describe('webhook conversion', () => {
     assert.deepEqual(out.spec, { length: 4 });
     const list = JSON.parse(await kubectl.ok(['get', `things.v2.${GROUP}`, '-n', 'default', '-o', 'json'])) as Body;
     assert.ok(list.items.every((o: Body) => o.apiVersion === `${GROUP}/v2` && !('size' in o.spec)));
+    const table = await kubectl.ok(['get', `things.v2.${GROUP}`, 'k', '-n', 'default', '-o', 'custom-columns=NAME:.metadata.name,LENGTH:.spec.length,SIZE:.spec.size']);
+    assert.match(table, /^k\s+4\s+<none>$/m);
   });
 
   test('metadata: labels and annotations are taken from the answer, other changes are ignored; a changed uid is an error', async () => {
@@ -437,6 +447,20 @@ describe('webhook conversion errors (kube-apiserver\'s messages, 500)', () => {
     assert.equal(u.body.message, `conversion webhook for ${group}/v1, Kind=Thing failed: expected response.uid="${calls.at(-1)!.review.request.uid}", got "not-the-request"`);
     const k = await failedRead(group, 'kind');
     assert.equal(k.body.message, `conversion webhook for ${group}/v1, Kind=Thing failed: expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got apiextensions.k8s.io/v1beta1, Kind=ConversionReview`);
+    // A watch whose event cannot be converted ends with an ERROR event.
+    await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'failing' } });
+    const w = readWatch(`${server.url}${path(group, 'v2', 'failing')}?watch=true`);
+    try {
+      assert.equal(await w.status, 200);
+      await create(group, 'v1', 'failing', 'x', { size: 1 });
+      const [ev] = await w.next(1);
+      assert.equal(ev!.type, 'ERROR');
+      assert.equal(ev!.object.code, 500);
+      assert.equal(ev!.object.message, `conversion webhook for ${group}/v1, Kind=Thing failed: cannot convert this one`);
+      await w.ended;
+    } finally {
+      w.close();
+    }
   });
 
   test('v1beta1 reviews when the CRD lists it first', async () => {
