@@ -560,3 +560,26 @@ describe('objects stored at an earlier storage version', () => {
     assert.equal(callsFor(group, mark).length, 1);
   });
 });
+
+describe('the default profile', () => {
+  test('the ConversionReview is of the CRD kind\'s own group (apiextensions.orch.io)', async () => {
+    const orch = await testServer();
+    const group = 'orch.conv.example.com';
+    const crd = { ...thingCrd(group), apiVersion: 'apiextensions.orch.io/v1' };
+    const r = await api(orch, 'POST', '/apis/apiextensions.orch.io/v1/customresourcedefinitions', crd);
+    assert.equal(r.status, 201, r.text);
+    await waitFor('established', async () => condition((await api(orch, 'GET', `/apis/apiextensions.orch.io/v1/customresourcedefinitions/things.${group}`)).body, 'Established')?.status === 'True');
+    assert.equal((await api(orch, 'POST', path(group, 'v1', 'default'), thing(group, 'v1', 'o', { size: 2 }))).status, 201);
+    const before = calls.length;
+    const got = await api(orch, 'GET', path(group, 'v2', 'default', 'o'));
+    assert.equal(got.status, 200, got.text);
+    assert.deepEqual(got.body.spec, { length: 2 });
+    assert.deepEqual(callsFor(group, before).map((c) => c.review.apiVersion), ['apiextensions.orch.io/v1']);
+    // An answer in the kubernetes spelling is another kind of review: refused, in kube's words.
+    behaviours.set(group, (rv) => ({ ...(faithful(rv) as Body), apiVersion: 'apiextensions.k8s.io/v1' }));
+    assert.equal((await api(orch, 'POST', path(group, 'v1', 'default'), thing(group, 'v1', 'p', { size: 2 }))).status, 201);
+    const bad = await api(orch, 'GET', path(group, 'v2', 'default', 'p'));
+    assert.equal(bad.status, 500, bad.text);
+    assert.equal(bad.body.message, `conversion webhook for ${group}/v1, Kind=Thing failed: expected webhook response of apiextensions.orch.io/v1, Kind=ConversionReview, got apiextensions.k8s.io/v1, Kind=ConversionReview`);
+  });
+});
