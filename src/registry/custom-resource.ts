@@ -8,8 +8,8 @@ import type { KObject } from '../machinery/meta.ts';
 import { StatusError } from '../machinery/status.ts';
 import type { Schema } from '../machinery/schema.ts';
 import { JsonPathError, parseFieldPath, printJsonPathValue, type JsonPath } from '../machinery/jsonpath.ts';
-import { applyDefaults } from '../machinery/schema-validate.ts';
-import { ALL_VERBS, type KindDefinition, type ServedVersion, type Strategy, type SubresourceDefinition } from './definition.ts';
+import { applyDefaults, pruneUnknownFields } from '../machinery/schema-validate.ts';
+import { ALL_VERBS, type KindDefinition, type ServedVersion, type Strategy, type SubresourceDefinition, type VersionConversion } from './definition.ts';
 import { ageColumn, humanDuration, nameColumn, type PrinterColumn } from './printers.ts';
 import { objectMeta } from './schemas.ts';
 import { customResourceSchema } from './custom-resource-schema.ts';
@@ -65,7 +65,7 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
     strategy: own.strategy,
     // Other served versions: the None conversion (the same fields, apiVersion rewritten) or the
     // webhook's, each with its own columns, subresources and selectable fields.
-    conversion: webhook ? webhookConversion(crd) : {},
+    conversion: webhook ? pruned(webhookConversion(crd)) : {},
     ...deprecation(base),
     ...(others.length ? { versions: others.map((v): ServedVersion => servedVersion(v)) } : {}),
   };
@@ -79,6 +79,22 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
     const schema = versionSchema(v);
     const read = hasDefault(schema) && !webhook ? { fromStorage: (o: KObject) => withDefaults(o, schema) } : {};
     return { version: v.name!, schema: withSelectableFields(schema, v), enabledByDefault: true, ...read, ...deprecation(v), ...servedParts(v) };
+  }
+
+  /**
+   * The webhook's conversion, its answers pruned by the desired version's schema (fields it does
+   * not know are dropped), as kube-apiserver decodes a converted custom resource and stores one.
+   */
+  function pruned(conversion: VersionConversion): VersionConversion {
+    const schemas = new Map((spec.versions ?? []).map((v) => [`${spec.group}/${v.name}`, versionSchema(v)]));
+    return {
+      async convert(objects, desiredApiVersion) {
+        const converted = await conversion.convert!(objects, desiredApiVersion);
+        const schema = schemas.get(desiredApiVersion);
+        if (schema) for (const o of converted) pruneUnknownFields(o, schema);
+        return converted;
+      },
+    };
   }
 
   /** A deprecated version's warning: its own, or kube-apiserver's default one. */

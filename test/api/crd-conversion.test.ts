@@ -350,6 +350,7 @@ describe('webhook conversion', () => {
         o.metadata.annotations = { note: 'from the webhook' };
         o.metadata.finalizers = ['example.com/ignored'];
         o.metadata.generation = 99;
+        o.spec.unknown = 'pruned';
         if (o.metadata.name === 'uid') o.metadata.uid = 'another';
       }
       return answer;
@@ -362,6 +363,12 @@ describe('webhook conversion', () => {
     assert.deepEqual(got.body.metadata.annotations, { note: 'from the webhook' });
     assert.equal(got.body.metadata.finalizers, undefined);
     assert.equal(got.body.metadata.generation, created.metadata.generation);
+    assert.deepEqual(got.body.spec, { length: 1 }, 'a field the served version does not know is pruned');
+    // Converted for storage: pruned by the storage version's schema before it is stored.
+    const written = await api(server, 'POST', path(group, 'v2', 'default'), thing(group, 'v2', 'w', { length: 2 }));
+    assert.equal(written.status, 201, written.text);
+    assert.deepEqual(written.body.spec, { length: 2 });
+    assert.deepEqual((await api(server, 'GET', path(group, 'v1', 'default', 'w'))).body.spec, { size: 2 });
     await create(group, 'v1', 'default', 'uid', { size: 1 });
     const bad = await api(server, 'GET', path(group, 'v2', 'default', 'uid'));
     assert.equal(bad.status, 500, bad.text);
