@@ -208,13 +208,12 @@ export class WritePreparation {
     this.fields.addVersion(apiVersionOf(other.def), { schema: other.def.schema, convert: (o) => fromStored(toStored(o)) });
   }
 
+  /**
+   * The bytes to store for a prepared object. A codec that converts through a webhook encodes
+   * asynchronously (`encodeAsync`), awaited where the preparation encodes; others stay synchronous.
+   */
   encode(obj: KObject): Uint8Array {
     return this.json.encode(obj);
-  }
-
-  /** The bytes to store for a prepared object: converted to the storage version, asynchronously for a webhook. */
-  private encodeWrite(obj: KObject): Uint8Array | Promise<Uint8Array> {
-    return this.json.encodeAsync ? this.json.encodeAsync(obj) : this.json.encode(obj);
   }
 
   decode(kv: KeyValue, revision = kv.modRevision): KObject {
@@ -281,7 +280,7 @@ export class WritePreparation {
       const input = await mutate(undefined, warn);
       describe?.(requestedMeta(input));
       const { obj, generated } = this.prepareCreate(namespace, input, opts, warn);
-      return { op: 'create', bytes: await this.encodeWrite(obj), object: obj, meta: placeOf(obj), generated };
+      return { op: 'create', bytes: this.json.encodeAsync ? await this.json.encodeAsync(obj) : this.encode(obj), object: obj, meta: placeOf(obj), generated };
     }
     const name = job.name;
     const old = job.stored && this.decodeStored(job.stored.value, job.stored.revision);
@@ -293,7 +292,7 @@ export class WritePreparation {
       if (!opts.allowCreate || subresource) throw errors.notFound(this.qualified, name);
       validateName(wanted, name, namespace, this.def);
       const { obj } = this.prepareCreate(namespace, wanted, opts, warn);
-      return { op: 'create', bytes: await this.encodeWrite(obj), object: obj, meta: placeOf(obj), generated: false };
+      return { op: 'create', bytes: this.json.encodeAsync ? await this.json.encodeAsync(obj) : this.encode(obj), object: obj, meta: placeOf(obj), generated: false };
     }
     const requestedRv = wanted.metadata.resourceVersion;
     if (requestedRv && requestedRv !== old.metadata.resourceVersion) throw errors.staleUpdate(this.qualified, name);
@@ -309,11 +308,11 @@ export class WritePreparation {
     this.prepareUpdate(obj, old, opts.subresource, warn);
     // The last finalizer of a deleting object is gone: the object goes with it.
     if (obj.metadata.deletionTimestamp && !obj.metadata.finalizers?.length && !this.def.strategy.pendingFinalization?.(obj))
-      return { op: 'delete', bytes: await this.encodeWrite(obj), object: obj };
+      return { op: 'delete', bytes: this.json.encodeAsync ? await this.json.encodeAsync(obj) : this.encode(obj), object: obj };
     // Nothing changed (the uid or namespace a patch dropped was filled in again, keys came back
     // in another order, only a manager's timestamp moved): no write, no event, the same version.
     if (unchangedByUpdate(obj, old)) return { op: 'unchanged' };
-    const bytes = await this.encodeWrite(obj);
+    const bytes = this.json.encodeAsync ? await this.json.encodeAsync(obj) : this.encode(obj);
     if (Buffer.compare(bytes, job.stored!.value) === 0) return { op: 'unchanged' };
     return { op: 'update', bytes, object: obj };
   }

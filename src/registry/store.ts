@@ -259,11 +259,6 @@ export class RegistryStore implements ReadableStore {
     if (this.json.load && values.length) await this.json.load(values);
   }
 
-  /** The value to store for `obj`, converted to the storage version (asynchronously for a webhook). */
-  private async encodeToStore(obj: KObject): Promise<Uint8Array> {
-    return this.json.encodeAsync ? this.json.encodeAsync(obj) : this.encode(obj);
-  }
-
   encoded(kv: KeyValue, revision = kv.modRevision): EncodedObject {
     return this.json.encoded(kv, revision);
   }
@@ -793,7 +788,8 @@ export class RegistryStore implements ReadableStore {
         obj.metadata.deletionGracePeriodSeconds ??= 0;
         this.def.strategy.prepareForDelete?.(obj);
         try {
-          const bytes = this.json.encodeAsync ? await this.encodeToStore(obj) : this.encode(obj);
+          // Converted to the storage version: asynchronously through a webhook.
+          const bytes = this.json.encodeAsync ? await this.json.encodeAsync(obj) : this.encode(obj);
           const written = await this.storageCall(() => this.writes.update(key, kv.modRevision, bytes, opts.dryRun));
           obj.metadata.resourceVersion = String(written.modRevision);
           return { kind: 'pending', object: obj };
