@@ -80,6 +80,8 @@ function postFailure(e: unknown, shown: string): string {
   if (refused) return `Post "${shown}": dial tcp ${refused[1]}: connect: connection refused`;
   const unknownHost = /getaddrinfo (?:ENOTFOUND|EAI_AGAIN) (\S+)/.exec(e.message);
   if (unknownHost) return `Post "${shown}": dial tcp: lookup ${unknownHost[1]}: no such host`;
+  if (/self[- ]signed certificate|unable to verify the first certificate|unable to get local issuer certificate/.test(e.message))
+    return `Post "${shown}": tls: failed to verify certificate: x509: certificate signed by unknown authority`;
   return `Post "${shown}": ${e.message}`;
 }
 

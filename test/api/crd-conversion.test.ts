@@ -407,6 +407,19 @@ describe('webhook conversion errors (kube-apiserver\'s messages, 500)', () => {
     assert.equal((await api(server, 'GET', path(group, 'v1', 'default', 'x'))).status, 200);
   });
 
+  test('a certificate the caBundle does not trust', async () => {
+    const group = 'untrusted.conv.example.com';
+    const other = await makeCa('another-ca');
+    const crd = thingCrd(group);
+    crd.spec.conversion.webhook.clientConfig.caBundle = Buffer.from(other.cert).toString('base64');
+    await establish(crd);
+    const before = calls.length;
+    const r = await failedRead(group, 'x');
+    assert.equal(r.status, 500, r.text);
+    assert.equal(r.body.message, `conversion webhook for ${group}/v1, Kind=Thing failed: Post "https://127.0.0.1:${webhookPort}/convert/${group}?timeout=30s": tls: failed to verify certificate: x509: certificate signed by unknown authority`);
+    assert.equal(callsFor(group, before).length, 0);
+  });
+
   test('the wrong number of objects', async () => {
     const group = 'count.conv.example.com';
     behaviours.set(group, (r) => ({ apiVersion: r.apiVersion, kind: 'ConversionReview', response: { uid: r.request.uid, convertedObjects: [], result: { status: 'Success' } } }));
