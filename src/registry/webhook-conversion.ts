@@ -56,7 +56,11 @@ function endpointOf(crd: CrdObject): Endpoint | string {
   let url: URL;
   let serverName: string | undefined;
   if (cc.url !== undefined) {
-    url = new URL(cc.url);
+    try {
+      url = new URL(cc.url);
+    } catch {
+      return `Unparsable URL: ${cc.url}`;
+    }
   } else if (cc.service) {
     const s = cc.service;
     // kube-apiserver's service resolver: the service's DNS name, which its certificate must carry.
