@@ -259,6 +259,21 @@ describe('webhook conversion', () => {
       const revisions = many.map((e) => Number(e.object.metadata.resourceVersion));
       assert.deepEqual(revisions, [...revisions].sort((a, b) => a - b));
       assert.deepEqual(new Set(many.map((e) => e.object.metadata.name)), new Set(names));
+      // Two watchers, then a get: the event's stored version is converted once for all of them.
+      const w2 = readWatch(`${server.url}${path(GROUP, 'v2', 'watching')}?watch=true&resourceVersion=${many.at(-1)!.object.metadata.resourceVersion}`);
+      try {
+        assert.equal(await w2.status, 200);
+        const mark = calls.length;
+        await create(GROUP, 'v1', 'watching', 'shared', { size: 5 });
+        const [a] = await w.next(1);
+        const [b] = await w2.next(1);
+        assert.deepEqual([a!.object.spec, b!.object.spec], [{ length: 5 }, { length: 5 }]);
+        assert.deepEqual((await api(server, 'GET', path(GROUP, 'v2', 'watching', 'shared'))).body.spec, { length: 5 });
+        const reviews = callsFor(GROUP, mark).filter((c) => c.review.request.objects.some((o) => o.metadata.name === 'shared'));
+        assert.equal(reviews.length, 1, 'one review for the stored version, shared by both watchers and the get');
+      } finally {
+        w2.close();
+      }
     } finally {
       w.close();
     }
