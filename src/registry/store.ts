@@ -763,7 +763,7 @@ export class RegistryStore implements ReadableStore {
     for (;;) {
       const kv = await this.storageCall(() => this.writes.get(key));
       if (!kv) throw errors.notFound(this.qualified, name);
-      const corrupt = this.corruption(kv);
+      const corrupt = this.corruption(kv) ?? (opts.unsafeIgnoreReadError ? await this.unconvertible(kv) : undefined);
       if (opts.unsafeIgnoreReadError) {
         const removed = await this.unsafeDelete(kv, name, corrupt, opts.dryRun);
         if (removed) return removed;
@@ -808,6 +808,21 @@ export class RegistryStore implements ReadableStore {
         if (e instanceof KeyNotFoundError) throw errors.notFound(this.qualified, name);
         throw e;
       }
+    }
+  }
+
+  /**
+   * A value whose conversion (a webhook's) fails cannot be read either: for an unsafe deletion it
+   * is corrupt, as kube-apiserver's decoder reports a conversion error with the gate on.
+   */
+  private async unconvertible(kv: KeyValue): Promise<CorruptObjectError | undefined> {
+    if (!this.json.load) return undefined;
+    try {
+      await this.convertValues([kv.value]);
+      return undefined;
+    } catch (e) {
+      if (!(e instanceof StatusError)) throw e;
+      return new CorruptObjectError(kv.key, 'undecodable', kv.modRevision, e.message);
     }
   }
 

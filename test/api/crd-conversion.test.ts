@@ -422,6 +422,26 @@ describe('webhook conversion errors (kube-apiserver\'s messages, 500)', () => {
     assert.equal((await api(server, 'GET', path(group, 'v1', 'default', 'x'))).status, 200);
   });
 
+  test('an object that cannot be converted is unreadable: an unsafe deletion removes it (gate AllowUnsafeMalformedObjectDeletion)', async () => {
+    const gated = await testServer({ naming: 'kubernetes', featureGates: { AllowUnsafeMalformedObjectDeletion: true } });
+    const closed = createNetServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const group = 'unsafe.conv.example.com';
+    const r = await api(gated, 'POST', CRDS, thingCrd(group, { url: `https://127.0.0.1:${port}/convert` }));
+    assert.equal(r.status, 201, r.text);
+    await waitFor('established', async () => condition((await api(gated, 'GET', `${CRDS}/things.${group}`)).body, 'Established')?.status === 'True');
+    assert.equal((await api(gated, 'POST', path(group, 'v1', 'default'), thing(group, 'v1', 'x', { size: 1 }))).status, 201);
+    assert.equal((await api(gated, 'DELETE', path(group, 'v2', 'default', 'x'))).status, 500);
+    // At the storage version the object reads: the unsafe deletion is refused there.
+    const readable = await api(gated, 'DELETE', `${path(group, 'v1', 'default', 'x')}?ignoreStoreReadErrorWithClusterBreakingPotential=true`);
+    assert.equal(readable.status, 400, readable.text);
+    const removed = await api(gated, 'DELETE', `${path(group, 'v2', 'default', 'x')}?ignoreStoreReadErrorWithClusterBreakingPotential=true`);
+    assert.equal(removed.status, 200, removed.text);
+    assert.equal((await api(gated, 'GET', path(group, 'v1', 'default', 'x'))).status, 404);
+  });
+
   test('a certificate the caBundle does not trust', async () => {
     const group = 'untrusted.conv.example.com';
     const other = await makeCa('another-ca');
