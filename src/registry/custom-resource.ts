@@ -8,14 +8,15 @@ import type { KObject } from '../machinery/meta.ts';
 import { StatusError } from '../machinery/status.ts';
 import type { Schema } from '../machinery/schema.ts';
 import { JsonPathError, parseFieldPath, printJsonPathValue, type JsonPath } from '../machinery/jsonpath.ts';
-import { applyDefaults } from '../machinery/schema-validate.ts';
-import { ALL_VERBS, type KindDefinition, type ServedVersion, type Strategy, type SubresourceDefinition } from './definition.ts';
+import { applyDefaults, pruneUnknownFields } from '../machinery/schema-validate.ts';
+import { ALL_VERBS, type KindDefinition, type ServedVersion, type Strategy, type SubresourceDefinition, type VersionConversion } from './definition.ts';
 import { ageColumn, humanDuration, nameColumn, type PrinterColumn } from './printers.ts';
 import { objectMeta } from './schemas.ts';
 import { customResourceSchema } from './custom-resource-schema.ts';
 import { keepStatus, statusSubresource } from './kinds/status-subresource.ts';
 import { scaleSubresource, validateScaleCounts, type ScalePaths } from './kinds/scale.ts';
 import type { CrdColumn, CrdObject, CrdVersion } from './kinds/custom-resource-definition.ts';
+import { webhookConversion } from './webhook-conversion.ts';
 
 /**
  * The definition a CRD describes (accepted names, served versions), or undefined when it serves no
@@ -33,6 +34,9 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
   const replicasPaths = new Map((spec.versions ?? []).map((v) => [`${spec.group}/${v.name}`, scalePaths(v)?.specReplicasPath ?? null]));
   const own = servedParts(base, spec.group!, replicasPaths);
   const baseSchema = versionSchema(base);
+  // Objects may be stored at any version the CRD had as its storage version: each read converts
+  // them (None: apiVersion rewritten; Webhook: through the CRD's webhook, in batches).
+  const webhook = spec.conversion?.strategy === 'Webhook';
   const def: KindDefinition = {
     group: spec.group!,
     version: base.name!,
@@ -61,21 +65,38 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
     },
     ...(own.subresources.length ? { subresources: own.subresources } : {}),
     strategy: own.strategy,
-    // Other served versions: the None conversion (the same fields, apiVersion rewritten), each
-    // with its own columns, subresources and selectable fields.
+    // Other served versions: the None conversion (the same fields, apiVersion rewritten) or the
+    // webhook's, each with its own columns, subresources and selectable fields.
+    conversion: webhook ? pruned(webhookConversion(crd)) : {},
     ...deprecation(base),
     ...(others.length ? { versions: others.map((v): ServedVersion => servedVersion(v)) } : {}),
   };
   return def;
 
   /**
-   * Another served version: the None conversion, its own schema's defaults applied on read, its
-   * own columns, subresources and selectable fields.
+   * Another served version: its own schema's defaults applied on read (after a webhook's
+   * conversion, its codec applies them), its own columns, subresources and selectable fields.
    */
   function servedVersion(v: CrdVersion): ServedVersion {
     const schema = versionSchema(v);
-    const read = hasDefault(schema) ? { fromStorage: (o: KObject) => withDefaults(o, schema) } : {};
+    const read = hasDefault(schema) && !webhook ? { fromStorage: (o: KObject) => withDefaults(o, schema) } : {};
     return { version: v.name!, schema: withSelectableFields(schema, v), enabledByDefault: true, ...read, ...deprecation(v), ...servedParts(v, spec.group!, replicasPaths) };
+  }
+
+  /**
+   * The webhook's conversion, its answers pruned by the desired version's schema (fields it does
+   * not know are dropped), as kube-apiserver decodes a converted custom resource and stores one.
+   */
+  function pruned(conversion: VersionConversion): VersionConversion {
+    const schemas = new Map((spec.versions ?? []).map((v) => [`${spec.group}/${v.name}`, versionSchema(v)]));
+    return {
+      async convert(objects, desiredApiVersion) {
+        const converted = await conversion.convert!(objects, desiredApiVersion);
+        const schema = schemas.get(desiredApiVersion);
+        if (schema) for (const o of converted) pruneUnknownFields(o, schema);
+        return converted;
+      },
+    };
   }
 
   /** A deprecated version's warning: its own, or kube-apiserver's default one. */

@@ -222,6 +222,24 @@ export interface KindDefinition {
    * resources decoded from storage: an object stored before a default existed is served with it.
    */
   defaultOnRead?: boolean;
+  /**
+   * Objects of this kind may be stored at other versions of it (a CRD whose storage version
+   * changed, or any version with webhook conversion): each read converts them to the version it
+   * serves. `{}` is the None conversion (apiVersion rewritten, synchronously); with `convert` (a
+   * CRD's conversion webhook) every version but the storage one converts through it, batched and
+   * awaited by the store. Absent: every object is stored at the definition's (storage) version.
+   */
+  conversion?: VersionConversion;
+}
+
+/** How a kind's objects convert between its versions (KindDefinition.conversion). */
+export interface VersionConversion {
+  /**
+   * `objects` (each at a version of the kind other than `desiredApiVersion`, without a
+   * resourceVersion) at `desiredApiVersion`, in the same order; rejects with the Status the request
+   * fails with. Absent: the None conversion.
+   */
+  convert?(objects: readonly KObject[], desiredApiVersion: string): Promise<KObject[]>;
 }
 
 /**

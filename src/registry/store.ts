@@ -29,7 +29,7 @@ import { EncodedObject, type BodyEncoding } from './encoded.ts';
 import { encodeListFromItems } from '../wire/protobuf/index.ts';
 import { WatchStream, type WatchSink } from './watch-stream.ts';
 import type { FieldManager } from './field-manager.ts';
-import type { ObjectCodec } from './converted-json.ts';
+import { ConvertingWatch, type ObjectCodec } from './converted-json.ts';
 import type { DeclarativeValidation } from './declarative-validation.ts';
 import { selectorMatcher } from './selection.ts';
 import { checkPreconditions, isWriteInput, kindKey, subresourcesOf, WritePreparation, type DescribeRequested, type PreparationJob, type PreparationOffload, type PreparedWrite, type WriteInput } from './preparation.ts';
@@ -250,6 +250,15 @@ export class RegistryStore implements ReadableStore {
 
   private readonly json: ObjectCodec;
 
+  /**
+   * A codec whose conversion is asynchronous (a CRD's conversion webhook) converts the values a
+   * request is about to read, in one batch, before its synchronous methods read them; for every
+   * other codec this does nothing (and costs no turn of the event loop: callers test `json.load`).
+   */
+  private async convertValues(values: readonly Uint8Array[]): Promise<void> {
+    if (this.json.load && values.length) await this.json.load(values);
+  }
+
   encoded(kv: KeyValue, revision = kv.modRevision): EncodedObject {
     return this.json.encoded(kv, revision);
   }
@@ -278,6 +287,9 @@ export class RegistryStore implements ReadableStore {
    * is the stored bytes with their resourceVersion spliced in.
    */
   private written(bytes: Uint8Array, revision: number, created: boolean, object?: KObject): Written {
+    // Converted through a webhook, the response is the stored object converted back (the caller
+    // converted it), as kube-apiserver decodes what it stored: not the request's object.
+    if (this.json.load) object = undefined;
     const decode = (): KObject => {
       if (!object) return revision > 0 ? this.prep.decodeStored(bytes, revision) : this.prep.decodeNew(bytes);
       if (revision > 0) object.metadata.resourceVersion = String(revision);
@@ -334,7 +346,9 @@ export class RegistryStore implements ReadableStore {
     const rv = resourceVersion ? parseResourceVersion(resourceVersion) : undefined;
     const kv = await this.storageCall(() => this.reads.get(key, rv));
     if (!kv) throw errors.notFound(this.qualified, name);
-    return this.readable(kv);
+    this.readable(kv);
+    if (this.json.load) await this.convertValues([kv.value]);
+    return kv;
   }
 
   private readonly views = new WeakMap<Uint8Array, KObject>();
@@ -398,6 +412,9 @@ export class RegistryStore implements ReadableStore {
       if (bad) corrupt.push(bad);
       return !bad;
     };
+    // Values that convert through a webhook are tested by the selector once converted, the page's
+    // together (one review): the page is then what the limit scanned, as a filtered page may be.
+    const converting = this.json.load !== undefined;
     const page = await this.storageCall(
       () =>
         this.reads.list(prefix, {
@@ -407,17 +424,22 @@ export class RegistryStore implements ReadableStore {
           continueFrom: pos && { revision: pos.revision, key: prefix + pos.start },
           onlyKey,
           // Only a selector makes the value worth parsing.
-          filter: match && ((kv) => readable(kv) && match(this.encoded(kv).view())),
+          filter: match && !converting ? (kv) => readable(kv) && match(this.encoded(kv).view()) : undefined,
         }),
       pos !== undefined ? 'continue' : 'list',
     );
-    if (!match) for (const kv of page.items) readable(kv);
+    if (!match || converting) for (const kv of page.items) readable(kv);
     if (corrupt.length) throw this.corruptList(corrupt);
+    let items = page.items;
+    if (converting) {
+      await this.convertValues(items.map((kv) => kv.value));
+      if (match) items = items.filter((kv) => match(this.encoded(kv).view()));
+    }
     const list: Omit<ListResponse, 'items'> & { items: KeyValue[] } = {
       apiVersion: this.apiVersion,
       kind: `${this.def.kind}List`,
       metadata: { resourceVersion: String(page.revision) },
-      items: page.items,
+      items,
     };
     if (page.continueAfter !== undefined) {
       list.metadata.continue = encodeContinue(this.naming.metaGroup, { revision: page.revision, start: `${page.continueAfter.slice(prefix.length)}\0` });
@@ -515,8 +537,13 @@ export class RegistryStore implements ReadableStore {
     });
     const endOfInitial = opts.sendInitialEvents && opts.allowWatchBookmarks ? { type: 'BOOKMARK' as const, object: bookmark(after, { [this.naming.annotation('initial-events-end')]: 'true' }) } : undefined;
     if (initial) stream.owe(items, (kv) => this.encoded(kv), endOfInitial);
-    const watch = this.reads.watch(prefix, after, stream);
-    stream.resumeSource = () => watch.resume?.();
+    // Events whose values convert through a webhook wait for their conversion, in order.
+    const converting = this.json.load ? new ConvertingWatch(this.json, stream) : undefined;
+    const watch = this.reads.watch(prefix, after, converting ?? stream);
+    if (converting) {
+      converting.resumeSource = () => watch.resume?.();
+      stream.resumeSource = () => converting.resume();
+    } else stream.resumeSource = () => watch.resume?.();
     stream.start();
     return {
       stop: () => {
@@ -621,6 +648,7 @@ export class RegistryStore implements ReadableStore {
     const key = this.keyFor(namespace, name);
     let committed = false;
     const kv = await this.storageCall(() => this.writes.create(key, () => ((committed = true), prepared.bytes), opts.dryRun));
+    if (this.json.load) await this.convertValues([prepared.bytes]);
     return this.written(prepared.bytes, committed ? kv.modRevision : 0, true, prepared.object);
   }
 
@@ -683,6 +711,7 @@ export class RegistryStore implements ReadableStore {
     for (;;) {
       const kv = await this.storageCall(() => this.writes.get(key));
       if (kv) this.readable(kv);
+      if (kv && this.json.load) await this.convertValues([kv.value]);
       const prepared = await this.prepareWrite(this.preparationJob(namespace, name, kv, opts), write, opts);
       if (prepared.op === 'create') {
         try {
@@ -711,6 +740,7 @@ export class RegistryStore implements ReadableStore {
           return new Written(() => object ?? this.prep.decodeStored(prepared.bytes, stored.modRevision), undefined, false);
         }
         const written = await this.storageCall(() => this.writes.update(key, stored.modRevision, prepared.bytes, opts.dryRun));
+        if (this.json.load) await this.convertValues([prepared.bytes]);
         return this.written(prepared.bytes, written.modRevision, false, object);
       } catch (e) {
         // Another write won the race: prepare again from what is stored now, as kube-apiserver's
@@ -733,13 +763,14 @@ export class RegistryStore implements ReadableStore {
     for (;;) {
       const kv = await this.storageCall(() => this.writes.get(key));
       if (!kv) throw errors.notFound(this.qualified, name);
-      const corrupt = this.corruption(kv);
+      const corrupt = this.corruption(kv) ?? (opts.unsafeIgnoreReadError ? await this.unconvertible(kv) : undefined);
       if (opts.unsafeIgnoreReadError) {
         const removed = await this.unsafeDelete(kv, name, corrupt, opts.dryRun);
         if (removed) return removed;
         continue;
       }
       if (corrupt) throw this.corruptRead(corrupt);
+      if (this.json.load) await this.convertValues([kv.value]);
       const obj = this.decode(kv);
       checkPreconditions(this.qualified, obj, opts.preconditions);
       await this.admission.admitDelete(this, obj, opts.user);
@@ -757,7 +788,9 @@ export class RegistryStore implements ReadableStore {
         obj.metadata.deletionGracePeriodSeconds ??= 0;
         this.def.strategy.prepareForDelete?.(obj);
         try {
-          const written = await this.storageCall(() => this.writes.update(key, kv.modRevision, this.encode(obj), opts.dryRun));
+          // Converted to the storage version: asynchronously through a webhook.
+          const bytes = this.json.encodeAsync ? await this.json.encodeAsync(obj) : this.encode(obj);
+          const written = await this.storageCall(() => this.writes.update(key, kv.modRevision, bytes, opts.dryRun));
           obj.metadata.resourceVersion = String(written.modRevision);
           return { kind: 'pending', object: obj };
         } catch (e) {
@@ -775,6 +808,21 @@ export class RegistryStore implements ReadableStore {
         if (e instanceof KeyNotFoundError) throw errors.notFound(this.qualified, name);
         throw e;
       }
+    }
+  }
+
+  /**
+   * A value whose conversion (a webhook's) fails cannot be read either: for an unsafe deletion it
+   * is corrupt, as kube-apiserver's decoder reports a conversion error with the gate on.
+   */
+  private async unconvertible(kv: KeyValue): Promise<CorruptObjectError | undefined> {
+    if (!this.json.load) return undefined;
+    try {
+      await this.convertValues([kv.value]);
+      return undefined;
+    } catch (e) {
+      if (!(e instanceof StatusError)) throw e;
+      return new CorruptObjectError(kv.key, 'undecodable', kv.modRevision, e.message);
     }
   }
 

@@ -2,7 +2,10 @@
 // version becomes a definition of its own, kept in the storage version's storage through its pair
 // of conversions (StorageConversion), so routes, discovery, OpenAPI, the store and watches treat
 // it as any kind kept in another kind's storage. Its strategy, columns and selectable fields are
-// the storage version's, run on the object converted to the storage form.
+// the storage version's, run on the object converted to the storage form. A kind whose versions
+// convert through a webhook (KindDefinition.conversion.convert) converts in its codec instead,
+// asynchronously (VersionedJson): its versions bring their own strategy, columns and subresources,
+// and the pair here only rewrites the envelope.
 
 import { createHash } from 'node:crypto';
 import type { KObject } from '../machinery/meta.ts';
@@ -69,7 +72,8 @@ function versionDefinition(base: KindDefinition, v: ServedVersion): KindDefiniti
     ...(v.removedIn ? { removedIn: v.removedIn } : {}),
     ...(v.selectableFields
       ? { selectableFields: v.selectableFields }
-      : base.selectableFields
+      : // A webhook's conversion is not synchronous: a version converted by one has only its own.
+        base.selectableFields && !base.conversion?.convert
         ? { selectableFields: Object.fromEntries(Object.entries(base.selectableFields).map(([f, get]) => [f, (o: KObject) => get(up(o))])) }
         : {}),
     ...(v.printerColumns

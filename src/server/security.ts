@@ -45,7 +45,7 @@ import { requestHeaderNames, type RequestHeaderConfig } from '../auth/authn/requ
 import { staticCa } from '../auth/authn/ca-file.ts';
 import type { ServerOptions, TokenWebhookOptions } from './options.ts';
 import { loadKubeconfig } from '../auth/kubeconfig.ts';
-import { webhookClient } from '../auth/webhook-client.ts';
+import { webhookClient } from '../machinery/webhook-client.ts';
 import { WEBHOOK_VERSIONS, webhookTokenAuthenticator } from '../auth/authn/webhook.ts';
 
 /** What anonymous requests reach while every request is authorized (system:public-info-viewer's paths). */

@@ -15,7 +15,7 @@
 
 import { createHash } from 'node:crypto';
 import type { UserInfo } from '../../request/user.ts';
-import type { WebhookClient } from '../webhook-client.ts';
+import type { WebhookClient } from '../../machinery/webhook-client.ts';
 import type { AuthenticationResult } from './authenticator.ts';
 import { intersect, type TokenAuthenticator } from './bearer-token.ts';
 

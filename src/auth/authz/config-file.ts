@@ -12,7 +12,7 @@ import { child, fieldError, type FieldError } from '../../machinery/field-errors
 import { dns1123Subdomain } from '../../machinery/meta.ts';
 import { CelCompileError } from '../../cel/errors.ts';
 import { loadKubeconfig, type OutboundClientConfig } from '../kubeconfig.ts';
-import { webhookClient, type WebhookTarget } from '../webhook-client.ts';
+import { webhookClient, type WebhookTarget } from '../../machinery/webhook-client.ts';
 import type { Authorizer } from './authorizer.ts';
 import { authorizerChain } from './modes.ts';
 import { matchConditionEnvironment, webhookAuthorizer, type AuthorizationWebhookMetrics, type FailurePolicy, type MatchCondition, type SarVersion } from './webhook.ts';

@@ -17,7 +17,7 @@
 import type { CelProgram } from '../../cel/environment.ts';
 import { DEFAULT_PER_CALL_LIMIT } from '../../cel/cost.ts';
 import { authorizationRequestEnvironment } from '../../cel/uses.ts';
-import { WebhookError, type CallResult, type WebhookClient } from '../webhook-client.ts';
+import { WebhookError, type CallResult, type WebhookClient } from '../../machinery/webhook-client.ts';
 import type { Attributes, Authorizer } from './authorizer.ts';
 
 export const SAR_VERSIONS = ['v1', 'v1beta1'] as const;

@@ -11,7 +11,7 @@
 // webhook client and then dropped (and logged). Closing sends what is buffered, within a bound.
 
 import { loadKubeconfig } from '../../auth/kubeconfig.ts';
-import { webhookClient } from '../../auth/webhook-client.ts';
+import { webhookClient } from '../../machinery/webhook-client.ts';
 
 export type AuditWebhookMode = 'batch' | 'blocking' | 'blocking-strict';
 export const AUDIT_WEBHOOK_MODES: readonly AuditWebhookMode[] = ['batch', 'blocking', 'blocking-strict'];

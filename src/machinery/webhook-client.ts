@@ -1,15 +1,16 @@
 // The outbound half of a webhook: a JSON object POSTed to the service a kubeconfig-format file
-// names, and its JSON answer, as kube-apiserver's generic webhook client sends it. Connections
-// are kept alive between calls; each attempt has a timeout covering the whole exchange; the answer
-// is bounded in size; transient failures (a connection refused or reset, an HTTP 5xx or 429) are
-// retried with kube's backoff (a first wait growing 1.5 times per attempt, up to 20% jitter, five
-// attempts in all). Each round-trip is reported (`onAttempt`) with kube's metric result; a 401
-// tells the target its token was refused, so a token read from a file is read again. Nothing of the
-// request body (which may hold a credential) is ever put in an error message.
+// (or a CRD's conversion settings) names, and its JSON answer, as kube-apiserver's generic
+// webhook client sends it. It knows nothing of a request, so every layer from the registry up
+// (CRD conversion, authentication, authorization, audit) uses it. Connections are kept alive
+// between calls; each attempt has a timeout covering the whole exchange; the answer is bounded in
+// size; transient failures (a connection refused or reset, an HTTP 5xx or 429) are retried with
+// kube's backoff (a first wait growing 1.5 times per attempt, up to 20% jitter, five attempts in
+// all). Each round-trip is reported (`onAttempt`) with kube's metric result; a 401 tells the
+// target its token was refused, so a token read from a file is read again. Nothing of the request
+// body (which may hold a credential) is ever put in an error message.
 
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { OutboundClientConfig } from './kubeconfig.ts';
 
 export interface WebhookClientOptions {
   /** Each attempt, the answer's body included; default 30 s, kube's webhook request timeout. */
@@ -32,8 +33,26 @@ export interface WebhookClientOptions {
  */
 export type CallResult = 'success' | 'timeout' | 'error';
 
-/** The service's address and credentials; `tokenRejected` is told of a 401, so a token source re-reads its file. */
-export type WebhookTarget = OutboundClientConfig & { tokenRejected?(): void };
+/**
+ * The service's address and credentials (a kubeconfig's cluster and user, or a CRD's client
+ * config); `tokenRejected` is told of a 401, so a token source re-reads its file.
+ */
+export interface WebhookTarget {
+  /** Requests go to exactly this URL (its path included). */
+  url: URL;
+  /** PEM of the CAs the server's certificate must chain to; absent: the system's roots. */
+  ca?: string;
+  /** The server's certificate is not checked at all. */
+  insecureSkipTlsVerify: boolean;
+  /** The name the server's certificate is checked against (and sent as SNI). */
+  serverName?: string;
+  /** A client certificate and key (PEM), presented in the TLS handshake. */
+  cert?: string;
+  key?: string;
+  /** A bearer token. */
+  token?(): string | undefined;
+  tokenRejected?(): void;
+}
 
 export interface WebhookClient {
   /** POSTs `body` as JSON (bytes: JSON already) and resolves with the parsed JSON answer; rejects with a WebhookError. */
