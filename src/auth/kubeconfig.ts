@@ -8,23 +8,9 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { yaml } from '../machinery/yaml.ts';
+import type { OutboundClientConfig } from '../machinery/webhook-client.ts';
 
-/** What a client needs to reach the service a kubeconfig describes. */
-export interface OutboundClientConfig {
-  /** The cluster's `server`: requests go to exactly this URL (its path included). */
-  url: URL;
-  /** PEM of the CAs the server's certificate must chain to; absent: the system's roots. */
-  ca?: string;
-  /** `insecure-skip-tls-verify`: the server's certificate is not checked at all. */
-  insecureSkipTlsVerify: boolean;
-  /** `tls-server-name`: the name the server's certificate is checked against (and sent as SNI). */
-  serverName?: string;
-  /** The user's client certificate and key (PEM), presented in the TLS handshake. */
-  cert?: string;
-  key?: string;
-  /** The user's bearer token (`token`, or the current content of `tokenFile`). */
-  token?(): string | undefined;
-}
+export type { OutboundClientConfig };
 
 /** Reads and validates `path`. Throws an Error of one line when it cannot be used. */
 export function loadKubeconfig(path: string): OutboundClientConfig {

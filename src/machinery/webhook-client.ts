@@ -33,26 +33,25 @@ export interface WebhookClientOptions {
  */
 export type CallResult = 'success' | 'timeout' | 'error';
 
-/**
- * The service's address and credentials (a kubeconfig's cluster and user, or a CRD's client
- * config); `tokenRejected` is told of a 401, so a token source re-reads its file.
- */
-export interface WebhookTarget {
-  /** Requests go to exactly this URL (its path included). */
+/** What a client needs to reach a service: a kubeconfig's cluster and user, or a CRD's client config. */
+export interface OutboundClientConfig {
+  /** The cluster's `server`: requests go to exactly this URL (its path included). */
   url: URL;
   /** PEM of the CAs the server's certificate must chain to; absent: the system's roots. */
   ca?: string;
-  /** The server's certificate is not checked at all. */
+  /** `insecure-skip-tls-verify`: the server's certificate is not checked at all. */
   insecureSkipTlsVerify: boolean;
-  /** The name the server's certificate is checked against (and sent as SNI). */
+  /** `tls-server-name`: the name the server's certificate is checked against (and sent as SNI). */
   serverName?: string;
-  /** A client certificate and key (PEM), presented in the TLS handshake. */
+  /** The user's client certificate and key (PEM), presented in the TLS handshake. */
   cert?: string;
   key?: string;
-  /** A bearer token. */
+  /** The user's bearer token (`token`, or the current content of `tokenFile`). */
   token?(): string | undefined;
-  tokenRejected?(): void;
 }
+
+/** The service's address and credentials; `tokenRejected` is told of a 401, so a token source re-reads its file. */
+export type WebhookTarget = OutboundClientConfig & { tokenRejected?(): void };
 
 export interface WebhookClient {
   /** POSTs `body` as JSON (bytes: JSON already) and resolves with the parsed JSON answer; rejects with a WebhookError. */

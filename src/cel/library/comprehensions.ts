@@ -19,7 +19,7 @@ import { EvaluationError, Optional, TypeError as CheckError } from '@marcbachman
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import type { AstNode } from '../rewrite.ts';
 import { charge, PRICES } from '../cost.ts';
-import type { Registrar } from './register.ts';
+import type { Registrar, MacroChecker as Checker, MacroContext as Context, MacroEvaluator as Evaluator, MacroType as CelType } from './register.ts';
 
 export type TwoVarKind = 'all' | 'exists' | 'existsOne' | 'transformList' | 'transformMap' | 'transformMapEntry';
 
@@ -37,29 +37,6 @@ export const TWO_VARIABLE_MACROS: Record<string, TwoVarKind> = {
 /** cel-go's accumulator names (the visible one and the hidden one); an iteration variable may not take them. */
 const ACCUMULATORS = new Set(['__result__', '@result']);
 
-// The parts of cel-js' checker, evaluator and contexts a macro uses.
-interface CelType {
-  kind: string;
-  name: string;
-  keyType?: CelType;
-  valueType?: CelType;
-  isDynOrBool(): boolean;
-}
-interface Checker {
-  check(node: AstNode, ctx: Context): CelType;
-  getType(name: string): CelType;
-  formatType(t: CelType): string;
-  registry: { getListType(t: CelType): CelType; getMapType(k: CelType, v: CelType): CelType };
-  createError(code: string, message: string, node: AstNode): Error;
-}
-interface Context {
-  forkWithVariable(name: string, type: CelType): Context;
-  reuse(parent: Context): Context;
-  setIterValue(v: unknown, ev: Evaluator): Context;
-}
-interface Evaluator {
-  run(node: AstNode, ctx: Context): unknown;
-}
 
 /** A two-variable comprehension as written, with what its type-check found. */
 export interface TwoVarMacro {

@@ -4,7 +4,7 @@
 import { Optional } from '@marcbachmann/cel-js';
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import type { AstNode } from '../rewrite.ts';
-import { celError, type Registrar } from './register.ts';
+import { celError, type Registrar, type MacroChecker as Checker, type MacroContext as Context, type MacroEvaluator as Evaluator, type MacroType as CelType } from './register.ts';
 import { celEquals } from './values.ts';
 
 /** The zero value of its type: 0, 0u, 0.0, '', b'', false, null, [], {}, a zero duration. */
@@ -20,25 +20,6 @@ function isZero(v: unknown): boolean {
   return false;
 }
 
-// The parts of cel-js' checker, evaluator and contexts a macro uses.
-interface CelType {
-  kind: string;
-  valueType?: CelType;
-}
-interface Checker {
-  check(node: AstNode, ctx: Context): CelType;
-  getType(name: string): CelType;
-  registry: { getOptionalType(t: CelType): CelType };
-  createError(code: string, message: string, node: AstNode): Error;
-}
-interface Context {
-  forkWithVariable(name: string, type: CelType): Context;
-  reuse(parent: Context): Context;
-  setIterValue(v: unknown, ev: Evaluator): Context;
-}
-interface Evaluator {
-  run(node: AstNode, ctx: Context): unknown;
-}
 interface OptMacro {
   /** Never a promise: cel-js skips its asynchronous paths. */
   async: false;

@@ -3,6 +3,7 @@
 
 import type { Environment } from '@marcbachmann/cel-js';
 import { EvaluationError } from '@marcbachmann/cel-js';
+import type { AstNode } from '../rewrite.ts';
 
 /** A CEL value as cel-js represents it (bigint, number, string, boolean, null, Uint8Array, …). */
 export type CelValue = unknown;
@@ -34,4 +35,29 @@ export function celError(message: string): EvaluationError {
 /** A bigint argument as a safe JavaScript number (indices and counts). */
 export function toIndex(v: bigint): number {
   return v > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : v < BigInt(Number.MIN_SAFE_INTEGER) ? Number.MIN_SAFE_INTEGER : Number(v);
+}
+
+// The parts of cel-js' checker, evaluator and contexts a macro (a function taking `ast`
+// arguments) uses: cel-js does not export their types.
+export interface MacroType {
+  kind: string;
+  name: string;
+  keyType?: MacroType;
+  valueType?: MacroType;
+  isDynOrBool(): boolean;
+}
+export interface MacroChecker {
+  check(node: AstNode, ctx: MacroContext): MacroType;
+  getType(name: string): MacroType;
+  formatType(t: MacroType): string;
+  registry: { getListType(t: MacroType): MacroType; getMapType(k: MacroType, v: MacroType): MacroType; getOptionalType(t: MacroType): MacroType };
+  createError(code: string, message: string, node: AstNode): Error;
+}
+export interface MacroContext {
+  forkWithVariable(name: string, type: MacroType): MacroContext;
+  reuse(parent: MacroContext): MacroContext;
+  setIterValue(v: unknown, ev: MacroEvaluator): MacroContext;
+}
+export interface MacroEvaluator {
+  run(node: AstNode, ctx: MacroContext): unknown;
 }
