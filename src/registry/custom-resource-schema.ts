@@ -127,12 +127,22 @@ const KEYWORD_TYPES: Record<string, [(v: unknown) => boolean, string]> = {
   additionalProperties: [(v) => isObject(v) || typeof v === 'boolean', 'JSONSchemaPropsOrBool'],
 };
 
+/** Each keyword's check and its place in KEYWORD_TYPES (the order its errors are reported in). */
+const KEYWORD_CHECKS = new Map(Object.entries(KEYWORD_TYPES).map(([k, [check, goType]], i) => [k, { check, goType, order: i }] as const));
+
 /** Keywords whose values are not of their type: each one error, so nothing malformed reaches the validator of objects. */
 function keywordTypes(s: Json, at: string, errs: FieldError[]): boolean {
   let ok = true;
-  for (const [k, [check, goType]] of Object.entries(KEYWORD_TYPES)) {
-    if (s[k] === undefined || check(s[k])) continue;
-    errs.push(fieldError.invalid(`${at}.${k}`, s[k], `must be of type ${goType}`));
+  // The node's own keys are looked up (a node has a few; the keywords are many).
+  let bad: string[] | undefined;
+  for (const k of Object.keys(s)) {
+    const c = KEYWORD_CHECKS.get(k);
+    if (c === undefined || s[k] === undefined || c.check(s[k])) continue;
+    (bad ??= []).push(k);
+  }
+  if (bad) {
+    bad.sort((a, b) => KEYWORD_CHECKS.get(a)!.order - KEYWORD_CHECKS.get(b)!.order);
+    for (const k of bad) errs.push(fieldError.invalid(`${at}.${k}`, s[k], `must be of type ${KEYWORD_CHECKS.get(k)!.goType}`));
     ok = false;
   }
   if (Array.isArray(s.items)) {

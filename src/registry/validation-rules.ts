@@ -111,8 +111,9 @@ function buildNode(schema: Schema, resourceRoot: boolean, at: string, bound: num
   // Under a list or map without maxItems / maxProperties (`bound` undefined), Kubernetes counts how
   // many values of the node's own minimum size a request can hold, not the product of estimates.
   const cardinality = bound ?? (rules.length ? Math.floor(MAX_REQUEST_SIZE_BYTES / ((schemaBounds(schema, resourceRoot)?.minSerializedSize ?? 0) + 1)) : 0);
-  for (const c of rules) {
-    const where = `${at}.x-kubernetes-validations[${own!.indexOf(c.rule)}]`;
+  // (Compiled in order: the i-th compiled rule is the node's i-th; a node of the same content may have compiled them.)
+  for (const [i, c] of rules.entries()) {
+    const where = `${at}.x-kubernetes-validations[${i}]`;
     tally.total = Math.min(Number.MAX_SAFE_INTEGER, tally.total + estimateCost(c.program, c.env).max * cardinality);
     const failures = [checkEstimatedCost(c.program, c.env, `${where}.rule`, { cardinality, limit: tally.limit })];
     if (c.messageProgram)
