@@ -115,7 +115,7 @@ class CustomResourceController implements Controller {
     if (crd.metadata.deletionTimestamp) return this.finalize(crd);
     const others = [...this.known.values()];
     const { names, conflict } = this.acceptNames(crd, others);
-    const want = structuredClone(crd);
+    const want = withOwnStatus(crd);
     (want.status ??= {}).acceptedNames = names;
     const now = nowTimestamp();
     // NonStructuralSchema: True while a version's schema (one stored before the rules checked it) is not structural.
@@ -135,7 +135,13 @@ class CustomResourceController implements Controller {
     await this.writeStatus(crd, want);
   }
 
+  /**
+   * The CRD as the watch cache has it (read-only: parsed once per version, shared with the cache's
+   * other readers; this controller changes only copies of its status and metadata), else as storage has it.
+   */
   private async read(name: string): Promise<CrdObject | undefined> {
+    const cached = this.crds.cachedView(undefined, name);
+    if (cached) return cached as CrdObject;
     try {
       return (await this.crds.get(undefined, name)) as CrdObject;
     } catch (e) {
@@ -191,7 +197,8 @@ class CustomResourceController implements Controller {
     if (current?.fingerprint === fingerprint) return;
     if (current) await this.kinds.unregister([current.def]);
     this.served.delete(name);
-    const def = customResourceDefinition(crd, () => this.terminating.has(name));
+    // The definition keeps its own spec (the CRD read is the cache's).
+    const def = customResourceDefinition({ ...crd, spec: structuredClone(crd.spec) }, () => this.terminating.has(name));
     if (!def) return;
     const [store] = await this.kinds.register([def]);
     this.served.set(name, { def, fingerprint, store });
@@ -211,7 +218,7 @@ class CustomResourceController implements Controller {
     const name = crd.metadata.name!;
     this.terminating.add(name);
     const store = this.served.get(name)?.store;
-    const want = structuredClone(crd);
+    const want = withOwnStatus(crd);
     const now = nowTimestamp();
     if (store) {
       const left = (await store.list(undefined, matchEverything())).items;
@@ -266,5 +273,8 @@ class CustomResourceController implements Controller {
 }
 
 class StaleRead extends Error {}
+
+/** A copy of the CRD whose status and metadata are its own (its spec is shared, and not changed). */
+const withOwnStatus = (crd: CrdObject): CrdObject => ({ ...crd, metadata: { ...crd.metadata }, ...(crd.status ? { status: structuredClone(crd.status) } : {}) });
 
 const groupOf = (crdName: string): string => crdName.slice(crdName.indexOf('.') + 1);
