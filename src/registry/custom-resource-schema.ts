@@ -475,7 +475,17 @@ function toSchema(s: Json, objectMeta?: Schema): Schema {
   const out: Record<string, unknown> = {};
   // `default: null` is no default (Kubernetes decodes it as none).
   for (const k of KEYWORDS) if (s[k] !== undefined && !(k === 'default' && s[k] === null)) out[k] = s[k];
-  if (isObject(s.properties)) out.properties = Object.fromEntries(Object.entries(s.properties).filter(([, v]) => isObject(v)).map(([k, v]) => [k, toSchema(v as Json, objectMeta)]));
+  if (isObject(s.properties)) {
+    const properties: Record<string, Schema> = {};
+    for (const k of Object.keys(s.properties)) {
+      const v = s.properties[k];
+      if (!isObject(v)) continue;
+      // (Defined, not assigned: a property named `__proto__` is a property.)
+      if (k === '__proto__') Object.defineProperty(properties, k, { value: toSchema(v, objectMeta), enumerable: true, writable: true, configurable: true });
+      else properties[k] = toSchema(v, objectMeta);
+    }
+    out.properties = properties;
+  }
   if (isObject(s.items)) out.items = toSchema(s.items, objectMeta);
   // `additionalProperties: true` keeps any field, as preserving unknown fields does.
   if (isObject(s.additionalProperties)) out.additionalProperties = toSchema(s.additionalProperties, objectMeta);
