@@ -16,6 +16,7 @@ import type { RegistryStore } from '../registry/store.ts';
 import { customResourceDefinition } from '../registry/custom-resource.ts';
 import { cleanupFinalizer, setCrdCondition, type CrdNames, type CrdObject } from '../registry/kinds/custom-resource-definition.ts';
 import { structuralProblems } from '../registry/custom-resource-schema.ts';
+import { loadCel } from '../cel/load.ts';
 import { keepWatching, storeKey, type Controller, type ControllerFactory, type KindRegistry } from './controller.ts';
 
 /** How often a CRD whose custom resources are still being deleted is looked at again. */
@@ -118,6 +119,8 @@ class CustomResourceController implements Controller {
     const want = withOwnStatus(crd);
     (want.status ??= {}).acceptedNames = names;
     const now = nowTimestamp();
+    // (The schema walk compiles patterns as the expression language does: loaded with the first CRD.)
+    await loadCel();
     // NonStructuralSchema: True while a version's schema (one stored before the rules checked it) is not structural.
     const violations = (crd.spec?.versions ?? []).flatMap((v, i) => structuralProblems(v.schema?.openAPIV3Schema, `spec.versions[${i}].schema.openAPIV3Schema`)).map((e) => e.message).sort();
     if (violations.length) setCrdCondition(want, { type: 'NonStructuralSchema', status: 'True', reason: 'Violations', message: violations.length === 1 ? violations[0]! : `[${violations.join(', ')}]` }, now);

@@ -2,13 +2,14 @@
 // kube-apiserver checks when the CRD is written (apiextensions' schema/validation.go and the CRD
 // validation around it), its validation rules compiled and cost-estimated, and its conversion to
 // the Schema every kind definition is written in, so custom resources take the generic paths.
+// Checking a schema needs the expression language loaded (loadCel): its rules are compiled, its
+// patterns compiled by the language's regular expressions (RE2).
 
 import { isDeepStrictEqual } from 'node:util';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import { ERROR_WORDING, type Schema, type ValidationRule } from '../machinery/schema.ts';
 import { pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
-import { RuleDefinitionError } from '../cel/rules.ts';
-import { compileRegex } from '../cel/library/regex.ts';
+import { cel } from '../cel/load.ts';
 import { ruleValidator } from './validation-rules.ts';
 
 type Json = Record<string, unknown>;
@@ -45,7 +46,7 @@ export function validateCustomResourceSchema(schema: unknown, at: string, o: { s
     try {
       ruleValidator(customResourceSchema(schema), { nestedRules: false });
     } catch (e) {
-      if (!(e instanceof RuleDefinitionError)) throw e;
+      if (!(e instanceof cel().rules.RuleDefinitionError)) throw e;
       errs.push(...kept(e.problems.map((p) => problemError(p.replace(/^<root>/, at)))));
     }
   }
@@ -154,7 +155,7 @@ function keywordTypes(s: Json, at: string, errs: FieldError[]): boolean {
   }
   if (typeof s.pattern === 'string') {
     // Go's regexp (RE2) must compile it, as kube-apiserver compiles it.
-    const re = compileRegex(s.pattern);
+    const re = cel().regex.compileRegex(s.pattern);
     if (typeof re === 'string') {
       errs.push(fieldError.invalid(`${at}.pattern`, s.pattern, `must be a valid regular expression, but isn't: ${re}`));
       ok = false;
@@ -351,7 +352,7 @@ function combinators(s: Json, at: string, errs: FieldError[], nested = false): v
 function nestedValidation(v: Json, at: string, errs: FieldError[], skipAnyOf: boolean): void {
   const forbid = (k: string, detail: string) => errs.push(fieldError.forbidden(`${at}.${k}`, detail));
   if (typeof v.pattern === 'string') {
-    const re = compileRegex(v.pattern);
+    const re = cel().regex.compileRegex(v.pattern);
     if (typeof re === 'string') errs.push(fieldError.invalid(`${at}.pattern`, v.pattern, `must be a valid regular expression, but isn't: ${re}`));
   }
   const inner = skipAnyOf ? { ...v, anyOf: undefined } : v;
