@@ -16,7 +16,6 @@
 //   spares a repeated token its signature check and expressions.
 
 import { X509Certificate } from 'node:crypto';
-import { request as httpsRequest } from 'node:https';
 import type { importJWK, JWK } from 'jose';
 import { jose } from './jose.ts';
 import type { UserInfo } from '../../request/user.ts';
@@ -25,6 +24,9 @@ import type { TokenAuthenticator } from './bearer-token.ts';
 import { userEnv, type CompiledJwtAuthenticator } from './jwt-config.ts';
 import type { CelProgram } from '../../cel/environment.ts';
 import { cel, type Cel } from '../../cel/load.ts';
+
+// (`node:https` taken as CommonJS, as the webhook client takes it: its ES module facade costs a start.)
+const { request: httpsRequest } = process.getBuiltinModule('node:https');
 
 /** The expression language, loaded before any authenticator is made (their configuration compiled its expressions). */
 let lang: Cel | undefined;
