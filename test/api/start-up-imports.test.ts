@@ -1,6 +1,7 @@
 // What a start loads: a fresh Node.js imports the package's entry point and starts a server (no
 // token, no YAML, no protobuf), then lists every module it loaded — ES modules through a resolve
-// hook, CommonJS ones from the require cache. The libraries a start does not need before its
+// hook, CommonJS ones from the require cache, Node's own from its load list (Node's fetch
+// implementation, which an ES module import of node:http loads, stays unloaded). The libraries a start does not need before its
 // first request of their kind stay unloaded: jose (no token signed or verified yet), the YAML
 // library, protobufjs, the ciphers of encryption at rest (none configured), and prom-client
 // beyond its registry and metric classes, and the expression language (cel-js) while no kind,
@@ -37,6 +38,7 @@ const { startServer } = await import(${JSON.stringify(entry)});
 const server = await startServer({ dataDir: ${JSON.stringify(dataDir)}, crds: ${JSON.stringify(crds)} });
 await server.close();
 appendFileSync(${JSON.stringify(file)}, Object.keys(createRequire(import.meta.url).cache).map((p) => pathToFileURL(p).href + '\\n').join(''));
+appendFileSync(${JSON.stringify(file)}, process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => 'node:' + m.slice(13) + '\\n').join(''));
 `;
 
 const CERTIFICATE_LIBRARY = ['@peculiar/x509', '@peculiar/asn1-schema', 'asn1js', 'reflect-metadata', 'tsyringe'];
@@ -55,6 +57,8 @@ async function unwantedLoads(dir: string, dataDir: string, allowed: readonly str
   // Sanity: the hook saw the server's own modules and its storage library.
   assert.ok(loaded.some((u) => u.endsWith('/src/server/server.ts')), 'the resolve hook saw nothing');
   assert.ok(loaded.some((u) => u.includes('/node_modules/lmdb/')), 'lmdb was not seen loading');
+  // Node's own fetch implementation is loaded by an ES module import of node:http (its export facade).
+  if (loaded.includes('node:internal/deps/undici/undici')) return ['node:internal/deps/undici/undici'];
   const packageOf = (u: string) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(u);
   return loaded.filter((u) => {
     const m = packageOf(u);
