@@ -9,9 +9,10 @@
 //   (`.spec.replicas`, `.labels['a.b']`), normalized to the form field errors print.
 // - `reason` one of the four field error types a rule may report.
 //
-// The result is cached on the schema object. A definition with a bad rule is refused with
-// RuleDefinitionError, naming every problem found.
+// The result is cached on the schema object, and by the node's content. A definition with a bad
+// rule is refused with RuleDefinitionError, naming every problem found.
 
+import { createHash } from 'node:crypto';
 import type { Schema, ValidationRule } from '../machinery/schema.ts';
 import type { CelProgram } from './environment.ts';
 import { CelCompileError } from './errors.ts';
@@ -45,6 +46,19 @@ export const RULE_REASONS: readonly string[] = ['FieldValueInvalid', 'FieldValue
 const cache = new WeakMap<Schema, { root: boolean; rules: CompiledRule[] }[]>();
 
 /**
+ * Compiled rules by the content of their node (a digest of its JSON) and whether it is a
+ * resource's root: a node written again (the CRD validated when written, then served; the same
+ * type repeated across a group's CRDs; a restart) compiles its rules once. Least recently used
+ * first; bounded, as each entry holds its environments.
+ */
+const byContent = new Map<string, CompiledRule[]>();
+const BY_CONTENT_CAPACITY = 1024;
+
+function contentKey(schema: Schema, root: boolean): string {
+  return `${root ? 'r' : 'n'}${createHash('sha256').update(JSON.stringify(schema)).digest('base64')}`;
+}
+
+/**
  * The compiled rules of one schema node (an empty list when it has none). `resourceRoot`: the node
  * is a resource's root or an embedded resource (its `metadata.name` is declared). `at` names the
  * node in error messages. Throws RuleDefinitionError.
@@ -56,6 +70,15 @@ export function compileRules(schema: Schema, options: { resourceRoot?: boolean; 
   const entries = cache.get(schema) ?? [];
   const hit = entries.find((e) => e.root === root);
   if (hit) return hit.rules;
+  const key = contentKey(schema, root);
+  const same = byContent.get(key);
+  if (same) {
+    byContent.delete(key);
+    byContent.set(key, same);
+    entries.push({ root, rules: same });
+    cache.set(schema, entries);
+    return same;
+  }
   const at = options.at ?? '<root>';
   const problems: string[] = [];
   const envs = new Map<boolean, RuleEnvironment>();
@@ -118,6 +141,8 @@ export function compileRules(schema: Schema, options: { resourceRoot?: boolean; 
   if (problems.length > 0) throw new RuleDefinitionError(problems);
   entries.push({ root, rules: compiled });
   cache.set(schema, entries);
+  if (byContent.size >= BY_CONTENT_CAPACITY) byContent.delete(byContent.keys().next().value!);
+  byContent.set(key, compiled);
   return compiled;
 }
 

@@ -16,6 +16,7 @@ import type { RegistryStore } from '../registry/store.ts';
 import { customResourceDefinition } from '../registry/custom-resource.ts';
 import { cleanupFinalizer, setCrdCondition, type CrdNames, type CrdObject } from '../registry/kinds/custom-resource-definition.ts';
 import { structuralProblems } from '../registry/custom-resource-schema.ts';
+import { loadCel } from '../cel/load.ts';
 import { keepWatching, storeKey, type Controller, type ControllerFactory, type KindRegistry } from './controller.ts';
 
 /** How often a CRD whose custom resources are still being deleted is looked at again. */
@@ -115,9 +116,11 @@ class CustomResourceController implements Controller {
     if (crd.metadata.deletionTimestamp) return this.finalize(crd);
     const others = [...this.known.values()];
     const { names, conflict } = this.acceptNames(crd, others);
-    const want = structuredClone(crd);
+    const want = withOwnStatus(crd);
     (want.status ??= {}).acceptedNames = names;
     const now = nowTimestamp();
+    // (The schema walk compiles patterns as the expression language does: loaded with the first CRD.)
+    await loadCel();
     // NonStructuralSchema: True while a version's schema (one stored before the rules checked it) is not structural.
     const violations = (crd.spec?.versions ?? []).flatMap((v, i) => structuralProblems(v.schema?.openAPIV3Schema, `spec.versions[${i}].schema.openAPIV3Schema`)).map((e) => e.message).sort();
     if (violations.length) setCrdCondition(want, { type: 'NonStructuralSchema', status: 'True', reason: 'Violations', message: violations.length === 1 ? violations[0]! : `[${violations.join(', ')}]` }, now);
@@ -135,7 +138,13 @@ class CustomResourceController implements Controller {
     await this.writeStatus(crd, want);
   }
 
+  /**
+   * The CRD as the watch cache has it (read-only: parsed once per version, shared with the cache's
+   * other readers; this controller changes only copies of its status and metadata), else as storage has it.
+   */
   private async read(name: string): Promise<CrdObject | undefined> {
+    const cached = this.crds.cachedView(undefined, name);
+    if (cached) return cached as CrdObject;
     try {
       return (await this.crds.get(undefined, name)) as CrdObject;
     } catch (e) {
@@ -191,7 +200,8 @@ class CustomResourceController implements Controller {
     if (current?.fingerprint === fingerprint) return;
     if (current) await this.kinds.unregister([current.def]);
     this.served.delete(name);
-    const def = customResourceDefinition(crd, () => this.terminating.has(name));
+    // The definition keeps its own spec (the CRD read is the cache's).
+    const def = customResourceDefinition({ ...crd, spec: structuredClone(crd.spec) }, () => this.terminating.has(name));
     if (!def) return;
     const [store] = await this.kinds.register([def]);
     this.served.set(name, { def, fingerprint, store });
@@ -211,7 +221,7 @@ class CustomResourceController implements Controller {
     const name = crd.metadata.name!;
     this.terminating.add(name);
     const store = this.served.get(name)?.store;
-    const want = structuredClone(crd);
+    const want = withOwnStatus(crd);
     const now = nowTimestamp();
     if (store) {
       const left = (await store.list(undefined, matchEverything())).items;
@@ -266,5 +276,8 @@ class CustomResourceController implements Controller {
 }
 
 class StaleRead extends Error {}
+
+/** A copy of the CRD whose status and metadata are its own (its spec is shared, and not changed). */
+const withOwnStatus = (crd: CrdObject): CrdObject => ({ ...crd, metadata: { ...crd.metadata }, ...(crd.status ? { status: structuredClone(crd.status) } : {}) });
 
 const groupOf = (crdName: string): string => crdName.slice(crdName.indexOf('.') + 1);

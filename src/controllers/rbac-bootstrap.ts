@@ -5,7 +5,7 @@
 // is not ready (/readyz: poststarthook/rbac/bootstrap-roles) until this is done.
 // docs/rbac.md lists how these differ from Kubernetes' (kinds this server does not serve).
 
-import { isStatusError } from '../machinery/status.ts';
+import { matchEverything } from '../machinery/list-options.ts';
 import { sameJson, type KObject } from '../machinery/meta.ts';
 import type { Naming } from '../naming.ts';
 import type { BindingObject, PolicyRule, RoleObject, Subject } from '../registry/kinds/rbac.ts';
@@ -152,15 +152,6 @@ function reconcileBinding(existing: BindingObject, expected: BindingObject): Bin
 
 const optedOut = (o: KObject, key: string): boolean => o.metadata.annotations?.[key] === 'false';
 
-async function getOrUndefined(store: RegistryStore, name: string): Promise<KObject | undefined> {
-  try {
-    return await store.get(undefined, name);
-  } catch (e) {
-    if (isStatusError(e) && e.code === 404) return undefined;
-    throw e;
-  }
-}
-
 /** Creates or reconciles every default role and binding; resolves when all are in place. */
 export async function ensureRbacDefaults(stores: ReadonlyMap<string, RegistryStore>, n: Naming, log: (message: string) => void): Promise<void> {
   const k = rbacKeys(n);
@@ -168,34 +159,34 @@ export async function ensureRbacDefaults(stores: ReadonlyMap<string, RegistrySto
   const bindings = stores.get(storeKey(k.group, 'clusterrolebindings'));
   if (!roles || !bindings) return;
   const opts = { dryRun: false, manager: 'orch-apiserver' };
-  // Each list is written together, so that its objects share commits instead of waiting for one each.
-  await Promise.all(
-    defaultClusterRoles(n).map(async (expected) => {
-      const name = expected.metadata.name!;
-      const existing = (await getOrUndefined(roles, name)) as RoleObject | undefined;
-      if (!existing) {
-        await roles.create(undefined, expected, opts).catch((e) => log(`rbac/bootstrap-roles: creating clusterrole ${name}: ${(e as Error).message}`));
-        return;
-      }
-      if (optedOut(existing, k.autoupdate)) return;
-      const next = reconcileRole(existing, expected);
-      if (next) await roles.guaranteedUpdate(undefined, name, () => next, opts).catch((e) => log(`rbac/bootstrap-roles: reconciling clusterrole ${name}: ${(e as Error).message}`));
-    }),
-  );
-  await Promise.all(
-    defaultClusterRoleBindings(n).map(async (expected) => {
-      const name = expected.metadata.name!;
-      const existing = (await getOrUndefined(bindings, name)) as BindingObject | undefined;
-      if (existing && optedOut(existing, k.autoupdate)) return;
-      if (existing && !sameJson(existing.roleRef ?? null, expected.roleRef)) {
-        // roleRef cannot change: the binding is made again.
-        await bindings.delete(undefined, name, { dryRun: false }).catch(() => undefined);
-      } else if (existing) {
-        const next = reconcileBinding(existing, expected);
-        if (next) await bindings.guaranteedUpdate(undefined, name, () => next, opts).catch((e) => log(`rbac/bootstrap-roles: reconciling clusterrolebinding ${name}: ${(e as Error).message}`));
-        return;
-      }
-      await bindings.create(undefined, expected, opts).catch((e) => log(`rbac/bootstrap-roles: creating clusterrolebinding ${name}: ${(e as Error).message}`));
-    }),
-  );
+  // What exists is read with one list of each kind (not a read per object), and every write is
+  // issued at once, roles and bindings together, so that they share commits.
+  const byName = async (store: RegistryStore) => new Map((await store.list(undefined, matchEverything())).items.map((o) => [o.metadata.name!, o]));
+  const [haveRoles, haveBindings] = await Promise.all([byName(roles), byName(bindings)]);
+  const roleWrites = defaultClusterRoles(n).map(async (expected) => {
+    const name = expected.metadata.name!;
+    const existing = haveRoles.get(name) as RoleObject | undefined;
+    if (!existing) {
+      await roles.create(undefined, expected, opts).catch((e) => log(`rbac/bootstrap-roles: creating clusterrole ${name}: ${(e as Error).message}`));
+      return;
+    }
+    if (optedOut(existing, k.autoupdate)) return;
+    const next = reconcileRole(existing, expected);
+    if (next) await roles.guaranteedUpdate(undefined, name, () => next, opts).catch((e) => log(`rbac/bootstrap-roles: reconciling clusterrole ${name}: ${(e as Error).message}`));
+  });
+  const bindingWrites = defaultClusterRoleBindings(n).map(async (expected) => {
+    const name = expected.metadata.name!;
+    const existing = haveBindings.get(name) as BindingObject | undefined;
+    if (existing && optedOut(existing, k.autoupdate)) return;
+    if (existing && !sameJson(existing.roleRef ?? null, expected.roleRef)) {
+      // roleRef cannot change: the binding is made again.
+      await bindings.delete(undefined, name, { dryRun: false }).catch(() => undefined);
+    } else if (existing) {
+      const next = reconcileBinding(existing, expected);
+      if (next) await bindings.guaranteedUpdate(undefined, name, () => next, opts).catch((e) => log(`rbac/bootstrap-roles: reconciling clusterrolebinding ${name}: ${(e as Error).message}`));
+      return;
+    }
+    await bindings.create(undefined, expected, opts).catch((e) => log(`rbac/bootstrap-roles: creating clusterrolebinding ${name}: ${(e as Error).message}`));
+  });
+  await Promise.all([...roleWrites, ...bindingWrites]);
 }

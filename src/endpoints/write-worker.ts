@@ -15,6 +15,8 @@ import { builtinKinds } from '../registry/kinds/index.ts';
 import { DeclarativeValidation, type DeclarativeEvent } from '../registry/declarative-validation.ts';
 import { kindKey, linkSharedStorage, subresourcesOf, WritePreparation, type RequestedMeta } from '../registry/preparation.ts';
 import { writeInput } from './write-inputs.ts';
+import { hasRules } from '../registry/validation-rules.ts';
+import { loadCel } from '../cel/load.ts';
 import type { WriteJob, WriteReply, WriteWorkerData } from './write-pool.ts';
 
 const data = workerData as WriteWorkerData;
@@ -26,6 +28,8 @@ let events: DeclarativeEvent[] = [];
 let warnings = new WarningRecorder();
 const declarative = DeclarativeValidation.recording(gates, (e) => events.push(e));
 const defs = builtinKinds(namingProfile(data.naming), gates, { componentHealth: async () => [] }).filter((d) => !d.computed && !d.review);
+// (A schema with validation rules has them compiled with its preparation: the expression language first.)
+if (defs.some((d) => hasRules(d.schema))) await loadCel();
 const preps = defs.map((d) => new WritePreparation(d, declarative));
 linkSharedStorage(preps);
 const byKind = new Map(preps.map((p) => [kindKey(p.def), { prep: p, subresources: subresourcesOf(p.def) }]));

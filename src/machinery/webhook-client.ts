@@ -9,8 +9,12 @@
 // target its token was refused, so a token read from a file is read again. Nothing of the request
 // body (which may hold a credential) is ever put in an error message.
 
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+
+// Node's HTTP modules are taken as CommonJS: importing `node:http` as an ES module builds its
+// export facade, which loads Node's fetch implementation at once, tens of milliseconds of a start.
+const { Agent: HttpAgent, request: httpRequest } = process.getBuiltinModule('node:http');
+const { Agent: HttpsAgent, request: httpsRequest } = process.getBuiltinModule('node:https');
 
 export interface WebhookClientOptions {
   /** Each attempt, the answer's body included; default 30 s, kube's webhook request timeout. */

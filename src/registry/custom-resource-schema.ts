@@ -2,13 +2,14 @@
 // kube-apiserver checks when the CRD is written (apiextensions' schema/validation.go and the CRD
 // validation around it), its validation rules compiled and cost-estimated, and its conversion to
 // the Schema every kind definition is written in, so custom resources take the generic paths.
+// Checking a schema needs the expression language loaded (loadCel): its rules are compiled, its
+// patterns compiled by the language's regular expressions (RE2).
 
 import { isDeepStrictEqual } from 'node:util';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import { ERROR_WORDING, type Schema, type ValidationRule } from '../machinery/schema.ts';
 import { pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
-import { RuleDefinitionError } from '../cel/rules.ts';
-import { compileRegex } from '../cel/library/regex.ts';
+import { cel } from '../cel/load.ts';
 import { ruleValidator } from './validation-rules.ts';
 
 type Json = Record<string, unknown>;
@@ -45,7 +46,7 @@ export function validateCustomResourceSchema(schema: unknown, at: string, o: { s
     try {
       ruleValidator(customResourceSchema(schema), { nestedRules: false });
     } catch (e) {
-      if (!(e instanceof RuleDefinitionError)) throw e;
+      if (!(e instanceof cel().rules.RuleDefinitionError)) throw e;
       errs.push(...kept(e.problems.map((p) => problemError(p.replace(/^<root>/, at)))));
     }
   }
@@ -134,12 +135,22 @@ const KEYWORD_TYPES: Record<string, [(v: unknown) => boolean, string]> = {
   additionalProperties: [(v) => isObject(v) || typeof v === 'boolean', 'JSONSchemaPropsOrBool'],
 };
 
+/** Each keyword's check and its place in KEYWORD_TYPES (the order its errors are reported in). */
+const KEYWORD_CHECKS = new Map(Object.entries(KEYWORD_TYPES).map(([k, [check, goType]], i) => [k, { check, goType, order: i }] as const));
+
 /** Keywords whose values are not of their type: each one error, so nothing malformed reaches the validator of objects. */
 function keywordTypes(s: Json, at: string, errs: FieldError[]): boolean {
   let ok = true;
-  for (const [k, [check, goType]] of Object.entries(KEYWORD_TYPES)) {
-    if (s[k] === undefined || check(s[k])) continue;
-    errs.push(fieldError.invalid(`${at}.${k}`, s[k], `must be of type ${goType}`));
+  // The node's own keys are looked up (a node has a few; the keywords are many).
+  let bad: string[] | undefined;
+  for (const k of Object.keys(s)) {
+    const c = KEYWORD_CHECKS.get(k);
+    if (c === undefined || s[k] === undefined || c.check(s[k])) continue;
+    (bad ??= []).push(k);
+  }
+  if (bad) {
+    bad.sort((a, b) => KEYWORD_CHECKS.get(a)!.order - KEYWORD_CHECKS.get(b)!.order);
+    for (const k of bad) errs.push(fieldError.invalid(`${at}.${k}`, s[k], `must be of type ${KEYWORD_CHECKS.get(k)!.goType}`));
     ok = false;
   }
   if (Array.isArray(s.items)) {
@@ -151,7 +162,7 @@ function keywordTypes(s: Json, at: string, errs: FieldError[]): boolean {
   }
   if (typeof s.pattern === 'string') {
     // Go's regexp (RE2) must compile it, as kube-apiserver compiles it.
-    const re = compileRegex(s.pattern);
+    const re = cel().regex.compileRegex(s.pattern);
     if (typeof re === 'string') {
       errs.push(fieldError.invalid(`${at}.pattern`, s.pattern, `must be a valid regular expression, but isn't: ${re}`));
       ok = false;
@@ -178,6 +189,8 @@ const UNSUPPORTED: Record<string, string> = {
   $ref: '$ref is not supported',
 };
 
+const UNSUPPORTED_ENTRIES = Object.entries(UNSUPPORTED);
+
 const COMBINATORS = ['allOf', 'anyOf', 'oneOf'] as const;
 
 function walk(s: Json, at: string, level: Level, errs: FieldError[], ctx: Context): void {
@@ -196,7 +209,10 @@ function walk(s: Json, at: string, level: Level, errs: FieldError[], ctx: Contex
   const embedded = s['x-kubernetes-embedded-resource'] === true;
   if (type !== undefined && (typeof type !== 'string' || !TYPES.includes(type))) other.push(fieldError.notSupported(`${at}.type`, type, TYPES));
   if (type === 'null') other.push(fieldError.forbidden(`${at}.type`, 'type cannot be set to null, use nullable as an alternative'));
-  for (const [k, detail] of Object.entries(UNSUPPORTED)) if (s[k] !== undefined) other.push(fieldError.forbidden(`${at}.${k}`, detail));
+  // (The node's own keys are looked up: a miss on each unsupported keyword costs more.)
+  let unsupported = false;
+  for (const k of Object.keys(s)) if (Object.hasOwn(UNSUPPORTED, k)) unsupported = true;
+  if (unsupported) for (const [k, detail] of UNSUPPORTED_ENTRIES) if (s[k] !== undefined) other.push(fieldError.forbidden(`${at}.${k}`, detail));
   if (s.default != null && ctx.noDefaults !== undefined) other.push(fieldError.forbidden(`${at}.default`, `must not be set ${ctx.noDefaults}`));
   if (ctx.insideMeta && embedded) other.push(fieldError.forbidden(`${at}.x-kubernetes-embedded-resource`, 'must not be used inside of resource meta'));
   if (embedded && type !== 'object') {
@@ -257,6 +273,8 @@ function walk(s: Json, at: string, level: Level, errs: FieldError[], ctx: Contex
 
 /** The list and map markers: their types, the items a set or map-type list may have, its keys. */
 function mapAndListTypes(s: Json, at: string, errs: FieldError[]): void {
+  // (Most nodes have no marker: nothing to check.)
+  if (s['x-kubernetes-map-type'] === undefined && s['x-kubernetes-list-type'] === undefined && s['x-kubernetes-list-map-keys'] === undefined) return;
   const type = s.type;
   const mapType = s['x-kubernetes-map-type'];
   if (mapType !== undefined) {
@@ -324,6 +342,8 @@ function isIntOrStringPattern(list: unknown): boolean {
 
 /** A structural schema's value validations (allOf, anyOf, oneOf, not): what they may not say, and that they name only specified fields. */
 function combinators(s: Json, at: string, errs: FieldError[], nested = false): void {
+  // (Most nodes have no value validation: nothing to check.)
+  if (s.allOf === undefined && s.anyOf === undefined && s.oneOf === undefined && s.not === undefined) return;
   const skipAnyOf = isIntOrStringPattern(s.anyOf);
   const allOf = Array.isArray(s.allOf) ? s.allOf : [];
   const skipFirstAllOfAnyOf = isObject(allOf[0]) && isIntOrStringPattern(allOf[0].anyOf);
@@ -344,7 +364,7 @@ function nestedValidation(v: Json, at: string, errs: FieldError[], skipAnyOf: bo
   if (!keywordTypes(v, at, errs)) return;
   const forbid = (k: string, detail: string) => errs.push(fieldError.forbidden(`${at}.${k}`, detail));
   if (typeof v.pattern === 'string') {
-    const re = compileRegex(v.pattern);
+    const re = cel().regex.compileRegex(v.pattern);
     if (typeof re === 'string') errs.push(fieldError.invalid(`${at}.pattern`, v.pattern, `must be a valid regular expression, but isn't: ${re}`));
   }
   const inner = skipAnyOf ? { ...v, anyOf: undefined } : v;
@@ -468,7 +488,17 @@ function toSchema(s: Json, objectMeta?: Schema): Schema {
   const out: Record<string, unknown> = {};
   // `default: null` is no default (Kubernetes decodes it as none).
   for (const k of KEYWORDS) if (s[k] !== undefined && !(k === 'default' && s[k] === null)) out[k] = s[k];
-  if (isObject(s.properties)) out.properties = Object.fromEntries(Object.entries(s.properties).filter(([, v]) => isObject(v)).map(([k, v]) => [k, toSchema(v as Json, objectMeta)]));
+  if (isObject(s.properties)) {
+    const properties: Record<string, Schema> = {};
+    for (const k of Object.keys(s.properties)) {
+      const v = s.properties[k];
+      if (!isObject(v)) continue;
+      // (Defined, not assigned: a property named `__proto__` is a property.)
+      if (k === '__proto__') Object.defineProperty(properties, k, { value: toSchema(v, objectMeta), enumerable: true, writable: true, configurable: true });
+      else properties[k] = toSchema(v, objectMeta);
+    }
+    out.properties = properties;
+  }
   if (isObject(s.items)) out.items = toSchema(s.items, objectMeta);
   // `additionalProperties: true` keeps any field, as preserving unknown fields does.
   if (isObject(s.additionalProperties)) out.additionalProperties = toSchema(s.additionalProperties, objectMeta);

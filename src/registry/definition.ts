@@ -111,6 +111,11 @@ export interface KindDefinition {
   verbs: readonly Verb[];
   /** The schema of the whole object, envelope and metadata included. */
   schema: Schema;
+  /**
+   * The kind's own validation compiles expressions (the CRD kind: the rules and patterns of the
+   * schemas it holds): the expression language is loaded before its first write, not at start.
+   */
+  validationUsesExpressions?: boolean;
   nameRule: NameRule;
   /**
    * Whether `metadata.generation` is kept: 1 on create, +1 on each change outside metadata, and

@@ -18,6 +18,7 @@ import { ConvertedJson, VersionedJson, type ObjectCodec } from './converted-json
 import { DefaultedJson } from './defaulted-json.ts';
 import type { DeclarativeValidation } from './declarative-validation.ts';
 import { ruleValidator, type RuleValidator } from './validation-rules.ts';
+import { loadCel } from '../cel/load.ts';
 import { isUnstructured } from '../machinery/schema.ts';
 import { validateAgainstSchema } from '../machinery/schema-validate.ts';
 import type { FieldError } from '../machinery/field-errors.ts';
@@ -187,6 +188,16 @@ export class WritePreparation {
     // A custom resource's rules had their estimated costs checked when its CRD was written; one
     // stored under other limits is served all the same (run-time limits still apply), as in Kubernetes.
     this.rules = ruleValidator(def.schema, isUnstructured(def.schema) ? { estimated: Infinity, estimatedTotal: Infinity } : {});
+    // A kind whose validation compiles expressions loads the language at its first write: until
+    // then the write path is one that awaits it, then the plain one (no check on later writes).
+    if (def.validationUsesExpressions) {
+      const plain = this.prepare;
+      this.prepare = async (...args) => {
+        await loadCel();
+        this.prepare = plain;
+        return plain.apply(this, args);
+      };
+    }
   }
 
   /**

@@ -33,12 +33,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Schema } from '../machinery/schema.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
-import { CelCostError, CelEvaluationError } from '../cel/errors.ts';
+import type { CelCostError } from '../cel/errors.ts';
 import type { CelProgram } from '../cel/environment.ts';
-import { compileRules, RuleDefinitionError, type CompiledRule } from '../cel/rules.ts';
-import { checkEstimatedCost, costErrorMessage, estimateCost } from '../cel/estimate.ts';
+import type { CompiledRule } from '../cel/rules.ts';
 import { MAX_REQUEST_SIZE_BYTES, schemaBounds } from '../cel/sizes.ts';
-import { STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_TOTAL_COST_LIMIT } from '../cel/cost.ts';
+import { cel, type Cel } from '../cel/load.ts';
 
 /** Kubernetes' PerCallLimit: the cost one evaluation may use. */
 export const PER_CALL_COST_LIMIT = 1_000_000;
@@ -79,8 +78,8 @@ interface CostTally {
 /** Kubernetes' refusal of rules under allOf, anyOf, oneOf or not in a structural schema. */
 export const NESTED_RULES_FORBIDDEN = 'must be empty to be structural';
 
-/** Whether an allOf entry (or anything under it) carries rules. */
-function hasRules(s: Schema): boolean {
+/** Whether a schema (or an allOf entry, or anything under it) carries rules: its validation needs the expression language (loadCel). */
+export function hasRules(s: Schema): boolean {
   if (s['x-kubernetes-validations']?.length) return true;
   return Object.values(s.properties ?? {}).some(hasRules) || (s.items !== undefined && hasRules(s.items)) || (s.additionalProperties !== undefined && hasRules(s.additionalProperties)) || (s.allOf ?? []).some(hasRules);
 }
@@ -107,12 +106,14 @@ function buildNode(schema: Schema, resourceRoot: boolean, at: string, bound: num
   // as Kubernetes compiles them against the node's structural schema.
   const own = validation['x-kubernetes-validations'];
   const rulesSchema = validation === schema || !own?.length ? schema : { ...schema, 'x-kubernetes-validations': own };
-  const rules = validation === schema || own?.length ? compileRules(rulesSchema, { resourceRoot, at }) : [];
+  const rules = validation === schema || own?.length ? cel().rules.compileRules(rulesSchema, { resourceRoot, at }) : [];
   // Under a list or map without maxItems / maxProperties (`bound` undefined), Kubernetes counts how
   // many values of the node's own minimum size a request can hold, not the product of estimates.
   const cardinality = bound ?? (rules.length ? Math.floor(MAX_REQUEST_SIZE_BYTES / ((schemaBounds(schema, resourceRoot)?.minSerializedSize ?? 0) + 1)) : 0);
-  for (const c of rules) {
-    const where = `${at}.x-kubernetes-validations[${own!.indexOf(c.rule)}]`;
+  // (Compiled in order: the i-th compiled rule is the node's i-th; a node of the same content may have compiled them.)
+  const { checkEstimatedCost, estimateCost } = cel().estimate;
+  for (const [i, c] of rules.entries()) {
+    const where = `${at}.x-kubernetes-validations[${i}]`;
     tally.total = Math.min(Number.MAX_SAFE_INTEGER, tally.total + estimateCost(c.program, c.env).max * cardinality);
     const failures = [checkEstimatedCost(c.program, c.env, `${where}.rule`, { cardinality, limit: tally.limit })];
     if (c.messageProgram)
@@ -167,15 +168,19 @@ export interface RuleCostLimits {
   nestedRules?: boolean;
 }
 
-/** The rules of a kind's schema, compiled; undefined when the schema has none. Throws RuleDefinitionError. */
+/**
+ * The rules of a kind's schema, compiled; undefined when the schema has none. Throws
+ * RuleDefinitionError. A schema with rules needs the expression language loaded (loadCel).
+ */
 export function ruleValidator(schema: Schema, limits: RuleCostLimits = {}): RuleValidator | undefined {
   // Most schemas (every built-in kind's) have no rule: nothing to compile, size or refuse.
   if (!hasRules(schema)) return undefined;
-  const tally: CostTally = { limit: limits.estimated ?? STATIC_ESTIMATED_COST_LIMIT, total: 0, problems: [], nestedRules: limits.nestedRules ?? true };
+  const { cost, estimate, rules } = cel();
+  const tally: CostTally = { limit: limits.estimated ?? cost.STATIC_ESTIMATED_COST_LIMIT, total: 0, problems: [], nestedRules: limits.nestedRules ?? true };
   const root = buildNode(schema, true, '<root>', 1, tally);
-  const totalLimit = limits.estimatedTotal ?? STATIC_ESTIMATED_TOTAL_COST_LIMIT;
-  if (tally.total > totalLimit) tally.problems.push(`<root>.x-kubernetes-validations: Forbidden: ${costErrorMessage('total CRD cost', tally.total, totalLimit)}`);
-  if (tally.problems.length > 0) throw new RuleDefinitionError(tally.problems);
+  const totalLimit = limits.estimatedTotal ?? cost.STATIC_ESTIMATED_TOTAL_COST_LIMIT;
+  if (tally.total > totalLimit) tally.problems.push(`<root>.x-kubernetes-validations: Forbidden: ${estimate.costErrorMessage('total CRD cost', tally.total, totalLimit)}`);
+  if (tally.problems.length > 0) throw new rules.RuleDefinitionError(tally.problems);
   return root && new RuleValidator(root, { perCall: limits.perCall ?? PER_CALL_COST_LIMIT, perObject: limits.perObject ?? PER_OBJECT_COST_BUDGET });
 }
 
@@ -187,11 +192,14 @@ interface Run {
   warn?: (message: string) => void;
   remaining: number;
   perCall: number;
+  /** The expression language's error classes (loaded when the validator was built). */
+  failures: Cel['errors'];
 }
 
 export class RuleValidator {
   private readonly root: RuleNode;
   private readonly limits: Required<Pick<RuleCostLimits, 'perCall' | 'perObject'>>;
+  private readonly failures = cel().errors;
   constructor(
     root: RuleNode,
     limits: Required<Pick<RuleCostLimits, 'perCall' | 'perObject'>>,
@@ -208,7 +216,7 @@ export class RuleValidator {
    */
   validate(obj: unknown, old?: unknown, warn?: (message: string) => void, prior: readonly FieldError[] = []): FieldError[] {
     if (prior.some((e) => BLOCKING.has(e.type))) return [fieldError.invalid(ROOT_FIELD, 'null', NOT_CHECKED)];
-    const run: Run = { errors: [], warn, remaining: this.limits.perObject, perCall: this.limits.perCall };
+    const run: Run = { errors: [], warn, remaining: this.limits.perObject, perCall: this.limits.perCall, failures: this.failures };
     validateNode(this.root, '', obj, old, NEVER, run);
     return run.errors;
   }
@@ -290,6 +298,7 @@ function evaluateWithBudget(program: CelProgram, activation: Record<string, unkn
 const outOfObjectBudget = (e: CelCostError, run: Run): boolean => e.limit < run.perCall;
 
 function evaluateRules(node: RuleNode, nodePath: string, value: unknown, old: unknown, unchanged: Unchanged, run: Run): void {
+  const { CelCostError, CelEvaluationError } = run.failures;
   const type = node.schema.type ?? '';
   // Kubernetes validates from a nil field path: an error at the root itself names the field `<nil>`.
   const path = nodePath || ROOT_FIELD;

@@ -4,12 +4,16 @@
 // A connection whose first byte is not a TLS record is answered as Go's server answers plain HTTP
 // sent to an HTTPS port: 400 and the connection closed.
 
-import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { SecureVersion } from 'node:tls';
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { errors } from '../machinery/status.ts';
+
+// Node's HTTP modules are taken as CommonJS: importing `node:http` as an ES module builds its
+// export facade, which loads Node's fetch implementation at once, tens of milliseconds of a start.
+const { createServer } = process.getBuiltinModule('node:http');
+const { createServer: createHttpsServer } = process.getBuiltinModule('node:https');
 
 export interface ListenOptions {
   /** Default 127.0.0.1. */

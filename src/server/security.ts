@@ -100,6 +100,17 @@ export function serviceAccountConfig(opts: Pick<ServerOptions, 'authentication'>
  * The request authenticator and, when the flags built it, its token authenticators for TokenReview.
  * Throws (a start-up error) when a configured file cannot be read or parsed.
  */
+/**
+ * Whether the authentication or authorization configuration holds expressions (JWT
+ * authenticators' claim mappings and rules, authorization webhooks' match conditions), compiled
+ * as it is read (and read again): the expression language is loaded before.
+ */
+export function configurationUsesExpressions(opts: Pick<ServerOptions, 'authentication' | 'authorization'>): boolean {
+  const a = opts.authentication;
+  const oidc = a?.oidc !== undefined && Object.values(a.oidc).some((v) => v !== undefined);
+  return a?.authenticationConfig !== undefined || oidc || opts.authorization?.configFile !== undefined;
+}
+
 export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | 'authentication' | 'authorizer' | 'authorization'>, ctx: AuthenticatorContext): Authenticator & { reviewToken?: TokenReviewer } {
   if (opts.authenticator) return opts.authenticator;
   const a = opts.authentication;

@@ -35,7 +35,8 @@ import { listen, type Listener } from './listener.ts';
 import { openStorage, storageComponentName, type OpenedStorage } from './open-storage.ts';
 import type { RunningServer, ServerOptions } from './options.ts';
 import { healthEndpoints, nonApiRoutes, routeRequests, type ServerPhase } from './routes.ts';
-import { authorizationModes, buildAudit, buildAuthenticator, buildAuthorizer, serviceAccountConfig, storeLookups } from './security.ts';
+import { authorizationModes, buildAudit, buildAuthenticator, buildAuthorizer, configurationUsesExpressions, serviceAccountConfig, storeLookups } from './security.ts';
+import { loadCel } from '../cel/load.ts';
 import { serviceAccountTokens } from '../auth/authn/service-account.ts';
 import { legacyTokenConfig, legacyTokenIssuer, legacyTokenNames, storeLegacyTokenLookup } from '../auth/authn/legacy-service-account.ts';
 import { adminKubeconfig } from './certificates.ts';
@@ -81,6 +82,8 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   // Certificates and authenticators first: a bad TLS or authentication flag stops the start
   // before anything is opened.
   if (opts.insecureServing) checkInsecureServing(opts);
+  // Their expressions are compiled as they are read: the expression language first, when they have any.
+  if (configurationUsesExpressions(opts)) await loadCel();
   const authorization = authorizationModes(opts);
   const rbacGuard = rbacWriteGuard(naming.group('rbac.authorization'));
   const accessReviews = accessReviewer();

@@ -13,6 +13,8 @@ import { admissionChain, namespaceLifecycle, type Admission } from '../registry/
 import { storagePrefix, type KindDefinition } from '../registry/definition.ts';
 import { linkSharedStorage } from '../registry/preparation.ts';
 import type { DeclarativeValidation } from '../registry/declarative-validation.ts';
+import { hasRules } from '../registry/validation-rules.ts';
+import { loadCel } from '../cel/load.ts';
 
 export interface StoresOptions {
   naming: Naming;
@@ -100,6 +102,8 @@ export async function buildStores(defs: readonly KindDefinition[], backend: Stor
       cacheByPrefix.set(prefix, cache);
       caches.push(cache);
     }
+    // A schema with validation rules has them compiled with its store: the expression language first.
+    if (hasRules(def.schema)) await loadCel();
     const store = new RegistryStore(def, cache, o.naming, admission, o.declarative);
     store.unsafeDeletion = o.featureGates.AllowUnsafeMalformedObjectDeletion ?? false;
     stores.push(store);

@@ -430,6 +430,23 @@ describe('CustomResourceDefinition validation of schemas and settings', () => {
     assert.match(twice[0]![2], /^Invalid value: "object": insert failed: key 80 already exists evaluating rule: /);
   });
 
+  test('a node whose rules were compiled for another CRD is costed under its own lists, its errors naming its own rules', async () => {
+    // The same item schema under a list of one item, then under a list without maxItems: the
+    // second CRD's compiled rules may be the first's, its cost and field paths are its own.
+    const item = {
+      type: 'object',
+      properties: { xs: { type: 'array', maxItems: 100, items: { type: 'string', maxLength: 10 } } },
+      'x-kubernetes-validations': [{ rule: 'true' }, { rule: 'self.xs.all(a, self.xs.all(b, a == b))' }],
+    };
+    const under = (maxItems?: number) => ({ type: 'object', properties: { list: { type: 'array', ...(maxItems === undefined ? {} : { maxItems }), items: item } } });
+    await establish(thingCrd('shared-rules-a.example.com', under(1)));
+    const r = await api(server, 'POST', CRDS, thingCrd('shared-rules-b.example.com', under()));
+    const fields = causes(r).map(([, f]) => f);
+    const at = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[list].items.x-kubernetes-validations';
+    assert.ok(fields.includes(`${at}[1].rule`), JSON.stringify(fields));
+    assert.ok(!fields.some((f) => f.startsWith(`${at}[0]`) || f.includes('[-1]')), JSON.stringify(fields));
+  });
+
   test('conversion settings: a webhook needs one of url or service, known review versions; None takes no webhook', async () => {
     const withConversion = (group: string, conversion: Body) => ({ ...thingCrd(group, { type: 'object' }), spec: { ...thingCrd(group, { type: 'object' }).spec, conversion } });
     await refused(withConversion('conv1.example.com', { strategy: 'Webhook' }), [

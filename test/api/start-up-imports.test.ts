@@ -1,24 +1,27 @@
 // What a start loads: a fresh Node.js imports the package's entry point and starts a server (no
 // token, no YAML, no protobuf), then lists every module it loaded — ES modules through a resolve
-// hook, CommonJS ones from the require cache. The libraries a start does not need before its
+// hook, CommonJS ones from the require cache, Node's own from its load list (Node's fetch
+// implementation, which an ES module import of node:http loads, stays unloaded). The libraries a start does not need before its
 // first request of their kind stay unloaded: jose (no token signed or verified yet), the YAML
 // library, protobufjs, the ciphers of encryption at rest (none configured), and prom-client
-// beyond its registry and metric classes. The certificate library is loaded by a start that
-// issues certificates (the first on a data directory, or one with throw-away storage), never by a
-// restart, which reads them back. Each cost a start time to load.
+// beyond its registry and metric classes, and the expression language (cel-js) while no kind,
+// CRD or configuration holds an expression: a start given a CRD with a validation rule loads it.
+// The certificate library is loaded by a start that issues certificates (the first on a data
+// directory, or one with throw-away storage), never by a restart, which reads them back. Each
+// cost a start time to load.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tsLoader } from '../support/ts-loader.ts';
 import { tempDir } from '../support/tmp.ts';
 
 const entry = new URL('../../src/index.ts', import.meta.url).href;
 
-/** The child: records resolved ES modules into `file` (from the hooks' thread), starts and stops a server on `dataDir`, adds the require cache. */
-const script = (file: string, dataDir: string) => `
+/** The child: records resolved ES modules into `file` (from the hooks' thread), starts and stops a server on `dataDir` (with `crds`), adds the require cache. */
+const script = (file: string, dataDir: string, crds: string[] = []) => `
 import { register, createRequire } from 'node:module';
 import { appendFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -32,18 +35,20 @@ export async function resolve(specifier, context, next) {
 }\`;
 register('data:text/javascript,' + encodeURIComponent(hook), { data: { file: ${JSON.stringify(file)} } });
 const { startServer } = await import(${JSON.stringify(entry)});
-const server = await startServer({ dataDir: ${JSON.stringify(dataDir)} });
+const server = await startServer({ dataDir: ${JSON.stringify(dataDir)}, crds: ${JSON.stringify(crds)} });
 await server.close();
 appendFileSync(${JSON.stringify(file)}, Object.keys(createRequire(import.meta.url).cache).map((p) => pathToFileURL(p).href + '\\n').join(''));
+appendFileSync(${JSON.stringify(file)}, process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => 'node:' + m.slice(13) + '\\n').join(''));
 `;
 
 const CERTIFICATE_LIBRARY = ['@peculiar/x509', '@peculiar/asn1-schema', 'asn1js', 'reflect-metadata', 'tsyringe'];
+const EXPRESSION_LANGUAGE = ['@marcbachmann/cel-js'];
 
 /** The packages a start on `dataDir` loaded that it should not have (`allowed`: these may load). */
-async function unwantedLoads(dir: string, dataDir: string, allowed: readonly string[]): Promise<string[]> {
+async function unwantedLoads(dir: string, dataDir: string, allowed: readonly string[], crds: string[] = []): Promise<string[]> {
   const file = join(dir, `loaded-${Math.random().toString(36).slice(2)}.txt`);
   const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
-  const child = spawn(process.execPath, [...tsLoader, '--input-type=module', '-e', script(file, dataDir)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...tsLoader, '--input-type=module', '-e', script(file, dataDir, crds)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -52,22 +57,47 @@ async function unwantedLoads(dir: string, dataDir: string, allowed: readonly str
   // Sanity: the hook saw the server's own modules and its storage library.
   assert.ok(loaded.some((u) => u.endsWith('/src/server/server.ts')), 'the resolve hook saw nothing');
   assert.ok(loaded.some((u) => u.includes('/node_modules/lmdb/')), 'lmdb was not seen loading');
+  // Node's own fetch implementation is loaded by an ES module import of node:http (its export facade).
+  if (loaded.includes('node:internal/deps/undici/undici')) return ['node:internal/deps/undici/undici'];
   const packageOf = (u: string) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(u);
   return loaded.filter((u) => {
     const m = packageOf(u);
     if (!m) return false;
     const [, name, rest] = m;
     if (allowed.includes(name!)) return false;
-    if ([...CERTIFICATE_LIBRARY, 'jose', 'yaml', 'protobufjs', '@noble/ciphers'].includes(name!)) return true;
+    if ([...CERTIFICATE_LIBRARY, ...EXPRESSION_LANGUAGE, 'jose', 'yaml', 'protobufjs', '@noble/ciphers'].includes(name!)) return true;
     return name === 'prom-client' && !/^lib\/(registry|counter|gauge|histogram|metric|util|validation|exemplar)\.js$/.test(rest!);
   });
 }
 
-test('a start loads no jose, YAML, protobufjs, ciphers or prom-client beyond its metric classes; a restart loads no certificate library either', async () => {
+test('a start loads no jose, YAML, protobufjs, ciphers, expression language or prom-client beyond its metric classes; a restart loads no certificate library either', async () => {
   const dir = tempDir('start-up-imports');
   const dataDir = join(dir, 'data');
   // The first start issues the CA, serving and administrator certificates.
   assert.deepEqual(await unwantedLoads(dir, dataDir, CERTIFICATE_LIBRARY), []);
   // The restart reads them back.
   assert.deepEqual(await unwantedLoads(dir, dataDir, []), []);
+});
+
+test('a start given a CRD with a validation rule loads the expression language, and nothing else it need not', async () => {
+  const dir = tempDir('start-up-imports-cel');
+  const crd = join(dir, 'crd.json');
+  writeFileSync(
+    crd,
+    JSON.stringify({
+      // (The default naming profile's group.)
+      apiVersion: 'apiextensions.orch.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gadgets.example.com' },
+      spec: {
+        group: 'example.com',
+        scope: 'Namespaced',
+        names: { plural: 'gadgets', kind: 'Gadget' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { name: { type: 'string' } }, 'x-kubernetes-validations': [{ rule: "!has(self.name) || self.name != ''" }] } } } } }],
+      },
+    }),
+  );
+  const unwanted = await unwantedLoads(dir, join(dir, 'data'), CERTIFICATE_LIBRARY, [crd]);
+  assert.deepEqual(unwanted.filter((u) => !EXPRESSION_LANGUAGE.some((p) => u.includes(`/node_modules/${p}/`))), []);
+  assert.ok(unwanted.some((u) => u.includes('/node_modules/@marcbachmann/cel-js/')), 'the expression language was not loaded for a CRD with a rule');
 });

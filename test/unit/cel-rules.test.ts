@@ -7,6 +7,10 @@ import assert from 'node:assert/strict';
 import type { Schema } from '../../src/machinery/schema.ts';
 import { compileRules, normalizeFieldPath, referencesIdentifier, RuleDefinitionError } from '../../src/cel/rules.ts';
 import { ruleValidator } from '../../src/registry/validation-rules.ts';
+import { loadCel } from '../../src/cel/load.ts';
+
+// Validation rules are compiled by the expression language, loaded on first need.
+await loadCel();
 
 test('transition rules are told by a reference to oldSelf outside literals, comments and selections', () => {
   assert.ok(referencesIdentifier('self == oldSelf', 'oldSelf'));

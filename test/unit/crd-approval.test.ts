@@ -7,6 +7,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { namingProfile } from '../../src/naming.ts';
 import { validateCrd, type CrdObject } from '../../src/registry/kinds/custom-resource-definition.ts';
+import { loadCel } from '../../src/cel/load.ts';
+
+// Validation rules are compiled by the expression language, loaded on first need.
+await loadCel();
 
 const crd = (group: string, annotations?: Record<string, string>): CrdObject => ({
   apiVersion: 'apiextensions.orch.io/v1',

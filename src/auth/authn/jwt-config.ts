@@ -8,8 +8,7 @@ import { yaml } from '../../machinery/yaml.ts';
 import { child, fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import { dns1123Subdomain } from '../../machinery/meta.ts';
 import type { CelProgram } from '../../cel/environment.ts';
-import { CelCompileError } from '../../cel/errors.ts';
-import { claimsEnvironment, userEnvironment } from '../../cel/uses.ts';
+import { cel } from '../../cel/load.ts';
 import type { AstNode } from '../../cel/rewrite.ts';
 import { checkShape, jsonType, type Shape } from '../strict-shape.ts';
 
@@ -416,11 +415,12 @@ function prefixedClaimOrExpression(m: PrefixedClaimOrExpression, path: string, r
   return undefined;
 }
 
-let claims: ReturnType<typeof claimsEnvironment> | undefined;
-let user: ReturnType<typeof userEnvironment> | undefined;
-const claimsEnv = () => (claims ??= claimsEnvironment());
+// (Compiling a configuration's expressions needs the expression language loaded: loadCel.)
+let claims: ReturnType<typeof import('../../cel/uses.ts').claimsEnvironment> | undefined;
+let user: ReturnType<typeof import('../../cel/uses.ts').userEnvironment> | undefined;
+const claimsEnv = () => (claims ??= cel().uses.claimsEnvironment());
 /** The `user` environment (built once). */
-export const userEnv = () => (user ??= userEnvironment());
+export const userEnv = () => (user ??= cel().uses.userEnvironment());
 
 function compileClaims(expression: string, path: string, type: string | undefined, errors: FieldError[]): CelProgram | undefined {
   return compileIn(claimsEnv(), expression, path, type, errors);
@@ -431,7 +431,7 @@ function compileIn(env: { compile(e: string): CelProgram }, expression: string, 
   try {
     program = env.compile(expression);
   } catch (e) {
-    if (e instanceof CelCompileError) {
+    if (e instanceof cel().errors.CelCompileError) {
       errors.push(fieldError.invalid(path, expression, `compilation failed: ${e.message}`));
       return undefined;
     }

@@ -16,17 +16,20 @@
 //   spares a repeated token its signature check and expressions.
 
 import { X509Certificate } from 'node:crypto';
-import { request as httpsRequest } from 'node:https';
 import type { importJWK, JWK } from 'jose';
 import { jose } from './jose.ts';
 import type { UserInfo } from '../../request/user.ts';
 import type { AuthenticationResult } from './authenticator.ts';
 import type { TokenAuthenticator } from './bearer-token.ts';
 import { userEnv, type CompiledJwtAuthenticator } from './jwt-config.ts';
-import { jsonToValue } from '../../cel/uses.ts';
-import { DEFAULT_PER_CALL_LIMIT } from '../../cel/cost.ts';
-import { CelEvaluationError } from '../../cel/errors.ts';
 import type { CelProgram } from '../../cel/environment.ts';
+import { cel, type Cel } from '../../cel/load.ts';
+
+// (`node:https` taken as CommonJS, as the webhook client takes it: its ES module facade costs a start.)
+const { request: httpsRequest } = process.getBuiltinModule('node:https');
+
+/** The expression language, loaded before any authenticator is made (their configuration compiled its expressions). */
+let lang: Cel | undefined;
 
 export interface JwtAuthenticatorOptions {
   /** Accepted `alg` values (default RS256). */
@@ -62,6 +65,7 @@ interface Key {
 type Claims = Record<string, unknown>;
 
 export function newJwtAuthenticator(c: CompiledJwtAuthenticator, o: JwtAuthenticatorOptions): JwtAuthenticator {
+  lang ??= cel();
   const issuer = c.config.issuer;
   const url = issuer.url;
   const audiences = new Set(issuer.audiences ?? []);
@@ -228,7 +232,7 @@ const goTime = (seconds: number | undefined) =>
 // ------------------------------------------------------------------------------------------------
 // Claims → user
 
-const evaluate = (program: CelProgram, activation: Record<string, unknown>): unknown => program.evaluate(activation, { costLimit: DEFAULT_PER_CALL_LIMIT }).value;
+const evaluate = (program: CelProgram, activation: Record<string, unknown>): unknown => program.evaluate(activation, { costLimit: lang!.cost.DEFAULT_PER_CALL_LIMIT }).value;
 
 function stringClaim(claims: Claims, name: string, what: string): string {
   if (!(name in claims)) throw new Error(`oidc: parse ${what} ${JSON.stringify(name)}: claim not present`);
@@ -254,7 +258,7 @@ function run<T>(what: string, f: () => T): T {
   try {
     return f();
   } catch (e) {
-    if (e instanceof CelEvaluationError || e instanceof Error) throw new Error(`oidc: ${what}: ${e.message}`);
+    if (e instanceof lang!.errors.CelEvaluationError || e instanceof Error) throw new Error(`oidc: ${what}: ${e.message}`);
     throw e;
   }
 }
@@ -262,7 +266,7 @@ function run<T>(what: string, f: () => T): T {
 function mapUser(c: CompiledJwtAuthenticator, claims: Claims, credentialIdKey: string): UserInfo {
   const m = c.config.claimMappings;
   let activation: { claims: unknown } | undefined;
-  const act = () => (activation ??= { claims: jsonToValue(claims) });
+  const act = () => (activation ??= { claims: lang!.uses.jsonToValue(claims) });
 
   // Username.
   let name: string;

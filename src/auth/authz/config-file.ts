@@ -10,7 +10,7 @@ import { basename, dirname, isAbsolute, join } from 'node:path';
 import { yaml } from '../../machinery/yaml.ts';
 import { child, fieldError, type FieldError } from '../../machinery/field-errors.ts';
 import { dns1123Subdomain } from '../../machinery/meta.ts';
-import { CelCompileError } from '../../cel/errors.ts';
+import { cel } from '../../cel/load.ts';
 import { loadKubeconfig, type OutboundClientConfig } from '../kubeconfig.ts';
 import { webhookClient, type WebhookTarget } from '../../machinery/webhook-client.ts';
 import type { Authorizer } from './authorizer.ts';
@@ -256,7 +256,7 @@ function validateWebhook(w: RawWebhook, path: string, errors: FieldError[]): Web
         if (program.outputType !== 'bool') errors.push(fieldError.invalid(p, expression, `matchCondition ${expression} must evaluate to bool`));
         else matchConditions.push({ expression, program });
       } catch (e) {
-        if (!(e instanceof CelCompileError)) throw e;
+        if (!(e instanceof cel().errors.CelCompileError)) throw e;
         errors.push(fieldError.invalid(p, expression, `compilation failed: ${e.message}`));
       }
     });

@@ -15,8 +15,7 @@
 //   mode, or `NoOpinion`) or deny (`Deny`). Failures are never cached.
 
 import type { CelProgram } from '../../cel/environment.ts';
-import { DEFAULT_PER_CALL_LIMIT } from '../../cel/cost.ts';
-import { authorizationRequestEnvironment } from '../../cel/uses.ts';
+import { cel } from '../../cel/load.ts';
 import { WebhookError, type CallResult, type WebhookClient } from '../../machinery/webhook-client.ts';
 import type { Attributes, Authorizer } from './authorizer.ts';
 
@@ -120,9 +119,17 @@ function specFor(version: SarVersion, spec: SarSpec): Record<string, unknown> {
 const controlledSize = ({ info }: Attributes) =>
   info.namespace.length + info.verb.length + info.apiGroup.length + info.apiVersion.length + info.resource.length + info.subresource.length + info.name.length + (info.isResourceRequest ? 0 : info.path.length);
 
-let requestEnv: ReturnType<typeof authorizationRequestEnvironment> | undefined;
-/** The `request` environment of match conditions (built once). */
-export const matchConditionEnvironment = () => (requestEnv ??= authorizationRequestEnvironment());
+let requestEnv: ReturnType<typeof import('../../cel/uses.ts').authorizationRequestEnvironment> | undefined;
+/** The per-expression cost limit of match conditions (set with their environment, which compiled them). */
+let perCallLimit = 0;
+/** The `request` environment of match conditions (built once; the expression language is loaded: loadCel). */
+export const matchConditionEnvironment = () => (requestEnv ??= requestEnvironment());
+
+function requestEnvironment(): NonNullable<typeof requestEnv> {
+  const { cost, uses } = cel();
+  perCallLimit = cost.DEFAULT_PER_CALL_LIMIT;
+  return uses.authorizationRequestEnvironment();
+}
 
 export function webhookAuthorizer(c: WebhookAuthorizerConfig): Authorizer & { close(): void } {
   const apiVersion = `${c.group}/${c.version}`;
@@ -150,7 +157,7 @@ export function webhookAuthorizer(c: WebhookAuthorizerConfig): Authorizer & { cl
     let failure: Error | undefined;
     for (const m of conditions) {
       try {
-        const v = m.program.evaluate(activation, { costLimit: DEFAULT_PER_CALL_LIMIT }).value;
+        const v = m.program.evaluate(activation, { costLimit: perCallLimit }).value;
         if (v === false) return false;
         if (v !== true) failure ??= new Error(`matchCondition ${JSON.stringify(m.expression)} did not evaluate to a boolean`);
       } catch (e) {

@@ -118,6 +118,8 @@ export function customResourceDefinitionDefinition(n: Naming): KindDefinition {
     verbs: ALL_VERBS,
     // The name is checked against spec by the strategy (`<plural>.<group>`).
     nameRule: 'dns-subdomain',
+    // A CRD's schema is checked with its rules compiled and its patterns compiled as RE2.
+    validationUsesExpressions: true,
     tracksGeneration: true,
     allowCreateOnUpdate: false,
     schema: describe(objectSchema({
