@@ -498,6 +498,21 @@ export class RegistryStore implements ReadableStore {
     return e;
   }
 
+  /** The watches open through this store: each entry ends its watch. */
+  private readonly openWatches = new Set<() => void>();
+  private retired = false;
+
+  /**
+   * This store no longer serves its kind (a changed custom resource definition is served by a new
+   * store on the same storage): every watch open through it ends as a finished stream, without an
+   * ERROR event, as kube-apiserver's teardown of the old storage ends them (the client watches
+   * again, through the new definition); a watch still starting here ends once started.
+   */
+  retire(): void {
+    this.retired = true;
+    for (const end of [...this.openWatches]) end();
+  }
+
   /**
    * Watch the store. `bookmark()` sends a bookmark now (at the store's revision when it moved past
    * what the watch has sent, else at the last revision sent), e.g. just before the watch times
@@ -545,11 +560,19 @@ export class RegistryStore implements ReadableStore {
       stream.resumeSource = () => converting.resume();
     } else stream.resumeSource = () => watch.resume?.();
     stream.start();
+    const stop = () => {
+      this.openWatches.delete(end);
+      stream.stop();
+      watch.stop();
+    };
+    const end = () => {
+      stop();
+      sink.end();
+    };
+    this.openWatches.add(end);
+    if (this.retired) queueMicrotask(end);
     return {
-      stop: () => {
-        stream.stop();
-        watch.stop();
-      },
+      stop,
       resume: () => watch.resume?.(),
       // A progress bookmark if the store moved past what this watch delivered; otherwise one at that.
       bookmark: () => {

@@ -1,0 +1,138 @@
+// A CustomResourceDefinition changed while its custom resources are served (kubernetes profile):
+// as kube-apiserver's crdHandler, a change of spec or accepted names serves the kind through the
+// new definition at once (no request meanwhile finds no kind), the watches opened before end as
+// finished streams (the client watches again), a change of labels or status only keeps them; the
+// garbage collector follows kinds whose storage version is not served.
+
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { api, testServer, waitFor } from '../support/server.ts';
+import { readWatch, type WatchReader } from '../support/watch.ts';
+import { widgetCrd } from '../support/crd.ts';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Body = Record<string, any>;
+
+const server = await testServer({ naming: 'kubernetes' });
+const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+const TABLE = { Accept: 'application/json;as=Table;g=meta.k8s.io;v=v1' };
+const MERGE = { 'Content-Type': 'application/merge-patch+json' };
+
+const condition = (crd: Body, type: string): Body | undefined => crd.status?.conditions?.find((c: Body) => c.type === type);
+
+async function establish(crd: Body): Promise<void> {
+  const r = await api(server, 'POST', CRDS, crd);
+  assert.equal(r.status, 201, r.text);
+  await waitFor(`${crd.metadata.name} established`, async () => condition((await api(server, 'GET', `${CRDS}/${crd.metadata.name}`)).body, 'Established')?.status === 'True');
+}
+
+/** Reads the CRD, changes it with `edit` and writes it back (retried on conflict). */
+async function updateCrd(name: string, edit: (crd: Body) => void): Promise<void> {
+  for (;;) {
+    const crd = (await api(server, 'GET', `${CRDS}/${name}`)).body;
+    edit(crd);
+    const r = await api(server, 'PUT', `${CRDS}/${name}`, crd);
+    if (r.status === 409) continue;
+    assert.equal(r.status, 200, r.text);
+    return;
+  }
+}
+
+/** Every event left on a watch that has ended (none may be an ERROR). */
+async function rest(w: WatchReader): Promise<string[]> {
+  await w.ended;
+  const types: string[] = [];
+  for (;;) {
+    try {
+      types.push(...(await w.next(1, 0)).map((e) => e.type));
+    } catch {
+      return types;
+    }
+  }
+}
+
+const widget = (group: string, name: string, spec: Body = { size: 2 }): Body => ({ apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name }, spec });
+
+describe('a changed CRD', () => {
+  test('labels or status only: watches go on; a schema change: served at once, watches end without an error, the new schema applies', async () => {
+    const group = 'live.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    const name = crd.metadata.name;
+    await establish(crd);
+    const base = `/apis/${group}/v1/widgets`;
+    assert.equal((await api(server, 'POST', base, widget(group, 'a'))).status, 201);
+    const w = readWatch(`${server.url}${base}?watch=1`);
+    try {
+      assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'a']]);
+      // Metadata only: the kind is not served anew.
+      assert.equal((await api(server, 'PATCH', `${CRDS}/${name}`, { metadata: { labels: { team: 'blue' } } }, MERGE)).status, 200);
+      assert.equal((await api(server, 'POST', base, widget(group, 'b'))).status, 201);
+      assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'b']]);
+      const seen = (await api(server, 'GET', `${base}/b`)).body.metadata.resourceVersion as string;
+
+      // Reads go on while the kind is swapped: never a 404.
+      let reading = true;
+      const failures: number[] = [];
+      const reads = (async () => {
+        while (reading) {
+          const r = await api(server, 'GET', `${base}/a`);
+          if (r.status !== 200) failures.push(r.status);
+        }
+      })();
+      await updateCrd(name, (c) => {
+        const v = c.spec.versions[0];
+        v.schema.openAPIV3Schema.properties.spec.properties.shape = { type: 'string' };
+        v.schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'] = [{ rule: 'self.size < 9', message: 'too big now' }];
+        v.additionalPrinterColumns.push({ name: 'Shape', type: 'string', jsonPath: '.spec.shape' });
+      });
+      // The watch opened before ends as a finished stream, with no ERROR event.
+      assert.deepEqual(await rest(w), []);
+      await waitFor('the new column', async () => (await api(server, 'GET', base, undefined, TABLE)).body.columnDefinitions.some((c: Body) => c.name === 'Shape'));
+      reading = false;
+      await reads;
+      assert.deepEqual(failures, []);
+
+      // The client watches again from what it saw: nothing was lost, the new schema applies.
+      const again = readWatch(`${server.url}${base}?watch=1&resourceVersion=${seen}`);
+      try {
+        assert.equal((await api(server, 'POST', base, widget(group, 'c', { size: 3, shape: 'round' }))).status, 201);
+        const [added] = await again.next(1);
+        assert.deepEqual([added!.type, added!.object.metadata.name, added!.object.spec.shape], ['ADDED', 'c', 'round']);
+        const refused = await api(server, 'POST', base, widget(group, 'd', { size: 9 }));
+        assert.equal(refused.status, 422, refused.text);
+        assert.match(refused.body.message, /too big now/);
+        assert.equal((await api(server, 'PATCH', `${base}/a`, { spec: { size: 9 } }, MERGE)).status, 422);
+        const table = (await api(server, 'GET', base, undefined, TABLE)).body;
+        const row = table.rows.find((r: Body) => r.cells[0] === 'c').cells;
+        assert.deepEqual([row[0], row[1], row[3]], ['c', 3, 'round']);
+      } finally {
+        again.close();
+      }
+    } finally {
+      w.close();
+    }
+  });
+
+  test('a version no longer served: its paths go and the watches of every version end; the other version serves on', async () => {
+    const group = 'versions.live.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    const name = crd.metadata.name;
+    crd.spec.versions.push({ ...structuredClone(crd.spec.versions[0]), name: 'v2', storage: false });
+    await establish(crd);
+    assert.equal((await api(server, 'POST', `/apis/${group}/v1/widgets`, widget(group, 'a'))).status, 201);
+    const v1 = readWatch(`${server.url}/apis/${group}/v1/widgets?watch=1`);
+    const v2 = readWatch(`${server.url}/apis/${group}/v2/widgets?watch=1`);
+    try {
+      assert.equal((await v1.next(1))[0]!.object.apiVersion, `${group}/v1`);
+      assert.equal((await v2.next(1))[0]!.object.apiVersion, `${group}/v2`);
+      await updateCrd(name, (c) => (c.spec.versions[1].served = false));
+      assert.deepEqual(await rest(v2), []);
+      assert.deepEqual(await rest(v1), []);
+      await waitFor('v2 gone', async () => (await api(server, 'GET', `/apis/${group}/v2/widgets/a`)).status === 404);
+      assert.equal((await api(server, 'GET', `/apis/${group}/v1/widgets/a`)).status, 200);
+    } finally {
+      v1.close();
+      v2.close();
+    }
+  });
+});
