@@ -136,3 +136,27 @@ describe('a changed CRD', () => {
     }
   });
 });
+
+describe('the garbage collector', () => {
+  test('follows custom resources whose storage version is not served, as owners and as dependents', async () => {
+    const group = 'gc.live.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    crd.spec.versions.push({ ...structuredClone(crd.spec.versions[0]), name: 'v2', storage: false });
+    crd.spec.versions[0].served = false;
+    await establish(crd);
+    const base = `/apis/${group}/v2/widgets`;
+    const cms = '/api/v1/namespaces/default/configmaps';
+    const owner = (await api(server, 'POST', base, { ...widget(group, 'owner'), apiVersion: `${group}/v2` })).body;
+    assert.ok(owner.metadata?.uid, JSON.stringify(owner));
+    const ref = (o: Body, apiVersion: string, kind: string) => [{ apiVersion, kind, name: o.metadata.name, uid: o.metadata.uid }];
+    // A config map owned by a widget, and a widget owned by a config map.
+    assert.equal((await api(server, 'POST', cms, { metadata: { name: 'owned-by-widget', ownerReferences: ref(owner, `${group}/v2`, 'Widget') } })).status, 201);
+    const cmOwner = (await api(server, 'POST', cms, { metadata: { name: 'owns-a-widget' } })).body;
+    assert.equal((await api(server, 'POST', base, { ...widget(group, 'dependent'), apiVersion: `${group}/v2`, metadata: { name: 'dependent', ownerReferences: ref(cmOwner, 'v1', 'ConfigMap') } })).status, 201);
+
+    assert.equal((await api(server, 'DELETE', `${base}/owner`)).status, 200);
+    await waitFor('the config map owned by the widget collected', async () => (await api(server, 'GET', `${cms}/owned-by-widget`)).status === 404);
+    assert.equal((await api(server, 'DELETE', `${cms}/owns-a-widget`)).status, 200);
+    await waitFor('the widget owned by the config map collected', async () => (await api(server, 'GET', `${base}/dependent`)).status === 404);
+  });
+});
