@@ -12,6 +12,7 @@ import { RE2JS } from 're2js';
 import { child, fieldError, type FieldError } from './field-errors.ts';
 import { ERROR_WORDING, type Schema } from './schema.ts';
 import { formatProblem } from './schema-formats.ts';
+import { dns1123Label, pathSegmentName, validateAnnotations, validateFinalizers, validateLabels, validateOwnerReferences } from './meta.ts';
 
 /** Containers nested deeper than this inside known schema are rejected, not walked. */
 export const MAX_SCHEMA_DEPTH = 100;
@@ -481,12 +482,31 @@ function embeddedErrors(obj: JsonObject, path: string, errors: FieldError[]): vo
   else if (typeof apiVersion === 'string' && apiVersion !== '/' && apiVersion.split('/').length > 2)
     errors.push(fieldError.invalid(child(path, 'apiVersion'), apiVersion, `unexpected GroupVersion string: ${apiVersion}`));
   const meta = own(obj, 'metadata');
-  const name = isObject(meta) ? own(meta, 'name') : undefined;
-  if (typeof name === 'string' && name !== '') {
-    const at = child(child(path, 'metadata'), 'name');
-    if (name === '.' || name === '..') errors.push(fieldError.invalid(at, name, `may not be '${name}'`));
-    else for (const bad of ['/', '%']) if (name.includes(bad)) errors.push(fieldError.invalid(at, name, `may not contain '${bad}'`));
-  }
+  if (isObject(meta)) for (const e of embeddedObjectMetaErrors(meta, child(path, 'metadata'))) errors.push(e);
+}
+
+/**
+ * An embedded resource's metadata, checked as ObjectMeta is on a create (kube-apiserver's
+ * ValidateObjectMeta, with path-segment names): a name is not required (one is made up when
+ * absent), a namespace only checked when given. Values of the wrong type are the schema's to report.
+ */
+function embeddedObjectMetaErrors(meta: JsonObject, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const generateName = own(meta, 'generateName');
+  if (typeof generateName === 'string' && generateName !== '')
+    for (const bad of ['/', '%']) if (generateName.includes(bad)) errs.push(fieldError.invalid(child(path, 'generateName'), generateName, `may not contain '${bad}'`));
+  const name = own(meta, 'name');
+  if (typeof name === 'string' && name !== '') for (const m of pathSegmentName(name)) errs.push(fieldError.invalid(child(path, 'name'), name, m));
+  const namespace = own(meta, 'namespace');
+  if (typeof namespace === 'string' && namespace !== '') for (const m of dns1123Label(namespace)) errs.push(fieldError.invalid(child(path, 'namespace'), namespace, m));
+  const generation = own(meta, 'generation');
+  if (typeof generation === 'number' && generation < 0) errs.push(fieldError.invalid(child(path, 'generation'), generation, 'must be greater than or equal to 0'));
+  const ofType = (v: unknown, isType: (x: unknown) => boolean) => (isType(v) ? v : undefined);
+  errs.push(...validateLabels(ofType(own(meta, 'labels'), isObject), child(path, 'labels')));
+  errs.push(...validateAnnotations(ofType(own(meta, 'annotations'), isObject), child(path, 'annotations')));
+  errs.push(...validateOwnerReferences(own(meta, 'ownerReferences'), child(path, 'ownerReferences')));
+  errs.push(...validateFinalizers(ofType(own(meta, 'finalizers'), Array.isArray), child(path, 'finalizers')));
+  return errs;
 }
 
 /** The details of value errors, in one of the two wordings Kubernetes uses (ERROR_WORDING). */

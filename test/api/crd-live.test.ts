@@ -160,3 +160,56 @@ describe('the garbage collector', () => {
     await waitFor('the widget owned by the config map collected', async () => (await api(server, 'GET', `${base}/dependent`)).status === 404);
   });
 });
+
+describe('an embedded resource', () => {
+  test('its metadata is checked as ObjectMeta: name and generateName, namespace, generation, labels, annotations and their size, owner references, finalizers', async () => {
+    const group = 'embedded.live.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.template = {
+      type: 'object',
+      'x-kubernetes-embedded-resource': true,
+      'x-kubernetes-preserve-unknown-fields': true,
+    };
+    await establish(crd);
+    const base = `/apis/${group}/v1/widgets`;
+    const withTemplate = (name: string, metadata: Body) => widget(group, name, { size: 2, template: { apiVersion: 'v1', kind: 'ConfigMap', metadata } });
+
+    const bad = await api(
+      server,
+      'POST',
+      base,
+      withTemplate('bad', {
+        name: 'a/b',
+        generateName: 'x%',
+        namespace: 'Not_A_Label',
+        generation: -1,
+        labels: { 'bad key': 'ok', good: 'bad value!' },
+        annotations: { 'a/b/c': 'x' },
+        finalizers: ['not a finalizer'],
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'o', uid: '' }],
+      }),
+    );
+    assert.equal(bad.status, 422, bad.text);
+    const causes = (bad.body.details.causes as Body[]).map((c) => `${c.field}: ${c.message}`);
+    const m = 'spec.template.metadata';
+    for (const want of [
+      `${m}.generateName: Invalid value: "x%": may not contain '%'`,
+      `${m}.name: Invalid value: "a/b": may not contain '/'`,
+      `${m}.namespace: Invalid value: "Not_A_Label": a lowercase RFC 1123 label must consist of`,
+      `${m}.generation: Invalid value: -1: must be greater than or equal to 0`,
+      `${m}.labels: Invalid value: "bad key": name part must consist of alphanumeric characters`,
+      `${m}.labels: Invalid value: "bad value!": a valid label must be an empty string or consist of alphanumeric characters`,
+      `${m}.annotations: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters`,
+      `${m}.finalizers[0]: Invalid value: "not a finalizer": name part must consist of alphanumeric characters`,
+      `${m}.ownerReferences.uid: Invalid value: "": must not be empty`,
+    ]) assert.ok(causes.some((c) => c.startsWith(want)), `${want}\nin\n${causes.join('\n')}`);
+
+    const big = await api(server, 'POST', base, withTemplate('big', { annotations: { big: 'x'.repeat(256 * 1024) } }));
+    assert.equal(big.status, 422, big.text);
+    assert.match(big.body.message, /spec\.template\.metadata\.annotations: Too long: must have at most 262144 bytes/);
+
+    // Without a name (kube makes one up to check the rest), with a generateName ending in '-'.
+    const good = await api(server, 'POST', base, withTemplate('good', { generateName: 'web-', namespace: 'default', labels: { app: 'web' }, annotations: { 'example.com/note': 'hi' }, finalizers: ['example.com/keep'] }));
+    assert.equal(good.status, 201, good.text);
+  });
+});
