@@ -485,6 +485,13 @@ function embeddedErrors(obj: JsonObject, path: string, errors: FieldError[]): vo
   if (isObject(meta)) for (const e of embeddedObjectMetaErrors(meta, child(path, 'metadata'))) errors.push(e);
 }
 
+/** What the checks beside the schema find wrong in an embedded resource's header (a CRD's defaults are checked with them). */
+export function embeddedResourceErrors(obj: unknown, path: string): FieldError[] {
+  const errors: FieldError[] = [];
+  if (isObject(obj)) embeddedErrors(obj, path, errors);
+  return errors;
+}
+
 /**
  * An embedded resource's metadata, checked as ObjectMeta is on a create (kube-apiserver's
  * ValidateObjectMeta, with path-segment names): a name is not required (one is made up when

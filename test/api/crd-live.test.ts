@@ -212,4 +212,29 @@ describe('an embedded resource', () => {
     const good = await api(server, 'POST', base, withTemplate('good', { generateName: 'web-', namespace: 'default', labels: { app: 'web' }, annotations: { 'example.com/note': 'hi' }, finalizers: ['example.com/keep'] }));
     assert.equal(good.status, 201, good.text);
   });
+
+  test('a default inside its metadata must result in valid metadata, and applies', async () => {
+    const group = 'embedded-defaults.live.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    const template = (labels: Body) => ({
+      type: 'object',
+      'x-kubernetes-embedded-resource': true,
+      'x-kubernetes-preserve-unknown-fields': true,
+      properties: { metadata: { type: 'object', properties: { labels: { type: 'object', additionalProperties: { type: 'string' }, default: labels } } } },
+    });
+    const props = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
+    props.template = template({ 'bad key': 'x', app: 'not/valid' });
+    const refused = await api(server, 'POST', CRDS, crd);
+    assert.equal(refused.status, 422, refused.text);
+    const cause = (refused.body.details.causes as Body[]).find((c) => c.field.endsWith('.properties[template].properties[metadata].properties[labels].default'));
+    assert.ok(cause, refused.text);
+    assert.match(cause.message, /must result in valid metadata: \[metadata\.labels: Invalid value: "bad key": name part must consist of .*, metadata\.labels: Invalid value: "not\/valid": a valid label must be/);
+
+    props.template = template({ app: 'web' });
+    await establish(crd);
+    const base = `/apis/${group}/v1/widgets`;
+    const created = await api(server, 'POST', base, widget(group, 'a', { size: 2, template: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } }));
+    assert.equal(created.status, 201, created.text);
+    assert.deepEqual(created.body.spec.template.metadata, { name: 'x', labels: { app: 'web' } });
+  });
 });
