@@ -364,8 +364,12 @@ function walk(start: Node, wording: Wording, errors: FieldError[], unknownFields
       continue;
     }
     const { value: v, schema: s, path, depth } = work;
-    // Ratcheting: a value the update left as it was keeps its errors to itself.
-    if (work.old !== undefined && isDeepStrictEqual(v, work.old.value)) continue;
+    // Ratcheting: a value the update left as it was keeps its errors to itself (but for the
+    // metadata of the resources it embeds, which Kubernetes checks on every write).
+    if (work.old !== undefined && isDeepStrictEqual(v, work.old.value)) {
+      if (openapi && !work.nested && embedsResources(s)) embeddedErrorsBelow(v, s, path, depth, errors);
+      continue;
+    }
     if (work.pre !== undefined) for (const x of work.pre) errors.push(x);
     if (v === null || v === undefined) {
       if (s.nullable || !work.item) continue;
@@ -464,6 +468,52 @@ function walk(start: Node, wording: Wording, errors: FieldError[], unknownFields
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1035_MESSAGE =
   "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
+const embedding = new WeakMap<Schema, boolean>();
+
+/** Whether a value under this schema may hold an embedded resource (a recursive schema is followed once). */
+function embedsResources(schema: Schema): boolean {
+  const known = embedding.get(schema);
+  if (known !== undefined) return known;
+  const seen = new Set<Schema>();
+  const stack = [schema];
+  let found = false;
+  while (stack.length > 0 && !found) {
+    const s = stack.pop()!;
+    if (seen.has(s)) continue;
+    seen.add(s);
+    if (s['x-kubernetes-embedded-resource']) found = true;
+    for (const sub of Object.values(s.properties ?? {})) stack.push(sub);
+    if (s.additionalProperties !== undefined) stack.push(s.additionalProperties);
+    if (s.items !== undefined) stack.push(s.items);
+  }
+  embedding.set(schema, found);
+  return found;
+}
+
+/**
+ * The header checks of every embedded resource in a value the schema walk skipped (an update left
+ * it as it was): Kubernetes checks embedded metadata on updates as on creates. The value is
+ * followed where the schema describes it (properties, map values, items), as kube-apiserver does.
+ */
+function embeddedErrorsBelow(value: unknown, schema: Schema, path: string, depth: number, errors: FieldError[]): void {
+  const stack: { v: unknown; s: Schema; path: string; depth: number }[] = [{ v: value, s: schema, path, depth }];
+  while (stack.length > 0) {
+    const { v, s, path: at, depth: d } = stack.pop()!;
+    if (d > MAX_SCHEMA_DEPTH) continue;
+    const found: typeof stack = [];
+    if (Array.isArray(v)) {
+      if (s.items !== undefined) for (let i = 0; i < v.length; i++) found.push({ v: v[i], s: s.items, path: child(at, i), depth: d + 1 });
+    } else if (isObject(v)) {
+      if (s['x-kubernetes-embedded-resource']) embeddedErrors(v, at, errors);
+      for (const key of Object.keys(v)) {
+        const sub = s.properties !== undefined && Object.hasOwn(s.properties, key) ? s.properties[key] : s.additionalProperties;
+        if (sub !== undefined) found.push({ v: v[key], s: sub, path: child(at, key), depth: d + 1 });
+      }
+    }
+    for (let i = found.length - 1; i >= 0; i--) stack.push(found[i]!);
+  }
+}
 
 /**
  * An embedded resource's header, as Kubernetes checks it beside the schema: a kind that is a

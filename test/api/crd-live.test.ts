@@ -237,4 +237,20 @@ describe('an embedded resource', () => {
     assert.equal(created.status, 201, created.text);
     assert.deepEqual(created.body.spec.template.metadata, { name: 'x', labels: { app: 'web' } });
   });
+
+  test('its metadata is checked on every update, changed or not (not ratcheted)', async () => {
+    const group = 'embedded-update.live.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.template = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+    await establish(crd);
+    const base = `/apis/${group}/v1/widgets`;
+    // Stored while the field was not an embedded resource.
+    const template = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', labels: { 'bad key': 'x' } } };
+    assert.equal((await api(server, 'POST', base, widget(group, 'a', { size: 2, template })).then((r) => r.status)), 201);
+    await updateCrd(crd.metadata.name, (c) => (c.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.template['x-kubernetes-embedded-resource'] = true));
+    await waitFor('the embedded resource served', async () => (await api(server, 'PATCH', `${base}/a`, { spec: { size: 3 } }, MERGE)).status === 422);
+    const r = await api(server, 'PATCH', `${base}/a`, { spec: { size: 4 } }, MERGE);
+    assert.equal(r.status, 422, r.text);
+    assert.deepEqual((r.body.details.causes as Body[]).map((c) => c.field), ['spec.template.metadata.labels']);
+  });
 });
