@@ -91,6 +91,11 @@ describe('a changed CRD', () => {
       reading = false;
       await reads;
       assert.deepEqual(failures, []);
+      // OpenAPI follows the new schema.
+      const openapi = await api(server, 'GET', `/openapi/v3/apis/${group}/v1`);
+      assert.equal(openapi.status, 200);
+      const spec = openapi.body.components.schemas['com.example.live.v1.WidgetSpec'];
+      assert.equal(spec?.properties?.shape?.type, 'string', JSON.stringify(spec));
 
       // The client watches again from what it saw: nothing was lost, the new schema applies.
       const again = readWatch(`${server.url}${base}?watch=1&resourceVersion=${seen}`);
