@@ -140,6 +140,35 @@ describe('a changed CRD', () => {
       v2.close();
     }
   });
+
+  test('changed again and again while clients create and read (kube\'s TestChangeCRD): every request succeeds', async () => {
+    const group = 'churn.live.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    const name = crd.metadata.name;
+    await establish(crd);
+    const base = `/apis/${group}/v1/widgets`;
+    let changing = true;
+    const failures: string[] = [];
+    const clients = [0, 1, 2].map(async (i) => {
+      const created = await api(server, 'POST', base, widget(group, `w${i}`));
+      if (created.status !== 201) failures.push(`create ${created.status}`);
+      while (changing) {
+        const r = await api(server, 'GET', `${base}/w${i}`);
+        if (r.status !== 200) failures.push(`get ${r.status}`);
+      }
+    });
+    for (let n = 0; n < 10; n++) {
+      await updateCrd(name, (c) => {
+        if (c.spec.versions.length === 1) c.spec.versions.push({ ...structuredClone(c.spec.versions[0]), name: 'v2', storage: false });
+        else c.spec.versions = c.spec.versions.slice(0, 1);
+      });
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    changing = false;
+    await Promise.all(clients);
+    assert.deepEqual(failures, []);
+    assert.equal((await api(server, 'GET', base)).body.items.length, 3);
+  });
 });
 
 describe('the garbage collector', () => {
