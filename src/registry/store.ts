@@ -538,8 +538,21 @@ export class RegistryStore implements ReadableStore {
       // comes (504 ResourceVersionTooLarge) rather than watch for events that may never exist.
       await this.storageCall(() => this.reads.waitNotOlderThan(rv));
     }
+    // A watch that ends (by itself or retired) leaves the list of open watches.
+    let ended = false;
+    const listed: WatchSink = {
+      send: (type, object) => sink.send(type, object),
+      error: (status) => sink.error(status),
+      end: () => {
+        if (ended) return;
+        ended = true;
+        this.openWatches.delete(end);
+        sink.end();
+      },
+      onDrain: (resume) => sink.onDrain(resume),
+    };
     const stream = new WatchStream({
-      sink,
+      sink: listed,
       after,
       describe: (ev) => this.describeEvent(ev, match),
       bookmark: opts.allowWatchBookmarks ? (revision) => bookmark(revision) : undefined,
@@ -565,11 +578,11 @@ export class RegistryStore implements ReadableStore {
       stream.stop();
       watch.stop();
     };
-    const end = () => {
+    function end(): void {
       stop();
-      sink.end();
-    };
-    this.openWatches.add(end);
+      listed.end();
+    }
+    if (!ended) this.openWatches.add(end);
     if (this.retired) queueMicrotask(end);
     return {
       stop,
