@@ -52,6 +52,12 @@ export interface KindRegistry {
   register(defs: readonly KindDefinition[]): Promise<RegistryStore[]>;
   /** Stops serving kinds registered before (given as registered): their paths answer 404 and leave discovery. */
   unregister(defs: readonly KindDefinition[]): Promise<void>;
+  /**
+   * Serves `next` in place of `old` (registered before, given as registered) in one step: no
+   * request finds neither; the storage and its watch cache stay, and the watches opened through
+   * `old` end (as kube-apiserver tears down a changed CRD's storage).
+   */
+  replace(old: KindDefinition, next: KindDefinition): Promise<RegistryStore[]>;
   /** Called after each change; returns what stops the calls. */
   onChange(listener: (change: KindChange) => void): () => void;
 }

@@ -3,7 +3,7 @@
 // - accepts its names unless another CRD of the group (by its accepted names) or a built-in kind
 //   of the group holds them (`NamesAccepted`, `status.acceptedNames`);
 // - serves the kind the CRD defines (a definition built at run time, registered with the server's
-//   kinds) and then marks it `Established`; a changed CRD is served anew;
+//   kinds) and then marks it `Established`; a changed CRD is served by a new definition;
 // - once the CRD is deleted, deletes its custom resources, stops serving them and removes the
 //   cleanup finalizer (`Terminating`), so the CRD goes and a new one starts empty.
 
@@ -11,7 +11,7 @@ import type { KObject } from '../machinery/meta.ts';
 import { nowTimestamp } from '../machinery/meta.ts';
 import { isStatusError } from '../machinery/status.ts';
 import { matchEverything } from '../machinery/list-options.ts';
-import type { KindDefinition } from '../registry/definition.ts';
+import { storagePrefix, type KindDefinition } from '../registry/definition.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import { customResourceDefinition } from '../registry/custom-resource.ts';
 import { cleanupFinalizer, setCrdCondition, type CrdNames, type CrdObject } from '../registry/kinds/custom-resource-definition.ts';
@@ -198,10 +198,16 @@ class CustomResourceController implements Controller {
     const fingerprint = JSON.stringify([crd.spec, crd.status?.acceptedNames]);
     const current = this.served.get(name);
     if (current?.fingerprint === fingerprint) return;
-    if (current) await this.kinds.unregister([current.def]);
-    this.served.delete(name);
     // The definition keeps its own spec (the CRD read is the cache's).
     const def = customResourceDefinition({ ...crd, spec: structuredClone(crd.spec) }, () => this.terminating.has(name));
+    // A changed CRD is swapped in place (its storage stays; watches through the old one end).
+    if (current && def && samePrefix(current.def, def)) {
+      const [store] = await this.kinds.replace(current.def, def);
+      this.served.set(name, { def, fingerprint, store });
+      return;
+    }
+    if (current) await this.kinds.unregister([current.def]);
+    this.served.delete(name);
     if (!def) return;
     const [store] = await this.kinds.register([def]);
     this.served.set(name, { def, fingerprint, store });
@@ -279,5 +285,6 @@ class StaleRead extends Error {}
 
 /** A copy of the CRD whose status and metadata are its own (its spec is shared, and not changed). */
 const withOwnStatus = (crd: CrdObject): CrdObject => ({ ...crd, metadata: { ...crd.metadata }, ...(crd.status ? { status: structuredClone(crd.status) } : {}) });
+const samePrefix = (a: KindDefinition, b: KindDefinition): boolean => storagePrefix(a) === storagePrefix(b);
 
 const groupOf = (crdName: string): string => crdName.slice(crdName.indexOf('.') + 1);

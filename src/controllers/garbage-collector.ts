@@ -50,6 +50,20 @@ const DELETION_TIMESTAMP = Buffer.from('"deletionTimestamp"');
 const ownersOf = (o: KObject): OwnerReference[] =>
   Array.isArray(o.metadata.ownerReferences) ? (o.metadata.ownerReferences as OwnerReference[]).filter((r) => r && typeof r.uid === 'string') : [];
 
+/**
+ * The stores to watch: one per storage prefix, as a kind kept in another kind's storage (core
+ * Event) shows the same objects. The one that stores in its own form when there is one; otherwise
+ * (a custom resource whose storage version is not served) the first served version.
+ */
+function watchedOf(stores: readonly RegistryStore[]): RegistryStore[] {
+  const byPrefix = new Map<string, RegistryStore>();
+  for (const s of stores) {
+    const had = byPrefix.get(s.prefix);
+    if (!had || (had.def.storedAs && !s.def.storedAs)) byPrefix.set(s.prefix, s);
+  }
+  return [...byPrefix.values()];
+}
+
 export const garbageCollector: ControllerFactory = (ctx) => new GarbageCollector([...ctx.stores.values()], ctx.log, ctx.kinds);
 
 class GarbageCollector implements Controller {
@@ -95,13 +109,10 @@ class GarbageCollector implements Controller {
         this.watches.get(s)?.stop();
         this.watches.delete(s);
       }
-      for (const s of added) {
-        this.byKind.set(`${apiVersionOf(s.def)}/${s.def.kind}`, s);
-        if (!s.def.storedAs) void this.watch(s);
-      }
+      for (const s of added) this.byKind.set(`${apiVersionOf(s.def)}/${s.def.kind}`, s);
+      for (const s of watchedOf(added)) void this.watch(s);
     });
-    // A kind kept in another kind's storage (core Event) shows the same objects: watched once.
-    for (const store of this.stores) if (!store.def.storedAs) await this.watch(store);
+    for (const store of watchedOf(this.stores)) await this.watch(store);
   }
 
   stop(): void {

@@ -160,6 +160,33 @@ export function validateFinalizers(finalizers: unknown, path: string): FieldErro
 }
 
 /**
+ * Each owner reference names an owner (ValidateOwnerReferences: the field paths are the list's, not
+ * the item's, as there), core Events own nothing, and at most one owner is the controller.
+ */
+export function validateOwnerReferences(refs: unknown, path: string): FieldError[] {
+  if (!Array.isArray(refs)) return [];
+  const errs: FieldError[] = [];
+  let first: string | undefined;
+  for (const ref of refs) {
+    if (!isPlainObject(ref)) continue;
+    // A value of another type than string is the schema's to report.
+    const missing = (v: unknown) => v === '' || v === undefined || v === null;
+    if (missing(ref.apiVersion) || typeof ref.apiVersion === 'string') {
+      const parts = ((ref.apiVersion as string | undefined) ?? '').split('/');
+      const version = parts.length === 1 ? parts[0] : parts.length === 2 ? parts[1] : '';
+      if (!version) errs.push(fieldError.invalid(child(path, 'apiVersion'), ref.apiVersion ?? '', 'version must not be empty'));
+    }
+    for (const f of ['kind', 'name', 'uid'] as const) if (missing(ref[f])) errs.push(fieldError.invalid(child(path, f), '', 'must not be empty'));
+    if (ref.apiVersion === 'v1' && ref.kind === 'Event') errs.push(fieldError.invalid(path, ref, '/v1, Kind=Event is disallowed from being an owner'));
+    if (ref.controller !== true) continue;
+    const name = `${String(ref.kind ?? '')}/${String(ref.name ?? '')}`;
+    if (first === undefined) first = name;
+    else errs.push(fieldError.invalid(path, refs, `Only one reference can have Controller set to true. Found "true" in references for ${first} and ${name}`));
+  }
+  return errs;
+}
+
+/**
  * Whether an update leaves the object as it was: equal values (object keys in any order, as a typed
  * object serializes them in one order), not counting `metadata.resourceVersion` (a precondition,
  * not content) nor the `time` of managedFields entries that are otherwise equal. Kubernetes bumps a

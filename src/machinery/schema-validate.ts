@@ -12,6 +12,7 @@ import { RE2JS } from 're2js';
 import { child, fieldError, type FieldError } from './field-errors.ts';
 import { ERROR_WORDING, type Schema } from './schema.ts';
 import { formatProblem } from './schema-formats.ts';
+import { dns1123Label, pathSegmentName, validateAnnotations, validateFinalizers, validateLabels, validateOwnerReferences } from './meta.ts';
 
 /** Containers nested deeper than this inside known schema are rejected, not walked. */
 export const MAX_SCHEMA_DEPTH = 100;
@@ -363,8 +364,12 @@ function walk(start: Node, wording: Wording, errors: FieldError[], unknownFields
       continue;
     }
     const { value: v, schema: s, path, depth } = work;
-    // Ratcheting: a value the update left as it was keeps its errors to itself.
-    if (work.old !== undefined && isDeepStrictEqual(v, work.old.value)) continue;
+    // Ratcheting: a value the update left as it was keeps its errors to itself (but for the
+    // metadata of the resources it embeds, which Kubernetes checks on every write).
+    if (work.old !== undefined && isDeepStrictEqual(v, work.old.value)) {
+      if (openapi && !work.nested && embedsResources(s)) embeddedErrorsBelow(v, s, path, depth, errors);
+      continue;
+    }
     if (work.pre !== undefined) for (const x of work.pre) errors.push(x);
     if (v === null || v === undefined) {
       if (s.nullable || !work.item) continue;
@@ -464,6 +469,52 @@ const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1035_MESSAGE =
   "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
 
+const embedding = new WeakMap<Schema, boolean>();
+
+/** Whether a value under this schema may hold an embedded resource (a recursive schema is followed once). */
+function embedsResources(schema: Schema): boolean {
+  const known = embedding.get(schema);
+  if (known !== undefined) return known;
+  const seen = new Set<Schema>();
+  const stack = [schema];
+  let found = false;
+  while (stack.length > 0 && !found) {
+    const s = stack.pop()!;
+    if (seen.has(s)) continue;
+    seen.add(s);
+    if (s['x-kubernetes-embedded-resource']) found = true;
+    for (const sub of Object.values(s.properties ?? {})) stack.push(sub);
+    if (s.additionalProperties !== undefined) stack.push(s.additionalProperties);
+    if (s.items !== undefined) stack.push(s.items);
+  }
+  embedding.set(schema, found);
+  return found;
+}
+
+/**
+ * The header checks of every embedded resource in a value the schema walk skipped (an update left
+ * it as it was): Kubernetes checks embedded metadata on updates as on creates. The value is
+ * followed where the schema describes it (properties, map values, items), as kube-apiserver does.
+ */
+function embeddedErrorsBelow(value: unknown, schema: Schema, path: string, depth: number, errors: FieldError[]): void {
+  const stack: { v: unknown; s: Schema; path: string; depth: number }[] = [{ v: value, s: schema, path, depth }];
+  while (stack.length > 0) {
+    const { v, s, path: at, depth: d } = stack.pop()!;
+    if (d > MAX_SCHEMA_DEPTH) continue;
+    const found: typeof stack = [];
+    if (Array.isArray(v)) {
+      if (s.items !== undefined) for (let i = 0; i < v.length; i++) found.push({ v: v[i], s: s.items, path: child(at, i), depth: d + 1 });
+    } else if (isObject(v)) {
+      if (s['x-kubernetes-embedded-resource']) embeddedErrors(v, at, errors);
+      for (const key of Object.keys(v)) {
+        const sub = s.properties !== undefined && Object.hasOwn(s.properties, key) ? s.properties[key] : s.additionalProperties;
+        if (sub !== undefined) found.push({ v: v[key], s: sub, path: child(at, key), depth: d + 1 });
+      }
+    }
+    for (let i = found.length - 1; i >= 0; i--) stack.push(found[i]!);
+  }
+}
+
 /**
  * An embedded resource's header, as Kubernetes checks it beside the schema: a kind that is a
  * (mixed-case) DNS-1035 label, an apiVersion of at most one slash, a metadata name usable as a
@@ -481,12 +532,38 @@ function embeddedErrors(obj: JsonObject, path: string, errors: FieldError[]): vo
   else if (typeof apiVersion === 'string' && apiVersion !== '/' && apiVersion.split('/').length > 2)
     errors.push(fieldError.invalid(child(path, 'apiVersion'), apiVersion, `unexpected GroupVersion string: ${apiVersion}`));
   const meta = own(obj, 'metadata');
-  const name = isObject(meta) ? own(meta, 'name') : undefined;
-  if (typeof name === 'string' && name !== '') {
-    const at = child(child(path, 'metadata'), 'name');
-    if (name === '.' || name === '..') errors.push(fieldError.invalid(at, name, `may not be '${name}'`));
-    else for (const bad of ['/', '%']) if (name.includes(bad)) errors.push(fieldError.invalid(at, name, `may not contain '${bad}'`));
-  }
+  if (isObject(meta)) for (const e of embeddedObjectMetaErrors(meta, child(path, 'metadata'))) errors.push(e);
+}
+
+/** What the checks beside the schema find wrong in an embedded resource's header (a CRD's defaults are checked with them). */
+export function embeddedResourceErrors(obj: unknown, path: string): FieldError[] {
+  const errors: FieldError[] = [];
+  if (isObject(obj)) embeddedErrors(obj, path, errors);
+  return errors;
+}
+
+/**
+ * An embedded resource's metadata, checked as ObjectMeta is on a create (kube-apiserver's
+ * ValidateObjectMeta, with path-segment names): a name is not required (one is made up when
+ * absent), a namespace only checked when given. Values of the wrong type are the schema's to report.
+ */
+function embeddedObjectMetaErrors(meta: JsonObject, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const generateName = own(meta, 'generateName');
+  if (typeof generateName === 'string' && generateName !== '')
+    for (const bad of ['/', '%']) if (generateName.includes(bad)) errs.push(fieldError.invalid(child(path, 'generateName'), generateName, `may not contain '${bad}'`));
+  const name = own(meta, 'name');
+  if (typeof name === 'string' && name !== '') for (const m of pathSegmentName(name)) errs.push(fieldError.invalid(child(path, 'name'), name, m));
+  const namespace = own(meta, 'namespace');
+  if (typeof namespace === 'string' && namespace !== '') for (const m of dns1123Label(namespace)) errs.push(fieldError.invalid(child(path, 'namespace'), namespace, m));
+  const generation = own(meta, 'generation');
+  if (typeof generation === 'number' && generation < 0) errs.push(fieldError.invalid(child(path, 'generation'), generation, 'must be greater than or equal to 0'));
+  const ofType = (v: unknown, isType: (x: unknown) => boolean) => (isType(v) ? v : undefined);
+  errs.push(...validateLabels(ofType(own(meta, 'labels'), isObject), child(path, 'labels')));
+  errs.push(...validateAnnotations(ofType(own(meta, 'annotations'), isObject), child(path, 'annotations')));
+  errs.push(...validateOwnerReferences(own(meta, 'ownerReferences'), child(path, 'ownerReferences')));
+  errs.push(...validateFinalizers(ofType(own(meta, 'finalizers'), Array.isArray), child(path, 'finalizers')));
+  return errs;
 }
 
 /** The details of value errors, in one of the two wordings Kubernetes uses (ERROR_WORDING). */

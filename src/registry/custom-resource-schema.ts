@@ -8,7 +8,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
 import { ERROR_WORDING, type Schema, type ValidationRule } from '../machinery/schema.ts';
-import { pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
+import { embeddedResourceErrors, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
 import { cel } from '../cel/load.ts';
 import { ruleValidator } from './validation-rules.ts';
 
@@ -424,28 +424,45 @@ function nestedCompleteness(v: Json, s: Json, sAt: string, vAt: string, errs: Fi
  */
 function validateDefaults(root: Json, at: string, objectMeta: Schema | undefined): FieldError[] {
   const errs: FieldError[] = [];
-  const visit = (s: Json, sAt: string, insideMeta: boolean): void => {
-    if (s.default != null && !insideMeta) {
-      const schema: Schema = { ...toSchema(s, objectMeta), [ERROR_WORDING]: 'openapi' };
-      delete schema.default;
+  const checkAgainstSchema = (s: Json, dAt: string, pruned: boolean): void => {
+    const schema: Schema = { ...toSchema(s, objectMeta), [ERROR_WORDING]: 'openapi' };
+    delete schema.default;
+    if (pruned) {
+      const copy = structuredClone(s.default);
+      pruneUnknownFields(copy, schema);
+      if (!isDeepStrictEqual(copy, s.default)) return void errs.push(fieldError.invalid(dAt, s.default, 'must not have unknown fields'));
+    }
+    for (const e of validateAgainstSchema(s.default, schema).errors) {
+      const field = e.field === '<nil>' || e.field === '' ? dAt : `${dAt}.${e.field}`;
+      const body = e.field && e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : e.message;
+      errs.push({ ...e, field, message: `${field}: ${body}` });
+    }
+  };
+  /**
+   * `surround` is set inside an embedded resource's apiVersion, kind or metadata: it puts a value
+   * of the node where it belongs in an object of that embedded resource (kind `Validation`), as
+   * kube-apiserver checks such a default: the object's header must be valid with it.
+   */
+  const visit = (s: Json, sAt: string, surround: ((v: unknown) => Json) | undefined): void => {
+    if (s.default != null && !surround) checkAgainstSchema(s, `${sAt}.default`, true);
+    else if (s.default != null && surround) {
       const dAt = `${sAt}.default`;
-      const pruned = structuredClone(s.default);
-      pruneUnknownFields(pruned, schema);
-      if (!isDeepStrictEqual(pruned, s.default)) errs.push(fieldError.invalid(dAt, s.default, 'must not have unknown fields'));
-      else {
-        for (const e of validateAgainstSchema(s.default, schema).errors) {
-          const field = e.field === '<nil>' || e.field === '' ? dAt : `${dAt}.${e.field}`;
-          const body = e.field && e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : e.message;
-          errs.push({ ...e, field, message: `${field}: ${body}` });
-        }
-      }
+      const problems = embeddedResourceErrors(surround(structuredClone(s.default)), '');
+      if (problems.length) {
+        const text = problems.length === 1 ? problems[0]!.message : `[${problems.map((e) => e.message).join(', ')}]`;
+        errs.push(fieldError.invalid(dAt, s.default, `must result in valid metadata: ${text}`));
+      } else checkAgainstSchema(s, dAt, false);
     }
     const embedded = s['x-kubernetes-embedded-resource'] === true;
-    if (isObject(s.items)) visit(s.items, `${sAt}.items`, insideMeta);
+    if (isObject(s.items)) visit(s.items, `${sAt}.items`, surround && ((v) => surround([v])));
     if (isObject(s.properties))
-      for (const [k, p] of Object.entries(s.properties)) if (isObject(p)) visit(p, `${sAt}.properties[${k}]`, insideMeta || (embedded && ['metadata', 'apiVersion', 'kind'].includes(k)));
+      for (const [k, p] of Object.entries(s.properties)) {
+        if (!isObject(p)) continue;
+        const inner = embedded && ['metadata', 'apiVersion', 'kind'].includes(k) ? (v: unknown): Json => ({ apiVersion: 'validation/v1', kind: 'Validation', [k]: v }) : surround && ((v: unknown) => surround({ [k]: v }));
+        visit(p, `${sAt}.properties[${k}]`, inner);
+      }
   };
-  visit(root, at, false);
+  visit(root, at, undefined);
   return errs;
 }
 
@@ -477,10 +494,31 @@ const KEYWORDS = [
   'x-kubernetes-map-type',
 ] as const;
 
-/** An embedded resource's header, as every object's: apiVersion and kind required, metadata ObjectMeta. */
+/**
+ * An embedded resource's header, as every object's: apiVersion and kind required, metadata
+ * ObjectMeta; what the CRD declares of them (defaults, value checks) applies as well.
+ */
 function embeddedHeader(out: Record<string, unknown>, objectMeta: Schema | undefined): void {
-  out.properties = { ...(out.properties as Record<string, Schema> | undefined), apiVersion: { type: 'string' }, kind: { type: 'string' }, ...(objectMeta ? { metadata: objectMeta } : {}) };
+  const declared = out.properties as Record<string, Schema> | undefined;
+  const header = (name: string, base: Schema): Schema => (declared?.[name] ? overlay(base, declared[name]) : base);
+  out.properties = {
+    ...declared,
+    apiVersion: header('apiVersion', { type: 'string' }),
+    kind: header('kind', { type: 'string' }),
+    ...(objectMeta ? { metadata: header('metadata', objectMeta) } : {}),
+  };
   out.required = [...new Set([...((out.required as string[] | undefined) ?? []), 'apiVersion', 'kind'])];
+}
+
+/** `over`'s keywords on `base`'s, property by property. */
+function overlay(base: Schema, over: Schema): Schema {
+  const out: Schema = { ...base, ...over };
+  if (base.properties && over.properties) {
+    const props: Record<string, Schema> = { ...base.properties };
+    for (const [k, v] of Object.entries(over.properties)) props[k] = props[k] ? overlay(props[k], v) : v;
+    out.properties = props;
+  } else if (base.properties) out.properties = base.properties;
+  return out;
 }
 
 /** A CRD's JSON schema node as a Schema: the keywords the generic machinery knows, children converted. */

@@ -498,6 +498,21 @@ export class RegistryStore implements ReadableStore {
     return e;
   }
 
+  /** The watches open through this store: each entry ends its watch. */
+  private readonly openWatches = new Set<() => void>();
+  private retired = false;
+
+  /**
+   * This store no longer serves its kind (a changed custom resource definition is served by a new
+   * store on the same storage): every watch open through it ends as a finished stream, without an
+   * ERROR event, as kube-apiserver's teardown of the old storage ends them (the client watches
+   * again, through the new definition); a watch still starting here ends once started.
+   */
+  retire(): void {
+    this.retired = true;
+    for (const end of [...this.openWatches]) end();
+  }
+
   /**
    * Watch the store. `bookmark()` sends a bookmark now (at the store's revision when it moved past
    * what the watch has sent, else at the last revision sent), e.g. just before the watch times
@@ -523,8 +538,21 @@ export class RegistryStore implements ReadableStore {
       // comes (504 ResourceVersionTooLarge) rather than watch for events that may never exist.
       await this.storageCall(() => this.reads.waitNotOlderThan(rv));
     }
+    // A watch that ends (by itself or retired) leaves the list of open watches.
+    let ended = false;
+    const listed: WatchSink = {
+      send: (type, object) => sink.send(type, object),
+      error: (status) => sink.error(status),
+      end: () => {
+        if (ended) return;
+        ended = true;
+        this.openWatches.delete(end);
+        sink.end();
+      },
+      onDrain: (resume) => sink.onDrain(resume),
+    };
     const stream = new WatchStream({
-      sink,
+      sink: listed,
       after,
       describe: (ev) => this.describeEvent(ev, match),
       bookmark: opts.allowWatchBookmarks ? (revision) => bookmark(revision) : undefined,
@@ -545,11 +573,19 @@ export class RegistryStore implements ReadableStore {
       stream.resumeSource = () => converting.resume();
     } else stream.resumeSource = () => watch.resume?.();
     stream.start();
+    const stop = () => {
+      this.openWatches.delete(end);
+      stream.stop();
+      watch.stop();
+    };
+    function end(): void {
+      stop();
+      listed.end();
+    }
+    if (!ended) this.openWatches.add(end);
+    if (this.retired) queueMicrotask(end);
     return {
-      stop: () => {
-        stream.stop();
-        watch.stop();
-      },
+      stop,
       resume: () => watch.resume?.(),
       // A progress bookmark if the store moved past what this watch delivered; otherwise one at that.
       bookmark: () => {

@@ -71,6 +71,31 @@ export class LiveKinds implements KindRegistry {
     });
   }
 
+  replace(old: KindDefinition, next: KindDefinition): Promise<RegistryStore[]> {
+    return this.serialized(async () => {
+      const s = this.bound();
+      const gone = new Set(this.expanded.get(old) ?? [old]);
+      const expanded = expandVersions([next]).filter(enabledByDefault);
+      // Added first: the new stores read the cache of the storage prefix the old ones read, so it
+      // stays open (no relist) when the old ones go.
+      const stores = await s.stores.add(expanded);
+      this.expanded.delete(old);
+      this.expanded.set(next, expanded);
+      const removed = s.stores.stores.filter((x) => gone.has(x.def));
+      // Routes, discovery and the served set change together: a request finds the old kind or the new.
+      s.router.remove([...gone]);
+      s.router.add(stores);
+      this.defs = [...this.defs.filter((d) => !gone.has(d)), ...stores.map((x) => x.def)];
+      for (const [key, x] of s.controllerStores) if (gone.has(x.def)) s.controllerStores.delete(key);
+      const added = stores.filter((x): x is RegistryStore => x instanceof RegistryStore);
+      for (const x of [...added].reverse()) s.controllerStores.set(storeKey(x.def.group, x.def.resource), x);
+      this.emit({ added, removed });
+      await s.stores.remove([...gone]);
+      for (const x of removed) x.retire();
+      return added;
+    });
+  }
+
   onChange(listener: (change: KindChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
