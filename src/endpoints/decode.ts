@@ -7,6 +7,7 @@ import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyDefaults, dropNonNullableNulls, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
 import type { Tags } from 'yaml';
 import { yaml } from '../machinery/yaml.ts';
+import { readYamlFast } from '../machinery/yaml-read.ts';
 import { checkYamlTags } from './yaml-tags.ts';
 import { decodeObject as decodeProtobuf } from '../wire/protobuf/index.ts';
 import { decodeCbor } from '../wire/cbor.ts';
@@ -225,6 +226,14 @@ export function parseYaml(text: string, validation: FieldValidation, what = 'err
       const duplicates = validation === 'Ignore' ? [] : findDuplicateKeys(text, MAX_STRICT_ERRORS);
       return { value, duplicate: duplicates.length ? `duplicate field "${duplicates[0]}"` : undefined };
     }
+  }
+  // Most YAML (no tags, anchors, aliases or merge keys) is read by the fast reader, which gives
+  // the same value; the rest, malformed text included, by the `yaml` library.
+  const fast = readYamlFast(text, { scalars: '1.1', multi: false, duplicates: validation !== 'Ignore', maxDepth: MAX_JSON_DEPTH + 1 });
+  if (fast) {
+    const value = fast.documents[0];
+    checkDepth(text.length, value, what);
+    return { value, duplicate: fast.repeated ? YAML_DUPLICATE_KEY : undefined };
   }
   // One parse: repeated keys are found in the walk that checks tags, not by a second parse with
   // the library's `uniqueKeys`, whose check is quadratic in a map's size.
