@@ -235,6 +235,11 @@ export function parseYaml(text: string, validation: FieldValidation, what = 'err
     checkDepth(text.length, value, what);
     return { value, duplicate: fast.repeated ? YAML_DUPLICATE_KEY : undefined };
   }
+  return parseYamlWithLibrary(text, validation, what);
+}
+
+/** A YAML body read by the `yaml` library: what `parseYaml` gives for any text (the fast reader gives the same). */
+export function parseYamlWithLibrary(text: string, validation: FieldValidation, what = 'error decoding YAML'): { value: unknown; duplicate?: string } {
   // One parse: repeated keys are found in the walk that checks tags, not by a second parse with
   // the library's `uniqueKeys`, whose check is quadratic in a map's size.
   const doc = yaml().parseDocument(text, { ...YAML_1_1, uniqueKeys: false });

@@ -60,6 +60,8 @@ interface Frame {
 const LONE_CR = /\r(?!\n)/;
 const TAB_INDENT = /(?:^|\n)[ \t]*\t/;
 const DOCUMENT_END = /(?:^|\n)\.\.\.(?:[ \t\r\n]|$)/;
+const INDENTED_MARKER = /(?:^|\n)[ \t]+---/;
+const BLOCK_INDENT = /[|>][-+]?[1-9][-+]?[ \t]*(?:#[^\n]*)?(?:\r?\n|$)/;
 const EMPTY_KEY = /(?:^|\n)[ \t]*(?:- +)*:(?:[ \t\r\n]|$)/;
 
 /** The text of a document read the fast way, or undefined when it must be read by the `yaml` library. */
@@ -69,8 +71,10 @@ export function readYamlFast(text: string, o: FastReadOptions): FastRead | undef
   if (text.includes('\r') && LONE_CR.test(text)) return undefined;
   if (text.includes('\t') && TAB_INDENT.test(text)) return undefined;
   // Constructs clients hardly write, where the two disagree too: a byte order mark, a document
-  // end marker (`...`), a map entry with an empty key (`: value`).
-  if (text.includes('\ufeff') || (text.includes('...') && DOCUMENT_END.test(text)) || EMPTY_KEY.test(text)) return undefined;
+  // end marker (`...`), an indented `---`, a map entry with an empty key (`: value`), a block
+  // scalar's indentation indicator (`|2`).
+  if (text.includes('\ufeff') || (text.includes('...') && DOCUMENT_END.test(text)) || (text.includes('---') && INDENTED_MARKER.test(text))) return undefined;
+  if (EMPTY_KEY.test(text) || BLOCK_INDENT.test(text)) return undefined;
   const lib = jsYaml();
   let events: Event[];
   try {
