@@ -3,8 +3,11 @@
 // have been answered with so far, which tests pin down), about ten times faster on large bodies.
 //
 // It reads the YAML most clients write: plain, quoted and block scalars in block or flow
-// collections. Anything else (a parse error, a tag, an anchor or alias, a merge key `<<`, a
-// directive, a collection as a map key, several documents where one is expected) is left to the
+// collections, anchors and aliases. Aliases are bounded as the `yaml` library bounds them (an
+// alias costs the number of values its anchor stands for, counted with the aliases inside it, and
+// at most 100 may be used): an alias is the anchor's value itself, shared, never a copy. Anything
+// else (a parse error, a tag, a merge key `<<`, a directive, a collection as a map key, an alias
+// as a key or inside its own anchor, several documents where one is expected) is left to the
 // `yaml` library: `readYamlFast` answers undefined, and the caller reads the text the slow way,
 // which then gives today's value or today's error message.
 
@@ -32,13 +35,25 @@ export interface FastReadOptions {
   duplicates: boolean;
   /** Nesting deeper than this is left to the slow path (which has its own limits). */
   maxDepth: number;
+  /**
+   * Whether aliases beyond the bound are an error (`YamlAliasError`, with the `yaml` library's
+   * message); otherwise the text is left to the library.
+   */
+  aliasErrors: boolean;
 }
+
+/** Aliases used beyond the bound: the `yaml` library's error. */
+export class YamlAliasError extends Error {}
+
+/** The `yaml` library's default `maxAliasCount`, which the request-body reader also uses. */
+const MAX_ALIAS_COUNT = 100;
 
 // js-yaml's event types (EVENT_ID) and its plain scalar style.
 const DOCUMENT = 1;
 const SEQUENCE = 2;
 const MAPPING = 3;
 const SCALAR = 4;
+const ALIAS = 5;
 const POP = 6;
 const PLAIN = 1;
 const NONE = -1;
@@ -55,8 +70,26 @@ interface Frame {
   hasKey: boolean;
   /** A map's keys so far, as resolved (before they become property names). */
   seen: Set<unknown> | undefined;
+  anchor: Anchor | undefined;
 }
 
+/** An anchored node, as the `yaml` library keeps it while converting a document. */
+interface Anchor {
+  value: unknown;
+  /** 1, and one more for each alias of it. */
+  count: number;
+  /** The values it stands for, aliases inside counted as theirs (0: not known yet). */
+  aliasCount: number;
+  /** Its events: [start, end); end is -1 while a collection is open. */
+  start: number;
+  end: number;
+  /** Its aliasCount is 0 for good. */
+  empty: boolean;
+}
+
+const ANCHOR_NAME = /^[A-Za-z0-9_-]+$/;
+const SPACE_AFTER = /^(?:[ \t\r\n]|)$/;
+const AFTER_ALIAS = /^(?:[ \t\r\n,\]}]|)$/;
 const LONE_CR = /\r(?!\n)/;
 const TAB_INDENT = /(?:^|\n)[ \t]*\t/;
 const DOCUMENT_END = /(?:^|\n)\.\.\.(?:[ \t\r\n]|$)/;
@@ -119,51 +152,112 @@ export function readYamlFast(text: string, o: FastReadOptions): FastRead | undef
   };
   const atKey = (): boolean => top !== undefined && top.kind === MAP && !top.hasKey;
 
+  let anchors = new Map<string, Anchor>();
+  /** The anchor each alias (by event index) stood for. */
+  const aliased = new Map<number, Anchor>();
+  const anchor = (e: { anchorStart: number; anchorEnd: number }, value: unknown, start: number, end: number): Anchor | undefined => {
+    const name = text.slice(e.anchorStart, e.anchorEnd);
+    // Names of other characters, or not followed by a space, are read differently by the two parsers.
+    if (!ANCHOR_NAME.test(name) || !SPACE_AFTER.test(text.charAt(e.anchorEnd))) return undefined;
+    const a: Anchor = { value, count: 1, aliasCount: 0, start, end, empty: false };
+    anchors.set(name, a);
+    return a;
+  };
+  /** As the `yaml` library counts an anchor's values: the most of any value or alias inside it. */
+  const aliasCount = (a: Anchor): number => {
+    if (a.empty) return 0;
+    if (events[a.start]!.type === SCALAR) return 1;
+    let most = 0;
+    for (let j = a.start + 1; j < a.end - 1; j++) {
+      const t = events[j]!.type;
+      if (t === SCALAR) {
+        if (most < 1) most = 1;
+      } else if (t === ALIAS) {
+        const target = aliased.get(j)!;
+        const n = target.count * target.aliasCount;
+        if (n > most) most = n;
+      }
+    }
+    // An anchor once aliased counts at least 1 unless it holds nothing but empty collections and
+    // aliases of such: then it counts 0 for good, and is not looked through again.
+    if (most === 0) a.empty = true;
+    return most;
+  };
+
   for (let i = 0; i < events.length; i++) {
     const e = events[i]!;
     switch (e.type) {
       case SCALAR: {
         const s = e as ScalarEvent;
-        if (s.tagStart !== NONE || s.anchorStart !== NONE) return undefined;
+        if (s.tagStart !== NONE) return undefined;
         const source = getScalarValue(text, s);
-        if (s.style !== PLAIN) {
-          add(source);
-          break;
-        }
+        let value: unknown;
+        if (s.style !== PLAIN) value = source;
         // A merge key: its semantics are the `yaml` library's own.
-        if (o.scalars === '1.1' && source === '<<' && atKey()) return undefined;
-        add(resolve(source));
+        else if (o.scalars === '1.1' && source === '<<' && atKey()) return undefined;
+        else value = resolve(source);
+        if (s.anchorStart !== NONE && !anchor(s, value, i, i + 1)) return undefined;
+        add(value);
         break;
       }
       case SEQUENCE:
       case MAPPING: {
-        if (e.tagStart !== NONE || e.anchorStart !== NONE || atKey()) return undefined;
-        const f: Frame = { kind: e.type === SEQUENCE ? SEQ : MAP, value: e.type === SEQUENCE ? [] : {}, key: undefined, hasKey: false, seen: undefined };
+        if (e.tagStart !== NONE || atKey()) return undefined;
+        const f: Frame = { kind: e.type === SEQUENCE ? SEQ : MAP, value: e.type === SEQUENCE ? [] : {}, key: undefined, hasKey: false, seen: undefined, anchor: undefined };
+        if (e.anchorStart !== NONE && !(f.anchor = anchor(e, f.value, i, -1))) return undefined;
         stack.push(f);
         top = f;
         break;
       }
+      case ALIAS: {
+        const name = text.slice(e.anchorStart, e.anchorEnd);
+        const a = anchors.get(name);
+        // An undefined alias, one inside its own anchor and one as a key are the library's.
+        if (!a || a.end === NONE || atKey() || !AFTER_ALIAS.test(text.charAt(e.anchorEnd))) return undefined;
+        a.count += 1;
+        if (a.aliasCount === 0) a.aliasCount = aliasCount(a);
+        if (a.count * a.aliasCount > MAX_ALIAS_COUNT) return aliasesExceeded(events, i + 1, o);
+        aliased.set(i, a);
+        add(a.value);
+        break;
+      }
       case DOCUMENT: {
         if (e.directives.length || (!o.multi && documents.length)) return undefined;
-        const f: Frame = { kind: DOC, value: null, key: undefined, hasKey: false, seen: undefined };
+        anchors = new Map();
+        const f: Frame = { kind: DOC, value: null, key: undefined, hasKey: false, seen: undefined, anchor: undefined };
         stack.push(f);
         top = f;
         break;
       }
       case POP: {
+        // The end of a collection or document.
         const f = stack.pop()!;
         top = stack[stack.length - 1];
+        if (f.anchor) f.anchor.end = i + 1;
         if (f.kind === DOC) documents.push(f.value);
         else add(f.value);
         break;
       }
       default:
-        // An alias.
         return undefined;
     }
   }
   if (!o.multi && documents.length !== 1) return undefined;
   return { documents, repeated };
+}
+
+/**
+ * Aliases went beyond the bound. The `yaml` library reports it when it converts the document,
+ * after its parse and tag checks: when the rest holds nothing the fast reader leaves to the
+ * library (a tag, a directive, another document), that is the answer; otherwise the library's.
+ */
+function aliasesExceeded(events: Event[], from: number, o: FastReadOptions): undefined {
+  if (!o.aliasErrors) return undefined;
+  for (let i = from; i < events.length; i++) {
+    const e = events[i]!;
+    if (e.type === DOCUMENT || ((e.type === SCALAR || e.type === SEQUENCE || e.type === MAPPING) && e.tagStart !== NONE)) return undefined;
+  }
+  throw new YamlAliasError('Excessive alias count indicates a resource exhaustion attack');
 }
 
 // YAML 1.1 plain scalars, as the request-body reader's `yaml` options resolve them (the first

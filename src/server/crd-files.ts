@@ -78,7 +78,7 @@ function documents(text: string, fail: (why: string) => Error): unknown[] {
     }
   }
   // The fast reader when it can (YAML 1.2 core scalars, as the `yaml` library's default schema).
-  const fast = readYamlFast(text, { scalars: 'core', multi: true, duplicates: false, maxDepth: 1000 });
+  const fast = readYamlFast(text, { scalars: 'core', multi: true, duplicates: false, maxDepth: 1000, aliasErrors: false });
   if (fast) return fast.documents;
   // Without the duplicate-key check, which is quadratic in a mapping's keys (a large schema's properties).
   return Array.from(yaml().parseAllDocuments(text, { uniqueKeys: false })).map((doc) => {

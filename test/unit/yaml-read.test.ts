@@ -9,12 +9,12 @@ import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { parseAllDocuments, stringify } from 'yaml';
-import { readYamlFast, type FastReadOptions } from '../../src/machinery/yaml-read.ts';
+import { readYamlFast, YamlAliasError, type FastReadOptions } from '../../src/machinery/yaml-read.ts';
 import { parseYamlWithLibrary } from '../../src/endpoints/decode.ts';
 
 const SEED = 20261127;
-const BODY: FastReadOptions = { scalars: '1.1', multi: false, duplicates: true, maxDepth: 1001 };
-const FILE: FastReadOptions = { scalars: 'core', multi: true, duplicates: false, maxDepth: 1000 };
+const BODY: FastReadOptions = { scalars: '1.1', multi: false, duplicates: true, maxDepth: 1001, aliasErrors: false };
+const FILE: FastReadOptions = { scalars: 'core', multi: true, duplicates: false, maxDepth: 1000, aliasErrors: false };
 
 /** Plain scalars whose reading differs between schemas, or from a string. */
 const TOKENS = [
@@ -75,8 +75,19 @@ function mutate(text: string, edits: [number, boolean, string][]): string {
   return text;
 }
 
-function bodyProblem(text: string): string | undefined {
-  const fast = readYamlFast(text, BODY);
+function bodyProblem(text: string, options = BODY): string | undefined {
+  let fast;
+  try {
+    fast = readYamlFast(text, options);
+  } catch (e) {
+    if (!(e instanceof YamlAliasError)) throw e;
+    try {
+      parseYamlWithLibrary(text, 'Warn');
+    } catch (l) {
+      return (l as Error).message === `error decoding YAML: ${e.message}` ? undefined : `${JSON.stringify(text)}: ${e.message}, the library ${(l as Error).message}`;
+    }
+    return `${JSON.stringify(text)}: ${e.message}, the library reads it`;
+  }
   if (!fast) return undefined;
   let slow: { value: unknown; duplicate?: string };
   try {
@@ -129,6 +140,47 @@ test('request bodies: whatever the fast reader reads, the yaml library reads the
   );
 });
 
+/** Anchors (some redefined) of scalars, lists and maps holding values, aliases and empty lists, then aliases of them. */
+const aliasDocs = fc
+  .tuple(
+    fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.array(fc.constantFrom('x', '[]', '*a', '*b', '*c', '{k: *a}', '[*b, x]', '[[]]', '&c y', '*a', '*b'), { maxLength: 12, size: 'max' }), fc.boolean()), { minLength: 1, maxLength: 6 }),
+    fc.array(fc.constantFrom('*a', '*b', '*c', '[*a, *b]', 'x'), { maxLength: 120, size: 'max' }),
+    fc.boolean(),
+  )
+  .map(([anchors, uses, block]) => {
+    let text = 'd0: &a v\nd1: &b [v]\nd2: &c []\n';
+    text += anchors.map(([name, items, scalar], i) => (scalar ? `k${i}: &${name} v${i}\n` : `k${i}: &${name} [${items.join(', ')}]\n`)).join('');
+    text += block ? `z:\n${uses.map((u) => `  - ${u}\n`).join('')}` : `z: [${uses.join(', ')}]\n`;
+    return text;
+  });
+
+test('aliases: the same values, and the same bound (100) with the same error, as the yaml library', () => {
+  const errors = { ...BODY, aliasErrors: true };
+  let refused = 0;
+  let read = 0;
+  fc.assert(
+    fc.property(aliasDocs, (text) => {
+      assert.equal(bodyProblem(text, errors), undefined);
+      try {
+        if (readYamlFast(text, errors)) read++;
+      } catch {
+        refused++;
+      }
+    }),
+    { seed: SEED, numRuns: 3000 },
+  );
+  // Both outcomes are exercised.
+  assert.ok(refused > 50 && read > 500, `${refused} refused, ${read} read`);
+  // A billion laughs: refused at the fourth level, having built nothing larger than the text.
+  let bomb = 'l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n';
+  for (let i = 1; i < 30; i++) bomb += `l${i}: &l${i} [${Array(10).fill(`*l${i - 1}`).join(', ')}]\n`;
+  assert.throws(() => readYamlFast(bomb, errors), new YamlAliasError('Excessive alias count indicates a resource exhaustion attack'));
+  assert.equal(readYamlFast(bomb, BODY), undefined);
+  // An alias is its anchor's value itself.
+  const shared = readYamlFast('a: &a {k: v}\nb: *a\n', BODY)?.documents[0] as { a: unknown; b: unknown };
+  assert.equal(shared.a, shared.b);
+});
+
 test('CRD files: whatever the fast reader reads, the yaml library reads the same documents (YAML 1.2 core)', () => {
   const docs = fc.array(fc.tuple(value, style), { minLength: 1, maxLength: 3 }).map((ds) => ds.map(([v, s]) => write(v, { ...s, crlf: false }) ?? '').join('---\n'));
   fc.assert(fc.property(docs, (text) => assert.equal(fileProblem(text), undefined)), { seed: SEED, numRuns: 1000 });
@@ -160,7 +212,7 @@ test('YAML 1.1 plain scalars as kube-apiserver reads them, and repeated keys', (
 
 test('what the fast reader leaves to the yaml library', () => {
   for (const text of [
-    'a: !!str 1\n', 'a: !foo x\n', 'a: &x 1\nb: *x\n', 'base: &b {x: 1}\nc:\n  <<: *b\n', '%YAML 1.1\n---\na: 1\n', '? [a]\n: b\n', 'a: 1\n---\nb: 2\n', 'a: [1\n',
+    'a: !!str 1\n', 'a: !foo x\n', 'a: *x\n', 'a: &x [*x]\n', '*x : 1\n', 'base: &b {x: 1}\nc:\n  <<: *b\n', '%YAML 1.1\n---\na: 1\n', '? [a]\n: b\n', 'a: 1\n---\nb: 2\n', 'a: [1\n',
     'a: b\rc: d\n', '\ta: 1\n', '\ufeffa: 1\n', '...\na: 1\n', ': a\n',
   ]) assert.equal(readYamlFast(text, BODY), undefined, JSON.stringify(text));
 });
