@@ -7,7 +7,7 @@ import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyDefaults, dropNonNullableNulls, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
 import type { Tags } from 'yaml';
 import { yaml } from '../machinery/yaml.ts';
-import { readYamlFast, YamlAliasError } from '../machinery/yaml-read.ts';
+import { readYamlFast, YamlAliasError, type FastRead } from '../machinery/yaml-read.ts';
 import { checkYamlTags } from './yaml-tags.ts';
 import { decodeObject as decodeProtobuf } from '../wire/protobuf/index.ts';
 import { decodeCbor } from '../wire/cbor.ts';
@@ -229,7 +229,7 @@ export function parseYaml(text: string, validation: FieldValidation, what = 'err
   }
   // Most YAML (no tags or merge keys) is read by the fast reader, which gives the same value and
   // bounds aliases the same way; the rest, malformed text included, by the `yaml` library.
-  let fast;
+  let fast: FastRead | undefined;
   try {
     fast = readYamlFast(text, { scalars: '1.1', multi: false, duplicates: validation !== 'Ignore', maxDepth: MAX_JSON_DEPTH + 1, aliasErrors: true });
   } catch (e) {
