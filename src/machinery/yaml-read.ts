@@ -3,11 +3,12 @@
 // have been answered with so far, which tests pin down), about ten times faster on large bodies.
 //
 // It reads the YAML most clients write: plain, quoted and block scalars in block or flow
-// collections, anchors and aliases. Aliases are bounded as the `yaml` library bounds them (an
-// alias costs the number of values its anchor stands for, counted with the aliases inside it, and
-// at most 100 may be used): an alias is the anchor's value itself, shared, never a copy. Anything
-// else (a parse error, a tag, a merge key `<<`, a directive, a collection as a map key, an alias
-// as a key or inside its own anchor, several documents where one is expected) is left to the
+// collections, anchors and aliases. An alias is its anchor's value itself, shared, never a copy,
+// and aliases are bounded as the `yaml` library bounds them: each use of an anchor multiplies its
+// uses so far by the values it stands for (the aliases inside it counted as theirs), and a product
+// above 100 refuses the text. Anything else (a parse error, a tag, a merge key `<<`, a directive,
+// a collection as a map key, an alias as a key or inside its own anchor, an anchor name of other
+// characters than letters, digits, `-` and `_`, several documents where one is expected) is left to the
 // `yaml` library: `readYamlFast` answers undefined, and the caller reads the text the slow way,
 // which then gives today's value or today's error message.
 
@@ -100,7 +101,7 @@ const EMPTY_KEY = /(?:^|\n)[ \t]*(?:- +)*:(?:[ \t\r\n]|$)/;
 /** The text of a document read the fast way, or undefined when it must be read by the `yaml` library. */
 export function readYamlFast(text: string, o: FastReadOptions): FastRead | undefined {
   // Where the two parsers read the same text differently: a lone CR is a line break to js-yaml,
-  // content to the `yaml` library; a tab in a line's indentation is refused there only.
+  // content to the `yaml` library; a tab in a line's indentation is refused by the library only.
   if (text.includes('\r') && LONE_CR.test(text)) return undefined;
   if (text.includes('\t') && TAB_INDENT.test(text)) return undefined;
   // Constructs clients hardly write, where the two disagree too: a byte order mark, a document
