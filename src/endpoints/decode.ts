@@ -7,6 +7,7 @@ import { isPlainObject, type KObject } from '../machinery/meta.ts';
 import { applyDefaults, dropNonNullableNulls, pruneUnknownFields, validateAgainstSchema } from '../machinery/schema-validate.ts';
 import type { Tags } from 'yaml';
 import { yaml } from '../machinery/yaml.ts';
+import { readYamlFast, YamlAliasError, type FastRead } from '../machinery/yaml-read.ts';
 import { checkYamlTags } from './yaml-tags.ts';
 import { decodeObject as decodeProtobuf } from '../wire/protobuf/index.ts';
 import { decodeCbor } from '../wire/cbor.ts';
@@ -226,6 +227,25 @@ export function parseYaml(text: string, validation: FieldValidation, what = 'err
       return { value, duplicate: duplicates.length ? `duplicate field "${duplicates[0]}"` : undefined };
     }
   }
+  // Most YAML (no tags or merge keys) is read by the fast reader, which gives the same value and
+  // bounds aliases the same way; the rest, malformed text included, by the `yaml` library.
+  let fast: FastRead | undefined;
+  try {
+    fast = readYamlFast(text, { scalars: '1.1', multi: false, duplicates: validation !== 'Ignore', maxDepth: MAX_JSON_DEPTH + 1, aliasErrors: true });
+  } catch (e) {
+    if (e instanceof YamlAliasError) throw errors.badRequest(`${what}: ${e.message}`);
+    throw e;
+  }
+  if (fast) {
+    const value = fast.documents[0];
+    checkDepth(text.length, value, what);
+    return { value, duplicate: fast.repeated ? YAML_DUPLICATE_KEY : undefined };
+  }
+  return parseYamlWithLibrary(text, validation, what);
+}
+
+/** A YAML body read by the `yaml` library: what `parseYaml` gives for any text (the fast reader gives the same). */
+export function parseYamlWithLibrary(text: string, validation: FieldValidation, what = 'error decoding YAML'): { value: unknown; duplicate?: string } {
   // One parse: repeated keys are found in the walk that checks tags, not by a second parse with
   // the library's `uniqueKeys`, whose check is quadratic in a map's size.
   const doc = yaml().parseDocument(text, { ...YAML_1_1, uniqueKeys: false });

@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { yaml } from '../machinery/yaml.ts';
-import { parseBlockYaml } from './block-yaml.ts';
+import { readYamlFast } from '../machinery/yaml-read.ts';
 import type { KObject } from '../machinery/meta.ts';
 import { isStatusError } from '../machinery/status.ts';
 import type { RegistryStore } from '../registry/store.ts';
@@ -77,10 +77,9 @@ function documents(text: string, fail: (why: string) => Error): unknown[] {
       /* YAML in flow style, or broken: the YAML parser says which */
     }
   }
-  // The block YAML that CRD generators write is read without the library, several times faster;
-  // anything else is read by the library.
-  const block = parseBlockYaml(text);
-  if (block !== undefined) return block;
+  // The fast reader when it can (YAML 1.2 core scalars, as the `yaml` library's default schema).
+  const fast = readYamlFast(text, { scalars: 'core', multi: true, duplicates: false, maxDepth: 1000, aliasErrors: false });
+  if (fast) return fast.documents;
   // Without the duplicate-key check, which is quadratic in a mapping's keys (a large schema's properties).
   return Array.from(yaml().parseAllDocuments(text, { uniqueKeys: false })).map((doc) => {
     if (doc.errors.length) throw fail(doc.errors[0]!.message);

@@ -5,7 +5,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'yaml';
-import { api, testServer } from '../support/server.ts';
+import { api, testServer, waitFor } from '../support/server.ts';
+import { widgetCrd } from '../support/crd.ts';
 
 const server = await testServer();
 const LEASES = '/apis/coordination.orch.io/v1/namespaces/default/leases';
@@ -124,5 +125,45 @@ describe('YAML request bodies', () => {
     const r = await raw('POST', LEASES, body, { 'Content-Type': 'application/yaml' });
     assert.equal(r.status, 400);
     assert.match(JSON.parse(r.text).message, /^error decoding YAML: /);
+  });
+
+  test('an alias bomb after half a megabyte of plain YAML is refused by the same bound, with the same message', async () => {
+    let pad = 'apiVersion: coordination.orch.io/v1\nkind: Lease\nmetadata:\n  name: bomb\n  annotations:\n';
+    for (let i = 0; pad.length < 512 * 1024; i++) pad += `    a${i}: "v"\n`;
+    let bomb = 'spec:\n  l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n';
+    for (let i = 1; i < 30; i++) bomb += `  l${i}: &l${i} [${Array(10).fill(`*l${i - 1}`).join(', ')}]\n`;
+    const started = Date.now();
+    const r = await raw('POST', LEASES, pad + bomb, { 'Content-Type': 'application/yaml' });
+    assert.equal(r.status, 400, r.text.slice(0, 300));
+    assert.equal(JSON.parse(r.text).message, 'error decoding YAML: Excessive alias count indicates a resource exhaustion attack');
+    assert.ok(Date.now() - started < 20_000, `${Date.now() - started} ms`);
+    assert.equal((await api(server, 'GET', `${LEASES}/bomb`)).status, 404);
+  });
+});
+
+describe('YAML request bodies: how values are read', () => {
+  test('YAML 1.1 scalars into a free-form field, as kube-apiserver reads them; Windows line ends', async () => {
+    const kube = await testServer({ naming: 'kubernetes' });
+    assert.equal((await api(kube, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', widgetCrd('yaml.example.com'))).status, 201);
+    const widgets = '/apis/yaml.example.com/v1/namespaces/default/widgets';
+    await waitFor('widgets served', async () => (await api(kube, 'GET', widgets)).status === 200);
+    const extra: [string, unknown][] = [
+      ['yes', true], ['Off', false], ['y', true], ['0777', 511], ['0x1F', 31], ['0b101', 5], ['1_000', 1000], ['+12', 12], ['089', 89], ['.5', 0.5], ['1e3', 1000],
+      ['-1.5e-1', -0.15], ['~', null], ['null', null], ['1:20', '1:20'], ['2026-01-02', '2026-01-02'], ['e1', 'e1'], ['0o17', '0o17'], ['"yes"', 'yes'], ["'0777'", '0777'],
+      ['[a, 1, on]', ['a', 1, true]], ['{k: no}', { k: false }], ['|\n      two\n      lines', 'two\nlines\n'], ['>-\n      folded\n      text', 'folded text'],
+    ];
+    const body = (name: string) =>
+      `apiVersion: yaml.example.com/v1\nkind: Widget\nmetadata:\n  name: ${name}\nspec:\n  size: 3\n  extra:\n` +
+      extra.map(([text], i) => `    k${i}: ${text}\n`).join('') +
+      // Keys that are not strings name properties as they always did: 1 → "1", true → "true", ~ → "".
+      '    nested:\n      1: one\n      true: t\n      ~: nothing\n';
+    const want = { ...Object.fromEntries(extra.map(([, v], i) => [`k${i}`, v])), nested: { 1: 'one', true: 't', '': 'nothing' } };
+    // CR LF line ends read as LF ones (block scalars included).
+    for (const [name, text] of [['scalars', body('scalars')], ['scalars-crlf', body('scalars-crlf').replace(/\n/g, '\r\n')]] as const) {
+      const r = await fetch(kube.url + widgets, { method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body: text });
+      const answer = await r.text();
+      assert.equal(r.status, 201, `${name}: ${answer}`);
+      assert.deepEqual((JSON.parse(answer) as { spec: { extra: unknown } }).spec.extra, want, name);
+    }
   });
 });
