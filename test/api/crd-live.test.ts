@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, testServer, waitFor } from '../support/server.ts';
 import { readWatch, type WatchReader } from '../support/watch.ts';
-import { widgetCrd } from '../support/crd.ts';
+import { widgetCrd, establishCrd } from '../support/crd.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Body = Record<string, any>;
@@ -18,13 +18,7 @@ const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const TABLE = { Accept: 'application/json;as=Table;g=meta.k8s.io;v=v1' };
 const MERGE = { 'Content-Type': 'application/merge-patch+json' };
 
-const condition = (crd: Body, type: string): Body | undefined => crd.status?.conditions?.find((c: Body) => c.type === type);
-
-async function establish(crd: Body): Promise<void> {
-  const r = await api(server, 'POST', CRDS, crd);
-  assert.equal(r.status, 201, r.text);
-  await waitFor(`${crd.metadata.name} established`, async () => condition((await api(server, 'GET', `${CRDS}/${crd.metadata.name}`)).body, 'Established')?.status === 'True');
-}
+const establish = (crd: Body): Promise<void> => establishCrd(server, crd);
 
 /** Reads the CRD, changes it with `edit` and writes it back (retried on conflict). */
 async function updateCrd(name: string, edit: (crd: Body) => void): Promise<void> {

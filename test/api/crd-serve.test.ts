@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { api, startTrusted, testServer, waitFor } from '../support/server.ts';
+import { api, startTrusted, testServer } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 import { tempDir } from '../support/tmp.ts';
-import { widgetCrd } from '../support/crd.ts';
+import { widgetCrd, establishCrd } from '../support/crd.ts';
 import { startServerProcess } from '../support/server-process.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -22,13 +22,7 @@ const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const TABLE = { Accept: 'application/json;as=Table;g=meta.k8s.io;v=v1' };
 const MERGE = { 'Content-Type': 'application/merge-patch+json' };
 
-const condition = (crd: Body, type: string): Body | undefined => crd.status?.conditions?.find((c: Body) => c.type === type);
-
-async function establish(crd: Body): Promise<void> {
-  const r = await api(server, 'POST', CRDS, crd);
-  assert.equal(r.status, 201, r.text);
-  await waitFor(`${crd.metadata.name} established`, async () => condition((await api(server, 'GET', `${CRDS}/${crd.metadata.name}`)).body, 'Established')?.status === 'True');
-}
+const establish = (crd: Body): Promise<void> => establishCrd(server, crd);
 
 /** A cluster-scoped Widget CRD whose schema keeps every field (`x-kubernetes-preserve-unknown-fields`). */
 function openCrd(group: string, version: Body = {}): Body {

@@ -2,8 +2,23 @@
 // size, a colour from a list, a label with a pattern, a free-form part that keeps unknown fields
 // and a map-type list of ports.
 
+import assert from 'node:assert/strict';
+import { api, waitFor } from './server.ts';
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Body = Record<string, any>;
+
+const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+
+/** The CRD's condition of `type`, if it has one. */
+export const crdCondition = (crd: Body, type: string): Body | undefined => crd.status?.conditions?.find((c: Body) => c.type === type);
+
+/** Creates the CRD (kubernetes profile) and waits until it is Established. */
+export async function establishCrd(server: { url: string }, crd: Body): Promise<void> {
+  const r = await api(server, 'POST', CRDS, crd);
+  assert.equal(r.status, 201, r.text);
+  await waitFor(`${crd.metadata.name} established`, async () => crdCondition((await api(server, 'GET', `${CRDS}/${crd.metadata.name}`)).body, 'Established')?.status === 'True');
+}
 
 /** The Widget CRD in `group`; options rename it, change its scope or drop its status subresource. */
 export function widgetCrd(group: string, o: { scope?: string; plural?: string; kind?: string; shortNames?: string[]; categories?: string[]; status?: boolean } = {}): Body {
