@@ -15,7 +15,6 @@ import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from
 import { FieldManager } from './field-manager.ts';
 import { StoredJson } from './stored-json.ts';
 import { ConvertedJson, VersionedJson, type ObjectCodec } from './converted-json.ts';
-import { DefaultedJson } from './defaulted-json.ts';
 import type { DeclarativeValidation } from './declarative-validation.ts';
 import { ruleValidator, type RuleValidator } from './validation-rules.ts';
 import { loadCel } from '../cel/load.ts';
@@ -177,12 +176,10 @@ export class WritePreparation {
           ...(def.storedAs || def.defaultOnRead ? { defaults: def.schema } : {}),
         })
       : def.storedAs
-      ? new ConvertedJson(apiVersion, def.kind, def.storedAs)
-      : conversion
-        ? new VersionedJson(apiVersion, def.kind, apiVersion, def.defaultOnRead ? { defaults: def.schema } : {})
-        : def.defaultOnRead
-        ? new DefaultedJson(apiVersion, def.kind, def.schema)
-        : new StoredJson(apiVersion, def.kind);
+        ? new ConvertedJson(apiVersion, def.kind, def.storedAs)
+        : conversion || def.defaultOnRead
+          ? new VersionedJson(apiVersion, def.kind, apiVersion, def.defaultOnRead ? { defaults: def.schema } : {})
+          : new StoredJson(apiVersion, def.kind);
     this.fields = new FieldManager(def);
     this.statusApart = def.subresources?.some((sub) => sub.name === 'status') ?? false;
     // A custom resource's rules had their estimated costs checked when its CRD was written; one
@@ -223,11 +220,11 @@ export class WritePreparation {
   }
 
   /**
-   * The bytes to store for a prepared object. A codec that converts through a webhook encodes
-   * asynchronously (`encodeAsync`), awaited where the preparation encodes; others stay synchronous.
+   * The bytes to store for a prepared object: through the codec's asynchronous encoding when it
+   * has one (a conversion webhook's), else synchronously.
    */
-  encode(obj: KObject): Uint8Array {
-    return this.json.encode(obj);
+  encodeStored(obj: KObject): Uint8Array | Promise<Uint8Array> {
+    return this.json.encodeAsync ? this.json.encodeAsync(obj) : this.json.encode(obj);
   }
 
   decode(kv: KeyValue, revision = kv.modRevision): KObject {
@@ -294,7 +291,7 @@ export class WritePreparation {
       const input = await mutate(undefined, warn);
       describe?.(requestedMeta(input));
       const { obj, generated } = this.prepareCreate(namespace, input, opts, warn);
-      return { op: 'create', bytes: this.json.encodeAsync ? await this.json.encodeAsync(obj) : this.encode(obj), object: obj, meta: placeOf(obj), generated };
+      return { op: 'create', bytes: await this.encodeStored(obj), object: obj, meta: placeOf(obj), generated };
     }
     const name = job.name;
     const old = job.stored && this.decodeStored(job.stored.value, job.stored.revision);
@@ -306,7 +303,7 @@ export class WritePreparation {
       if (!opts.allowCreate || subresource) throw errors.notFound(this.qualified, name);
       validateName(wanted, name, namespace, this.def);
       const { obj } = this.prepareCreate(namespace, wanted, opts, warn);
-      return { op: 'create', bytes: this.json.encodeAsync ? await this.json.encodeAsync(obj) : this.encode(obj), object: obj, meta: placeOf(obj), generated: false };
+      return { op: 'create', bytes: await this.encodeStored(obj), object: obj, meta: placeOf(obj), generated: false };
     }
     const requestedRv = wanted.metadata.resourceVersion;
     if (requestedRv && requestedRv !== old.metadata.resourceVersion) throw errors.staleUpdate(this.qualified, name);
@@ -323,11 +320,11 @@ export class WritePreparation {
     this.prepareUpdate(obj, old, opts.subresource, warn);
     // The last finalizer of a deleting object is gone: the object goes with it.
     if (obj.metadata.deletionTimestamp && !obj.metadata.finalizers?.length && !this.def.strategy.pendingFinalization?.(obj))
-      return { op: 'delete', bytes: this.json.encodeAsync ? await this.json.encodeAsync(obj) : this.encode(obj), object: obj };
+      return { op: 'delete', bytes: await this.encodeStored(obj), object: obj };
     // Nothing changed (the uid or namespace a patch dropped was filled in again, keys came back
     // in another order, only a manager's timestamp moved): no write, no event, the same version.
     if (unchangedByUpdate(obj, old)) return { op: 'unchanged' };
-    const bytes = this.json.encodeAsync ? await this.json.encodeAsync(obj) : this.encode(obj);
+    const bytes = await this.encodeStored(obj);
     if (Buffer.compare(bytes, job.stored!.value) === 0) return { op: 'unchanged' };
     return { op: 'update', bytes, object: obj };
   }
@@ -400,7 +397,6 @@ function dropEmptyMetadata(obj: KObject): void {
   for (const f of ['finalizers', 'ownerReferences', 'managedFields'] as const) if (Array.isArray(meta[f]) && meta[f].length === 0) delete meta[f];
 }
 
-/** Whether anything outside metadata and status differs (what bumps `metadata.generation`). */
 /** Whether anything outside metadata (and status, when `statusApart`) changed: a new generation. */
 function specChanged(obj: KObject, old: KObject, statusApart: boolean): boolean {
   const strip = statusApart ? ({ metadata: _m, status: _s, ...rest }: KObject) => JSON.stringify(rest) : ({ metadata: _m, ...rest }: KObject) => JSON.stringify(rest);

@@ -267,10 +267,6 @@ export class RegistryStore implements ReadableStore {
     return this.encoded(kv, revision).copy();
   }
 
-  private encode(obj: KObject): Uint8Array {
-    return this.prep.encode(obj);
-  }
-
   /**
    * A written object as reads return it: a kind kept in another kind's storage gets what its
    * conversion adds (core Event's always-present fields) in every encoding of the response.
@@ -825,7 +821,7 @@ export class RegistryStore implements ReadableStore {
         this.def.strategy.prepareForDelete?.(obj);
         try {
           // Converted to the storage version: asynchronously through a webhook.
-          const bytes = this.json.encodeAsync ? await this.json.encodeAsync(obj) : this.encode(obj);
+          const bytes = await this.prep.encodeStored(obj);
           const written = await this.storageCall(() => this.writes.update(key, kv.modRevision, bytes, opts.dryRun));
           obj.metadata.resourceVersion = String(written.modRevision);
           return { kind: 'pending', object: obj };
