@@ -5,7 +5,7 @@
 
 import type { KindDefinition } from '../registry/definition.ts';
 import { enabledByDefault, expandVersions } from '../registry/versions.ts';
-import { RegistryStore } from '../registry/store.ts';
+import { RegistryStore, type ReadableStore } from '../registry/store.ts';
 import type { ApiRouter } from '../endpoints/router.ts';
 import { storeKey, type KindChange, type KindRegistry } from '../controllers/controller.ts';
 import type { ServedStores } from './stores.ts';
@@ -47,13 +47,7 @@ export class LiveKinds implements KindRegistry {
       const all = defs.map((d) => [d, expandVersions([d]).filter(enabledByDefault)] as const);
       const stores = await s.stores.add(all.flatMap(([, e]) => e));
       for (const [d, e] of all) this.expanded.set(d, e);
-      s.router.add(stores);
-      this.defs = [...this.defs, ...stores.map((x) => x.def)];
-      const added = stores.filter((x): x is RegistryStore => x instanceof RegistryStore);
-      // The storage version (the first of its expansion) is the controllers' store of a resource.
-      for (const x of [...added].reverse()) s.controllerStores.set(storeKey(x.def.group, x.def.resource), x);
-      this.emit({ added, removed: [] });
-      return added;
+      return this.swap(new Set(), stores).added;
     });
   }
 
@@ -62,11 +56,7 @@ export class LiveKinds implements KindRegistry {
       const s = this.bound();
       const gone = new Set(defs.flatMap((d) => this.expanded.get(d) ?? [d]));
       for (const d of defs) this.expanded.delete(d);
-      const removed = s.stores.stores.filter((x) => gone.has(x.def));
-      s.router.remove([...gone]);
-      this.defs = this.defs.filter((d) => !gone.has(d));
-      for (const [key, x] of s.controllerStores) if (gone.has(x.def)) s.controllerStores.delete(key);
-      this.emit({ added: [], removed });
+      this.swap(gone, []);
       await s.stores.remove([...gone]);
     });
   }
@@ -81,19 +71,30 @@ export class LiveKinds implements KindRegistry {
       const stores = await s.stores.add(expanded);
       this.expanded.delete(old);
       this.expanded.set(next, expanded);
-      const removed = s.stores.stores.filter((x) => gone.has(x.def));
-      // Routes, discovery and the served set change together: a request finds the old kind or the new.
-      s.router.remove([...gone]);
-      s.router.add(stores);
-      this.defs = [...this.defs.filter((d) => !gone.has(d)), ...stores.map((x) => x.def)];
-      for (const [key, x] of s.controllerStores) if (gone.has(x.def)) s.controllerStores.delete(key);
-      const added = stores.filter((x): x is RegistryStore => x instanceof RegistryStore);
-      for (const x of [...added].reverse()) s.controllerStores.set(storeKey(x.def.group, x.def.resource), x);
-      this.emit({ added, removed });
+      const { added, removed } = this.swap(gone, stores);
       await s.stores.remove([...gone]);
       for (const x of removed) x.retire();
       return added;
     });
+  }
+
+  /**
+   * Stops serving the definitions `gone` and serves `stores` in one step: routes, discovery, the
+   * served set and the controllers' stores change together (a request finds the old kind or the
+   * new), and the listeners are told. The stores of `gone` are closed by the caller.
+   */
+  private swap(gone: ReadonlySet<KindDefinition>, stores: readonly ReadableStore[]): { added: RegistryStore[]; removed: RegistryStore[] } {
+    const s = this.bound();
+    const removed = gone.size ? s.stores.stores.filter((x) => gone.has(x.def)) : [];
+    if (gone.size) s.router.remove([...gone]);
+    if (stores.length) s.router.add(stores);
+    this.defs = [...this.defs.filter((d) => !gone.has(d)), ...stores.map((x) => x.def)];
+    for (const [key, x] of s.controllerStores) if (gone.has(x.def)) s.controllerStores.delete(key);
+    const added = stores.filter((x): x is RegistryStore => x instanceof RegistryStore);
+    // The storage version (the first of its expansion) is the controllers' store of a resource.
+    for (const x of [...added].reverse()) s.controllerStores.set(storeKey(x.def.group, x.def.resource), x);
+    this.emit({ added, removed });
+    return { added, removed };
   }
 
   onChange(listener: (change: KindChange) => void): () => void {
