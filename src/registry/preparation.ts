@@ -294,8 +294,11 @@ export class WritePreparation {
       return { op: 'create', bytes: await this.encodeStored(obj), object: obj, meta: placeOf(obj), generated };
     }
     const name = job.name;
-    const old = job.stored && this.decodeStored(job.stored.value, job.stored.revision);
-    const wanted = await mutate(old && structuredClone(old), warn);
+    // Two copies of the stored object, one for the mutation to change: parsing the stored text
+    // again is cheaper than a structured clone (a map of many keys clones slowly).
+    const stored = job.stored && this.json.encoded({ key: '', value: job.stored.value, createRevision: 0, modRevision: job.stored.revision });
+    const old = stored?.copy();
+    const wanted = await mutate(stored?.copy(), warn);
     describe?.(requestedMeta(wanted));
     const uid = wanted.metadata.uid;
     if (old && opts.uidFromInput && typeof uid === 'string') checkPreconditions(this.qualified, old, { uid });
