@@ -8,7 +8,8 @@
 // Goals (issue 23): growth ≤ 3.5× from 1 to 3 MiB, `/readyz` never more than 250 ms behind one
 // request of 3 MiB. Rows that miss them are marked. The 1 MiB and 3 MiB runs of a case alternate
 // (HOSTILE_REPEATS rounds, 3 by default; the fastest of each size counts), so a change in the
-// machine's load during a case does not show as growth; on a shared machine use 5 or more.
+// machine's load during a case does not show as growth; a case whose growth misses the goal is
+// measured as many rounds again before the miss counts. On a shared machine use 5 or more.
 //
 //   npm run bench:hostile                   every case, then memory (bench/hostile-memory.ts)
 //   HOSTILE_ONLY=yaml npm run bench:hostile  the cases whose name contains `yaml`
@@ -444,13 +445,26 @@ async function profileCase(c: HostileCase, url: string, namespace: string, dir: 
   printGrowth(times[0]!, times[1]!, sizes[1]! / sizes[0]!);
 }
 
+/** Whether the growth from `m1` to `m3` meets the goal, or is within V8's floor for the shape. */
+function growthMet(m1: Measured, m3: Measured): boolean {
+  const growth = m3.ms / m1.ms;
+  const v8growth = m1.v8ms && m3.v8ms ? m3.v8ms / m1.v8ms : undefined;
+  return growth <= GROWTH_GOAL || (v8growth !== undefined && growth <= v8growth * FLOOR_MARGIN);
+}
+
+/** The faster of two measurements of one size; the worst /readyz and the fastest V8 floor of both. */
+function fastest(a: Measured, b: Measured): Measured {
+  const v8ms = a.v8ms === undefined ? b.v8ms : b.v8ms === undefined ? a.v8ms : Math.min(a.v8ms, b.v8ms);
+  return { ...(b.ms < a.ms ? b : a), readyz: Math.max(a.readyz, b.readyz), v8ms };
+}
+
 async function timing(cases: HostileCase[]): Promise<number> {
   const echo = await echoServer();
   const namespace = 'hostile';
   console.log(`hostile request bodies: ${cases.length} cases; handling ms at 256 KiB / 1 MiB / 3 MiB, ms per MiB (at 3 MiB), growth 1→3 MiB, worst /readyz ms`);
   console.log(`goals: growth ≤ ${GROWTH_GOAL}×, /readyz ≤ ${READYZ_GOAL_MS} ms at 3 MiB; the floor is a bare node:http server reading the same bytes`);
   console.log(`v8: growth of V8's own JSON.parse of a JSON request (and a walk of its keys) and of the object a patch changes + JSON.parse and JSON.stringify of the answer; a growth above ${GROWTH_GOAL}× within ${FLOOR_MARGIN}× of it is the shape's floor (ok, floor)`);
-  console.log(`the fastest of ${REPEATS} runs at 1 MiB and 3 MiB (taken in turn) counts\n`);
+  console.log(`the fastest of ${REPEATS} runs at 1 MiB and 3 MiB (taken in turn) counts; a growth over the goal is measured ${REPEATS} runs more before it counts\n`);
   console.log(`${'case'.padEnd(30)} ${'status'.padEnd(11)} ${'256K'.padStart(7)} ${'1M'.padStart(7)} ${'3M'.padStart(7)} ${'ms/MiB'.padStart(7)} ${'growth'.padStart(7)} ${'v8'.padStart(7)} ${'readyz'.padStart(7)} ${'×floor'.padStart(7)}  goals`);
   let missed = 0;
   try {
@@ -459,11 +473,19 @@ async function timing(cases: HostileCase[]): Promise<number> {
       // stay in the heap of this process and make every later collection slower.
       const server = await caseServer(namespace);
       const at: Measured[] = [];
+      let confirmed = false;
       try {
         // The first large body of a format starts a write worker; that start is no size's cost.
         await measure(c, server.url, namespace, 64 * KiB);
         at.push(await measure(c, server.url, namespace, SIZES[0]!));
         at.push(...(await measureInterleaved(c, server.url, namespace, SIZES.slice(1), REPEATS)));
+        // A growth over the goal is measured again, as many runs more, before it counts: on a
+        // shared machine one slow round at 3 MiB (or one lucky one at 1 MiB) decides the ratio.
+        if (!growthMet(at[1]!, at[2]!)) {
+          const again = await measureInterleaved(c, server.url, namespace, SIZES.slice(1), REPEATS);
+          for (const [k, m] of again.entries()) at[k + 1] = fastest(at[k + 1]!, m);
+          confirmed = true;
+        }
         if (PROFILE_DIR) await profileCase(c, server.url, namespace, PROFILE_DIR);
       } finally {
         await server.close();
@@ -477,7 +499,7 @@ async function timing(cases: HostileCase[]): Promise<number> {
       const misses = [growth > GROWTH_GOAL && !atFloor ? 'MISS growth' : '', readyz > READYZ_GOAL_MS ? 'MISS readyz' : ''].filter(Boolean);
       if (misses.length) missed++;
       console.log(
-        `${c.name.padEnd(30)} ${[...new Set(at.map((m) => m.status))].join('/').padEnd(11)} ${at.map((m) => fmt(m.ms).padStart(7)).join(' ')} ${fmt(m3.ms / (m3.bytes / MiB)).padStart(7)} ${fmt(growth, 2).padStart(6)}× ${(v8growth === undefined ? '-' : `${fmt(v8growth, 2)}×`).padStart(7)} ${fmt(readyz).padStart(7)} ${fmt(m3.ms / floor.ms).padStart(6)}×  ${misses.join(', ') || (atFloor ? 'ok, floor' : 'ok')}`,
+        `${c.name.padEnd(30)} ${[...new Set(at.map((m) => m.status))].join('/').padEnd(11)} ${at.map((m) => fmt(m.ms).padStart(7)).join(' ')} ${fmt(m3.ms / (m3.bytes / MiB)).padStart(7)} ${fmt(growth, 2).padStart(6)}× ${(v8growth === undefined ? '-' : `${fmt(v8growth, 2)}×`).padStart(7)} ${fmt(readyz).padStart(7)} ${fmt(m3.ms / floor.ms).padStart(6)}×  ${misses.join(', ') || (atFloor ? 'ok, floor' : 'ok')}${confirmed ? ` (over ${2 * REPEATS} runs)` : ''}`,
       );
     }
   } finally {
