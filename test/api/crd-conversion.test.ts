@@ -13,6 +13,7 @@ import { api, testServer, waitFor } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 import { issueCert, makeCa } from '../support/certs.ts';
 import { kubectlFor } from '../support/kubectl.ts';
+import { parsePrometheusText, type Family } from '../support/prometheus.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Body = Record<string, any>;
@@ -554,6 +555,92 @@ describe('webhook conversion errors (kube-apiserver\'s messages, 500)', () => {
     assert.equal(r.status, 500, r.text);
     assert.equal(r.body.message, `conversion webhook for ${group}/v1, Kind=Thing failed: Post "https://127.0.0.1:${webhookPort}/convert/${group}?timeout=30s": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`);
     assert.ok(took >= 29_000 && took < 45_000, `answered after ${took} ms`);
+  });
+});
+
+describe('conversion metrics', () => {
+  async function scrape(): Promise<Map<string, Family>> {
+    const r = await api(server, 'GET', '/metrics');
+    assert.equal(r.status, 200);
+    return parsePrometheusText(r.text);
+  }
+  /** The count of the one series of histogram or counter `name` whose labels include `want` (0 when none). */
+  function count(families: Map<string, Family>, name: string, want: Record<string, string>): number {
+    const f = families.get(name);
+    const sample = f?.type === 'histogram' ? `${name}_count` : name;
+    const found = (f?.samples ?? []).filter((m) => m.name === sample && Object.entries(want).every(([k, v]) => m.labels[k] === v));
+    assert.ok(found.length <= 1, `${name} ${JSON.stringify(want)}: ${found.length} series`);
+    return found[0]?.value ?? 0;
+  }
+
+  test("apiextensions-apiserver's conversion histogram and review counters, succeeded and failed", async () => {
+    const group = 'metrics.conv.example.com';
+    const crdName = `things.${group}`;
+    let failing = false;
+    behaviours.set(group, (r) => (failing ? { apiVersion: r.apiVersion, kind: 'ConversionReview', response: { uid: r.request.uid, result: { status: 'Failure', message: 'no' } } } : faithful(r)));
+    await establish(thingCrd(group));
+    const before = await scrape();
+    await create(group, 'v1', 'default', 'a', { size: 1 });
+    assert.equal((await api(server, 'GET', path(group, 'v2', 'default', 'a'))).status, 200);
+    await create(group, 'v2', 'default', 'b', { length: 2 });
+    failing = true;
+    await create(group, 'v1', 'default', 'c', { size: 3 });
+    assert.equal((await api(server, 'GET', path(group, 'v2', 'default', 'c'))).status, 500);
+    const after = await scrape();
+
+    const conversions = after.get('apiserver_crd_conversion_webhook_duration_seconds');
+    assert.equal(conversions?.type, 'histogram');
+    assert.equal(conversions.help, '[ALPHA] CRD webhook conversion duration in seconds');
+    const converted = (labels: Record<string, string>) =>
+      count(after, 'apiserver_crd_conversion_webhook_duration_seconds', { crd_name: crdName, ...labels }) - count(before, 'apiserver_crd_conversion_webhook_duration_seconds', { crd_name: crdName, ...labels });
+    // a read at v2 and the answer of the create at v2; the create at v2 stored at v1; the failed read.
+    assert.equal(converted({ from_version: 'v1', to_version: 'v2', succeeded: 'true' }), 2);
+    assert.equal(converted({ from_version: 'v2', to_version: 'v1', succeeded: 'true' }), 1);
+    assert.equal(converted({ from_version: 'v1', to_version: 'v2', succeeded: 'false' }), 1);
+    assert.equal(converted({ from_version: 'v2', to_version: 'v1', succeeded: 'false' }), 0);
+    // kube's buckets: 1 ms doubling, 15 of them (the last 16.384 s), then +Inf.
+    const bounds = conversions.samples.filter((m) => m.name.endsWith('_bucket') && m.labels.crd_name === crdName && m.labels.succeeded === 'true' && m.labels.from_version === 'v1').map((m) => m.labels.le);
+    assert.deepEqual(bounds, ['0.001', '0.002', '0.004', '0.008', '0.016', '0.032', '0.064', '0.128', '0.256', '0.512', '1.024', '2.048', '4.096', '8.192', '16.384', '+Inf']);
+
+    const requests = after.get('apiserver_conversion_webhook_request_total');
+    assert.equal(requests?.type, 'counter');
+    const reviewed = (labels: Record<string, string>) => count(after, 'apiserver_conversion_webhook_request_total', labels) - count(before, 'apiserver_conversion_webhook_request_total', labels);
+    assert.equal(reviewed({ result: 'success', failure_type: '' }), 3);
+    assert.equal(reviewed({ result: 'failure', failure_type: 'conversion_webhook_malformed_response_failure' }), 1);
+    const timed = (labels: Record<string, string>) => count(after, 'apiserver_conversion_webhook_duration_seconds', labels) - count(before, 'apiserver_conversion_webhook_duration_seconds', labels);
+    assert.equal(timed({ result: 'success', failure_type: '' }), 3);
+    assert.equal(timed({ result: 'failure', failure_type: 'conversion_webhook_malformed_response_failure' }), 1);
+  });
+
+  test('failure types: a webhook that cannot be reached, too few objects, an invalid object', async () => {
+    const before = await scrape();
+    const closed = createNetServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const down = 'metrics-down.conv.example.com';
+    await establish(thingCrd(down, { url: `https://127.0.0.1:${port}/convert` }));
+    const partial = 'metrics-partial.conv.example.com';
+    behaviours.set(partial, (r) => ({ apiVersion: r.apiVersion, kind: 'ConversionReview', response: { uid: r.request.uid, convertedObjects: [], result: { status: 'Success' } } }));
+    await establish(thingCrd(partial));
+    const invalid = 'metrics-invalid.conv.example.com';
+    behaviours.set(invalid, (r) => {
+      const answer = faithful(r) as Body;
+      answer.response.convertedObjects[0].kind = 'Other';
+      return answer;
+    });
+    await establish(thingCrd(invalid));
+    for (const group of [down, partial, invalid]) {
+      await create(group, 'v1', 'default', 'x', { size: 1 });
+      assert.equal((await api(server, 'GET', path(group, 'v2', 'default', 'x'))).status, 500);
+    }
+    const after = await scrape();
+    const failed = (type: string) => count(after, 'apiserver_conversion_webhook_request_total', { result: 'failure', failure_type: type }) - count(before, 'apiserver_conversion_webhook_request_total', { result: 'failure', failure_type: type });
+    assert.equal(failed('conversion_webhook_call_failure'), 1);
+    assert.equal(failed('conversion_webhook_partial_response_failure'), 1);
+    assert.equal(failed('conversion_webhook_invalid_converted_object_failure'), 1);
+    for (const group of [down, partial, invalid])
+      assert.equal(count(after, 'apiserver_crd_conversion_webhook_duration_seconds', { crd_name: `things.${group}`, from_version: 'v1', to_version: 'v2', succeeded: 'false' }), 1, group);
   });
 });
 
