@@ -558,6 +558,119 @@ describe('webhook conversion errors (kube-apiserver\'s messages, 500)', () => {
   });
 });
 
+describe('field ownership across versions (managers compared in their own version, through the webhook)', () => {
+  const APPLY = { 'Content-Type': 'application/apply-patch+yaml' };
+  const apply = (group: string, v: 'v1' | 'v2', name: string, manager: string, spec: Body, force = false) =>
+    api(server, 'PATCH', `${path(group, v, 'default', name)}?fieldManager=${manager}${force ? '&force=true' : ''}`, JSON.stringify(thing(group, v, name, spec)), APPLY);
+  /** The managed fields as `manager operation apiVersion fields` lines, in stored order. */
+  const owners = (o: Body): string[] => (o.metadata.managedFields ?? []).map((e: Body) => `${e.manager} ${e.operation} ${e.apiVersion} ${JSON.stringify(e.fieldsV1)}`);
+
+  test('an apply at v2 conflicts with the v1 applier of the field it renames, at its v1 path; force takes it', async () => {
+    const group = 'ssa.conv.example.com';
+    await establish(thingCrd(group));
+    const first = await apply(group, 'v1', 'a', 'alpha', { size: 1, note: 'n' });
+    assert.equal(first.status, 201, first.text);
+    const before = calls.length;
+    const conflict = await apply(group, 'v2', 'a', 'beta', { length: 2 });
+    assert.equal(conflict.status, 409, conflict.text);
+    assert.equal(conflict.body.reason, 'Conflict');
+    // (An applier's identity has no version: kube names the version of updaters only.)
+    assert.equal(conflict.body.message, 'Apply failed with 1 conflict: conflict with "alpha": .spec.size');
+    assert.deepEqual(
+      conflict.body.details.causes.map((c: Body) => [c.reason, c.field]),
+      [['FieldManagerConflict', '.spec.size']],
+    );
+    // The comparison's conversions are one review: the live and the applied object, to v1.
+    const ownership = callsFor(group, before).filter((c) => c.review.request.objects.length === 2);
+    assert.equal(ownership.length, 1, JSON.stringify(callsFor(group, before).map((c) => c.review.request)));
+    assert.equal(ownership[0]!.review.request.desiredAPIVersion, `${group}/v1`);
+    assert.deepEqual(
+      ownership[0]!.review.request.objects.map((o) => o.apiVersion),
+      [`${group}/v2`, `${group}/v2`],
+    );
+    // Unchanged fields conflict with no one.
+    assert.equal((await apply(group, 'v2', 'a', 'beta', { length: 1 })).status, 200);
+    const forced = await apply(group, 'v2', 'a', 'beta', { length: 2 }, true);
+    assert.equal(forced.status, 200, forced.text);
+    assert.deepEqual(forced.body.spec, { length: 2, note: 'n' });
+    // Each entry stays at its own version: alpha keeps its note at v1, beta owns length at v2.
+    assert.deepEqual(owners(forced.body), [
+      `alpha Apply ${group}/v1 {"f:spec":{"f:note":{}}}`,
+      `beta Apply ${group}/v2 {"f:spec":{"f:length":{}}}`,
+    ]);
+    const v1 = await api(server, 'GET', path(group, 'v1', 'default', 'a'));
+    assert.deepEqual(v1.body.spec, { size: 2, note: 'n' });
+    assert.deepEqual(owners(v1.body), owners(forced.body), 'managedFields are not converted: each entry names its version');
+    // Now alpha, at v1, conflicts with beta's v2 field.
+    const back = await apply(group, 'v1', 'a', 'alpha', { size: 3, note: 'n' });
+    assert.equal(back.status, 409, back.text);
+    assert.equal(back.body.message, 'Apply failed with 1 conflict: conflict with "beta": .spec.length');
+  });
+
+  test('kubectl apply --server-side at v2 reports the conflict at the v1 path and takes it with --force-conflicts', async () => {
+    const group = 'ssa.conv.example.com';
+    const kubectl = kubectlFor(server, { label: 'crd-conversion-ssa' });
+    const manifest = (v: string, spec: string) => `apiVersion: ${group}/${v}\nkind: Thing\nmetadata:\n  name: k\n  namespace: default\nspec:\n${spec}`;
+    await kubectl.ok(['apply', '--server-side', '--field-manager=one', '-f', kubectl.file('v1.yaml', manifest('v1', '  size: 1\n'))]);
+    const failed = await kubectl.fails(['apply', '--server-side', '--field-manager=two', '-f', kubectl.file('v2.yaml', manifest('v2', '  length: 2\n'))]);
+    assert.match(failed.stderr, /Apply failed with 1 conflict: conflict with "one": \.spec\.size\n/);
+    await kubectl.ok(['apply', '--server-side', '--field-manager=two', '--force-conflicts', '-f', kubectl.file('v2.yaml', manifest('v2', '  length: 2\n'))]);
+    const got = JSON.parse(await kubectl.ok(['get', `things.v1.${group}`, 'k', '-n', 'default', '-o', 'json', '--show-managed-fields'])) as Body;
+    assert.deepEqual(got.spec, { size: 2 });
+    assert.deepEqual(owners(got), [`two Apply ${group}/v2 {"f:spec":{"f:length":{}}}`]);
+  });
+
+  test('an update at v2 takes the renamed field from its v1 owner; a removal at v2 removes it from the v1 owner', async () => {
+    const group = 'ssa.conv.example.com';
+    assert.equal((await apply(group, 'v1', 'u', 'alpha', { size: 1, note: 'n' })).status, 201);
+    const patched = await api(server, 'PATCH', `${path(group, 'v2', 'default', 'u')}?fieldManager=editor`, { spec: { length: 5 } }, MERGE);
+    assert.equal(patched.status, 200, patched.text);
+    assert.equal(patched.body.metadata.managedFields.length, 2);
+    assert.equal(owners(patched.body)[0], `alpha Apply ${group}/v1 {"f:spec":{"f:note":{}}}`);
+    assert.match(owners(patched.body)[1]!, new RegExp(`^editor Update ${group.replaceAll('.', '\\.')}/v2 \\{"f:spec":\\{"f:length":\\{\\}\\}\\}$`));
+    // An updater at v1 is named with its version in a conflict at v2, at its v1 path.
+    const edited = await api(server, 'PATCH', `${path(group, 'v1', 'default', 'u')}?fieldManager=old-editor`, { spec: { size: 6 } }, MERGE);
+    assert.equal(edited.status, 200, edited.text);
+    // … and the v2 updater of length lost it to that v1 write (its only field: its entry goes).
+    assert.deepEqual(owners(edited.body).map((l) => l.split(' ')[0]), ['alpha', 'old-editor']);
+    const conflict = await apply(group, 'v2', 'u', 'beta', { length: 7 });
+    assert.equal(conflict.status, 409, conflict.text);
+    assert.equal(conflict.body.message, `Apply failed with 1 conflict: conflict with "old-editor" using ${group}/v1: .spec.size`);
+    // A v2 write that removes the note takes it from alpha (v1) too.
+    const removed = await api(server, 'PATCH', `${path(group, 'v2', 'default', 'u')}?fieldManager=editor`, { spec: { note: null } }, MERGE);
+    assert.equal(removed.status, 200, removed.text);
+    assert.deepEqual(owners(removed.body).map((l) => l.split(' ')[0]), ['old-editor']);
+  });
+
+  test('an applier that applied at v1 and applies at v2 without the field prunes it, in v1', async () => {
+    const group = 'ssa.conv.example.com';
+    assert.equal((await apply(group, 'v1', 'p', 'alpha', { size: 1 })).status, 201);
+    const moved = await apply(group, 'v2', 'p', 'alpha', { note: 'y' });
+    assert.equal(moved.status, 200, moved.text);
+    assert.deepEqual(moved.body.spec, { note: 'y' }, 'size (length at v2) is no longer applied: removed');
+    assert.deepEqual(owners(moved.body), [`alpha Apply ${group}/v2 {"f:spec":{"f:note":{}}}`]);
+    assert.deepEqual((await api(server, 'GET', path(group, 'v1', 'default', 'p'))).body.spec, { note: 'y' });
+  });
+
+  test('a webhook that fails: an apply meeting another version\'s manager fails with its error; an update keeps the stored managedFields', async () => {
+    const group = 'ssa-down.conv.example.com';
+    let failing = false;
+    behaviours.set(group, (r) => (failing ? { apiVersion: r.apiVersion, kind: 'ConversionReview', response: { uid: r.request.uid, result: { status: 'Failure', message: 'down for now' } } } : faithful(r)));
+    await establish(thingCrd(group));
+    assert.equal((await apply(group, 'v2', 'f', 'beta', { length: 1 })).status, 201);
+    failing = true;
+    // At v1 (the storage version) nothing else converts: only the ownership comparison with beta (v2).
+    const applied = await apply(group, 'v1', 'f', 'alpha', { size: 2 });
+    assert.equal(applied.status, 500, applied.text);
+    assert.equal(applied.body.message, `conversion webhook for ${group}/v1, Kind=Thing failed: down for now`);
+    const updated = await api(server, 'PATCH', `${path(group, 'v1', 'default', 'f')}?fieldManager=editor`, { spec: { size: 3 } }, MERGE);
+    assert.equal(updated.status, 200, updated.text);
+    assert.deepEqual(updated.body.spec, { size: 3 });
+    assert.deepEqual(owners(updated.body), [`beta Apply ${group}/v2 {"f:spec":{"f:length":{}}}`], 'the stored managedFields, unchanged');
+    failing = false;
+  });
+});
+
 describe('conversion metrics', () => {
   async function scrape(): Promise<Map<string, Family>> {
     const r = await api(server, 'GET', '/metrics');
