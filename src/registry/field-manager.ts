@@ -98,10 +98,9 @@ export class FieldManager {
    */
   update(live: KObject | undefined, updated: KObject, manager: string, subresource?: string): KObject | Promise<KObject> {
     const args = { schema: this.def.schema, live, updated, manager, apiVersion: this.apiVersion, subresource, now: nowTimestamp(), resetFields: this.resetFor(subresource), structs: this.structs, otherVersions: this.otherVersions };
-    // The managers compared are the request's (when it gives them, not through a subresource) or the stored ones.
+    // The managers compared are the request's (when it gives valid ones, not through a subresource) or the stored ones.
     const requested = updated.metadata.managedFields;
-    const compared = !subresource && Array.isArray(requested) && requested.length > 0 ? requested : live?.metadata.managedFields;
-    if (!this.meetsConvertedVersion(compared)) return updateManagedFields(args);
+    if (!this.meetsConvertedVersion(live?.metadata.managedFields) && (subresource || !this.meetsConvertedVersion(requested))) return updateManagedFields(args);
     const had = 'managedFields' in updated.metadata;
     return this.converting(() => {
       // Each run starts from the request's own managedFields.
