@@ -650,6 +650,13 @@ describe('field ownership across versions (managers compared in their own versio
     assert.deepEqual(moved.body.spec, { note: 'y' }, 'size (length at v2) is no longer applied: removed');
     assert.deepEqual(owners(moved.body), [`alpha Apply ${group}/v2 {"f:spec":{"f:note":{}}}`]);
     assert.deepEqual((await api(server, 'GET', path(group, 'v1', 'default', 'p'))).body.spec, { note: 'y' });
+    // A field another manager owns at v2 stays: each version's managers add back what they own there.
+    assert.equal((await apply(group, 'v1', 'q', 'alpha', { size: 1 })).status, 201);
+    assert.equal((await apply(group, 'v2', 'q', 'beta', { length: 1 })).status, 200, 'the same value: co-owned, no conflict');
+    const kept = await apply(group, 'v2', 'q', 'alpha', { note: 'y' });
+    assert.equal(kept.status, 200, kept.text);
+    assert.deepEqual(kept.body.spec, { length: 1, note: 'y' });
+    assert.deepEqual(owners(kept.body).sort(), [`alpha Apply ${group}/v2 {"f:spec":{"f:note":{}}}`, `beta Apply ${group}/v2 {"f:spec":{"f:length":{}}}`]);
   });
 
   test('a webhook that fails: an apply meeting another version\'s manager fails with its error; an update keeps the stored managedFields', async () => {
