@@ -642,6 +642,17 @@ describe('field ownership across versions (managers compared in their own versio
     assert.deepEqual(owners(removed.body).map((l) => l.split(' ')[0]), ['old-editor']);
   });
 
+  test('a create at v2 whose request gives a v1 manager: its field is compared at v1', async () => {
+    const group = 'ssa.conv.example.com';
+    const body = thing(group, 'v2', 'c', { length: 5, note: 'n' });
+    body.metadata.managedFields = [{ manager: 'importer', operation: 'Update', apiVersion: `${group}/v1`, fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:size': {}, 'f:note': {} } } }];
+    const r = await api(server, 'POST', `${path(group, 'v2', 'default')}?fieldManager=creator`, body);
+    assert.equal(r.status, 201, r.text);
+    // The create sets size (length at v2) and note: the importer's v1 fields both change, so the creator takes them.
+    assert.deepEqual(owners(r.body).map((l) => l.replace(/ \{.*/, '')), [`creator Update ${group}/v2`]);
+    assert.deepEqual(r.body.metadata.managedFields[0].fieldsV1, { 'f:spec': { 'f:length': {}, 'f:note': {} } });
+  });
+
   test('an applier that applied at v1 and applies at v2 without the field prunes it, in v1', async () => {
     const group = 'ssa.conv.example.com';
     assert.equal((await apply(group, 'v1', 'p', 'alpha', { size: 1 })).status, 201);
