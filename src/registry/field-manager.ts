@@ -89,7 +89,9 @@ export class FieldManager {
   addConvertedVersion(apiVersion: string, schema: Schema): void {
     if (!this.def.conversion?.convert) throw new Error(`${this.apiVersion} ${this.def.kind} has no batch conversion`);
     this.convertedVersions.add(apiVersion);
-    this.otherVersions.set(apiVersion, { schema, convert: (o) => this.lookup(o, apiVersion), back: (o) => this.lookup(o, this.apiVersion) });
+    // As kube-apiserver's field manager, every write converts the live object for each such
+    // manager (to reconcile its set), so an unreachable webhook fails an apply even when nothing changes.
+    this.otherVersions.set(apiVersion, { schema, convert: (o) => this.lookup(o, apiVersion), back: (o) => this.lookup(o, this.apiVersion), reconcileConverts: true });
   }
 
   /**

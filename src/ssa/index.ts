@@ -135,6 +135,8 @@ export interface OtherVersion {
   convert(obj: KObject): KObject;
   /** An object of that version at this one; absent: managers there are not pruned across versions. */
   back?(obj: KObject): KObject;
+  /** Reconciling a manager's set there converts the live object (VersionView.reconcileConverts). */
+  reconcileConverts?: boolean;
 }
 
 const views = new WeakMap<ReadonlyMap<string, OtherVersion>, ReadonlyMap<string, VersionView>>();
@@ -152,6 +154,7 @@ function versionViews(versions: ReadonlyMap<string, OtherVersion>): ReadonlyMap<
             type: typeOf(o.schema),
             convert: (obj: JsonValue) => o.convert(obj as unknown as KObject) as unknown as JsonValue,
             ...(back ? { back: (obj: JsonValue) => back(obj as unknown as KObject) as unknown as JsonValue } : {}),
+            ...(o.reconcileConverts ? { reconcileConverts: true } : {}),
           },
         ];
       }),

@@ -36,6 +36,11 @@ export interface VersionView {
   convert(obj: JsonValue): JsonValue;
   /** An object of that version in this version's form; absent: it cannot be converted back. */
   back?(obj: JsonValue): JsonValue;
+  /**
+   * Reconciling a manager's set at that version converts the live object there, as the reference
+   * does (it needs only the schema, but a conversion that fails fails the write).
+   */
+  readonly reconcileConverts?: boolean;
 }
 
 const viewOf = (ctx: UpdaterContext, apiVersion: string): VersionView | undefined => (apiVersion === ctx.version ? undefined : ctx.otherVersions?.get(apiVersion));
@@ -73,11 +78,20 @@ function reconcileCached(set: FieldSet, t: TypeNode): FieldSet | undefined {
   return r ?? undefined;
 }
 
-/** Adapts every manager's set to the current schema (atomic ↔ granular changes). */
-export function reconcileManagers(ctx: UpdaterContext, managers: ManagerSets): ManagerSets {
+/**
+ * Adapts every manager's set to the current schema (atomic ↔ granular changes). `live`: the live
+ * object, converted to each version whose view asks for it (VersionView.reconcileConverts).
+ */
+export function reconcileManagers(ctx: UpdaterContext, managers: ManagerSets, live?: JsonValue): ManagerSets {
   const out: ManagerSets = new Map();
+  const converted = new Set<string>();
   for (const [id, vs] of managers) {
     if (!ctx.isKnownVersion(vs.apiVersion)) continue;
+    const view = viewOf(ctx, vs.apiVersion);
+    if (live !== undefined && view?.reconcileConverts && !converted.has(vs.apiVersion)) {
+      converted.add(vs.apiVersion);
+      view.convert(live);
+    }
     const r = reconcileCached(vs.set, viewOf(ctx, vs.apiVersion)?.type ?? ctx.type);
     out.set(id, r ? newVersionedSet(r, vs.apiVersion, vs.applied) : vs);
   }
@@ -149,7 +163,7 @@ function takeOwnership(
 
 /** A non-apply write: `workflow` takes every field the write added or changed (Updater.Update). */
 export function updateOwnership(ctx: UpdaterContext, liveObj: JsonValue, newObj: JsonValue, managers: ManagerSets, workflow: string): ManagerSets {
-  const { managers: out, compare } = takeOwnership(ctx, liveObj, newObj, reconcileManagers(ctx, managers), workflow, true);
+  const { managers: out, compare } = takeOwnership(ctx, liveObj, newObj, reconcileManagers(ctx, managers, liveObj), workflow, true);
   const prev = out.get(workflow);
   let set = (prev?.set ?? new FieldSet()).difference(compare.removed).union(compare.modified).union(compare.added);
   if (ctx.ignored) set = set.recursiveDifference(ctx.ignored);
@@ -166,7 +180,7 @@ interface ApplyResult {
 
 /** An apply (Updater.Apply): merge, own the configuration's fields, prune, settle ownership. */
 export function applyOwnership(ctx: UpdaterContext, liveObj: JsonValue, config: JsonValue, managers: ManagerSets, workflow: string, force: boolean): ApplyResult {
-  const ms = reconcileManagers(ctx, managers);
+  const ms = reconcileManagers(ctx, managers, liveObj);
   let merged: JsonValue = mergeValues(ctx.type, liveObj, config) ?? {};
   const lastSet = ms.get(workflow);
   let set = toFieldSet(ctx.type, config);

@@ -676,15 +676,21 @@ describe('field ownership across versions (managers compared in their own versio
     behaviours.set(group, (r) => (failing ? { apiVersion: r.apiVersion, kind: 'ConversionReview', response: { uid: r.request.uid, result: { status: 'Failure', message: 'down for now' } } } : faithful(r)));
     await establish(thingCrd(group));
     assert.equal((await apply(group, 'v2', 'f', 'beta', { length: 1 })).status, 201);
+    assert.equal((await apply(group, 'v1', 'f', 'alpha', { note: 'n' })).status, 200);
     failing = true;
+    // An apply that changes nothing still converts the live object for beta, as kube-apiserver
+    // reconciles each manager's fields at its version.
+    const same = await apply(group, 'v1', 'f', 'alpha', { note: 'n' });
+    assert.equal(same.status, 500, same.text);
+    assert.equal(same.body.message, `conversion webhook for ${group}/v1, Kind=Thing failed: down for now`);
     // At v1 (the storage version) nothing else converts: only the ownership comparison with beta (v2).
     const applied = await apply(group, 'v1', 'f', 'alpha', { size: 2 });
     assert.equal(applied.status, 500, applied.text);
     assert.equal(applied.body.message, `conversion webhook for ${group}/v1, Kind=Thing failed: down for now`);
     const updated = await api(server, 'PATCH', `${path(group, 'v1', 'default', 'f')}?fieldManager=editor`, { spec: { size: 3 } }, MERGE);
     assert.equal(updated.status, 200, updated.text);
-    assert.deepEqual(updated.body.spec, { size: 3 });
-    assert.deepEqual(owners(updated.body), [`beta Apply ${group}/v2 {"f:spec":{"f:length":{}}}`], 'the stored managedFields, unchanged');
+    assert.deepEqual(updated.body.spec, { size: 3, note: 'n' });
+    assert.deepEqual(owners(updated.body).sort(), [`alpha Apply ${group}/v1 {"f:spec":{"f:note":{}}}`, `beta Apply ${group}/v2 {"f:spec":{"f:length":{}}}`], 'the stored managedFields, unchanged');
     failing = false;
   });
 });
