@@ -580,7 +580,9 @@ describe('field ownership across versions (managers compared in their own versio
       conflict.body.details.causes.map((c: Body) => [c.reason, c.field]),
       [['FieldManagerConflict', '.spec.size']],
     );
-    // The comparison's conversions are one review: the live and the applied object, to v1.
+    // The comparison's conversions are one review: the live and the applied object, to v1 (the
+    // other review reads the stored object at v2).
+    assert.equal(callsFor(group, before).length, 2);
     const ownership = callsFor(group, before).filter((c) => c.review.request.objects.length === 2);
     assert.equal(ownership.length, 1, JSON.stringify(callsFor(group, before).map((c) => c.review.request)));
     assert.equal(ownership[0]!.review.request.desiredAPIVersion, `${group}/v1`);
