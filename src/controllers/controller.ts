@@ -11,6 +11,7 @@ import { matchEverything } from '../machinery/list-options.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import type { EncodedObject } from '../registry/encoded.ts';
 import type { KindDefinition } from '../registry/definition.ts';
+import type { ConversionWebhookMetrics } from '../registry/webhook-conversion.ts';
 
 export interface ControllerContext {
   /** The served stores by `<group>/<resource>` (`/namespaces` for the core group). */
@@ -32,6 +33,8 @@ export interface ControllerContext {
    * controllers that keep per-kind state listen to its changes. Absent: the kinds never change.
    */
   kinds?: KindRegistry;
+  /** Where CRD conversion webhooks are measured (the server's metrics). */
+  conversionMetrics?: ConversionWebhookMetrics;
   log(message: string): void;
 }
 

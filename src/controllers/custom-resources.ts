@@ -14,6 +14,7 @@ import { matchEverything } from '../machinery/list-options.ts';
 import { storagePrefix, type KindDefinition } from '../registry/definition.ts';
 import type { RegistryStore } from '../registry/store.ts';
 import { customResourceDefinition } from '../registry/custom-resource.ts';
+import type { ConversionWebhookMetrics } from '../registry/webhook-conversion.ts';
 import { cleanupFinalizer, setCrdCondition, type CrdNames, type CrdObject } from '../registry/kinds/custom-resource-definition.ts';
 import { structuralProblems } from '../registry/custom-resource-schema.ts';
 import { loadCel } from '../cel/load.ts';
@@ -24,7 +25,7 @@ const FINALIZE_RETRY_MS = 200;
 
 export const customResourceController: ControllerFactory = (ctx) => {
   const store = ctx.stores.get(storeKey(ctx.naming.group('apiextensions'), 'customresourcedefinitions'));
-  return store && ctx.kinds ? new CustomResourceController(store, ctx.kinds, cleanupFinalizer(ctx.naming), ctx.log) : undefined;
+  return store && ctx.kinds ? new CustomResourceController(store, ctx.kinds, cleanupFinalizer(ctx.naming), ctx.log, ctx.conversionMetrics) : undefined;
 };
 
 interface Served {
@@ -39,6 +40,7 @@ class CustomResourceController implements Controller {
   private readonly kinds: KindRegistry;
   private readonly finalizer: string;
   private readonly log: (message: string) => void;
+  private readonly conversionMetrics: ConversionWebhookMetrics | undefined;
   readonly name = 'customresourcedefinition-controller';
   private readonly served = new Map<string, Served>();
   /** CRDs being deleted: their kinds refuse creates. */
@@ -56,11 +58,13 @@ class CustomResourceController implements Controller {
     kinds: KindRegistry,
     finalizer: string,
     log: (message: string) => void,
+    conversionMetrics?: ConversionWebhookMetrics,
   ) {
     this.crds = crds;
     this.kinds = kinds;
     this.finalizer = finalizer;
     this.log = log;
+    this.conversionMetrics = conversionMetrics;
   }
 
   async start(): Promise<void> {
@@ -199,7 +203,7 @@ class CustomResourceController implements Controller {
     const current = this.served.get(name);
     if (current?.fingerprint === fingerprint) return;
     // The definition keeps its own spec (the CRD read is the cache's).
-    const def = customResourceDefinition({ ...crd, spec: structuredClone(crd.spec) }, () => this.terminating.has(name));
+    const def = customResourceDefinition({ ...crd, spec: structuredClone(crd.spec) }, () => this.terminating.has(name), this.conversionMetrics);
     // A changed CRD is swapped in place (its storage stays; watches through the old one end).
     if (current && def && samePrefix(current.def, def)) {
       const [store] = await this.kinds.replace(current.def, def);

@@ -129,28 +129,35 @@ function applyMutation(form: PortableForm & { form: 'apply' }, { def, fields }: 
     const intent = structuredClone(config);
     intent.metadata.name ??= form.name;
     if (def.namespaced) intent.metadata.namespace ??= form.namespace;
-    const merged = applyOrConflict(() => fields.apply(current, intent, form.manager, form.force, form.subresource));
-    if (!current) {
-      merged.metadata.name = form.name;
-      if (def.namespaced) merged.metadata.namespace = form.namespace;
+    const finish = (merged: KObject): KObject => {
+      if (!current) {
+        merged.metadata.name = form.name;
+        if (def.namespaced) merged.metadata.namespace = form.namespace;
+      }
+      checkPatchResult(merged, MAX_REQUEST_BODY_BYTES);
+      // The merged object is checked whole: required fields and value rules (unknown and duplicate
+      // fields were the intent's to report).
+      return checkObject(merged, def, 'Ignore', []).obj;
+    };
+    // The field manager converts first when it meets managers a webhook's conversion reaches.
+    let merged: KObject | Promise<KObject>;
+    try {
+      merged = fields.apply(current, intent, form.manager, form.force, form.subresource);
+    } catch (e) {
+      throw applyError(e);
     }
-    checkPatchResult(merged, MAX_REQUEST_BODY_BYTES);
-    // The merged object is checked whole: required fields and value rules (unknown and duplicate
-    // fields were the intent's to report).
-    return checkObject(merged, def, 'Ignore', []).obj;
+    if (!(merged instanceof Promise)) return finish(merged);
+    return merged.then(finish, (e: unknown) => {
+      throw applyError(e);
+    });
   };
 }
 
 /** Apply's errors as Status: conflicts are 409 with one cause per field, bad input 400. */
-function applyOrConflict(run: () => KObject): KObject {
-  try {
-    return run();
-  } catch (e) {
-    if (e instanceof ApplyConflictError)
-      throw new StatusError(409, 'Conflict', e.message, { causes: e.causes.map((c) => ({ reason: c.type, message: c.message, field: c.field })) });
-    if (e instanceof SsaBadRequestError || e instanceof SsaTypeError || e instanceof ManagedFieldsError) throw errors.badRequest(e.message);
-    throw e;
-  }
+function applyError(e: unknown): unknown {
+  if (e instanceof ApplyConflictError) return new StatusError(409, 'Conflict', e.message, { causes: e.causes.map((c) => ({ reason: c.type, message: c.message, field: c.field })) });
+  if (e instanceof SsaBadRequestError || e instanceof SsaTypeError || e instanceof ManagedFieldsError) return errors.badRequest(e.message);
+  return e;
 }
 
 /** Managed fields mapped to or from a view; stored ones that do not decode are a server error, as in kube-apiserver. */
@@ -196,7 +203,7 @@ export function viewInput(form: PortableForm, ctx: InputContext, sub: Subresourc
       }
       let wanted = await inner(structuredClone(base), warn);
       if (owned) {
-        if (form.form !== 'apply') wanted = fields.update(base, wanted, manager, sub.name);
+        if (form.form !== 'apply') wanted = await fields.update(base, wanted, manager, sub.name);
         const viewEntries = wanted.metadata.managedFields;
         wanted = { ...wanted, metadata: { ...wanted.metadata, managedFields: mapped(() => owned.fromView(current, viewEntries)) } };
       }

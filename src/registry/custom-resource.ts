@@ -16,13 +16,14 @@ import { customResourceSchema } from './custom-resource-schema.ts';
 import { keepStatus, statusSubresource } from './kinds/status-subresource.ts';
 import { scaleSubresource, validateScaleCounts, type ScalePaths } from './kinds/scale.ts';
 import type { CrdColumn, CrdObject, CrdVersion } from './kinds/custom-resource-definition.ts';
-import { webhookConversion } from './webhook-conversion.ts';
+import { webhookConversion, type ConversionWebhookMetrics } from './webhook-conversion.ts';
 
 /**
  * The definition a CRD describes (accepted names, served versions), or undefined when it serves no
- * version. `terminating`: whether the CRD is being deleted now (creates are then refused).
+ * version. `terminating`: whether the CRD is being deleted now (creates are then refused);
+ * `metrics`: where its webhook's conversions are measured.
  */
-export function customResourceDefinition(crd: CrdObject, terminating: () => boolean = () => false): KindDefinition | undefined {
+export function customResourceDefinition(crd: CrdObject, terminating: () => boolean = () => false, metrics?: ConversionWebhookMetrics): KindDefinition | undefined {
   const spec = crd.spec!;
   const names = crd.status?.acceptedNames ?? spec.names!;
   const versions = (spec.versions ?? []).filter((v) => v.served);
@@ -67,7 +68,7 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
     strategy: own.strategy,
     // Other served versions: the None conversion (the same fields, apiVersion rewritten) or the
     // webhook's, each with its own columns, subresources and selectable fields.
-    conversion: webhook ? pruned(webhookConversion(crd)) : {},
+    conversion: webhook ? pruned(webhookConversion(crd, metrics)) : {},
     ...deprecation(base),
     ...(others.length ? { versions: others.map((v): ServedVersion => servedVersion(v)) } : {}),
   };

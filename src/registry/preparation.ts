@@ -212,11 +212,17 @@ export class WritePreparation {
    * managers recorded through it keep their fields when compared in its version.
    */
   sharesStorageWith(other: WritePreparation): void {
-    // A webhook's conversion cannot run inside a merge: managers are compared in the paths they recorded.
-    if (this.def.conversion?.convert || other.def.conversion?.convert) return;
+    // A webhook converts between the versions: the field manager converts what it compares ahead
+    // of its synchronous steps (FieldManager.addConvertedVersion).
+    if (this.def.conversion?.convert || other.def.conversion?.convert) {
+      if (this.def.conversion?.convert && this.def.group === other.def.group) this.fields.addConvertedVersion(apiVersionOf(other.def), other.def.schema);
+      return;
+    }
     const toStored = (o: KObject): KObject => this.def.storedAs?.toStorage(o) ?? o;
     const fromStored = (o: KObject): KObject => other.def.storedAs?.fromStorage(o) ?? o;
-    this.fields.addVersion(apiVersionOf(other.def), { schema: other.def.schema, convert: (o) => fromStored(toStored(o)) });
+    const otherToStored = (o: KObject): KObject => other.def.storedAs?.toStorage(o) ?? o;
+    const thisFromStored = (o: KObject): KObject => this.def.storedAs?.fromStorage(o) ?? o;
+    this.fields.addVersion(apiVersionOf(other.def), { schema: other.def.schema, convert: (o) => fromStored(toStored(o)), back: (o) => thisFromStored(otherToStored(o)) });
   }
 
   /**
@@ -246,8 +252,10 @@ export class WritePreparation {
   /**
    * A new object, ready to store: its namespace from the request, a generated name, system fields,
    * defaults, field ownership, validation. Throws the Status the create is refused with.
+   * Asynchronous only when field ownership converts first (managers the request gives at a
+   * version a webhook converts).
    */
-  prepareCreate(namespace: string | undefined, obj: KObject, opts: PrepareOptions, warn: Warn): { obj: KObject; generated: boolean } {
+  prepareCreate(namespace: string | undefined, obj: KObject, opts: PrepareOptions, warn: Warn): Created | Promise<Created> {
     const meta = obj.metadata;
     if (this.def.namespaced) {
       if (meta.namespace && namespace && meta.namespace !== namespace)
@@ -258,7 +266,14 @@ export class WritePreparation {
     const generated = !meta.name && !!meta.generateName;
     if (generated) meta.name = generateName(meta.generateName!);
     this.def.strategy.defaults?.(obj);
-    if (opts.manager !== undefined && !opts.applied) this.fields.update(undefined, obj, opts.manager);
+    const recorded = opts.manager !== undefined && !opts.applied ? this.fields.update(undefined, obj, opts.manager) : obj;
+    if (recorded instanceof Promise) return recorded.then(() => this.finishCreate(obj, generated, warn));
+    return this.finishCreate(obj, generated, warn);
+  }
+
+  /** A create's system fields and validation, after its field ownership. */
+  private finishCreate(obj: KObject, generated: boolean, warn: Warn): Created {
+    const meta = obj.metadata;
     meta.uid = randomUUID();
     meta.creationTimestamp = nowTimestamp();
     delete meta.deletionTimestamp;
@@ -290,7 +305,8 @@ export class WritePreparation {
     if (job.name === undefined) {
       const input = await mutate(undefined, warn);
       describe?.(requestedMeta(input));
-      const { obj, generated } = this.prepareCreate(namespace, input, opts, warn);
+      const created = this.prepareCreate(namespace, input, opts, warn);
+      const { obj, generated } = created instanceof Promise ? await created : created;
       return { op: 'create', bytes: await this.encodeStored(obj), object: obj, meta: placeOf(obj), generated };
     }
     const name = job.name;
@@ -305,7 +321,8 @@ export class WritePreparation {
     if (!old) {
       if (!opts.allowCreate || subresource) throw errors.notFound(this.qualified, name);
       validateName(wanted, name, namespace, this.def);
-      const { obj } = this.prepareCreate(namespace, wanted, opts, warn);
+      const created = this.prepareCreate(namespace, wanted, opts, warn);
+      const { obj } = created instanceof Promise ? await created : created;
       return { op: 'create', bytes: await this.encodeStored(obj), object: obj, meta: placeOf(obj), generated: false };
     }
     const requestedRv = wanted.metadata.resourceVersion;
@@ -319,7 +336,11 @@ export class WritePreparation {
     }
     this.def.strategy.defaults?.(obj);
     // A view that keeps field ownership (a Scale) recorded the write on its object and mapped it back.
-    if (opts.manager !== undefined && !opts.applied && !subresource?.view?.managedFields) this.fields.update(old, obj, opts.manager, opts.subresource);
+    if (opts.manager !== undefined && !opts.applied && !subresource?.view?.managedFields) {
+      // Asynchronous only when it meets managers at a version a webhook converts.
+      const recorded = this.fields.update(old, obj, opts.manager, opts.subresource);
+      if (recorded instanceof Promise) await recorded;
+    }
     this.prepareUpdate(obj, old, opts.subresource, warn);
     // The last finalizer of a deleting object is gone: the object goes with it.
     if (obj.metadata.deletionTimestamp && !obj.metadata.finalizers?.length && !this.def.strategy.pendingFinalization?.(obj))
@@ -357,6 +378,12 @@ export class WritePreparation {
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
     if (!viaSubresource) for (const w of this.def.strategy.warnings?.(obj, old) ?? []) warn(w);
   }
+}
+
+/** A prepared create: the object, and whether its name was generated. */
+interface Created {
+  obj: KObject;
+  generated: boolean;
 }
 
 const placeOf = (obj: KObject): { name: string; namespace: string | undefined } => ({ name: obj.metadata.name!, namespace: obj.metadata.namespace });

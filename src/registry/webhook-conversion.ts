@@ -9,6 +9,8 @@
 //
 // It converts batches (a list page is one review); the codec (VersionedJson) calls it for values
 // that are not at the version it serves, and the store awaits it (docs/crd.md, "Webhook conversion").
+// Each conversion and each review is measured as apiextensions-apiserver measures them, through
+// the recorder the server gives (ConversionWebhookMetrics).
 
 import { randomUUID } from 'node:crypto';
 import type { KObject } from '../machinery/meta.ts';
@@ -17,6 +19,41 @@ import { StatusError } from '../machinery/status.ts';
 import { webhookClient, WebhookError, type WebhookClient, type WebhookTarget } from '../machinery/webhook-client.ts';
 import type { VersionConversion } from './definition.ts';
 import type { CrdObject } from './kinds/custom-resource-definition.ts';
+
+/**
+ * Where conversions are measured (the server's metrics): apiextensions-apiserver's converter
+ * latency by CRD and versions, and its review counter and latency by result and failure type.
+ */
+export interface ConversionWebhookMetrics {
+  /** One conversion of objects at `fromVersion` to `toVersion` (version names, no group), ended. */
+  converted(crdName: string, fromVersion: string, toVersion: string, succeeded: boolean, seconds: number): void;
+  /** One review answered and checked (`failureType` empty), or failed. */
+  reviewed(failureType: ConversionFailureType | '', seconds: number): void;
+}
+
+/** kube-apiserver's kinds of a failed review (its `failure_type` label). */
+export type ConversionFailureType =
+  | 'conversion_webhook_call_failure'
+  | 'conversion_webhook_malformed_response_failure'
+  | 'conversion_webhook_partial_response_failure'
+  | 'conversion_webhook_invalid_converted_object_failure';
+
+/** A failed review: the error to throw and the kind of failure it is counted as. */
+class ReviewFailure extends Error {
+  readonly error: StatusError;
+  readonly type: ConversionFailureType;
+  constructor(error: StatusError, type: ConversionFailureType) {
+    super(error.message);
+    this.error = error;
+    this.type = type;
+  }
+}
+
+/** The version of a `group/version` (or of a bare version). */
+const versionOf = (apiVersion: unknown): string => {
+  const s = typeof apiVersion === 'string' ? apiVersion : '';
+  return s.slice(s.indexOf('/') + 1);
+};
 
 /** The ConversionReview versions this server speaks, as kube-apiserver. */
 const REVIEW_VERSIONS = new Set(['v1', 'v1beta1']);
@@ -197,45 +234,72 @@ function changedIdentity(original: KObject, converted: Record<string, unknown>):
  * The conversion a CRD's webhook makes. The review's group is the CRD kind's own (the CRD object's
  * apiVersion names it: `apiextensions.orch.io`, or `apiextensions.k8s.io` in the kubernetes profile).
  */
-export function webhookConversion(crd: CrdObject): VersionConversion {
+export function webhookConversion(crd: CrdObject, metrics?: ConversionWebhookMetrics): VersionConversion {
   const endpoint = endpointOf(crd);
   const reviewVersion = (crd.spec?.conversion?.webhook?.conversionReviewVersions ?? []).find((v) => REVIEW_VERSIONS.has(v));
   const crdApiVersion = typeof crd.apiVersion === 'string' && crd.apiVersion.includes('/') ? crd.apiVersion : 'apiextensions.k8s.io/v1';
   const reviewApiVersion = `${crdApiVersion.slice(0, crdApiVersion.indexOf('/'))}/${reviewVersion ?? 'v1'}`;
   let client: WebhookClient | undefined;
 
-  async function convert(objects: readonly KObject[], desiredApiVersion: string): Promise<KObject[]> {
-    if (objects.length === 0) return [];
+  const crdName = crd.metadata?.name ?? '';
+
+  /** One review of `objects`: the converted objects, or a ReviewFailure (a StatusError before any call). */
+  async function review(objects: readonly KObject[], desiredApiVersion: string): Promise<KObject[]> {
     const single = objects.length === 1;
     const gvk = gvkText(objects[0]!);
-    const failed = (why: string) => conversionFailure(`conversion webhook for ${gvk} failed: ${why}`);
+    const failed = (why: string, type: ConversionFailureType) => new ReviewFailure(conversionFailure(`conversion webhook for ${gvk} failed: ${why}`), type);
     if (!reviewVersion) throw conversionFailure('no supported conversion review versions');
-    if (typeof endpoint === 'string') throw failed(endpoint);
+    if (typeof endpoint === 'string') throw conversionFailure(`conversion webhook for ${gvk} failed: ${endpoint}`);
     client ??= webhookClient(endpoint.target, { timeoutMs: TIMEOUT_MS, attempts: 1, maxResponseBytes: MAX_ANSWER_BYTES });
     const uid = randomUUID();
-    const review = { apiVersion: reviewApiVersion, kind: 'ConversionReview', request: { uid, desiredAPIVersion: desiredApiVersion, objects } };
+    const body = { apiVersion: reviewApiVersion, kind: 'ConversionReview', request: { uid, desiredAPIVersion: desiredApiVersion, objects } };
     let answer: unknown;
     try {
-      answer = await client.post(review);
+      answer = await client.post(body);
     } catch (e) {
-      throw failed(postFailure(e, endpoint.shown));
+      throw failed(postFailure(e, endpoint.shown), 'conversion_webhook_call_failure');
     }
     const converted = convertedObjects(answer, reviewApiVersion, reviewVersion, uid);
-    if (typeof converted === 'string') throw failed(converted);
-    if (converted.length !== objects.length) throw conversionFailure(`conversion webhook for ${gvk} returned ${converted.length} objects, expected ${objects.length}`);
+    if (typeof converted === 'string') throw failed(converted, 'conversion_webhook_malformed_response_failure');
+    if (converted.length !== objects.length)
+      throw new ReviewFailure(conversionFailure(`conversion webhook for ${gvk} returned ${converted.length} objects, expected ${objects.length}`), 'conversion_webhook_partial_response_failure');
     return converted.map((c, i) => {
       const original = objects[i]!;
       const at = single ? 'returned invalid object at index 0' : `returned invalid converted object at index ${i}`;
-      const invalid = (why: string) => conversionFailure(`conversion webhook for ${gvkText(original)} ${at}: ${why}`);
-      if (!isObject(c)) throw invalid('the converted object is not an object');
-      if (c.apiVersion !== desiredApiVersion) throw invalid(`invalid groupVersion (expected ${desiredApiVersion}, received ${String(c.apiVersion ?? '')})`);
-      if (c.kind !== original.kind) throw invalid(`invalid kind (expected ${original.kind}, received ${String(c.kind ?? '')})`);
+      const invalid = (message: string) => new ReviewFailure(conversionFailure(message), 'conversion_webhook_invalid_converted_object_failure');
+      if (!isObject(c)) throw invalid(`conversion webhook for ${gvkText(original)} ${at}: the converted object is not an object`);
+      if (c.apiVersion !== desiredApiVersion) throw invalid(`conversion webhook for ${gvkText(original)} ${at}: invalid groupVersion (expected ${desiredApiVersion}, received ${String(c.apiVersion ?? '')})`);
+      if (c.kind !== original.kind) throw invalid(`conversion webhook for ${gvkText(original)} ${at}: invalid kind (expected ${original.kind}, received ${String(c.kind ?? '')})`);
       const identity = changedIdentity(original, c);
-      if (identity) throw conversionFailure(`conversion webhook for ${gvkText(original)} ${single ? 'returned invalid object' : `returned invalid converted object at index ${i}`}: ${identity}`);
+      if (identity) throw invalid(`conversion webhook for ${gvkText(original)} ${single ? 'returned invalid object' : `returned invalid converted object at index ${i}`}: ${identity}`);
       const meta = restoreObjectMeta(original, c);
-      if (meta) throw conversionFailure(`conversion webhook for ${gvkText(original)} ${single ? 'returned invalid metadata' : `returned invalid metadata in object at index ${i}`}: ${meta}`);
+      if (meta) throw invalid(`conversion webhook for ${gvkText(original)} ${single ? 'returned invalid metadata' : `returned invalid metadata in object at index ${i}`}: ${meta}`);
       return c as unknown as KObject;
     });
+  }
+
+  async function convert(objects: readonly KObject[], desiredApiVersion: string): Promise<KObject[]> {
+    if (objects.length === 0) return [];
+    const start = performance.now();
+    let succeeded = false;
+    try {
+      const converted = await review(objects, desiredApiVersion);
+      succeeded = true;
+      metrics?.reviewed('', (performance.now() - start) / 1000);
+      return converted;
+    } catch (e) {
+      if (!(e instanceof ReviewFailure)) throw e;
+      metrics?.reviewed(e.type, (performance.now() - start) / 1000);
+      throw e.error;
+    } finally {
+      // kube-apiserver times each conversion by the version converted from; a batch here may hold
+      // objects of several stored versions, each counted with the batch's time.
+      if (metrics) {
+        const seconds = (performance.now() - start) / 1000;
+        const to = versionOf(desiredApiVersion);
+        for (const from of new Set(objects.map((o) => versionOf(o.apiVersion)))) if (from !== to) metrics.converted(crdName, from, to, succeeded, seconds);
+      }
+    }
   }
   return { convert };
 }

@@ -16,6 +16,7 @@ import type { DeclarativeValidationMetrics } from '../registry/declarative-valid
 import type { TokenCacheStats } from '../auth/authn/token-cache.ts';
 import type { ReloadStats } from '../auth/authn/jwt-set.ts';
 import type { AuthorizationWebhookMetrics } from '../auth/authz/webhook.ts';
+import type { ConversionWebhookMetrics } from '../registry/webhook-conversion.ts';
 
 export const VALIDATION_METRICS = {
   mismatch: 'apiserver_validation_declarative_validation_mismatch_total',
@@ -43,6 +44,8 @@ export interface ServerMetrics {
   readonly authorizationConfigReload: { reloaded(ok: boolean): void };
   /** The authorization webhooks' round-trips, fail-open decisions and match conditions. */
   readonly authorizationWebhooks: AuthorizationWebhookMetrics;
+  /** CRD conversion webhooks: conversions by CRD and versions, reviews by result. */
+  readonly conversionWebhooks: ConversionWebhookMetrics;
   /** An allow or deny of a configured authorizer (apiserver_authorization_decisions_total). */
   authorizationDecision(type: string, name: string, decision: 'allowed' | 'denied'): void;
   /** The exposition: body and its content type. */
@@ -59,6 +62,12 @@ export interface ReportedStore {
   shared: boolean;
   stats: { objects: number; watchers: number };
 }
+
+/** apiextensions-apiserver's buckets for a CRD's conversions: 1 ms doubling, fifteen of them. */
+const CRD_CONVERSION_BUCKETS = Array.from({ length: 15 }, (_, i) => 0.001 * 2 ** i);
+
+/** apiextensions-apiserver's buckets for conversion webhook requests (5 ms to 60 s). */
+const CONVERSION_WEBHOOK_BUCKETS = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 30, 45, 60];
 
 /** kube-apiserver's buckets for etcd_request_duration_seconds. */
 const STORAGE_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
@@ -211,8 +220,39 @@ export function createServerMetrics(featureGates: FeatureGates = parseFeatureGat
     labelNames: ['type', 'name', 'decision'] as const,
     registers,
   });
+  const crdConversion = new Histogram({
+    name: 'apiserver_crd_conversion_webhook_duration_seconds',
+    help: '[ALPHA] CRD webhook conversion duration in seconds',
+    labelNames: ['crd_name', 'from_version', 'to_version', 'succeeded'] as const,
+    buckets: CRD_CONVERSION_BUCKETS,
+    registers,
+  });
+  const conversionRequests = new Counter({
+    name: 'apiserver_conversion_webhook_request_total',
+    help: '[ALPHA] Counter for conversion webhook requests with success/failure and failure error type',
+    labelNames: ['result', 'failure_type'] as const,
+    registers,
+  });
+  const conversionRequestSeconds = new Histogram({
+    name: 'apiserver_conversion_webhook_duration_seconds',
+    help: '[ALPHA] Conversion webhook request latency',
+    labelNames: ['result', 'failure_type'] as const,
+    buckets: CONVERSION_WEBHOOK_BUCKETS,
+    registers,
+  });
+  const conversionWebhooks: ConversionWebhookMetrics = {
+    converted(crdName, fromVersion, toVersion, succeeded, seconds) {
+      crdConversion.observe({ crd_name: crdName, from_version: fromVersion, to_version: toVersion, succeeded: String(succeeded) }, seconds);
+    },
+    reviewed(failureType, seconds) {
+      const labels = { result: failureType ? 'failure' : 'success', failure_type: failureType };
+      conversionRequests.inc(labels);
+      conversionRequestSeconds.observe(labels, seconds);
+    },
+  };
   return {
     registry,
+    conversionWebhooks,
     authorizationWebhooks,
     authorizationDecision: (type, name, decision) => decisions.inc({ type, name, decision }),
     storage: (operation, type, seconds) => storageDuration.observe({ operation, type }, seconds),

@@ -175,7 +175,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const admin = secure ? writeAdminKubeconfig(opts.dataDir, listener.url, secure, cleanups) : undefined;
 
   const legacyTokens = serviceAccounts && { issue: legacyTokenIssuer(legacyTokenNames(naming), serviceAccounts.signing), ...(secure && { rootCa: secure.ca }) };
-  const context = { ...controllerContext(opts, served, naming, featureGates, log), kinds, ...(legacyTokens && { legacyTokens }) };
+  const context = { ...controllerContext(opts, served, naming, featureGates, log), kinds, conversionMetrics: metrics.conversionWebhooks, ...(legacyTokens && { legacyTokens }) };
   kinds.bind(served, router, context.stores);
   const controllers = buildControllers(context);
   cleanups.push(() => stopControllers(controllers));

@@ -131,7 +131,12 @@ function context(a: CommonArgs): UpdaterContext {
 
 export interface OtherVersion {
   schema: Schema;
+  /** An object of this version at that one. */
   convert(obj: KObject): KObject;
+  /** An object of that version at this one; absent: managers there are not pruned across versions. */
+  back?(obj: KObject): KObject;
+  /** Reconciling a manager's set there converts the live object (VersionView.reconcileConverts). */
+  reconcileConverts?: boolean;
 }
 
 const views = new WeakMap<ReadonlyMap<string, OtherVersion>, ReadonlyMap<string, VersionView>>();
@@ -140,7 +145,20 @@ const views = new WeakMap<ReadonlyMap<string, OtherVersion>, ReadonlyMap<string,
 function versionViews(versions: ReadonlyMap<string, OtherVersion>): ReadonlyMap<string, VersionView> {
   let v = views.get(versions);
   if (!v) {
-    v = new Map([...versions].map(([apiVersion, o]) => [apiVersion, { type: typeOf(o.schema), convert: (obj: JsonValue) => o.convert(obj as unknown as KObject) as unknown as JsonValue }]));
+    v = new Map(
+      [...versions].map(([apiVersion, o]): [string, VersionView] => {
+        const back = o.back;
+        return [
+          apiVersion,
+          {
+            type: typeOf(o.schema),
+            convert: (obj: JsonValue) => o.convert(obj as unknown as KObject) as unknown as JsonValue,
+            ...(back ? { back: (obj: JsonValue) => back(obj as unknown as KObject) as unknown as JsonValue } : {}),
+            ...(o.reconcileConverts ? { reconcileConverts: true } : {}),
+          },
+        ];
+      }),
+    );
     views.set(versions, v);
   }
   return v;

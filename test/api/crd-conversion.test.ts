@@ -13,6 +13,7 @@ import { api, testServer, waitFor } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 import { issueCert, makeCa } from '../support/certs.ts';
 import { kubectlFor } from '../support/kubectl.ts';
+import { parsePrometheusText, type Family } from '../support/prometheus.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Body = Record<string, any>;
@@ -554,6 +555,231 @@ describe('webhook conversion errors (kube-apiserver\'s messages, 500)', () => {
     assert.equal(r.status, 500, r.text);
     assert.equal(r.body.message, `conversion webhook for ${group}/v1, Kind=Thing failed: Post "https://127.0.0.1:${webhookPort}/convert/${group}?timeout=30s": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`);
     assert.ok(took >= 29_000 && took < 45_000, `answered after ${took} ms`);
+  });
+});
+
+describe('field ownership across versions (managers compared in their own version, through the webhook)', () => {
+  const APPLY = { 'Content-Type': 'application/apply-patch+yaml' };
+  const apply = (group: string, v: 'v1' | 'v2', name: string, manager: string, spec: Body, force = false) =>
+    api(server, 'PATCH', `${path(group, v, 'default', name)}?fieldManager=${manager}${force ? '&force=true' : ''}`, JSON.stringify(thing(group, v, name, spec)), APPLY);
+  /** The managed fields as `manager operation apiVersion fields` lines, in stored order. */
+  const owners = (o: Body): string[] => (o.metadata.managedFields ?? []).map((e: Body) => `${e.manager} ${e.operation} ${e.apiVersion} ${JSON.stringify(e.fieldsV1)}`);
+
+  test('an apply at v2 conflicts with the v1 applier of the field it renames, at its v1 path; force takes it', async () => {
+    const group = 'ssa.conv.example.com';
+    await establish(thingCrd(group));
+    const first = await apply(group, 'v1', 'a', 'alpha', { size: 1, note: 'n' });
+    assert.equal(first.status, 201, first.text);
+    const before = calls.length;
+    const conflict = await apply(group, 'v2', 'a', 'beta', { length: 2 });
+    assert.equal(conflict.status, 409, conflict.text);
+    assert.equal(conflict.body.reason, 'Conflict');
+    // (An applier's identity has no version: kube names the version of updaters only.)
+    assert.equal(conflict.body.message, 'Apply failed with 1 conflict: conflict with "alpha": .spec.size');
+    assert.deepEqual(
+      conflict.body.details.causes.map((c: Body) => [c.reason, c.field]),
+      [['FieldManagerConflict', '.spec.size']],
+    );
+    // The comparison's conversions are one review: the live and the applied object, to v1 (the
+    // other review reads the stored object at v2).
+    assert.equal(callsFor(group, before).length, 2);
+    const ownership = callsFor(group, before).filter((c) => c.review.request.objects.length === 2);
+    assert.equal(ownership.length, 1, JSON.stringify(callsFor(group, before).map((c) => c.review.request)));
+    assert.equal(ownership[0]!.review.request.desiredAPIVersion, `${group}/v1`);
+    assert.deepEqual(
+      ownership[0]!.review.request.objects.map((o) => o.apiVersion),
+      [`${group}/v2`, `${group}/v2`],
+    );
+    // Unchanged fields conflict with no one.
+    assert.equal((await apply(group, 'v2', 'a', 'beta', { length: 1 })).status, 200);
+    const forced = await apply(group, 'v2', 'a', 'beta', { length: 2 }, true);
+    assert.equal(forced.status, 200, forced.text);
+    assert.deepEqual(forced.body.spec, { length: 2, note: 'n' });
+    // Each entry stays at its own version: alpha keeps its note at v1, beta owns length at v2.
+    assert.deepEqual(owners(forced.body), [
+      `alpha Apply ${group}/v1 {"f:spec":{"f:note":{}}}`,
+      `beta Apply ${group}/v2 {"f:spec":{"f:length":{}}}`,
+    ]);
+    const v1 = await api(server, 'GET', path(group, 'v1', 'default', 'a'));
+    assert.deepEqual(v1.body.spec, { size: 2, note: 'n' });
+    assert.deepEqual(owners(v1.body), owners(forced.body), 'managedFields are not converted: each entry names its version');
+    // Now alpha, at v1, conflicts with beta's v2 field.
+    const back = await apply(group, 'v1', 'a', 'alpha', { size: 3, note: 'n' });
+    assert.equal(back.status, 409, back.text);
+    assert.equal(back.body.message, 'Apply failed with 1 conflict: conflict with "beta": .spec.length');
+  });
+
+  test('kubectl apply --server-side at v2 reports the conflict at the v1 path and takes it with --force-conflicts', async () => {
+    const group = 'ssa.conv.example.com';
+    const kubectl = kubectlFor(server, { label: 'crd-conversion-ssa' });
+    const manifest = (v: string, spec: string) => `apiVersion: ${group}/${v}\nkind: Thing\nmetadata:\n  name: k\n  namespace: default\nspec:\n${spec}`;
+    await kubectl.ok(['apply', '--server-side', '--field-manager=one', '-f', kubectl.file('v1.yaml', manifest('v1', '  size: 1\n'))]);
+    const failed = await kubectl.fails(['apply', '--server-side', '--field-manager=two', '-f', kubectl.file('v2.yaml', manifest('v2', '  length: 2\n'))]);
+    assert.match(failed.stderr, /Apply failed with 1 conflict: conflict with "one": \.spec\.size\n/);
+    await kubectl.ok(['apply', '--server-side', '--field-manager=two', '--force-conflicts', '-f', kubectl.file('v2.yaml', manifest('v2', '  length: 2\n'))]);
+    const got = JSON.parse(await kubectl.ok(['get', `things.v1.${group}`, 'k', '-n', 'default', '-o', 'json', '--show-managed-fields'])) as Body;
+    assert.deepEqual(got.spec, { size: 2 });
+    assert.deepEqual(owners(got), [`two Apply ${group}/v2 {"f:spec":{"f:length":{}}}`]);
+  });
+
+  test('an update at v2 takes the renamed field from its v1 owner; a removal at v2 removes it from the v1 owner', async () => {
+    const group = 'ssa.conv.example.com';
+    assert.equal((await apply(group, 'v1', 'u', 'alpha', { size: 1, note: 'n' })).status, 201);
+    const patched = await api(server, 'PATCH', `${path(group, 'v2', 'default', 'u')}?fieldManager=editor`, { spec: { length: 5 } }, MERGE);
+    assert.equal(patched.status, 200, patched.text);
+    assert.equal(patched.body.metadata.managedFields.length, 2);
+    assert.equal(owners(patched.body)[0], `alpha Apply ${group}/v1 {"f:spec":{"f:note":{}}}`);
+    assert.match(owners(patched.body)[1]!, new RegExp(`^editor Update ${group.replaceAll('.', '\\.')}/v2 \\{"f:spec":\\{"f:length":\\{\\}\\}\\}$`));
+    // An updater at v1 is named with its version in a conflict at v2, at its v1 path.
+    const edited = await api(server, 'PATCH', `${path(group, 'v1', 'default', 'u')}?fieldManager=old-editor`, { spec: { size: 6 } }, MERGE);
+    assert.equal(edited.status, 200, edited.text);
+    // … and the v2 updater of length lost it to that v1 write (its only field: its entry goes).
+    assert.deepEqual(owners(edited.body).map((l) => l.split(' ')[0]), ['alpha', 'old-editor']);
+    const conflict = await apply(group, 'v2', 'u', 'beta', { length: 7 });
+    assert.equal(conflict.status, 409, conflict.text);
+    assert.equal(conflict.body.message, `Apply failed with 1 conflict: conflict with "old-editor" using ${group}/v1: .spec.size`);
+    // A v2 write that removes the note takes it from alpha (v1) too.
+    const removed = await api(server, 'PATCH', `${path(group, 'v2', 'default', 'u')}?fieldManager=editor`, { spec: { note: null } }, MERGE);
+    assert.equal(removed.status, 200, removed.text);
+    assert.deepEqual(owners(removed.body).map((l) => l.split(' ')[0]), ['old-editor']);
+  });
+
+  test('a create at v2 whose request gives a v1 manager: its field is compared at v1', async () => {
+    const group = 'ssa.conv.example.com';
+    const body = thing(group, 'v2', 'c', { length: 5, note: 'n' });
+    body.metadata.managedFields = [{ manager: 'importer', operation: 'Update', apiVersion: `${group}/v1`, fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:size': {}, 'f:note': {} } } }];
+    const r = await api(server, 'POST', `${path(group, 'v2', 'default')}?fieldManager=creator`, body);
+    assert.equal(r.status, 201, r.text);
+    // The create sets size (length at v2) and note: the importer's v1 fields both change, so the creator takes them.
+    assert.deepEqual(owners(r.body).map((l) => l.replace(/ \{.*/, '')), [`creator Update ${group}/v2`]);
+    assert.deepEqual(r.body.metadata.managedFields[0].fieldsV1, { 'f:spec': { 'f:length': {}, 'f:note': {} } });
+  });
+
+  test('an applier that applied at v1 and applies at v2 without the field prunes it, in v1', async () => {
+    const group = 'ssa.conv.example.com';
+    assert.equal((await apply(group, 'v1', 'p', 'alpha', { size: 1 })).status, 201);
+    const moved = await apply(group, 'v2', 'p', 'alpha', { note: 'y' });
+    assert.equal(moved.status, 200, moved.text);
+    assert.deepEqual(moved.body.spec, { note: 'y' }, 'size (length at v2) is no longer applied: removed');
+    assert.deepEqual(owners(moved.body), [`alpha Apply ${group}/v2 {"f:spec":{"f:note":{}}}`]);
+    assert.deepEqual((await api(server, 'GET', path(group, 'v1', 'default', 'p'))).body.spec, { note: 'y' });
+    // A field another manager owns at v2 stays: each version's managers add back what they own there.
+    assert.equal((await apply(group, 'v1', 'q', 'alpha', { size: 1 })).status, 201);
+    assert.equal((await apply(group, 'v2', 'q', 'beta', { length: 1 })).status, 200, 'the same value: co-owned, no conflict');
+    const kept = await apply(group, 'v2', 'q', 'alpha', { note: 'y' });
+    assert.equal(kept.status, 200, kept.text);
+    assert.deepEqual(kept.body.spec, { length: 1, note: 'y' });
+    assert.deepEqual(owners(kept.body).sort(), [`alpha Apply ${group}/v2 {"f:spec":{"f:note":{}}}`, `beta Apply ${group}/v2 {"f:spec":{"f:length":{}}}`]);
+  });
+
+  test('a webhook that fails: an apply meeting another version\'s manager fails with its error; an update keeps the stored managedFields', async () => {
+    const group = 'ssa-down.conv.example.com';
+    let failing = false;
+    behaviours.set(group, (r) => (failing ? { apiVersion: r.apiVersion, kind: 'ConversionReview', response: { uid: r.request.uid, result: { status: 'Failure', message: 'down for now' } } } : faithful(r)));
+    await establish(thingCrd(group));
+    assert.equal((await apply(group, 'v2', 'f', 'beta', { length: 1 })).status, 201);
+    assert.equal((await apply(group, 'v1', 'f', 'alpha', { note: 'n' })).status, 200);
+    failing = true;
+    // An apply that changes nothing still converts the live object for beta, as kube-apiserver
+    // reconciles each manager's fields at its version.
+    const same = await apply(group, 'v1', 'f', 'alpha', { note: 'n' });
+    assert.equal(same.status, 500, same.text);
+    assert.equal(same.body.message, `conversion webhook for ${group}/v1, Kind=Thing failed: down for now`);
+    // At v1 (the storage version) nothing else converts: only the ownership comparison with beta (v2).
+    const applied = await apply(group, 'v1', 'f', 'alpha', { size: 2 });
+    assert.equal(applied.status, 500, applied.text);
+    assert.equal(applied.body.message, `conversion webhook for ${group}/v1, Kind=Thing failed: down for now`);
+    const updated = await api(server, 'PATCH', `${path(group, 'v1', 'default', 'f')}?fieldManager=editor`, { spec: { size: 3 } }, MERGE);
+    assert.equal(updated.status, 200, updated.text);
+    assert.deepEqual(updated.body.spec, { size: 3, note: 'n' });
+    assert.deepEqual(owners(updated.body).sort(), [`alpha Apply ${group}/v1 {"f:spec":{"f:note":{}}}`, `beta Apply ${group}/v2 {"f:spec":{"f:length":{}}}`], 'the stored managedFields, unchanged');
+    failing = false;
+  });
+});
+
+describe('conversion metrics', () => {
+  async function scrape(): Promise<Map<string, Family>> {
+    const r = await api(server, 'GET', '/metrics');
+    assert.equal(r.status, 200);
+    return parsePrometheusText(r.text);
+  }
+  /** The count of the one series of histogram or counter `name` whose labels include `want` (0 when none). */
+  function count(families: Map<string, Family>, name: string, want: Record<string, string>): number {
+    const f = families.get(name);
+    const sample = f?.type === 'histogram' ? `${name}_count` : name;
+    const found = (f?.samples ?? []).filter((m) => m.name === sample && Object.entries(want).every(([k, v]) => m.labels[k] === v));
+    assert.ok(found.length <= 1, `${name} ${JSON.stringify(want)}: ${found.length} series`);
+    return found[0]?.value ?? 0;
+  }
+
+  test("apiextensions-apiserver's conversion histogram and review counters, succeeded and failed", async () => {
+    const group = 'metrics.conv.example.com';
+    const crdName = `things.${group}`;
+    let failing = false;
+    behaviours.set(group, (r) => (failing ? { apiVersion: r.apiVersion, kind: 'ConversionReview', response: { uid: r.request.uid, result: { status: 'Failure', message: 'no' } } } : faithful(r)));
+    await establish(thingCrd(group));
+    const before = await scrape();
+    await create(group, 'v1', 'default', 'a', { size: 1 });
+    assert.equal((await api(server, 'GET', path(group, 'v2', 'default', 'a'))).status, 200);
+    await create(group, 'v2', 'default', 'b', { length: 2 });
+    failing = true;
+    await create(group, 'v1', 'default', 'c', { size: 3 });
+    assert.equal((await api(server, 'GET', path(group, 'v2', 'default', 'c'))).status, 500);
+    const after = await scrape();
+
+    const conversions = after.get('apiserver_crd_conversion_webhook_duration_seconds');
+    assert.equal(conversions?.type, 'histogram');
+    assert.equal(conversions.help, '[ALPHA] CRD webhook conversion duration in seconds');
+    const converted = (labels: Record<string, string>) =>
+      count(after, 'apiserver_crd_conversion_webhook_duration_seconds', { crd_name: crdName, ...labels }) - count(before, 'apiserver_crd_conversion_webhook_duration_seconds', { crd_name: crdName, ...labels });
+    // a read at v2 and the answer of the create at v2; the create at v2 stored at v1; the failed read.
+    assert.equal(converted({ from_version: 'v1', to_version: 'v2', succeeded: 'true' }), 2);
+    assert.equal(converted({ from_version: 'v2', to_version: 'v1', succeeded: 'true' }), 1);
+    assert.equal(converted({ from_version: 'v1', to_version: 'v2', succeeded: 'false' }), 1);
+    assert.equal(converted({ from_version: 'v2', to_version: 'v1', succeeded: 'false' }), 0);
+    // kube's buckets: 1 ms doubling, 15 of them (the last 16.384 s), then +Inf.
+    const bounds = conversions.samples.filter((m) => m.name.endsWith('_bucket') && m.labels.crd_name === crdName && m.labels.succeeded === 'true' && m.labels.from_version === 'v1').map((m) => m.labels.le);
+    assert.deepEqual(bounds, ['0.001', '0.002', '0.004', '0.008', '0.016', '0.032', '0.064', '0.128', '0.256', '0.512', '1.024', '2.048', '4.096', '8.192', '16.384', '+Inf']);
+
+    const requests = after.get('apiserver_conversion_webhook_request_total');
+    assert.equal(requests?.type, 'counter');
+    const reviewed = (labels: Record<string, string>) => count(after, 'apiserver_conversion_webhook_request_total', labels) - count(before, 'apiserver_conversion_webhook_request_total', labels);
+    assert.equal(reviewed({ result: 'success', failure_type: '' }), 3);
+    assert.equal(reviewed({ result: 'failure', failure_type: 'conversion_webhook_malformed_response_failure' }), 1);
+    const timed = (labels: Record<string, string>) => count(after, 'apiserver_conversion_webhook_duration_seconds', labels) - count(before, 'apiserver_conversion_webhook_duration_seconds', labels);
+    assert.equal(timed({ result: 'success', failure_type: '' }), 3);
+    assert.equal(timed({ result: 'failure', failure_type: 'conversion_webhook_malformed_response_failure' }), 1);
+  });
+
+  test('failure types: a webhook that cannot be reached, too few objects, an invalid object', async () => {
+    const before = await scrape();
+    const closed = createNetServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const down = 'metrics-down.conv.example.com';
+    await establish(thingCrd(down, { url: `https://127.0.0.1:${port}/convert` }));
+    const partial = 'metrics-partial.conv.example.com';
+    behaviours.set(partial, (r) => ({ apiVersion: r.apiVersion, kind: 'ConversionReview', response: { uid: r.request.uid, convertedObjects: [], result: { status: 'Success' } } }));
+    await establish(thingCrd(partial));
+    const invalid = 'metrics-invalid.conv.example.com';
+    behaviours.set(invalid, (r) => {
+      const answer = faithful(r) as Body;
+      answer.response.convertedObjects[0].kind = 'Other';
+      return answer;
+    });
+    await establish(thingCrd(invalid));
+    for (const group of [down, partial, invalid]) {
+      await create(group, 'v1', 'default', 'x', { size: 1 });
+      assert.equal((await api(server, 'GET', path(group, 'v2', 'default', 'x'))).status, 500);
+    }
+    const after = await scrape();
+    const failed = (type: string) => count(after, 'apiserver_conversion_webhook_request_total', { result: 'failure', failure_type: type }) - count(before, 'apiserver_conversion_webhook_request_total', { result: 'failure', failure_type: type });
+    assert.equal(failed('conversion_webhook_call_failure'), 1);
+    assert.equal(failed('conversion_webhook_partial_response_failure'), 1);
+    assert.equal(failed('conversion_webhook_invalid_converted_object_failure'), 1);
+    for (const group of [down, partial, invalid])
+      assert.equal(count(after, 'apiserver_crd_conversion_webhook_duration_seconds', { crd_name: `things.${group}`, from_version: 'v1', to_version: 'v2', succeeded: 'false' }), 1, group);
   });
 });
 
