@@ -3,8 +3,8 @@
 // hook, CommonJS ones from the require cache, Node's own from its load list (Node's fetch
 // implementation, which an ES module import of node:http loads, stays unloaded). The libraries a start does not need before its
 // first request of their kind stay unloaded: jose (no token signed or verified yet), the YAML
-// library, protobufjs, the ciphers of encryption at rest (none configured), and prom-client
-// beyond its registry and metric classes, and the expression language (cel-js) while no kind,
+// library, protobufjs, the ciphers of encryption at rest (none configured), the RE2 engine (no
+// schema pattern or CEL regular expression compiled yet), and prom-client beyond its registry and metric classes, and the expression language (cel-js) while no kind,
 // CRD or configuration holds an expression: a start given a CRD with a validation rule loads it.
 // No start loads a certificate library: the server issues its own certificates with node:crypto
 // (the first start on a data directory, or one with throw-away storage), and a restart reads them
@@ -65,12 +65,12 @@ async function unwantedLoads(dir: string, dataDir: string, allowed: readonly str
     if (!m) return false;
     const [, name, rest] = m;
     if (allowed.includes(name!)) return false;
-    if ([...CERTIFICATE_LIBRARY, ...EXPRESSION_LANGUAGE, 'jose', 'yaml', 'protobufjs', '@noble/ciphers'].includes(name!)) return true;
+    if ([...CERTIFICATE_LIBRARY, ...EXPRESSION_LANGUAGE, 'jose', 'yaml', 'protobufjs', '@noble/ciphers', 're2js'].includes(name!)) return true;
     return name === 'prom-client' && !/^lib\/(registry|counter|gauge|histogram|metric|util|validation|exemplar)\.js$/.test(rest!);
   });
 }
 
-test('a start loads no certificate library, jose, YAML, protobufjs, ciphers, expression language or prom-client beyond its metric classes, nor does a restart', async () => {
+test('a start loads no certificate library, jose, YAML, RE2 engine, protobufjs, ciphers, expression language or prom-client beyond its metric classes, nor does a restart', async () => {
   const dir = tempDir('start-up-imports');
   const dataDir = join(dir, 'data');
   // The first start issues the CA, serving and administrator certificates.
