@@ -3,7 +3,6 @@
 // the listener, the controllers. Shutdown takes them down in the order a graceful stop needs.
 // `startServer` is the embeddable entry point for tests and the command line alike.
 
-import { installCrds, readCrdFiles } from './crd-files.ts';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -30,7 +29,6 @@ import { createRequestMetrics } from './request-metrics.ts';
 import { instrumentStorage } from '../storage/instrumented.ts';
 import type { Storage } from '../storage/interface.ts';
 import type { RegistryStore } from '../registry/store.ts';
-import { encryptionByPrefix, readEncryptionConfig } from './encryption-config.ts';
 import { listen, type Listener } from './listener.ts';
 import { openStorage, storageComponentName, type OpenedStorage } from './open-storage.ts';
 import type { RunningServer, ServerOptions } from './options.ts';
@@ -113,12 +111,15 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
 
   // Encryption at rest wraps storage for the resources the configuration names; it is read before
   // storage is opened, so a bad file is a start-up error that opens nothing.
-  const encryption = opts.encryptionProviderConfig === undefined ? undefined : encryptionByPrefix(readEncryptionConfig(opts.encryptionProviderConfig, ['apiserver.config.k8s.io', naming.group('apiserver.config')]), defs);
+  // (Its reader, like the CRD files', is loaded only when the flag is given.)
+  const encryptionConfig = opts.encryptionProviderConfig === undefined ? undefined : await import('./encryption-config.ts');
+  const encryption = encryptionConfig && opts.encryptionProviderConfig !== undefined ? encryptionConfig.encryptionByPrefix(encryptionConfig.readEncryptionConfig(opts.encryptionProviderConfig, ['apiserver.config.k8s.io', naming.group('apiserver.config')]), defs) : undefined;
   // Its ciphers are loaded only when a configuration names resources to encrypt.
   const encrypting = encryption?.size ? (await import('../storage/encryption.ts')).encryptingStorage : undefined;
   const encrypted = (s: Storage) => (encrypting && encryption ? encrypting(s, encryption) : s);
   // CRD files are read before storage is opened: a bad one is a start-up error that opens nothing.
-  const crdFiles = opts.crds?.length ? readCrdFiles(opts.crds, naming.group('apiextensions')) : [];
+  const crdReader = opts.crds?.length ? await import('./crd-files.ts') : undefined;
+  const crdFiles = crdReader && opts.crds ? crdReader.readCrdFiles(opts.crds, naming.group('apiextensions')) : [];
   const opened = (storage = await openStorage(opts));
   cleanups.push(() => opened.close());
 
@@ -190,7 +191,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   await startControllers(controllers);
   // The start returns (and the command says it serves) once every CRD of the files is served.
   const crdStore = context.stores.get(storeKey(naming.group('apiextensions'), 'customresourcedefinitions'));
-  if (crdFiles.length && crdStore) await installCrds(crdStore, crdFiles);
+  if (crdReader && crdFiles.length && crdStore) await crdReader.installCrds(crdStore, crdFiles);
   phase.started = true;
 
   let closing: Promise<void> | undefined;

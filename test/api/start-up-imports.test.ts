@@ -8,7 +8,8 @@
 // CRD or configuration holds an expression: a start given a CRD with a validation rule loads it.
 // No start loads a certificate library: the server issues its own certificates with node:crypto
 // (the first start on a data directory, or one with throw-away storage), and a restart reads them
-// back. Each cost a start time to load.
+// back. Of the server's own modules, the OpenAPI documents' and the readers of the encryption
+// configuration and of CRD files load only when asked for. Each cost a start time to load.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -43,6 +44,10 @@ appendFileSync(${JSON.stringify(file)}, process.moduleLoadList.filter((m) => m.s
 
 const CERTIFICATE_LIBRARY = ['@peculiar/x509', '@peculiar/asn1-schema', 'asn1js', 'reflect-metadata', 'tsyringe'];
 const EXPRESSION_LANGUAGE = ['@marcbachmann/cel-js'];
+/** The server's own modules loaded on first use: the OpenAPI documents, the encryption configuration's and the CRD files' readers. */
+const OPENAPI = ['src/endpoints/openapi.ts', 'src/endpoints/openapi-v2-proto.ts'];
+const CRD_FILES = ['src/server/crd-files.ts'];
+const OWN_ON_FIRST_USE = [...OPENAPI, ...CRD_FILES, 'src/server/encryption-config.ts'];
 
 /** The packages a start on `dataDir` loaded that it should not have (`allowed`: these may load). */
 async function unwantedLoads(dir: string, dataDir: string, allowed: readonly string[], crds: string[] = []): Promise<string[]> {
@@ -61,6 +66,8 @@ async function unwantedLoads(dir: string, dataDir: string, allowed: readonly str
   if (loaded.includes('node:internal/deps/undici/undici')) return ['node:internal/deps/undici/undici'];
   const packageOf = (u: string) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(u);
   return loaded.filter((u) => {
+    const own = OWN_ON_FIRST_USE.find((f) => u.endsWith(`/${f}`));
+    if (own) return !allowed.includes(own);
     const m = packageOf(u);
     if (!m) return false;
     const [, name, rest] = m;
@@ -70,7 +77,7 @@ async function unwantedLoads(dir: string, dataDir: string, allowed: readonly str
   });
 }
 
-test('a start loads no certificate library, jose, YAML, RE2 engine, protobufjs, ciphers, expression language or prom-client beyond its metric classes, nor does a restart', async () => {
+test('a start loads no certificate library, jose, YAML, RE2 engine, protobufjs, ciphers, expression language, OpenAPI documents or prom-client beyond its metric classes, nor does a restart', async () => {
   const dir = tempDir('start-up-imports');
   const dataDir = join(dir, 'data');
   // The first start issues the CA, serving and administrator certificates.
@@ -97,7 +104,7 @@ test('a start given a CRD with a validation rule loads the expression language, 
       },
     }),
   );
-  const unwanted = await unwantedLoads(dir, join(dir, 'data'), [], [crd]);
+  const unwanted = await unwantedLoads(dir, join(dir, 'data'), CRD_FILES, [crd]);
   assert.deepEqual(unwanted.filter((u) => !EXPRESSION_LANGUAGE.some((p) => u.includes(`/node_modules/${p}/`))), []);
   assert.ok(unwanted.some((u) => u.includes('/node_modules/@marcbachmann/cel-js/')), 'the expression language was not loaded for a CRD with a rule');
 });
