@@ -3,10 +3,6 @@
 // build the authenticator (over plain HTTP with none given, every request is an administrator),
 // authorization defaults to the Node and RBAC modes, and audit to recording nothing.
 
-import { readAuditPolicy } from './audit/policy.ts';
-import { auditLogBackend } from './audit/log-backend.ts';
-import { policyAudit } from './audit/audit.ts';
-import { auditWebhookBackend } from './audit/webhook-backend.ts';
 import { readFileSync } from 'node:fs';
 import { alwaysAdmin, type Authenticator } from '../auth/authn/authenticator.ts';
 import { newAuthenticator } from '../auth/authn/config.ts';
@@ -414,18 +410,25 @@ export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'author
  * only with a policy and a backend; a policy without a backend, or a backend without a policy, is
  * a start-up error here, not a silent no-op). `onClose` is given what closes the log.
  */
-export function buildAudit(
+export async function buildAudit(
   opts: Pick<ServerOptions, 'audit' | 'auditPolicyFile' | 'auditLog' | 'auditWebhook'>,
   naming: Naming,
   log: (message: string) => void,
   onClose: (close: () => unknown) => void,
-): AuditSink {
+): Promise<AuditSink> {
   if (opts.audit) return opts.audit;
   const logPath = opts.auditLog?.path;
   const webhookFile = opts.auditWebhook?.configFile;
   if (!opts.auditPolicyFile && !logPath && !webhookFile) return noAudit;
   if (!opts.auditPolicyFile) throw new Error('--audit-log-path and --audit-webhook-config-file need --audit-policy-file: without a policy nothing is audited');
   if (!logPath && !webhookFile) throw new Error('--audit-policy-file needs a backend: --audit-log-path or --audit-webhook-config-file');
+  // Audit's modules are loaded only by a start that audits.
+  const [{ readAuditPolicy }, { auditLogBackend }, { policyAudit }, { auditWebhookBackend }] = await Promise.all([
+    import('./audit/policy.ts'),
+    import('./audit/log-backend.ts'),
+    import('./audit/audit.ts'),
+    import('./audit/webhook-backend.ts'),
+  ]);
   const policy = readAuditPolicy(opts.auditPolicyFile, ['audit.k8s.io', naming.group('audit')]);
   const apiVersion = `${naming.group('audit')}/v1`;
   // Each backend answers false when it lost an event and its mode is blocking-strict (a blocking webhook: once sent).

@@ -89,7 +89,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const metrics = createServerMetrics(featureGates);
   // Audit's policy and log are checked before anything is opened: a bad file is a start-up error.
   const auditClosers: (() => unknown)[] = [];
-  const audit = buildAudit(opts, naming, log, (close) => auditClosers.push(close));
+  const audit = await buildAudit(opts, naming, log, (close) => auditClosers.push(close));
   cleanups.push(() => Promise.all(auditClosers.map((c) => c())));
   // What authentication runs in the background (issuer discovery, the configuration file's watch).
   const authenticationClosers: (() => void)[] = [];

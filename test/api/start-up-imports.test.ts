@@ -8,8 +8,8 @@
 // CRD or configuration holds an expression: a start given a CRD with a validation rule loads it.
 // No start loads a certificate library: the server issues its own certificates with node:crypto
 // (the first start on a data directory, or one with throw-away storage), and a restart reads them
-// back. Of the server's own modules, the OpenAPI documents' and the readers of the encryption
-// configuration and of CRD files load only when asked for. Each cost a start time to load.
+// back. Of the server's own modules, the OpenAPI documents', audit's and the readers of the
+// encryption configuration and of CRD files load only when asked for. Each cost a start time to load.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -44,10 +44,11 @@ appendFileSync(${JSON.stringify(file)}, process.moduleLoadList.filter((m) => m.s
 
 const CERTIFICATE_LIBRARY = ['@peculiar/x509', '@peculiar/asn1-schema', 'asn1js', 'reflect-metadata', 'tsyringe'];
 const EXPRESSION_LANGUAGE = ['@marcbachmann/cel-js'];
-/** The server's own modules loaded on first use: the OpenAPI documents, the encryption configuration's and the CRD files' readers. */
+/** The server's own modules loaded on first use: the OpenAPI documents, the encryption configuration's and the CRD files' readers, audit (policy and backends). */
 const OPENAPI = ['src/endpoints/openapi.ts', 'src/endpoints/openapi-v2-proto.ts'];
 const CRD_FILES = ['src/server/crd-files.ts'];
-const OWN_ON_FIRST_USE = [...OPENAPI, ...CRD_FILES, 'src/server/encryption-config.ts'];
+const AUDIT = ['src/server/audit/audit.ts', 'src/server/audit/policy.ts', 'src/server/audit/log-backend.ts', 'src/server/audit/webhook-backend.ts'];
+const OWN_ON_FIRST_USE = [...OPENAPI, ...CRD_FILES, ...AUDIT, 'src/server/encryption-config.ts'];
 
 /** The packages a start on `dataDir` loaded that it should not have (`allowed`: these may load). */
 async function unwantedLoads(dir: string, dataDir: string, allowed: readonly string[], crds: string[] = []): Promise<string[]> {
