@@ -33,7 +33,7 @@ import { listen, type Listener } from './listener.ts';
 import { openStorage, storageComponentName, type OpenedStorage } from './open-storage.ts';
 import type { RunningServer, ServerOptions } from './options.ts';
 import { healthEndpoints, nonApiRoutes, routeRequests, type ServerPhase } from './routes.ts';
-import { authorizationModes, buildAudit, buildAuthenticator, buildAuthorizer, configurationUsesExpressions, serviceAccountConfig, storeLookups } from './security.ts';
+import { authorizationModes, buildAudit, buildAuthenticator, buildAuthorizer, configurationUsesExpressions, loadSecurityModules, serviceAccountConfig, storeLookups } from './security.ts';
 import { loadCel } from '../cel/load.ts';
 import { serviceAccountTokens } from '../auth/authn/service-account.ts';
 import { legacyTokenConfig, legacyTokenIssuer, legacyTokenNames, storeLegacyTokenLookup } from '../auth/authn/legacy-service-account.ts';
@@ -82,6 +82,8 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   if (opts.insecureServing) checkInsecureServing(opts);
   // Their expressions are compiled as they are read: the expression language first, when they have any.
   if (configurationUsesExpressions(opts)) await loadCel();
+  // And the modules of the authentication and authorization configurations that need their own.
+  await loadSecurityModules(opts);
   const authorization = authorizationModes(opts);
   const rbacGuard = rbacWriteGuard(naming.group('rbac.authorization'));
   const accessReviews = accessReviewer();

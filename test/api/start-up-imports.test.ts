@@ -8,7 +8,8 @@
 // CRD or configuration holds an expression: a start given a CRD with a validation rule loads it.
 // No start loads a certificate library: the server issues its own certificates with node:crypto
 // (the first start on a data directory, or one with throw-away storage), and a restart reads them
-// back. Of the server's own modules, the OpenAPI documents', audit's and the readers of the
+// back. Of the server's own modules, the OpenAPI documents', audit's, those of JWT
+// authenticators, webhooks, the authorization configuration file and ABAC, and the readers of the
 // encryption configuration and of CRD files load only when asked for. Each cost a start time to load.
 
 import { test } from 'node:test';
@@ -48,7 +49,9 @@ const EXPRESSION_LANGUAGE = ['@marcbachmann/cel-js'];
 const OPENAPI = ['src/endpoints/openapi.ts', 'src/endpoints/openapi-v2-proto.ts'];
 const CRD_FILES = ['src/server/crd-files.ts'];
 const AUDIT = ['src/server/audit/audit.ts', 'src/server/audit/policy.ts', 'src/server/audit/log-backend.ts', 'src/server/audit/webhook-backend.ts'];
-const OWN_ON_FIRST_USE = [...OPENAPI, ...CRD_FILES, ...AUDIT, 'src/server/encryption-config.ts'];
+/** JWT authenticators, the webhooks, the authorization configuration file and ABAC: loaded when the options name them. */
+const AUTH_CONFIGURATIONS = ['jwt-config', 'jwt', 'jwt-set', 'webhook'].map((m) => `src/auth/authn/${m}.ts`).concat(['src/auth/kubeconfig.ts', 'src/auth/authz/webhook.ts', 'src/auth/authz/config-file.ts', 'src/auth/authz/abac.ts']);
+const OWN_ON_FIRST_USE = [...OPENAPI, ...CRD_FILES, ...AUDIT, ...AUTH_CONFIGURATIONS, 'src/server/encryption-config.ts'];
 
 /** The packages a start on `dataDir` loaded that it should not have (`allowed`: these may load). */
 async function unwantedLoads(dir: string, dataDir: string, allowed: readonly string[], crds: string[] = []): Promise<string[]> {
