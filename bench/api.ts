@@ -594,9 +594,9 @@ async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
  * read back, the default objects already there), and the TypeScript sources (types stripped by
  * Node.js where it does, through tsx elsewhere), the same start-up a round apart.
  */
-async function startupRound(entry: string, loader: readonly string[], options: string): Promise<{ readyMs: number; importMs: number; startMs: number }> {
+async function startupRound(entry: string, loader: readonly string[], options: string): Promise<{ readyMs: number; importMs: number; startMs: number; cpuMs: number }> {
   const script = `const t0 = performance.now(); const { startServer } = await import(${JSON.stringify(entry)}); const t1 = performance.now();
-const s = await startServer(${options}); const t2 = performance.now(); process.stdout.write(JSON.stringify({ importMs: t1 - t0, startMs: t2 - t1 }) + '\\n'); await s.close();`;
+const s = await startServer(${options}); const t2 = performance.now(); const c = process.cpuUsage(); process.stdout.write(JSON.stringify({ importMs: t1 - t0, startMs: t2 - t1, cpuMs: (c.user + c.system) / 1000 }) + '\\n'); await s.close();`;
   const started = performance.now();
   const child = spawn(process.execPath, [...loader, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
@@ -609,7 +609,7 @@ const s = await startServer(${options}); const t2 = performance.now(); process.s
   });
   const readyMs = performance.now() - started;
   await new Promise((r) => child.once('exit', r));
-  return { readyMs, ...(JSON.parse(line) as { importMs: number; startMs: number }) };
+  return { readyMs, ...(JSON.parse(line) as { importMs: number; startMs: number; cpuMs: number }) };
 }
 
 if (PHASES.has('startup')) {
@@ -626,12 +626,14 @@ if (PHASES.has('startup')) {
     { name: `TypeScript sources${tsLoader.length ? ' through tsx' : ', types stripped by Node.js'}`, entry: join(root, 'src/index.ts'), loader: tsLoader, options: '' },
   ];
   await startupRound(variants[1]!.entry, [], restart); // the first start on the directory
-  const results = new Map<string, { readyMs: number; importMs: number; startMs: number }[]>(variants.map((v) => [v.name, []]));
+  const results = new Map<string, { readyMs: number; importMs: number; startMs: number; cpuMs: number }[]>(variants.map((v) => [v.name, []]));
   console.log(`\n# start-up: node start to a ready server (import included) beside startServer alone (in-process), ${STARTUP_ROUNDS} alternating rounds, medians`);
   for (let round = 0; round < STARTUP_ROUNDS; round++) for (const v of variants) results.get(v.name)!.push(await startupRound(v.entry, v.loader, v.options));
   for (const v of variants) {
     const r = results.get(v.name)!;
     row(`  ${v.name}: ready after / import / startServer`, `${fmt(median(r.map((x) => x.readyMs)), 0)} ms / ${fmt(median(r.map((x) => x.importMs)), 0)} ms / ${fmt(median(r.map((x) => x.startMs)), 0)} ms`);
+    // The child's CPU until ready (every thread, Node's own start included): what a busy machine moves least.
+    row(`    its CPU until ready`, `${fmt(median(r.map((x) => x.cpuMs)), 0)} ms`);
   }
   const compiled = results.get(variants[0]!.name)!;
   summary.push([

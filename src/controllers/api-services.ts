@@ -26,6 +26,13 @@ export const apiServiceController: ControllerFactory = (ctx) => {
   return store ? new ApiServiceController(store, ctx) : undefined;
 };
 
+/** Whether a stored spec is `desired` (no field more, none different). */
+function sameSpec(stored: ApiServiceObject['spec'], desired: ApiServiceObject['spec']): boolean {
+  const a = (stored ?? {}) as Record<string, unknown>;
+  const b = (desired ?? {}) as Record<string, unknown>;
+  return Object.keys(a).length === Object.keys(b).length && Object.keys(b).every((k) => a[k] === b[k]);
+}
+
 /** The Available condition an APIService should carry. */
 export function availability(a: ApiServiceObject): Omit<ApiServiceCondition, 'lastTransitionTime'> {
   const svc = a.spec?.service;
@@ -143,14 +150,20 @@ class ApiServiceController implements Controller {
         spec: { group, version, ...priority },
       });
     }
-    // Written together, so that they share commits instead of waiting for one each.
+    const existing = new Map((await this.store.list(undefined, matchEverything())).items.map((a) => [a.metadata.name!, a as ApiServiceObject]));
+    // Written together, so that they share commits instead of waiting for one each; one already as
+    // it should be (an earlier start) is not written at all.
     await Promise.all(
       [...served].map(async ([name, desired]) => {
-        try {
-          await this.store.create(undefined, structuredClone(desired), { dryRun: false });
-          return;
-        } catch (e) {
-          if (!(isStatusError(e) && e.code === 409)) throw e;
+        const stored = existing.get(name);
+        if (stored && (stored.metadata.labels?.[this.managedLabel] === undefined || sameSpec(stored.spec, desired.spec))) return;
+        if (!stored) {
+          try {
+            await this.store.create(undefined, structuredClone(desired), { dryRun: false });
+            return;
+          } catch (e) {
+            if (!(isStatusError(e) && e.code === 409)) throw e;
+          }
         }
         // It exists (another server, an earlier start): keep a managed one's spec as it should be.
         await this.store.guaranteedUpdate(
@@ -165,8 +178,8 @@ class ApiServiceController implements Controller {
         );
       }),
     );
-    const all = await this.store.list(undefined, matchEverything());
-    for (const a of all.items) {
+    // (What was there before: this start writes only served ones.)
+    for (const a of existing.values()) {
       if (a.metadata.labels?.[this.managedLabel] !== 'onstart' || served.has(a.metadata.name!)) continue;
       try {
         await this.store.delete(undefined, a.metadata.name!, { dryRun: false, preconditions: { resourceVersion: a.metadata.resourceVersion } });

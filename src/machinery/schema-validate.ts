@@ -8,7 +8,7 @@
 // reach; below x-kubernetes-preserve-unknown-fields nothing is walked at all.
 
 import { isDeepStrictEqual } from 'node:util';
-import { RE2JS } from 're2js';
+import { re2, type RE2JS } from './re2.ts';
 import { child, fieldError, type FieldError } from './field-errors.ts';
 import { ERROR_WORDING, type Schema } from './schema.ts';
 import { formatProblem } from './schema-formats.ts';
@@ -148,7 +148,7 @@ function compiledPattern(pattern: string): RE2JS | null {
   let re = patternCache.get(pattern);
   if (re !== undefined) return re;
   try {
-    re = RE2JS.compile(pattern);
+    re = re2().compile(pattern);
   } catch {
     re = null;
   }

@@ -7,7 +7,7 @@ import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
 import type { RequestContext } from '../request/context.ts';
 import type { ApiRouter } from '../endpoints/router.ts';
 import { writeRawJson } from '../endpoints/respond.ts';
-import { OpenApi } from '../endpoints/openapi.ts';
+import type { OpenApi } from '../endpoints/openapi.ts';
 import { groupVersions } from '../endpoints/discovery.ts';
 import type { Handler } from './filters.ts';
 import { runHealth, type HealthCheck } from './health.ts';
@@ -51,9 +51,15 @@ export interface NonApiParts {
 
 /** OpenAPI and the path index of a set of kinds, built once per set. */
 function documents(defs: readonly KindDefinition[], naming: Naming) {
-  // Built on the first request for it: a start needs none of it.
-  let built: OpenApi | undefined;
-  const openapi = () => (built ??= new OpenApi(naming, groupVersions(defs, naming), versionInfo().gitVersion));
+  // Built on the first request for it, its modules loaded then: a start needs none of it.
+  let built: Promise<OpenApi> | undefined;
+  const openapi = () =>
+    (built ??= import('../endpoints/openapi.ts')
+      .then(({ OpenApi }) => new OpenApi(naming, groupVersions(defs, naming), versionInfo().gitVersion))
+      .catch((e: unknown) => {
+        built = undefined;
+        throw e;
+      }));
   const groups = defs.filter((d) => d.group && !d.unlisted).flatMap((d) => [`/apis/${d.group}`, `/apis/${apiVersionOf(d)}`]);
   const index = { paths: ['/api', '/api/v1', '/apis', ...new Set(groups), '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'].sort() };
   return { openapi, index };
@@ -90,7 +96,7 @@ export function nonApiRoutes(parts: NonApiParts): Handler {
     }
     if (path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {
       if (ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw errors.methodNotAllowed();
-      const r = current().openapi().serve(path, ctx.req.headers.accept, ctx.req.headers['if-none-match'], ctx.url.searchParams.get('hash'));
+      const r = (await current().openapi()).serve(path, ctx.req.headers.accept, ctx.req.headers['if-none-match'], ctx.url.searchParams.get('hash'));
       if (!r) throw errors.noRoute();
       ctx.res.writeHead(r.status, r.body === undefined ? r.headers : { ...r.headers, 'Content-Length': Buffer.byteLength(r.body) });
       ctx.res.end(ctx.req.method === 'HEAD' ? undefined : r.body);

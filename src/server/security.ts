@@ -3,35 +3,21 @@
 // build the authenticator (over plain HTTP with none given, every request is an administrator),
 // authorization defaults to the Node and RBAC modes, and audit to recording nothing.
 
-import { readAuditPolicy } from './audit/policy.ts';
-import { auditLogBackend } from './audit/log-backend.ts';
-import { policyAudit } from './audit/audit.ts';
-import { auditWebhookBackend } from './audit/webhook-backend.ts';
 import { readFileSync } from 'node:fs';
 import { alwaysAdmin, type Authenticator } from '../auth/authn/authenticator.ts';
 import { newAuthenticator } from '../auth/authn/config.ts';
 import { parseCertificates } from '../auth/authn/x509.ts';
 import type { TokenReviewer } from '../registry/kinds/authentication.ts';
 import type { TokenAuthenticator } from '../auth/authn/bearer-token.ts';
-import { newJwtAuthenticator } from '../auth/authn/jwt.ts';
 import type { TokenCacheStats } from '../auth/authn/token-cache.ts';
-import { jwtUnion, reloadingJwtAuthenticators, type ReloadStats } from '../auth/authn/jwt-set.ts';
-import {
-  ALLOWED_SIGNING_ALGS,
-  compileJwtAuthenticator,
-  decodeAuthenticationConfiguration,
-  jwtFromOidcFlags,
-  validateAuthenticationConfiguration,
-  type AnonymousConfig,
-  type ValidationContext,
-} from '../auth/authn/jwt-config.ts';
+import type { ReloadStats } from '../auth/authn/jwt-set.ts';
+import type { AnonymousConfig, ValidationContext } from '../auth/authn/jwt-config.ts';
 import { alwaysAllow, type Authorizer } from '../auth/authz/authorizer.ts';
 import { checkPolicyFile, DEFAULT_AUTHORIZATION_MODES, modeChain, parseAuthorizationModes, type AuthorizationMode } from '../auth/authz/modes.ts';
-import { abacFromFile } from '../auth/authz/abac.ts';
 import { namingProfile, type Naming } from '../naming.ts';
 import { privilegedGroups } from '../auth/authz/rbac.ts';
-import { SAR_VERSIONS, webhookAuthorizer, type AuthorizationWebhookMetrics, type SarVersion } from '../auth/authz/webhook.ts';
-import { loadAuthorizationConfig, reloadingAuthorizer, type AuthorizationConfig } from '../auth/authz/config-file.ts';
+import type { AuthorizationWebhookMetrics, SarVersion } from '../auth/authz/webhook.ts';
+import type { AuthorizationConfig } from '../auth/authz/config-file.ts';
 import { parseSigningKey, parseVerificationKeys, readKeyFile, type LiveObject, type ServiceAccountConfig, type ServiceAccountGetter } from '../auth/authn/service-account.ts';
 import type { LegacyTokenConfig } from '../auth/authn/legacy-service-account.ts';
 import { isStatusError } from '../machinery/status.ts';
@@ -44,9 +30,6 @@ import type { ClientCas } from './client-cas.ts';
 import { requestHeaderNames, type RequestHeaderConfig } from '../auth/authn/request-header.ts';
 import { staticCa } from '../auth/authn/ca-file.ts';
 import type { ServerOptions, TokenWebhookOptions } from './options.ts';
-import { loadKubeconfig } from '../auth/kubeconfig.ts';
-import { webhookClient } from '../machinery/webhook-client.ts';
-import { WEBHOOK_VERSIONS, webhookTokenAuthenticator } from '../auth/authn/webhook.ts';
 
 /** What anonymous requests reach while every request is authorized (system:public-info-viewer's paths). */
 export const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']);
@@ -111,6 +94,50 @@ export function configurationUsesExpressions(opts: Pick<ServerOptions, 'authenti
   return a?.authenticationConfig !== undefined || oidc || opts.authorization?.configFile !== undefined;
 }
 
+/**
+ * The modules of configurations a start may not have: JWT authenticators (`--oidc-*`,
+ * `--authentication-config`), the token and authorization webhooks, `--authorization-config` and
+ * ABAC. `loadSecurityModules` loads them (together) before the builders run when the options name
+ * any of them; a start without them does not load them.
+ */
+interface OptionalModules {
+  jwtConfig: typeof import('../auth/authn/jwt-config.ts');
+  jwt: typeof import('../auth/authn/jwt.ts');
+  jwtSet: typeof import('../auth/authn/jwt-set.ts');
+  tokenWebhook: typeof import('../auth/authn/webhook.ts');
+  kubeconfig: typeof import('../auth/kubeconfig.ts');
+  webhookClient: typeof import('../machinery/webhook-client.ts');
+  authorizationWebhook: typeof import('../auth/authz/webhook.ts');
+  configFile: typeof import('../auth/authz/config-file.ts');
+  abac: typeof import('../auth/authz/abac.ts');
+}
+let optionalModules: OptionalModules | undefined;
+
+export async function loadSecurityModules(opts: Pick<ServerOptions, 'authentication' | 'authorization'>): Promise<void> {
+  const a = opts.authentication;
+  const z = opts.authorization;
+  const needed =
+    configurationUsesExpressions(opts) || a?.tokenWebhook?.configFile !== undefined || z?.webhook?.configFile !== undefined || z?.policyFile !== undefined || (z?.modes ?? []).some((m) => m === 'ABAC' || m === 'Webhook');
+  if (optionalModules || !needed) return;
+  const [jwtConfig, jwt, jwtSet, tokenWebhook, kubeconfig, webhookClient, authorizationWebhook, configFile, abac] = await Promise.all([
+    import('../auth/authn/jwt-config.ts'),
+    import('../auth/authn/jwt.ts'),
+    import('../auth/authn/jwt-set.ts'),
+    import('../auth/authn/webhook.ts'),
+    import('../auth/kubeconfig.ts'),
+    import('../machinery/webhook-client.ts'),
+    import('../auth/authz/webhook.ts'),
+    import('../auth/authz/config-file.ts'),
+    import('../auth/authz/abac.ts'),
+  ]);
+  optionalModules = { jwtConfig, jwt, jwtSet, tokenWebhook, kubeconfig, webhookClient, authorizationWebhook, configFile, abac };
+}
+
+function optional(): OptionalModules {
+  if (!optionalModules) throw new Error('the modules of this authentication or authorization configuration are not loaded (loadSecurityModules runs first)');
+  return optionalModules;
+}
+
 export function buildAuthenticator(opts: Pick<ServerOptions, 'authenticator' | 'authentication' | 'authorizer' | 'authorization'>, ctx: AuthenticatorContext): Authenticator & { reviewToken?: TokenReviewer } {
   if (opts.authenticator) return opts.authenticator;
   const a = opts.authentication;
@@ -170,6 +197,8 @@ function jwtAuthenticators(a: NonNullable<ServerOptions['authentication']>, ctx:
   const jwtOptions = { credentialIdKey: credentialIdKey(ctx), log: ctx.log, refreshIntervalMs: refresh, discoveryRetryMs: refresh };
   if (a.authenticationConfig !== undefined) {
     if (oidcSet) throw new Error('authentication-config file and oidc-* flags are mutually exclusive');
+    const { decodeAuthenticationConfiguration, validateAuthenticationConfiguration, ALLOWED_SIGNING_ALGS } = optional().jwtConfig;
+    const { reloadingJwtAuthenticators } = optional().jwtSet;
     const path = a.authenticationConfig;
     let text: string;
     try {
@@ -205,6 +234,9 @@ function jwtAuthenticators(a: NonNullable<ServerOptions['authentication']>, ctx:
   }
   if (!oidcSet) return { tokens: [] };
   if (!oidc.issuerUrl || !oidc.clientId) throw new Error('oidc-issuer-url and oidc-client-id must be specified together when any oidc-* flags are set');
+  const { ALLOWED_SIGNING_ALGS, compileJwtAuthenticator, jwtFromOidcFlags } = optional().jwtConfig;
+  const { newJwtAuthenticator } = optional().jwt;
+  const { jwtUnion } = optional().jwtSet;
   let ca: string | undefined;
   if (oidc.caFile !== undefined) {
     try {
@@ -229,6 +261,9 @@ function jwtAuthenticators(a: NonNullable<ServerOptions['authentication']>, ctx:
  */
 function tokenWebhook(o: TokenWebhookOptions | undefined, implicitAudiences: readonly string[], ctx: AuthenticatorContext): TokenAuthenticator | undefined {
   if (!o?.configFile) return undefined;
+  const { WEBHOOK_VERSIONS, webhookTokenAuthenticator } = optional().tokenWebhook;
+  const { loadKubeconfig } = optional().kubeconfig;
+  const { webhookClient } = optional().webhookClient;
   const version = o.version ?? 'v1beta1';
   if (!(WEBHOOK_VERSIONS as readonly string[]).includes(version)) throw new Error(`unsupported authentication webhook version ${JSON.stringify(version)}, supported versions are "v1", "v1beta1"`);
   let config;
@@ -320,7 +355,7 @@ function authorizationConfigFile(opts: Pick<ServerOptions, 'authorization'> & { 
   if (known) return known;
   if (a.modes !== undefined || (a.webhook && Object.values(a.webhook).some((v) => v !== undefined)))
     throw new Error('--authorization-config can not be specified when --authorization-mode or --authorization-webhook-* flags are defined');
-  const loaded = loadAuthorizationConfig(a.configFile, namingProfile(opts.naming ?? 'orch').group('apiserver.config'));
+  const loaded = optional().configFile.loadAuthorizationConfig(a.configFile, namingProfile(opts.naming ?? 'orch').group('apiserver.config'));
   configFiles.set(a, loaded);
   return loaded;
 }
@@ -342,6 +377,9 @@ export interface AuthorizerContext {
 function flagWebhook(opts: Pick<ServerOptions, 'authorization'>, ctx: AuthorizerContext): Authorizer | undefined {
   const w = opts.authorization?.webhook;
   if (!w?.configFile) return undefined;
+  const { SAR_VERSIONS, webhookAuthorizer } = optional().authorizationWebhook;
+  const { loadKubeconfig } = optional().kubeconfig;
+  const { webhookClient } = optional().webhookClient;
   const version = w.version ?? 'v1beta1';
   if (!(SAR_VERSIONS as readonly string[]).includes(version)) throw new Error(`unsupported webhook authorizer version ${JSON.stringify(version)}, supported versions are "v1", "v1beta1"`);
   let config;
@@ -368,7 +406,7 @@ function flagWebhook(opts: Pick<ServerOptions, 'authorization'>, ctx: Authorizer
 /** The authorizer `--authorization-config` describes, reloaded as its file changes. */
 function fileAuthorizer(opts: Pick<ServerOptions, 'authorization'>, file: { text: string; config: AuthorizationConfig }, rbac: Authorizer | undefined, ctx: AuthorizerContext, node?: Authorizer): Authorizer {
   const a = opts.authorization!;
-  const reloading = reloadingAuthorizer({
+  const reloading = optional().configFile.reloadingAuthorizer({
     path: a.configFile!,
     group: ctx.naming.group('apiserver.config'),
     initialText: file.text,
@@ -405,7 +443,7 @@ export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'author
   if (modes.length === 1 && modes[0] === 'AlwaysAllow') return alwaysAllow;
   // ABAC: the policy file, read once (kube-apiserver does not reload it).
   const policyFile = opts.authorization?.policyFile;
-  const abac = modes.includes('ABAC') && policyFile ? abacFromFile(policyFile, context.naming, context.log) : undefined;
+  const abac = modes.includes('ABAC') && policyFile ? optional().abac.abacFromFile(policyFile, context.naming, context.log) : undefined;
   return modeChain(modes, { alwaysAllow, rbac, node, abac, webhook: modes.includes('Webhook') ? flagWebhook(opts, context) : undefined });
 }
 
@@ -414,18 +452,25 @@ export function buildAuthorizer(opts: Pick<ServerOptions, 'authorizer' | 'author
  * only with a policy and a backend; a policy without a backend, or a backend without a policy, is
  * a start-up error here, not a silent no-op). `onClose` is given what closes the log.
  */
-export function buildAudit(
+export async function buildAudit(
   opts: Pick<ServerOptions, 'audit' | 'auditPolicyFile' | 'auditLog' | 'auditWebhook'>,
   naming: Naming,
   log: (message: string) => void,
   onClose: (close: () => unknown) => void,
-): AuditSink {
+): Promise<AuditSink> {
   if (opts.audit) return opts.audit;
   const logPath = opts.auditLog?.path;
   const webhookFile = opts.auditWebhook?.configFile;
   if (!opts.auditPolicyFile && !logPath && !webhookFile) return noAudit;
   if (!opts.auditPolicyFile) throw new Error('--audit-log-path and --audit-webhook-config-file need --audit-policy-file: without a policy nothing is audited');
   if (!logPath && !webhookFile) throw new Error('--audit-policy-file needs a backend: --audit-log-path or --audit-webhook-config-file');
+  // Audit's modules are loaded only by a start that audits.
+  const [{ readAuditPolicy }, { auditLogBackend }, { policyAudit }, { auditWebhookBackend }] = await Promise.all([
+    import('./audit/policy.ts'),
+    import('./audit/log-backend.ts'),
+    import('./audit/audit.ts'),
+    import('./audit/webhook-backend.ts'),
+  ]);
   const policy = readAuditPolicy(opts.auditPolicyFile, ['audit.k8s.io', naming.group('audit')]);
   const apiVersion = `${naming.group('audit')}/v1`;
   // Each backend answers false when it lost an event and its mode is blocking-strict (a blocking webhook: once sent).

@@ -3,7 +3,6 @@
 // the listener, the controllers. Shutdown takes them down in the order a graceful stop needs.
 // `startServer` is the embeddable entry point for tests and the command line alike.
 
-import { installCrds, readCrdFiles } from './crd-files.ts';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -30,12 +29,11 @@ import { createRequestMetrics } from './request-metrics.ts';
 import { instrumentStorage } from '../storage/instrumented.ts';
 import type { Storage } from '../storage/interface.ts';
 import type { RegistryStore } from '../registry/store.ts';
-import { encryptionByPrefix, readEncryptionConfig } from './encryption-config.ts';
 import { listen, type Listener } from './listener.ts';
 import { openStorage, storageComponentName, type OpenedStorage } from './open-storage.ts';
 import type { RunningServer, ServerOptions } from './options.ts';
 import { healthEndpoints, nonApiRoutes, routeRequests, type ServerPhase } from './routes.ts';
-import { authorizationModes, buildAudit, buildAuthenticator, buildAuthorizer, configurationUsesExpressions, serviceAccountConfig, storeLookups } from './security.ts';
+import { authorizationModes, buildAudit, buildAuthenticator, buildAuthorizer, configurationUsesExpressions, loadSecurityModules, serviceAccountConfig, storeLookups } from './security.ts';
 import { loadCel } from '../cel/load.ts';
 import { serviceAccountTokens } from '../auth/authn/service-account.ts';
 import { legacyTokenConfig, legacyTokenIssuer, legacyTokenNames, storeLegacyTokenLookup } from '../auth/authn/legacy-service-account.ts';
@@ -84,6 +82,8 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   if (opts.insecureServing) checkInsecureServing(opts);
   // Their expressions are compiled as they are read: the expression language first, when they have any.
   if (configurationUsesExpressions(opts)) await loadCel();
+  // And the modules of the authentication and authorization configurations that need their own.
+  await loadSecurityModules(opts);
   const authorization = authorizationModes(opts);
   const rbacGuard = rbacWriteGuard(naming.group('rbac.authorization'));
   const accessReviews = accessReviewer();
@@ -91,7 +91,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   const metrics = createServerMetrics(featureGates);
   // Audit's policy and log are checked before anything is opened: a bad file is a start-up error.
   const auditClosers: (() => unknown)[] = [];
-  const audit = buildAudit(opts, naming, log, (close) => auditClosers.push(close));
+  const audit = await buildAudit(opts, naming, log, (close) => auditClosers.push(close));
   cleanups.push(() => Promise.all(auditClosers.map((c) => c())));
   // What authentication runs in the background (issuer discovery, the configuration file's watch).
   const authenticationClosers: (() => void)[] = [];
@@ -113,12 +113,15 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
 
   // Encryption at rest wraps storage for the resources the configuration names; it is read before
   // storage is opened, so a bad file is a start-up error that opens nothing.
-  const encryption = opts.encryptionProviderConfig === undefined ? undefined : encryptionByPrefix(readEncryptionConfig(opts.encryptionProviderConfig, ['apiserver.config.k8s.io', naming.group('apiserver.config')]), defs);
+  // (Its reader, like the CRD files', is loaded only when the flag is given.)
+  const encryptionConfig = opts.encryptionProviderConfig === undefined ? undefined : await import('./encryption-config.ts');
+  const encryption = encryptionConfig && opts.encryptionProviderConfig !== undefined ? encryptionConfig.encryptionByPrefix(encryptionConfig.readEncryptionConfig(opts.encryptionProviderConfig, ['apiserver.config.k8s.io', naming.group('apiserver.config')]), defs) : undefined;
   // Its ciphers are loaded only when a configuration names resources to encrypt.
   const encrypting = encryption?.size ? (await import('../storage/encryption.ts')).encryptingStorage : undefined;
   const encrypted = (s: Storage) => (encrypting && encryption ? encrypting(s, encryption) : s);
   // CRD files are read before storage is opened: a bad one is a start-up error that opens nothing.
-  const crdFiles = opts.crds?.length ? readCrdFiles(opts.crds, naming.group('apiextensions')) : [];
+  const crdReader = opts.crds?.length ? await import('./crd-files.ts') : undefined;
+  const crdFiles = crdReader && opts.crds ? crdReader.readCrdFiles(opts.crds, naming.group('apiextensions')) : [];
   const opened = (storage = await openStorage(opts));
   cleanups.push(() => opened.close());
 
@@ -190,7 +193,7 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   await startControllers(controllers);
   // The start returns (and the command says it serves) once every CRD of the files is served.
   const crdStore = context.stores.get(storeKey(naming.group('apiextensions'), 'customresourcedefinitions'));
-  if (crdFiles.length && crdStore) await installCrds(crdStore, crdFiles);
+  if (crdReader && crdFiles.length && crdStore) await crdReader.installCrds(crdStore, crdFiles);
   phase.started = true;
 
   let closing: Promise<void> | undefined;

@@ -3,12 +3,14 @@
 // hook, CommonJS ones from the require cache, Node's own from its load list (Node's fetch
 // implementation, which an ES module import of node:http loads, stays unloaded). The libraries a start does not need before its
 // first request of their kind stay unloaded: jose (no token signed or verified yet), the YAML
-// library, protobufjs, the ciphers of encryption at rest (none configured), and prom-client
-// beyond its registry and metric classes, and the expression language (cel-js) while no kind,
+// library, protobufjs, the ciphers of encryption at rest (none configured), the RE2 engine (no
+// schema pattern or CEL regular expression compiled yet), and prom-client beyond its registry and metric classes, and the expression language (cel-js) while no kind,
 // CRD or configuration holds an expression: a start given a CRD with a validation rule loads it.
-// The certificate library is loaded by a start that issues certificates (the first on a data
-// directory, or one with throw-away storage), never by a restart, which reads them back. Each
-// cost a start time to load.
+// No start loads a certificate library: the server issues its own certificates with node:crypto
+// (the first start on a data directory, or one with throw-away storage), and a restart reads them
+// back. Of the server's own modules, the OpenAPI documents', audit's, those of JWT
+// authenticators, webhooks, the authorization configuration file and ABAC, and the readers of the
+// encryption configuration and of CRD files load only when asked for. Each cost a start time to load.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -43,6 +45,13 @@ appendFileSync(${JSON.stringify(file)}, process.moduleLoadList.filter((m) => m.s
 
 const CERTIFICATE_LIBRARY = ['@peculiar/x509', '@peculiar/asn1-schema', 'asn1js', 'reflect-metadata', 'tsyringe'];
 const EXPRESSION_LANGUAGE = ['@marcbachmann/cel-js'];
+/** The server's own modules loaded on first use: the OpenAPI documents, the encryption configuration's and the CRD files' readers, audit (policy and backends). */
+const OPENAPI = ['src/endpoints/openapi.ts', 'src/endpoints/openapi-v2-proto.ts'];
+const CRD_FILES = ['src/server/crd-files.ts'];
+const AUDIT = ['src/server/audit/audit.ts', 'src/server/audit/policy.ts', 'src/server/audit/log-backend.ts', 'src/server/audit/webhook-backend.ts'];
+/** JWT authenticators, the webhooks, the authorization configuration file and ABAC: loaded when the options name them. */
+const AUTH_CONFIGURATIONS = ['jwt-config', 'jwt', 'jwt-set', 'webhook'].map((m) => `src/auth/authn/${m}.ts`).concat(['src/auth/kubeconfig.ts', 'src/auth/authz/webhook.ts', 'src/auth/authz/config-file.ts', 'src/auth/authz/abac.ts']);
+const OWN_ON_FIRST_USE = [...OPENAPI, ...CRD_FILES, ...AUDIT, ...AUTH_CONFIGURATIONS, 'src/server/encryption-config.ts'];
 
 /** The packages a start on `dataDir` loaded that it should not have (`allowed`: these may load). */
 async function unwantedLoads(dir: string, dataDir: string, allowed: readonly string[], crds: string[] = []): Promise<string[]> {
@@ -61,20 +70,22 @@ async function unwantedLoads(dir: string, dataDir: string, allowed: readonly str
   if (loaded.includes('node:internal/deps/undici/undici')) return ['node:internal/deps/undici/undici'];
   const packageOf = (u: string) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(u);
   return loaded.filter((u) => {
+    const own = OWN_ON_FIRST_USE.find((f) => u.endsWith(`/${f}`));
+    if (own) return !allowed.includes(own);
     const m = packageOf(u);
     if (!m) return false;
     const [, name, rest] = m;
     if (allowed.includes(name!)) return false;
-    if ([...CERTIFICATE_LIBRARY, ...EXPRESSION_LANGUAGE, 'jose', 'yaml', 'protobufjs', '@noble/ciphers'].includes(name!)) return true;
+    if ([...CERTIFICATE_LIBRARY, ...EXPRESSION_LANGUAGE, 'jose', 'yaml', 'protobufjs', '@noble/ciphers', 're2js'].includes(name!)) return true;
     return name === 'prom-client' && !/^lib\/(registry|counter|gauge|histogram|metric|util|validation|exemplar)\.js$/.test(rest!);
   });
 }
 
-test('a start loads no jose, YAML, protobufjs, ciphers, expression language or prom-client beyond its metric classes; a restart loads no certificate library either', async () => {
+test('a start loads no certificate library, jose, YAML, RE2 engine, protobufjs, ciphers, expression language, OpenAPI documents or prom-client beyond its metric classes, nor does a restart', async () => {
   const dir = tempDir('start-up-imports');
   const dataDir = join(dir, 'data');
   // The first start issues the CA, serving and administrator certificates.
-  assert.deepEqual(await unwantedLoads(dir, dataDir, CERTIFICATE_LIBRARY), []);
+  assert.deepEqual(await unwantedLoads(dir, dataDir, []), []);
   // The restart reads them back.
   assert.deepEqual(await unwantedLoads(dir, dataDir, []), []);
 });
@@ -97,7 +108,7 @@ test('a start given a CRD with a validation rule loads the expression language, 
       },
     }),
   );
-  const unwanted = await unwantedLoads(dir, join(dir, 'data'), CERTIFICATE_LIBRARY, [crd]);
+  const unwanted = await unwantedLoads(dir, join(dir, 'data'), CRD_FILES, [crd]);
   assert.deepEqual(unwanted.filter((u) => !EXPRESSION_LANGUAGE.some((p) => u.includes(`/node_modules/${p}/`))), []);
   assert.ok(unwanted.some((u) => u.includes('/node_modules/@marcbachmann/cel-js/')), 'the expression language was not loaded for a CRD with a rule');
 });

@@ -3,7 +3,7 @@
 // reports it before anything runs (rewrite.ts calls `compileRegex`). RE2 runs in linear time, so
 // no pattern can backtrack catastrophically.
 
-import { RE2JS } from 're2js';
+import { re2, type RE2JS } from '../../machinery/re2.ts';
 import { OVERRIDE_SUFFIX } from '../errors.ts';
 import { celError, toIndex, type Registrar } from './register.ts';
 
@@ -16,7 +16,7 @@ export function compileRegex(pattern: string): RE2JS | string {
   if (hit) return hit;
   let re: RE2JS;
   try {
-    re = RE2JS.compile(pattern);
+    re = re2().compile(pattern);
   } catch (e) {
     return e instanceof Error ? e.message : String(e);
   }

@@ -1,0 +1,85 @@
+// The server's own certificates, issued with node:crypto: a TLS client trusting only the generated
+// CA reaches the serving certificate by every host it names (IPv4, IPv6, DNS), a TLS server asking
+// for client certificates under that CA accepts the administrator's, and a CA already in the
+// certificate directory (made by another issuer, with a long subject) issues the missing pairs.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { connect, createServer, type TLSSocket } from 'node:tls';
+import { certificatesIn, processCertificates, type KeyPair } from '../../src/server/certificates.ts';
+import { makeCa } from '../support/certs.ts';
+import { tempDir } from '../support/tmp.ts';
+
+/** A TLS handshake to a server with `serving`, the client trusting `ca` only, naming `servername`; with `client`, the server requires a client certificate under `ca`. */
+async function handshake(serving: KeyPair, ca: string, host: string, servername: string | undefined, client?: KeyPair): Promise<{ ok: boolean; error?: string; peer?: string }> {
+  const server = createServer({ cert: serving.cert, key: serving.key, ca, requestCert: !!client, rejectUnauthorized: !!client }, (socket: TLSSocket) => {
+    const peer = socket.getPeerCertificate();
+    socket.end(peer && 'subject' in peer && peer.subject ? `${peer.subject.CN}/${String(peer.subject.O)}` : '-');
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const port = (server.address() as { port: number }).port;
+  try {
+    return await new Promise((resolve) => {
+      const socket = connect({ host, port, ca, ...(servername !== undefined && { servername }), ...(client && { cert: client.cert, key: client.key }) });
+      let body = '';
+      socket.on('data', (d: Buffer) => (body += d.toString()));
+      socket.on('end', () => resolve({ ok: true, peer: body }));
+      socket.on('error', (e) => resolve({ ok: false, error: e.message }));
+    });
+  } finally {
+    server.close();
+  }
+}
+
+test('the generated serving certificate is trusted through the generated CA for each of its hosts, and only those', async () => {
+  const pki = processCertificates(['127.0.0.1', '::1', 'localhost', 'api.example.test']);
+  for (const [host, servername] of [['127.0.0.1', undefined], ['::1', undefined], ['127.0.0.1', 'localhost'], ['127.0.0.1', 'api.example.test']] as const) {
+    const r = await handshake(pki.serving, pki.ca.cert, host, servername);
+    assert.ok(r.ok, `${host} ${servername ?? ''}: ${r.error}`);
+  }
+  const wrongName = await handshake(pki.serving, pki.ca.cert, '127.0.0.1', 'other.example.test');
+  assert.equal(wrongName.ok, false);
+  assert.match(wrongName.error ?? '', /other\.example\.test/);
+  // Another CA does not vouch for it.
+  const other = await makeCa('another-ca');
+  assert.equal((await handshake(pki.serving, other.cert, '127.0.0.1', undefined)).ok, false);
+});
+
+test('the administrator certificate is a client certificate under the CA: CN system:admin, O system:masters', async () => {
+  const pki = processCertificates(['127.0.0.1']);
+  const r = await handshake(pki.serving, pki.ca.cert, '127.0.0.1', undefined, pki.admin);
+  assert.ok(r.ok, r.error);
+  assert.equal(r.peer, 'system:admin/system:masters');
+  const admin = new X509Certificate(pki.admin.cert);
+  assert.deepEqual(admin.keyUsage, ['1.3.6.1.5.5.7.3.2']);
+  assert.equal(admin.ca, false);
+  assert.equal(new X509Certificate(pki.ca.cert).ca, true);
+  assert.deepEqual(new X509Certificate(pki.serving.cert).keyUsage, ['1.3.6.1.5.5.7.3.1']);
+});
+
+test('a CA already in the certificate directory issues the serving and administrator pairs; a restart reads them back', async () => {
+  const dir = join(tempDir('server-certificates'), 'pki');
+  mkdirSync(dir, { recursive: true });
+  // A subject longer than 127 bytes takes DER's long length form.
+  const foreign = await makeCa(`kept-ca-${'x'.repeat(150)}`);
+  writeFileSync(join(dir, 'ca.crt'), foreign.cert);
+  writeFileSync(join(dir, 'ca.key'), foreign.key);
+  const pki = certificatesIn(dir, ['127.0.0.1', 'localhost']);
+  assert.equal(pki.ca.cert, foreign.cert);
+  const serving = new X509Certificate(pki.serving.cert);
+  const ca = new X509Certificate(foreign.cert);
+  assert.ok(serving.checkIssued(ca) && serving.verify(ca.publicKey));
+  assert.equal(serving.issuer, ca.subject);
+  assert.ok((await handshake(pki.serving, foreign.cert, '127.0.0.1', 'localhost', pki.admin)).ok);
+  const again = certificatesIn(dir, ['127.0.0.1', 'localhost']);
+  assert.equal(again.serving.cert, pki.serving.cert);
+  assert.equal(again.admin.cert, readFileSync(join(dir, 'admin.crt'), 'utf8'));
+  assert.equal(again.serviceAccountKey, pki.serviceAccountKey);
+  // A host the kept serving certificate does not cover: a new one is issued.
+  const wider = certificatesIn(dir, ['127.0.0.1', 'localhost', '10.1.2.3']);
+  assert.notEqual(wider.serving.cert, pki.serving.cert);
+  assert.ok(new X509Certificate(wider.serving.cert).checkIP('10.1.2.3'));
+});
