@@ -3,20 +3,35 @@
 // `system:masters`). They are written once into the certificate directory (mode 0600) and read
 // back on restart; a server with no directory of its own (in-process, throw-away storage) takes
 // them from a per-process cache, so several servers in one process generate keys once. Keys are
-// ECDSA P-256: fast to make and to handshake with, issued with node:crypto alone
-// (certificate-issuer.ts).
+// ECDSA P-256: fast to make and to handshake with. The certificate library is loaded the first
+// time a certificate is issued: a restart reads what it wrote and never loads it.
 
-import { X509Certificate as NodeCertificate } from 'node:crypto';
+import { webcrypto, X509Certificate as NodeCertificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { issueCertificate, newKeyPair, privateKeyPem, readPrivateKey, type Subject } from './certificate-issuer.ts';
+
+type X509 = typeof import('@peculiar/x509');
+let library: Promise<X509> | undefined;
+
+/** @peculiar/x509 (with the metadata polyfill it needs), loaded and set up once, when first issuing. */
+function certificateLibrary(): Promise<X509> {
+  return (library ??= (async () => {
+    await import('reflect-metadata');
+    const lib = await import('@peculiar/x509');
+    lib.cryptoProvider.set(webcrypto as unknown as Parameters<typeof lib.cryptoProvider.set>[0]);
+    return lib;
+  })());
+}
 
 /**
  * Whether a host of the serving certificate is an IP address (an IPv6 address has a colon, which
  * no host name has): node:net's isIP compiles an IPv6 pattern that costs a start tens of ms.
  */
 const isIPAddress = (host: string): boolean => host.includes(':') || /^\d{1,3}(\.\d{1,3}){3}$/.test(host);
+
+type CryptoKey = webcrypto.CryptoKey;
+type CryptoKeyPair = webcrypto.CryptoKeyPair;
 
 /** A certificate and its private key, PEM. */
 export interface KeyPair {
@@ -32,6 +47,8 @@ export interface Pki {
   serviceAccountKey: string;
 }
 
+const EC: webcrypto.EcKeyGenParams & webcrypto.EcKeyImportParams = { name: 'ECDSA', namedCurve: 'P-256' };
+const SIGNING: webcrypto.EcdsaParams = { name: 'ECDSA', hash: 'SHA-256' };
 const DAY = 24 * 3600 * 1000;
 /** Certificates start a little in the past, so a peer whose clock is slightly behind accepts them. */
 const BACKDATE = 5 * 60 * 1000;
@@ -48,38 +65,64 @@ export function servingHosts(advertiseAddress?: string, bindAddress?: string): s
   return [...new Set(hosts.filter(Boolean))];
 }
 
-function makeCa(): KeyPair {
-  const keys = newKeyPair();
+async function newKeys(): Promise<CryptoKeyPair> {
+  return (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
+}
+
+async function keyPem(key: CryptoKey): Promise<string> {
+  return (await certificateLibrary()).PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
+}
+
+async function importKey(pem: string): Promise<CryptoKey> {
+  return webcrypto.subtle.importKey('pkcs8', (await certificateLibrary()).PemConverter.decodeFirst(pem), EC, true, ['sign']);
+}
+
+async function makeCa(): Promise<KeyPair> {
+  const x509 = await certificateLibrary();
+  const keys = await newKeys();
   const now = Date.now();
-  const cert = issueCertificate({
-    subject: { commonName: `orch-apiserver-ca@${Math.floor(now / 1000)}` },
-    publicKey: keys.publicKey,
-    signingKey: keys.privateKey,
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    name: `CN=orch-apiserver-ca@${Math.floor(now / 1000)}`,
+    keys,
+    signingAlgorithm: SIGNING,
     notBefore: new Date(now - BACKDATE),
     notAfter: new Date(now + 10 * 365 * DAY),
-    usage: 'ca',
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
   });
-  return { cert, key: privateKeyPem(keys.privateKey) };
+  return { cert: cert.toString('pem'), key: await keyPem(keys.privateKey) };
 }
 
-function issue(ca: KeyPair, subject: Subject, usage: 'server' | 'client', hosts: readonly string[] = []): KeyPair {
-  const keys = newKeyPair();
+async function issue(ca: KeyPair, subject: string, usage: 'server' | 'client', hosts: readonly string[] = []): Promise<KeyPair> {
+  const x509 = await certificateLibrary();
+  const keys = await newKeys();
+  const caCert = new x509.X509Certificate(ca.cert);
   const now = Date.now();
-  const cert = issueCertificate({
+  const extensions: InstanceType<X509['Extension']>[] = [
+    new x509.BasicConstraintsExtension(false, undefined, true),
+    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+    new x509.ExtendedKeyUsageExtension([usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth]),
+    await x509.AuthorityKeyIdentifierExtension.create(caCert.publicKey),
+  ];
+  if (hosts.length) extensions.push(new x509.SubjectAlternativeNameExtension(hosts.map((h) => ({ type: isIPAddress(h) ? ('ip' as const) : ('dns' as const), value: h }))));
+  const cert = await x509.X509CertificateGenerator.create({
     subject,
+    issuer: caCert.subject,
     publicKey: keys.publicKey,
-    issuer: new NodeCertificate(ca.cert),
-    signingKey: readPrivateKey(ca.key),
+    signingKey: await importKey(ca.key),
+    signingAlgorithm: SIGNING,
     notBefore: new Date(now - BACKDATE),
     notAfter: new Date(now + 365 * DAY),
-    usage,
-    hosts,
+    extensions,
   });
-  return { cert, key: privateKeyPem(keys.privateKey) };
+  return { cert: cert.toString('pem'), key: await keyPem(keys.privateKey) };
 }
 
-const makeServing = (ca: KeyPair, hosts: readonly string[]) => issue(ca, { commonName: `orch-apiserver@${Math.floor(Date.now() / 1000)}` }, 'server', hosts);
-const makeAdmin = (ca: KeyPair) => issue(ca, { commonName: ADMIN_USER, organizations: [ADMIN_GROUP] }, 'client');
+const makeServing = (ca: KeyPair, hosts: readonly string[]) => issue(ca, `CN=orch-apiserver@${Math.floor(Date.now() / 1000)}`, 'server', hosts);
+const makeAdmin = (ca: KeyPair) => issue(ca, `CN=${ADMIN_USER}, O=${ADMIN_GROUP}`, 'client');
 
 /** Whether `pair` was issued by `ca`, is valid for a while yet, and (a serving pair) covers every host. */
 function stillGood(pair: KeyPair, ca: KeyPair, hosts: readonly string[] = []): boolean {
@@ -115,54 +158,61 @@ function writePair(dir: string, name: string, pair: KeyPair): void {
  * The CA, serving and admin pairs kept in `dir`: read when present and still good, made (and
  * written, mode 0600) otherwise. A new CA means new certificates under it.
  */
-export function certificatesIn(dir: string, hosts: readonly string[]): Pki {
+export async function certificatesIn(dir: string, hosts: readonly string[]): Promise<Pki> {
   try {
-    return keptIn(dir, hosts);
+    return await keptIn(dir, hosts);
   } catch (e) {
     throw new Error(`--cert-dir ${dir}: ${(e as Error).message}`);
   }
 }
 
 /** A new service-account signing key (PKCS#8 PEM). */
-function makeServiceAccountKey(): string {
-  return privateKeyPem(newKeyPair().privateKey);
+async function makeServiceAccountKey(): Promise<string> {
+  return keyPem((await newKeys()).privateKey);
 }
 
 const SERVICE_ACCOUNT_KEY = 'sa.key';
 
-function keptIn(dir: string, hosts: readonly string[]): Pki {
+async function keptIn(dir: string, hosts: readonly string[]): Promise<Pki> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   let ca = readPair(dir, FILES.ca);
   const freshCa = !ca;
-  if (!ca) writePair(dir, FILES.ca, (ca = makeCa()));
+  if (!ca) writePair(dir, FILES.ca, (ca = await makeCa()));
   let serving = freshCa ? undefined : readPair(dir, FILES.serving);
-  if (!serving || !stillGood(serving, ca, hosts)) writePair(dir, FILES.serving, (serving = makeServing(ca, hosts)));
+  if (!serving || !stillGood(serving, ca, hosts)) writePair(dir, FILES.serving, (serving = await makeServing(ca, hosts)));
   let admin = freshCa ? undefined : readPair(dir, FILES.admin);
-  if (!admin || !stillGood(admin, ca)) writePair(dir, FILES.admin, (admin = makeAdmin(ca)));
+  if (!admin || !stillGood(admin, ca)) writePair(dir, FILES.admin, (admin = await makeAdmin(ca)));
   // Kept as long as the directory is: tokens signed with it stay valid across restarts.
   const saFile = join(dir, SERVICE_ACCOUNT_KEY);
   let serviceAccountKey = existsSync(saFile) ? readFileSync(saFile, 'utf8') : undefined;
   if (!serviceAccountKey) {
-    writeFileSync(saFile, (serviceAccountKey = makeServiceAccountKey()), { mode: 0o600 });
+    writeFileSync(saFile, (serviceAccountKey = await makeServiceAccountKey()), { mode: 0o600 });
     chmodSync(saFile, 0o600);
   }
   return { ca, serving, admin, serviceAccountKey };
 }
 
-let processCa: { ca: KeyPair; admin: KeyPair; serviceAccountKey: string } | undefined;
-const processServing = new Map<string, KeyPair>();
+let processCa: Promise<{ ca: KeyPair; admin: KeyPair; serviceAccountKey: string }> | undefined;
+const processServing = new Map<string, Promise<KeyPair>>();
 
 /** The process's own CA and admin pair, and a serving pair per set of hosts: made once per process. */
-export function processCertificates(hosts: readonly string[]): Pki {
-  if (!processCa) {
-    const ca = makeCa();
-    processCa = { ca, admin: makeAdmin(ca), serviceAccountKey: makeServiceAccountKey() };
-  }
-  const { ca, admin, serviceAccountKey } = processCa;
+export async function processCertificates(hosts: readonly string[]): Promise<Pki> {
+  // A failure is not remembered: the next server tries again.
+  processCa ??= makeCa()
+    .then(async (ca) => ({ ca, admin: await makeAdmin(ca), serviceAccountKey: await makeServiceAccountKey() }))
+    .catch((e: unknown) => {
+      processCa = undefined;
+      throw e;
+    });
+  const { ca, admin, serviceAccountKey } = await processCa;
   const key = hosts.join(',');
   let serving = processServing.get(key);
-  if (!serving) processServing.set(key, (serving = makeServing(ca, hosts)));
-  return { ca, admin, serviceAccountKey, serving };
+  if (!serving) {
+    serving = makeServing(ca, hosts);
+    processServing.set(key, serving);
+    serving.catch(() => processServing.delete(key));
+  }
+  return { ca, admin, serviceAccountKey, serving: await serving };
 }
 
 /** The administrator's kubeconfig: the server's CA, its https URL, and the admin client certificate. */

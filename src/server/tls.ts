@@ -95,7 +95,7 @@ export async function prepareSecureServing(s: SecureServingOptions, dataDir: str
   if ((s.tlsCertFile === undefined) !== (s.tlsPrivateKeyFile === undefined)) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
   const hosts = servingHosts(s.advertiseAddress, bindAddress);
   const certDir = s.certDir ?? (dataDir === undefined ? undefined : join(dataDir, 'pki'));
-  const pki = certDir === undefined ? processCertificates(hosts) : certificatesIn(certDir, hosts);
+  const pki = certDir === undefined ? await processCertificates(hosts) : await certificatesIn(certDir, hosts);
   let serving = pki.serving;
   let ca = pki.ca.cert;
   if (s.tlsCertFile !== undefined && s.tlsPrivateKeyFile !== undefined) {

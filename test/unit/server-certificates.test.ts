@@ -1,4 +1,4 @@
-// The server's own certificates, issued with node:crypto: a TLS client trusting only the generated
+// The server's own certificates: a TLS client trusting only the generated
 // CA reaches the serving certificate by every host it names (IPv4, IPv6, DNS), a TLS server asking
 // for client certificates under that CA accepts the administrator's, and a CA already in the
 // certificate directory (made by another issuer, with a long subject) issues the missing pairs.
@@ -35,7 +35,7 @@ async function handshake(serving: KeyPair, ca: string, host: string, servername:
 }
 
 test('the generated serving certificate is trusted through the generated CA for each of its hosts, and only those', async () => {
-  const pki = processCertificates(['127.0.0.1', '::1', 'localhost', 'api.example.test']);
+  const pki = await processCertificates(['127.0.0.1', '::1', 'localhost', 'api.example.test']);
   for (const [host, servername] of [['127.0.0.1', undefined], ['::1', undefined], ['127.0.0.1', 'localhost'], ['127.0.0.1', 'api.example.test']] as const) {
     const r = await handshake(pki.serving, pki.ca.cert, host, servername);
     assert.ok(r.ok, `${host} ${servername ?? ''}: ${r.error}`);
@@ -49,7 +49,7 @@ test('the generated serving certificate is trusted through the generated CA for 
 });
 
 test('the administrator certificate is a client certificate under the CA: CN system:admin, O system:masters', async () => {
-  const pki = processCertificates(['127.0.0.1']);
+  const pki = await processCertificates(['127.0.0.1']);
   const r = await handshake(pki.serving, pki.ca.cert, '127.0.0.1', undefined, pki.admin);
   assert.ok(r.ok, r.error);
   assert.equal(r.peer, 'system:admin/system:masters');
@@ -67,19 +67,19 @@ test('a CA already in the certificate directory issues the serving and administr
   const foreign = await makeCa(`kept-ca-${'x'.repeat(150)}`);
   writeFileSync(join(dir, 'ca.crt'), foreign.cert);
   writeFileSync(join(dir, 'ca.key'), foreign.key);
-  const pki = certificatesIn(dir, ['127.0.0.1', 'localhost']);
+  const pki = await certificatesIn(dir, ['127.0.0.1', 'localhost']);
   assert.equal(pki.ca.cert, foreign.cert);
   const serving = new X509Certificate(pki.serving.cert);
   const ca = new X509Certificate(foreign.cert);
   assert.ok(serving.checkIssued(ca) && serving.verify(ca.publicKey));
   assert.equal(serving.issuer, ca.subject);
   assert.ok((await handshake(pki.serving, foreign.cert, '127.0.0.1', 'localhost', pki.admin)).ok);
-  const again = certificatesIn(dir, ['127.0.0.1', 'localhost']);
+  const again = await certificatesIn(dir, ['127.0.0.1', 'localhost']);
   assert.equal(again.serving.cert, pki.serving.cert);
   assert.equal(again.admin.cert, readFileSync(join(dir, 'admin.crt'), 'utf8'));
   assert.equal(again.serviceAccountKey, pki.serviceAccountKey);
   // A host the kept serving certificate does not cover: a new one is issued.
-  const wider = certificatesIn(dir, ['127.0.0.1', 'localhost', '10.1.2.3']);
+  const wider = await certificatesIn(dir, ['127.0.0.1', 'localhost', '10.1.2.3']);
   assert.notEqual(wider.serving.cert, pki.serving.cert);
   assert.ok(new X509Certificate(wider.serving.cert).checkIP('10.1.2.3'));
 });
