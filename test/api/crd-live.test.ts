@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { api, testServer, waitFor } from '../support/server.ts';
 import { readWatch, type WatchReader } from '../support/watch.ts';
 import { widgetCrd, establishCrd } from '../support/crd.ts';
+import { clientRequest } from '../support/tls-clients.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Body = Record<string, any>;
@@ -162,6 +163,108 @@ describe('a changed CRD', () => {
     await Promise.all(clients);
     assert.deepEqual(failures, []);
     assert.equal((await api(server, 'GET', base)).body.items.length, 3);
+  });
+});
+
+/**
+ * A create whose body is sent in two parts: the request is served (and holds the store it was
+ * routed to) from its headers until `finish()` sends the rest; the promise is its status.
+ */
+function slowCreate(path: string, body: Body): { finish(): void; status: Promise<number> } {
+  const text = Buffer.from(JSON.stringify(body));
+  const half = text.length >> 1;
+  let finish!: () => void;
+  const status = new Promise<number>((resolve, reject) => {
+    const req = clientRequest(`${server.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': String(text.length) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.flushHeaders();
+    req.write(text.subarray(0, half));
+    finish = () => req.end(text.subarray(half));
+  });
+  return { finish: () => finish(), status };
+}
+
+/** Polls closely until the CRD's change is served (the Table has the column `name`); the time it was seen. */
+async function columnServed(base: string, name: string): Promise<number> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const table = (await api(server, 'GET', base, undefined, TABLE)).body;
+    if (table.columnDefinitions.some((c: Body) => c.name === name)) return Date.now();
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`column ${name} not served`);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('the watches of a changed CRD (kube-apiserver\'s teardown of the old storage)', () => {
+  test('go on receiving events for a second after the new definition is served, then end without an error', async () => {
+    const group = 'grace.live.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    await establish(crd);
+    const base = `/apis/${group}/v1/widgets`;
+    const w = readWatch(`${server.url}${base}?watch=1`);
+    let endedAt: number | undefined;
+    void w.ended.then(() => (endedAt = Date.now()));
+    try {
+      assert.equal((await api(server, 'POST', base, widget(group, 'a'))).status, 201);
+      assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'a']]);
+      await updateCrd(crd.metadata.name, (c) => c.spec.versions[0].additionalPrinterColumns.push({ name: 'Colour', type: 'string', jsonPath: '.spec.colour' }));
+      const served = await columnServed(base, 'Colour');
+      // Served anew, the watch opened before still reports what happens.
+      assert.equal((await api(server, 'POST', base, widget(group, 'b'))).status, 201);
+      assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'b']]);
+      await sleep(Math.max(0, served + 600 - Date.now()));
+      assert.equal(endedAt, undefined, 'the watch ended within the grace');
+      assert.equal((await api(server, 'POST', base, widget(group, 'c'))).status, 201);
+      assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'c']]);
+      // Then the old storage goes: the watch ends as a finished stream, about a second after the change.
+      assert.deepEqual(await rest(w), []);
+      assert.ok(endedAt! - served < 3_000, `ended ${endedAt! - served} ms after the change was served`);
+    } finally {
+      w.close();
+    }
+  });
+
+  test('a short request in flight on the old definition completes, and the watches end only after it', async () => {
+    const group = 'drain.live.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    await establish(crd);
+    const base = `/apis/${group}/v1/widgets`;
+    const w = readWatch(`${server.url}${base}?watch=1`);
+    let endedAt: number | undefined;
+    void w.ended.then(() => (endedAt = Date.now()));
+    try {
+      assert.equal((await api(server, 'POST', base, widget(group, 'a'))).status, 201);
+      await w.next(1);
+      // Routed to the old definition's store: its headers are in, its body is not.
+      const slow = slowCreate(base, widget(group, 'slow', { size: 3 }));
+      await sleep(300);
+      await updateCrd(crd.metadata.name, (c) => {
+        c.spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'] = [{ rule: 'self.size < 3', message: 'too big now' }];
+        c.spec.versions[0].additionalPrinterColumns.push({ name: 'Colour', type: 'string', jsonPath: '.spec.colour' });
+      });
+      const served = await columnServed(base, 'Colour');
+      // Past the grace, the request in flight holds the old storage: its watches go on.
+      await sleep(Math.max(0, served + 1_800 - Date.now()));
+      assert.equal(endedAt, undefined, 'the watch ended while a request on the old definition was in flight');
+      assert.equal((await api(server, 'POST', base, widget(group, 'b'))).status, 201);
+      assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'b']]);
+      // It completes, as the old definition had it (its rule came later), and the watch then ends.
+      slow.finish();
+      assert.equal(await slow.status, 201);
+      const finished = Date.now();
+      const rule = await api(server, 'POST', base, widget(group, 'late', { size: 3 }));
+      assert.equal(rule.status, 422, rule.text);
+      const left = await rest(w);
+      assert.ok(left.every((t) => t === 'ADDED'), JSON.stringify(left));
+      assert.ok(endedAt! - finished < 3_000, `ended ${endedAt! - finished} ms after the last request on the old definition`);
+    } finally {
+      w.close();
+    }
   });
 });
 
