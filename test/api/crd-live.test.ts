@@ -344,6 +344,44 @@ describe('an embedded resource', () => {
     assert.equal(good.status, 201, good.text);
   });
 
+  test('its managedFields are checked as ObjectMeta\'s: operation, fieldsType, manager, subresource', async () => {
+    const group = 'embedded-managed.live.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.template = {
+      type: 'object',
+      'x-kubernetes-embedded-resource': true,
+      'x-kubernetes-preserve-unknown-fields': true,
+    };
+    await establish(crd);
+    const base = `/apis/${group}/v1/widgets`;
+    const withEntries = (name: string, managedFields: Body[]) =>
+      widget(group, name, { size: 2, template: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', managedFields } } });
+    const entry = { manager: 'kubectl', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': {} } };
+
+    const bad = await api(server, 'POST', base, withEntries('bad', [
+      entry,
+      { ...entry, operation: 'Replace', fieldsType: 'FieldsV2' },
+      { ...entry, manager: `tab\there`, subresource: 's'.repeat(257) },
+      { ...entry, manager: 'm'.repeat(129), operation: undefined },
+    ]));
+    assert.equal(bad.status, 422, bad.text);
+    const causes = (bad.body.details.causes as Body[]).map((c) => `${c.field}: ${c.message}`);
+    const m = 'spec.template.metadata.managedFields';
+    assert.deepEqual(causes.filter((c) => c.startsWith(m)).sort(), [
+      `${m}[1].fieldsType: Invalid value: "FieldsV2": must be \`FieldsV1\``,
+      `${m}[1].operation: Invalid value: "Replace": must be \`Apply\` or \`Update\``,
+      `${m}[2].manager: Invalid value: "tab\\there": invalid character U+0009 (at position 3)`,
+      `${m}[2].subresource: Too long: may not be more than 256 bytes`,
+      `${m}[3].manager: Too long: may not be more than 128 bytes`,
+      `${m}[3].operation: Invalid value: "": must be \`Apply\` or \`Update\``,
+    ]);
+
+    // Valid entries (a fieldsType left out too) are kept as given.
+    const good = await api(server, 'POST', base, withEntries('good', [entry, { manager: 'ctl', operation: 'Update', apiVersion: 'v1', subresource: 'status' }]));
+    assert.equal(good.status, 201, good.text);
+    assert.deepEqual(good.body.spec.template.metadata.managedFields.map((e: Body) => e.manager), ['kubectl', 'ctl']);
+  });
+
   test('a default inside its metadata must result in valid metadata, and applies', async () => {
     const group = 'embedded-defaults.live.example.com';
     const crd = widgetCrd(group, { scope: 'Cluster' });
