@@ -98,11 +98,11 @@ export class ApiRouter {
     // definition ends its watches only once these are done (kube-apiserver's crdHandler wait group;
     // watches are long-running and not counted).
     if (!(store instanceof RegistryStore) || i.verb === 'watch') return this.serve(ctx, store, name);
-    const done = store.requestStarted();
+    store.requestStarted();
     try {
       return await this.serve(ctx, store, name);
     } finally {
-      done();
+      store.requestEnded();
     }
   }
 

@@ -503,20 +503,18 @@ export class RegistryStore implements ReadableStore {
   private idle?: { promise: Promise<void>; resolve: () => void };
 
   /**
-   * A short request is served through this store from now until the function returned is called
-   * (once): a store retired when its definition changed waits for them (`drained`).
+   * A short request is served through this store from now until `requestEnded` (once for each):
+   * a store torn down when its definition changed waits for them (`drained`).
    */
-  requestStarted(): () => void {
+  requestStarted(): void {
     this.requests++;
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      if (--this.requests === 0 && this.idle) {
-        this.idle.resolve();
-        this.idle = undefined;
-      }
-    };
+  }
+
+  requestEnded(): void {
+    if (--this.requests === 0 && this.idle) {
+      this.idle.resolve();
+      this.idle = undefined;
+    }
   }
 
   /** Resolves once no short request is served through this store. */
