@@ -12,7 +12,7 @@
 
 import { createHash } from 'node:crypto';
 import type { Naming } from '../naming.ts';
-import type { Schema } from '../machinery/schema.ts';
+import { isUnstructured, type Schema } from '../machinery/schema.ts';
 import { errors } from '../machinery/status.ts';
 import type { KindDefinition } from '../registry/definition.ts';
 import { ENVELOPE_DESCRIPTIONS, quantity } from '../registry/schemas.ts';
@@ -132,6 +132,7 @@ const shortName = (full: string) => full.slice(full.lastIndexOf('.') + 1);
 type Site = 'field' | 'item' | 'value';
 
 const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+const OBJECT_META = `${META}.ObjectMeta`;
 const QUANTITY_PATTERN = quantity().pattern;
 
 /** A JSON text with sorted keys: equal schemas have equal keys. */
@@ -197,6 +198,11 @@ interface Context {
   prefix: string;
   /** The schema is a field of the kind's top-level object. */
   kindRoot: boolean;
+  /**
+   * A custom resource's schema: published inline, as kube-apiserver publishes a CRD's (only
+   * ObjectMeta, at the top and in embedded resources, is a reference).
+   */
+  inlineObjects?: boolean;
 }
 
 const isNamedObject = (s: Schema) => (s.type === 'object' || s.type === undefined) && !!s.properties && Object.keys(s.properties).length > 0;
@@ -209,6 +215,11 @@ function refAt(name: string, siblings: Json): Json {
 
 /** The published form of the schema at one site: a component reference or an inline schema. */
 function publish(s: Schema, field: string, site: Site, ctx: Context): Json {
+  if (ctx.inlineObjects) {
+    // ObjectMeta whatever the CRD declares of it (a name's length, say), as kube-apiserver has it.
+    if (ctx.kindRoot && field === 'metadata' && ctx.components.schemas.has(OBJECT_META)) return ref(OBJECT_META);
+    if (!(ctx.kindRoot && field === 'metadata')) return inline(s, field, { ...ctx, kindRoot: false });
+  }
   if (isQuantity(s)) {
     const { description, ...rest } = s;
     const name = ctx.components.add(QUANTITY, { description: TYPE_DESCRIPTIONS[QUANTITY], ...inline(rest, field, ctx) });
@@ -242,7 +253,9 @@ function inline(s: Schema, field: string, ctx: Context): Json {
     if (k === 'properties') {
       const props = v as Record<string, Schema>;
       if (Object.keys(props).length === 0 && s.additionalProperties) continue;
-      out.properties = Object.fromEntries(Object.entries(props).map(([name, p]) => [name, publish(p, name, 'field', ctx)]));
+      // An embedded resource's metadata is ObjectMeta, as at the top of a kind.
+      const embedded = ctx.inlineObjects === true && s['x-kubernetes-embedded-resource'] === true && ctx.components.schemas.has(OBJECT_META);
+      out.properties = Object.fromEntries(Object.entries(props).map(([name, p]) => [name, embedded && name === 'metadata' ? ref(OBJECT_META) : publish(p, name, 'field', ctx)]));
     } else if (k === 'items') out.items = publish(v as Schema, field, 'item', ctx);
     else if (k === 'additionalProperties') out.additionalProperties = publish(v as Schema, field, 'value', ctx);
     else out[k] = v;
@@ -254,7 +267,7 @@ function inline(s: Schema, field: string, ctx: Context): Json {
 /** The kind's own component and its List; returns their names. */
 function kindComponents(naming: Naming, components: Components, d: KindDefinition): { kind: string; list: string } {
   const full = definitionName(naming, d);
-  const ctx: Context = { components, container: d.kind, prefix: namePrefix(naming, d), kindRoot: true };
+  const ctx: Context = { components, container: d.kind, prefix: namePrefix(naming, d), kindRoot: true, inlineObjects: isUnstructured(d.schema) };
   const body = inline(d.schema, d.kind, ctx);
   const kind = components.add(full, {
     ...body,

@@ -89,7 +89,7 @@ describe('a changed CRD', () => {
       // OpenAPI follows the new schema.
       const openapi = await api(server, 'GET', `/openapi/v3/apis/${group}/v1`);
       assert.equal(openapi.status, 200);
-      const spec = openapi.body.components.schemas['com.example.live.v1.WidgetSpec'];
+      const spec = openapi.body.components.schemas['com.example.live.v1.Widget']?.properties?.spec;
       assert.equal(spec?.properties?.shape?.type, 'string', JSON.stringify(spec));
 
       // The client watches again from what it saw: nothing was lost, the new schema applies.
