@@ -268,6 +268,38 @@ describe('the watches of a changed CRD (kube-apiserver\'s teardown of the old st
   });
 });
 
+describe('the watches of a deleted CRD', () => {
+  test('see their objects deleted, end once the old storage is torn down; a CRD made again at once keeps its storage\'s cache', async () => {
+    const group = 'again.live.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    await establish(crd);
+    const base = `/apis/${group}/v1/widgets`;
+    assert.equal((await api(server, 'POST', base, widget(group, 'a'))).status, 201);
+    const w = readWatch(`${server.url}${base}?watch=1`);
+    try {
+      await w.next(1);
+      assert.equal((await api(server, 'DELETE', `${CRDS}/${crd.metadata.name}`)).status, 200);
+      assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['DELETED', 'a']]);
+      await waitFor('the CRD is gone', async () => (await api(server, 'GET', `${CRDS}/${crd.metadata.name}`)).status === 404);
+      // Made again before the old storage is torn down: the new kind reads the same cache.
+      await establish(widgetCrd(group, { scope: 'Cluster' }));
+      const again = readWatch(`${server.url}${base}?watch=1`);
+      try {
+        assert.deepEqual(await rest(w), []);
+        // The teardown closes only caches no store reads: the new kind's watch goes on.
+        await sleep(1_500);
+        assert.equal((await api(server, 'POST', base, widget(group, 'b'))).status, 201);
+        assert.deepEqual((await again.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'b']]);
+        assert.deepEqual(((await api(server, 'GET', base)).body.items as Body[]).map((i) => i.metadata.name), ['b']);
+      } finally {
+        again.close();
+      }
+    } finally {
+      w.close();
+    }
+  });
+});
+
 describe('the garbage collector', () => {
   test('follows custom resources whose storage version is not served, as owners and as dependents', async () => {
     const group = 'gc.live.example.com';
