@@ -1,8 +1,9 @@
 // A CustomResourceDefinition changed while its custom resources are served (kubernetes profile):
 // as kube-apiserver's crdHandler, a change of spec or accepted names serves the kind through the
-// new definition at once (no request meanwhile finds no kind), the watches opened before end as
-// finished streams (the client watches again), a change of labels or status only keeps them; the
-// garbage collector follows kinds whose storage version is not served.
+// new definition at once (no request meanwhile finds no kind), the watches opened before go on for
+// a second and while a short request on the old definition runs, then end as finished streams (the
+// client watches again), a change of labels or status only keeps them; the garbage collector
+// follows kinds whose storage version is not served; an embedded resource's metadata is checked.
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
