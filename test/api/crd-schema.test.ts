@@ -430,7 +430,7 @@ describe('CustomResourceDefinition validation of schemas and settings', () => {
     assert.match(twice[0]![2], /^Invalid value: "object": insert failed: key 80 already exists evaluating rule: /);
   });
 
-  test('a rule may compare an optional, a duration or a timestamp with null (the checker\'s legacy nullness); none equals null', async () => {
+  test('a rule may compare an optional, a duration, a timestamp or an object with null (the checker\'s legacy nullness); none equals null, an object fails', async () => {
     const g = 'null-compare.example.com';
     const spec = {
       type: 'object',
@@ -445,6 +445,12 @@ describe('CustomResourceDefinition validation of schemas and settings', () => {
     await establish(thingCrd(g, spec));
     assert.equal((await api(server, 'POST', things(g), thing(g, 'ok', { name: '', other: 'x', wait: '1s' }))).status, 201);
     assert.deepEqual(causes(await api(server, 'POST', things(g), thing(g, 'named', { name: 'web' }))), [['FieldValueInvalid', 'spec.name', 'Invalid value: "string": only an empty name']]);
+    // An object of the schema compared with null compiles, and fails when evaluated, as in Kubernetes.
+    const objects = 'null-compare-objects.example.com';
+    await establish(thingCrd(objects, { type: 'object', properties: { obj: { type: 'object', properties: { a: { type: 'string' } }, 'x-kubernetes-validations': [{ rule: 'self != null' }] } } }));
+    assert.deepEqual(causes(await api(server, 'POST', things(objects), thing(objects, 'o', { obj: { a: 'x' } }))), [
+      ['FieldValueInvalid', 'spec.obj', "Invalid value: \"object\": 'no such overload': call arguments did not match a supported operator, function or macro signature for rule: self != null"],
+    ]);
     // A list or a string is not comparable with null: still a compile error, as in Kubernetes.
     const refused = causes(await api(server, 'POST', CRDS, thingCrd('null-compare-bad.example.com', { type: 'object', properties: { s: { type: 'string', maxLength: 8, 'x-kubernetes-validations': [{ rule: 'self == null' }] } } })));
     assert.equal(refused.length, 1);
