@@ -218,7 +218,7 @@ describe('the watches of a changed CRD (kube-apiserver\'s teardown of the old st
       // Served anew, the watch opened before still reports what happens.
       assert.equal((await api(server, 'POST', base, widget(group, 'b'))).status, 201);
       assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'b']]);
-      await sleep(Math.max(0, served + 600 - Date.now()));
+      await sleep(Math.max(0, served + 300 - Date.now()));
       assert.equal(endedAt, undefined, 'the watch ended within the grace');
       assert.equal((await api(server, 'POST', base, widget(group, 'c'))).status, 201);
       assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'c']]);
