@@ -24,6 +24,7 @@ import { UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import { Optional } from '@marcbachmann/cel-js';
 import { timestampString } from './library/format.ts';
 import { celEquals } from './library/values.ts';
+import { celError } from './library/register.ts';
 import { schemaBounds, type TypeBounds } from './sizes.ts';
 
 /** A schema's expression type: a cel-js type string plus the object types it uses. */
@@ -238,6 +239,11 @@ export class SchemaEnvironment {
         for (const o of b.objectTypes) {
           r.env.registerType(o.name, { ctor: b.classes.get(o.name)!, fields: o.fields });
           r.op(`${o.name} == ${o.name}`, (x: unknown, y: unknown) => celEquals(x, y));
+          // cel-go's checker takes an object compared with null (the old checker's nullness); an
+          // object of the schema has no such overload when evaluated.
+          r.op(`${o.name} == null`, () => {
+            throw celError('no such overload');
+          });
         }
       },
     };

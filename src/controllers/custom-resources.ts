@@ -204,7 +204,8 @@ class CustomResourceController implements Controller {
     if (current?.fingerprint === fingerprint) return;
     // The definition keeps its own spec (the CRD read is the cache's).
     const def = customResourceDefinition({ ...crd, spec: structuredClone(crd.spec) }, () => this.terminating.has(name), this.conversionMetrics);
-    // A changed CRD is swapped in place (its storage stays; watches through the old one end).
+    // A changed CRD is swapped in place (its storage stays; watches through the old one end once
+    // the old stores are torn down).
     if (current && def && samePrefix(current.def, def)) {
       const [store] = await this.kinds.replace(current.def, def);
       this.served.set(name, { def, fingerprint, store });

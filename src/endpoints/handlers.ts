@@ -6,6 +6,7 @@ import type { RequestInfo } from '../request/request-info.ts';
 import type { UserInfo } from '../request/user.ts';
 import { errors, type StatusBody } from '../machinery/status.ts';
 import { fieldError, type FieldError } from '../machinery/field-errors.ts';
+import { validateFieldManager } from '../machinery/meta.ts';
 import type { Naming } from '../naming.ts';
 import type { FeatureGates } from '../machinery/feature-gates.ts';
 import type { ReadableStore, RegistryStore, WatchSink } from '../registry/store.ts';
@@ -75,23 +76,6 @@ async function authorizeUnsafeDelete(ctx: RequestContext, env: HandlerEnv, t: Re
 }
 
 const FIELD_VALIDATIONS = ['', 'Ignore', 'Strict', 'Warn'];
-const FIELD_MANAGER_MAX_LENGTH = 128;
-
-/** kube-apiserver's ValidateFieldManager: at most 128 bytes, every character printable (Go's unicode.IsPrint). */
-function fieldManagerErrors(manager: string): FieldError[] {
-  const errs: FieldError[] = [];
-  if (Buffer.byteLength(manager) > FIELD_MANAGER_MAX_LENGTH) errs.push(fieldError.tooLong('fieldManager', manager, FIELD_MANAGER_MAX_LENGTH));
-  let at = 0;
-  for (const ch of manager) {
-    if (ch !== ' ' && !/^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u.test(ch)) {
-      const code = `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
-      errs.push(fieldError.invalid('fieldManager', manager, `invalid character ${code} (at position ${at})`));
-    }
-    at += Buffer.byteLength(ch);
-  }
-  return errs;
-}
-
 /** The options of a write, validated as its options kind (CreateOptions, UpdateOptions, PatchOptions). */
 function writeOptions(
   ctx: RequestContext,
@@ -110,7 +94,7 @@ function writeOptions(
   const force = kind === 'PatchOptions' ? parseBool('force', q.get('force')) : undefined;
   if (kind === 'PatchOptions' && !apply && force !== undefined) errs.push(fieldError.forbidden('force', 'may not be specified for non-apply patch'));
   if (apply && !manager) errs.push(fieldError.required('fieldManager', 'is required for apply patch'));
-  if (manager !== null) errs.push(...fieldManagerErrors(manager));
+  if (manager !== null) errs.push(...validateFieldManager(manager, 'fieldManager'));
   const dry = q.getAll('dryRun');
   if (dry.some((d) => d !== 'All')) errs.push(fieldError.notSupported('dryRun', dry, ['All']));
   const validation = q.get('fieldValidation') ?? '';

@@ -12,7 +12,7 @@
 
 import { createHash } from 'node:crypto';
 import type { Naming } from '../naming.ts';
-import type { Schema } from '../machinery/schema.ts';
+import { isUnstructured, type Schema } from '../machinery/schema.ts';
 import { errors } from '../machinery/status.ts';
 import type { KindDefinition } from '../registry/definition.ts';
 import { ENVELOPE_DESCRIPTIONS, quantity } from '../registry/schemas.ts';
@@ -132,6 +132,7 @@ const shortName = (full: string) => full.slice(full.lastIndexOf('.') + 1);
 type Site = 'field' | 'item' | 'value';
 
 const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+const OBJECT_META = `${META}.ObjectMeta`;
 const QUANTITY_PATTERN = quantity().pattern;
 
 /** A JSON text with sorted keys: equal schemas have equal keys. */
@@ -197,6 +198,11 @@ interface Context {
   prefix: string;
   /** The schema is a field of the kind's top-level object. */
   kindRoot: boolean;
+  /**
+   * A custom resource's schema: published inline, as kube-apiserver publishes a CRD's (only
+   * ObjectMeta, at the top and in embedded resources, is a reference).
+   */
+  inlineObjects?: boolean;
 }
 
 const isNamedObject = (s: Schema) => (s.type === 'object' || s.type === undefined) && !!s.properties && Object.keys(s.properties).length > 0;
@@ -209,6 +215,11 @@ function refAt(name: string, siblings: Json): Json {
 
 /** The published form of the schema at one site: a component reference or an inline schema. */
 function publish(s: Schema, field: string, site: Site, ctx: Context): Json {
+  if (ctx.inlineObjects) {
+    // ObjectMeta whatever the CRD declares of it (a name's length, say), as kube-apiserver has it.
+    if (ctx.kindRoot && field === 'metadata' && ctx.components.schemas.has(OBJECT_META)) return ref(OBJECT_META);
+    if (!(ctx.kindRoot && field === 'metadata')) return inline(s, field, { ...ctx, kindRoot: false });
+  }
   if (isQuantity(s)) {
     const { description, ...rest } = s;
     const name = ctx.components.add(QUANTITY, { description: TYPE_DESCRIPTIONS[QUANTITY], ...inline(rest, field, ctx) });
@@ -242,7 +253,9 @@ function inline(s: Schema, field: string, ctx: Context): Json {
     if (k === 'properties') {
       const props = v as Record<string, Schema>;
       if (Object.keys(props).length === 0 && s.additionalProperties) continue;
-      out.properties = Object.fromEntries(Object.entries(props).map(([name, p]) => [name, publish(p, name, 'field', ctx)]));
+      // An embedded resource's metadata is ObjectMeta, as at the top of a kind.
+      const embedded = ctx.inlineObjects === true && s['x-kubernetes-embedded-resource'] === true && ctx.components.schemas.has(OBJECT_META);
+      out.properties = Object.fromEntries(Object.entries(props).map(([name, p]) => [name, embedded && name === 'metadata' ? ref(OBJECT_META) : publish(p, name, 'field', ctx)]));
     } else if (k === 'items') out.items = publish(v as Schema, field, 'item', ctx);
     else if (k === 'additionalProperties') out.additionalProperties = publish(v as Schema, field, 'value', ctx);
     else out[k] = v;
@@ -254,7 +267,7 @@ function inline(s: Schema, field: string, ctx: Context): Json {
 /** The kind's own component and its List; returns their names. */
 function kindComponents(naming: Naming, components: Components, d: KindDefinition): { kind: string; list: string } {
   const full = definitionName(naming, d);
-  const ctx: Context = { components, container: d.kind, prefix: namePrefix(naming, d), kindRoot: true };
+  const ctx: Context = { components, container: d.kind, prefix: namePrefix(naming, d), kindRoot: true, inlineObjects: isUnstructured(d.schema) };
   const body = inline(d.schema, d.kind, ctx);
   const kind = components.add(full, {
     ...body,
@@ -484,6 +497,59 @@ function kindPaths(d: KindDefinition, names: { kind: string; list: string }, vie
 // ---------------------------------------------------------------------------------------------
 // v3 → v2
 
+/**
+ * A custom resource kind's schema for v2, as kube-apiserver makes it (ToStructuralOpenAPIV2) for
+ * kubectl's client-side validation: a kind that keeps unknown fields at its root is an object and
+ * nothing more; elsewhere no junctors, a nullable node is untyped without items or properties (and
+ * not required), a node that keeps unknown fields has no items or properties (an object or array
+ * one no type either), an embedded resource keeps its apiVersion, kind and metadata.
+ */
+function customKindV2(kind: Json): Json {
+  if (kind['x-kubernetes-preserve-unknown-fields'] === true) {
+    return Object.fromEntries(Object.entries(kind).filter(([k]) => k === 'x-kubernetes-group-version-kind' || k === 'x-kubernetes-selectable-fields').concat([['type', 'object']]));
+  }
+  return structuralV2(kind);
+}
+
+function structuralV2(s: Json): Json {
+  const out: Json = { ...s };
+  for (const k of ['allOf', 'oneOf', 'anyOf', 'not']) delete out[k];
+  const props = s.properties as Record<string, Json> | undefined;
+  let kept = props;
+  if (out.nullable === true) {
+    for (const k of ['type', 'nullable', 'items']) delete out[k];
+    kept = undefined;
+  }
+  const preserve = out['x-kubernetes-preserve-unknown-fields'] === true;
+  if (preserve) {
+    delete out.items;
+    kept = undefined;
+  }
+  if (out.items === undefined && out.type === 'array') delete out.type;
+  if (preserve && out.type === 'object') delete out.type;
+  // An embedded resource is given its header again (kube-apiserver adds it after the conversion).
+  if (s['x-kubernetes-embedded-resource'] === true && props) {
+    kept = { ...kept };
+    for (const k of ['apiVersion', 'kind', 'metadata']) if (props[k]) kept[k] = props[k];
+    const required = new Set([...((out.required as string[] | undefined) ?? []), 'kind', 'apiVersion']);
+    out.required = [...required];
+  }
+  if (kept && Object.keys(kept).length) out.properties = Object.fromEntries(Object.entries(kept).map(([n, p]) => [n, p.$ref ? p : structuralV2(p)]));
+  else delete out.properties;
+  if (Array.isArray(out.required) && kept) {
+    const nullable = new Set(Object.entries(kept).filter(([, p]) => p.nullable === true).map(([n]) => n));
+    out.required = (out.required as string[]).filter((n) => !nullable.has(n));
+  }
+  const extra = out.additionalProperties;
+  if (typeof extra === 'object' && extra !== null) {
+    if ((extra as Json).nullable === true) delete out.required;
+    out.additionalProperties = structuralV2(extra as Json);
+  }
+  if (typeof out.items === 'object' && out.items !== null) out.items = structuralV2(out.items as Json);
+  if (Array.isArray(out.required) && out.required.length === 0) delete out.required;
+  return out;
+}
+
 /** A v3 schema in Swagger 2.0 terms: `#/definitions/` references, `$ref` with siblings instead of `allOf`, no v3-only keywords. */
 function v2Schema(s: Json): Json {
   const out: Json = {};
@@ -609,6 +675,8 @@ export class OpenApi {
   constructor(naming: Naming, gvs: readonly GroupVersion[], version: string) {
     const components = new Components();
     addMetaComponents(components);
+    /** The components of custom resource kinds: published in v2 as kube-apiserver publishes a CRD's. */
+    const custom = new Set<string>();
     const allPaths: Json = {};
     const info = { title: naming.serverName, version };
     for (const gv of gvs) {
@@ -616,6 +684,7 @@ export class OpenApi {
       const roots = [STATUS, PATCH, DELETE_OPTIONS];
       for (const d of gv.kinds) {
         const names = kindComponents(naming, components, d);
+        if (isUnstructured(d.schema)) custom.add(names.kind);
         roots.push(names.kind, names.list);
         const views = new Map<string, string>();
         for (const s of d.subresources ?? []) if (s.view) views.set(s.name, kindComponents(naming, components, s.view.def).kind);
@@ -629,7 +698,12 @@ export class OpenApi {
     }
     this.v3Index = represent(JSON.stringify({ paths: Object.fromEntries([...this.v3].map(([k, d]) => [k, { serverRelativeURL: `/openapi/v3/${k}?hash=${d.etag}` }])) }));
     this.v2Doc = () => {
-      const definitions = Object.fromEntries([...components.schemas.keys()].sort().map((n) => [n, v2Schema(components.schemas.get(n)!)]));
+      const definitions = Object.fromEntries(
+        [...components.schemas.keys()].sort().map((n) => {
+          const schema = components.schemas.get(n)!;
+          return [n, v2Schema(custom.has(n) ? customKindV2(schema) : schema)];
+        }),
+      );
       return { swagger: '2.0', info, paths: v2Paths(allPaths), definitions };
     };
   }

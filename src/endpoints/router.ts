@@ -94,6 +94,20 @@ export class ApiRouter {
     if (i.apiPrefix === 'api' && i.apiGroup) throw errors.noRoute();
     const store = this.byPath.get(`${gv}/${i.resource}`);
     if (!store) throw errors.noRoute();
+    // A short request is counted on its store until answered: a store replaced by a changed
+    // definition ends its watches only once these are done (kube-apiserver's crdHandler wait group;
+    // watches are long-running and not counted).
+    if (!(store instanceof RegistryStore) || i.verb === 'watch') return this.serve(ctx, store, name);
+    store.requestStarted();
+    try {
+      return await this.serve(ctx, store, name);
+    } finally {
+      store.requestEnded();
+    }
+  }
+
+  private serve(ctx: RequestContext, store: ReadableStore, name: string): Promise<boolean> {
+    const i = ctx.info;
     const def = store.def;
     const named = i.subresource ? def.namedCreates?.find((c) => c.name === i.subresource) : undefined;
     if (named) {

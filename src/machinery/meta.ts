@@ -186,6 +186,47 @@ export function validateOwnerReferences(refs: unknown, path: string): FieldError
   return errs;
 }
 
+const FIELD_MANAGER_MAX_LENGTH = 128;
+const SUBRESOURCE_MAX_LENGTH = 256;
+
+/** kube-apiserver's ValidateFieldManager: at most 128 bytes, every character printable (Go's unicode.IsPrint). */
+export function validateFieldManager(manager: string, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (Buffer.byteLength(manager) > FIELD_MANAGER_MAX_LENGTH) errs.push(fieldError.tooLong(path, manager, FIELD_MANAGER_MAX_LENGTH));
+  let at = 0;
+  for (const ch of manager) {
+    if (ch !== ' ' && !/^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u.test(ch)) {
+      const code = `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+      errs.push(fieldError.invalid(path, manager, `invalid character ${code} (at position ${at})`));
+    }
+    at += Buffer.byteLength(ch);
+  }
+  return errs;
+}
+
+/**
+ * kube-apiserver's ValidateManagedFields, part of ValidateObjectMeta: each entry's operation is
+ * `Apply` or `Update`, its fieldsType (when given) `FieldsV1`, its manager a valid field manager,
+ * its subresource at most 256 bytes. Values of another type are the schema's to report.
+ */
+export function validateManagedFields(entries: unknown, path: string): FieldError[] {
+  if (!Array.isArray(entries)) return [];
+  const errs: FieldError[] = [];
+  entries.forEach((e: unknown, i) => {
+    if (!isPlainObject(e)) return;
+    const at = child(path, i);
+    const text = (v: unknown) => (typeof v === 'string' ? v : '');
+    const operation = text(e.operation);
+    if (operation !== 'Apply' && operation !== 'Update') errs.push(fieldError.invalid(child(at, 'operation'), operation, 'must be `Apply` or `Update`'));
+    const fieldsType = text(e.fieldsType);
+    if (fieldsType !== '' && fieldsType !== 'FieldsV1') errs.push(fieldError.invalid(child(at, 'fieldsType'), fieldsType, 'must be `FieldsV1`'));
+    errs.push(...validateFieldManager(text(e.manager), child(at, 'manager')));
+    const subresource = text(e.subresource);
+    if (Buffer.byteLength(subresource) > SUBRESOURCE_MAX_LENGTH) errs.push(fieldError.tooLong(child(at, 'subresource'), subresource, SUBRESOURCE_MAX_LENGTH));
+  });
+  return errs;
+}
+
 /**
  * Whether an update leaves the object as it was: equal values (object keys in any order, as a typed
  * object serializes them in one order), not counting `metadata.resourceVersion` (a precondition,

@@ -12,7 +12,7 @@ import { re2, type RE2JS } from './re2.ts';
 import { child, fieldError, type FieldError } from './field-errors.ts';
 import { ERROR_WORDING, type Schema } from './schema.ts';
 import { formatProblem } from './schema-formats.ts';
-import { dns1123Label, pathSegmentName, validateAnnotations, validateFinalizers, validateLabels, validateOwnerReferences } from './meta.ts';
+import { dns1123Label, pathSegmentName, validateAnnotations, validateFinalizers, validateLabels, validateManagedFields, validateOwnerReferences } from './meta.ts';
 
 /** Containers nested deeper than this inside known schema are rejected, not walked. */
 export const MAX_SCHEMA_DEPTH = 100;
@@ -544,7 +544,7 @@ export function embeddedResourceErrors(obj: unknown, path: string): FieldError[]
 
 /**
  * An embedded resource's metadata, checked as ObjectMeta is on a create (kube-apiserver's
- * ValidateObjectMeta, with path-segment names): a name is not required (one is made up when
+ * ValidateObjectMeta, with path-segment names, managed fields included): a name is not required (one is made up when
  * absent), a namespace only checked when given. Values of the wrong type are the schema's to report.
  */
 function embeddedObjectMetaErrors(meta: JsonObject, path: string): FieldError[] {
@@ -563,6 +563,7 @@ function embeddedObjectMetaErrors(meta: JsonObject, path: string): FieldError[] 
   errs.push(...validateAnnotations(ofType(own(meta, 'annotations'), isObject), child(path, 'annotations')));
   errs.push(...validateOwnerReferences(own(meta, 'ownerReferences'), child(path, 'ownerReferences')));
   errs.push(...validateFinalizers(ofType(own(meta, 'finalizers'), Array.isArray), child(path, 'finalizers')));
+  errs.push(...validateManagedFields(own(meta, 'managedFields'), child(path, 'managedFields')));
   return errs;
 }
 

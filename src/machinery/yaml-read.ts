@@ -8,7 +8,8 @@
 // uses so far by the values it stands for (the aliases inside it counted as theirs), and a product
 // above 100 refuses the text. Anything else (a parse error, a tag, a merge key `<<`, a directive,
 // a collection as a map key, an alias as a key or inside its own anchor, an anchor name of other
-// characters than letters, digits, `-` and `_`, several documents where one is expected) is left to the
+// characters than letters, digits, `-` and `_`, a line that starts as an empty key `: ` outside a
+// quoted value, several documents where one is expected) is left to the
 // `yaml` library: `readYamlFast` answers undefined, and the caller reads the text the slow way,
 // which then gives today's value or today's error message.
 
@@ -97,6 +98,10 @@ const DOCUMENT_END = /(?:^|\n)\.\.\.(?:[ \t\r\n]|$)/;
 const INDENTED_MARKER = /(?:^|\n)[ \t]+---/;
 const BLOCK_INDENT = /[|>][-+]?[1-9][-+]?[ \t]*(?:#[^\n]*)?(?:\r?\n|$)/;
 const EMPTY_KEY = /(?:^|\n)[ \t]*(?:- +)*:(?:[ \t\r\n]|$)/;
+/** Each such line's colon. */
+const EMPTY_KEY_COLONS = /(?:^|\n)[ \t]*(?:- +)*(:)(?=[ \t\r\n]|$)/dg;
+const SINGLE_QUOTED = 2;
+const DOUBLE_QUOTED = 3;
 
 /** The text of a document read the fast way, or undefined when it must be read by the `yaml` library. */
 export function readYamlFast(text: string, o: FastReadOptions): FastRead | undefined {
@@ -105,10 +110,15 @@ export function readYamlFast(text: string, o: FastReadOptions): FastRead | undef
   if (text.includes('\r') && LONE_CR.test(text)) return undefined;
   if (text.includes('\t') && TAB_INDENT.test(text)) return undefined;
   // Constructs clients hardly write, where the two disagree too: a byte order mark, a document
-  // end marker (`...`), an indented `---`, a map entry with an empty key (`: value`), a block
+  // end marker (`...`), an indented `---`, a block
   // scalar's indentation indicator (`|2`).
   if (text.includes('\ufeff') || (text.includes('...') && DOCUMENT_END.test(text)) || (text.includes('---') && INDENTED_MARKER.test(text))) return undefined;
-  if (EMPTY_KEY.test(text) || BLOCK_INDENT.test(text)) return undefined;
+  if (BLOCK_INDENT.test(text)) return undefined;
+  // A line that starts as an empty key (`: `) is read the fast way only when it is inside a quoted
+  // value (a long expression folded over lines, as generated CRDs have): looked at once parsed.
+  const colonLines = EMPTY_KEY.test(text);
+  /** With such lines: the spans of quoted scalars that are not keys, in the text's order. */
+  const quoted: number[] = [];
   const lib = jsYaml();
   let events: Event[];
   try {
@@ -191,6 +201,7 @@ export function readYamlFast(text: string, o: FastReadOptions): FastRead | undef
       case SCALAR: {
         const s = e as ScalarEvent;
         if (s.tagStart !== NONE) return undefined;
+        if (colonLines && (s.style === SINGLE_QUOTED || s.style === DOUBLE_QUOTED) && !atKey()) quoted.push(s.valueStart, s.valueEnd);
         const source = getScalarValue(text, s);
         let value: unknown;
         if (s.style !== PLAIN) value = source;
@@ -244,7 +255,19 @@ export function readYamlFast(text: string, o: FastReadOptions): FastRead | undef
     }
   }
   if (!o.multi && documents.length !== 1) return undefined;
+  if (colonLines && !colonsQuoted(text, quoted)) return undefined;
   return { documents, repeated };
+}
+
+/** Whether the colon of every line that starts as an empty key is inside one of the quoted spans ([start, end) pairs in order). */
+function colonsQuoted(text: string, spans: readonly number[]): boolean {
+  let i = 0;
+  for (const m of text.matchAll(EMPTY_KEY_COLONS)) {
+    const at = m.indices![1]![0];
+    while (i < spans.length && spans[i + 1]! <= at) i += 2;
+    if (i >= spans.length || spans[i]! > at) return false;
+  }
+  return true;
 }
 
 /**

@@ -498,6 +498,36 @@ export class RegistryStore implements ReadableStore {
   private readonly openWatches = new Set<() => void>();
   private retired = false;
 
+  /** Short requests (every verb but watch) being served through this store, and who waits for none. */
+  private requests = 0;
+  private idle?: { promise: Promise<void>; resolve: () => void };
+
+  /**
+   * A short request is served through this store from now until `requestEnded` (once for each):
+   * a store torn down when its definition changed waits for them (`drained`).
+   */
+  requestStarted(): void {
+    this.requests++;
+  }
+
+  requestEnded(): void {
+    if (--this.requests === 0 && this.idle) {
+      this.idle.resolve();
+      this.idle = undefined;
+    }
+  }
+
+  /** Resolves once no short request is served through this store. */
+  drained(): Promise<void> {
+    if (this.requests === 0) return Promise.resolve();
+    if (!this.idle) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.idle = { promise, resolve };
+    }
+    return this.idle.promise;
+  }
+
   /**
    * This store no longer serves its kind (a changed custom resource definition is served by a new
    * store on the same storage): every watch open through it ends as a finished stream, without an

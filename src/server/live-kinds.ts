@@ -10,6 +10,13 @@ import type { ApiRouter } from '../endpoints/router.ts';
 import { storeKey, type KindChange, type KindRegistry } from '../controllers/controller.ts';
 import type { ServedStores } from './stores.ts';
 
+export interface TeardownTimings {
+  /** Before the short requests of the old stores are waited for (kube-apiserver: one second). */
+  graceMs: number;
+  /** The longest the teardown waits for them, from its start (kube-apiserver: twice the request timeout); 0: no bound. */
+  drainTimeoutMs: number;
+}
+
 export class LiveKinds implements KindRegistry {
   private defs: readonly KindDefinition[];
   private readonly listeners = new Set<(change: KindChange) => void>();
@@ -19,8 +26,12 @@ export class LiveKinds implements KindRegistry {
   private readonly expanded = new Map<KindDefinition, KindDefinition[]>();
   private served?: { stores: ServedStores; router: ApiRouter; controllerStores: Map<string, RegistryStore> };
 
-  constructor(defs: readonly KindDefinition[]) {
+  /** The wait before the stores of a changed or removed definition are torn down. */
+  private readonly teardown: TeardownTimings;
+
+  constructor(defs: readonly KindDefinition[], teardown: Partial<TeardownTimings> = {}) {
     this.defs = defs;
+    this.teardown = { graceMs: teardown.graceMs ?? 1000, drainTimeoutMs: teardown.drainTimeoutMs ?? 120_000 };
   }
 
   /** Binds the parts that follow the kinds, once they exist. */
@@ -56,8 +67,11 @@ export class LiveKinds implements KindRegistry {
       const s = this.bound();
       const gone = new Set(defs.flatMap((d) => this.expanded.get(d) ?? [d]));
       for (const d of defs) this.expanded.delete(d);
-      this.swap(gone, []);
-      await s.stores.remove([...gone]);
+      const { removed } = this.swap(gone, []);
+      s.stores.remove([...gone]);
+      // The caches no store reads any more close after the teardown, one registration at a time
+      // (a kind registered meanwhile on the same storage keeps its cache).
+      this.tearDown(removed, () => this.serialized(() => s.stores.release()));
     });
   }
 
@@ -72,9 +86,37 @@ export class LiveKinds implements KindRegistry {
       this.expanded.delete(old);
       this.expanded.set(next, expanded);
       const { added, removed } = this.swap(gone, stores);
-      await s.stores.remove([...gone]);
-      for (const x of removed) x.retire();
+      s.stores.remove([...gone]);
+      this.tearDown(removed);
       return added;
+    });
+  }
+
+  /**
+   * The old stores of a changed or removed definition, no longer served, are torn down as
+   * kube-apiserver's crdHandler tears down a CRD's old storage: a grace (a second) for requests
+   * that found them to begin, then their short requests finish (bounded by the drain timeout,
+   * counted from the start: twice the request timeout), then their watches end (`retire`) and
+   * `then` runs. Meanwhile their watches go on receiving events. Nothing waits for it: neither
+   * requests nor registrations.
+   */
+  private tearDown(old: readonly RegistryStore[], then?: () => Promise<void>): void {
+    if (old.length === 0 && !then) return;
+    const timers: NodeJS.Timeout[] = [];
+    const sleep = (ms: number) =>
+      new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, ms);
+        t.unref();
+        timers.push(t);
+      });
+    const drained = sleep(this.teardown.graceMs).then(() => Promise.all(old.map((x) => x.drained())));
+    const bound = this.teardown.drainTimeoutMs;
+    void (bound > 0 ? Promise.race([drained, sleep(bound)]) : drained).then(async () => {
+      for (const t of timers) clearTimeout(t);
+      for (const x of old) x.retire();
+      await then?.();
+    }).catch(() => {
+      // A cache that fails to close has stopped serving all the same.
     });
   }
 

@@ -167,7 +167,9 @@ async function start(opts: ServerOptions, cleanups: (() => unknown)[]): Promise<
   );
   const phase: ServerPhase = { started: false, shuttingDown: false };
   // Kinds registered while the server runs (custom resources) reach every consumer through this.
-  const kinds = new LiveKinds(defs);
+  // A changed CRD's old stores are torn down once their short requests are done, waiting at most
+  // twice the request timeout (kube-apiserver's crdHandler).
+  const kinds = new LiveKinds(defs, { drainTimeoutMs: 2 * (opts.requestTimeoutMs ?? 60_000) });
   const nonApi = nonApiRoutes({ health: healthEndpoints(opened.check, phase), metrics, defs: kinds.current, naming });
   const requestMetrics = createRequestMetrics(metrics.registry, (group, version, resource) => kinds.serves(group, version, resource));
   const handler = buildHandlerChain(routeRequests(router, nonApi), { ...chainOptions(opts, authenticator, authorizer, audit, naming, featureGates, log), metrics: requestMetrics });

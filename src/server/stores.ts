@@ -37,8 +37,10 @@ export interface ServedStores {
    * `served` (the same arrays, changed in place) and are returned in the order given.
    */
   add(defs: readonly KindDefinition[]): Promise<ReadableStore[]>;
-  /** Stops serving these kinds' stores (their objects stay in storage); a cache no store reads any more is closed. */
-  remove(defs: readonly KindDefinition[]): Promise<void>;
+  /** Stops serving these kinds' stores (their objects stay in storage); their caches stay open (`release`). */
+  remove(defs: readonly KindDefinition[]): void;
+  /** Closes the caches no store reads any more (their watchers end). */
+  release(): Promise<void>;
   /** Closes the watch caches. */
   close(): Promise<void>;
 }
@@ -127,13 +129,15 @@ export async function buildStores(defs: readonly KindDefinition[], backend: Stor
     linkSharedStorage(stores.slice(before).map((s) => s.prep));
     return added;
   };
-  const remove = async (gone: readonly KindDefinition[]): Promise<void> => {
+  const remove = (gone: readonly KindDefinition[]): void => {
     const drop = new Set(gone);
     for (const list of [stores, served] as ReadableStore[][]) {
       for (let i = list.length - 1; i >= 0; i--) if (drop.has(list[i]!.def)) list.splice(i, 1);
     }
-    // A prefix no store reads any more: its cache stops (its watchers end, as kube-apiserver ends
-    // the watches of a removed custom resource).
+  };
+  // A prefix no store reads any more: its cache stops (its watchers end, as kube-apiserver ends
+  // the watches of a removed custom resource once it tears its storage down).
+  const release = async (): Promise<void> => {
     for (const [prefix, cache] of cacheByPrefix) {
       if (stores.some((s) => storagePrefix(s.def) === prefix)) continue;
       cacheByPrefix.delete(prefix);
@@ -141,5 +145,5 @@ export async function buildStores(defs: readonly KindDefinition[], backend: Stor
       await cache.close();
     }
   };
-  return { stores, served, add, remove, close };
+  return { stores, served, add, remove, release, close };
 }

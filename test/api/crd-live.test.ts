@@ -1,14 +1,16 @@
 // A CustomResourceDefinition changed while its custom resources are served (kubernetes profile):
 // as kube-apiserver's crdHandler, a change of spec or accepted names serves the kind through the
-// new definition at once (no request meanwhile finds no kind), the watches opened before end as
-// finished streams (the client watches again), a change of labels or status only keeps them; the
-// garbage collector follows kinds whose storage version is not served.
+// new definition at once (no request meanwhile finds no kind), the watches opened before go on for
+// a second and while a short request on the old definition runs, then end as finished streams (the
+// client watches again), a change of labels or status only keeps them; the garbage collector
+// follows kinds whose storage version is not served; an embedded resource's metadata is checked.
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, testServer, waitFor } from '../support/server.ts';
 import { readWatch, type WatchReader } from '../support/watch.ts';
 import { widgetCrd, establishCrd } from '../support/crd.ts';
+import { clientRequest } from '../support/tls-clients.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Body = Record<string, any>;
@@ -88,7 +90,7 @@ describe('a changed CRD', () => {
       // OpenAPI follows the new schema.
       const openapi = await api(server, 'GET', `/openapi/v3/apis/${group}/v1`);
       assert.equal(openapi.status, 200);
-      const spec = openapi.body.components.schemas['com.example.live.v1.WidgetSpec'];
+      const spec = openapi.body.components.schemas['com.example.live.v1.Widget']?.properties?.spec;
       assert.equal(spec?.properties?.shape?.type, 'string', JSON.stringify(spec));
 
       // The client watches again from what it saw: nothing was lost, the new schema applies.
@@ -162,6 +164,140 @@ describe('a changed CRD', () => {
     await Promise.all(clients);
     assert.deepEqual(failures, []);
     assert.equal((await api(server, 'GET', base)).body.items.length, 3);
+  });
+});
+
+/**
+ * A create whose body is sent in two parts: the request is served (and holds the store it was
+ * routed to) from its headers until `finish()` sends the rest; the promise is its status.
+ */
+function slowCreate(path: string, body: Body): { finish(): void; status: Promise<number> } {
+  const text = Buffer.from(JSON.stringify(body));
+  const half = text.length >> 1;
+  let finish!: () => void;
+  const status = new Promise<number>((resolve, reject) => {
+    const req = clientRequest(`${server.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': String(text.length) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.flushHeaders();
+    req.write(text.subarray(0, half));
+    finish = () => req.end(text.subarray(half));
+  });
+  return { finish: () => finish(), status };
+}
+
+/** Polls closely until the CRD's change is served (the Table has the column `name`); the time it was seen. */
+async function columnServed(base: string, name: string): Promise<number> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const table = (await api(server, 'GET', base, undefined, TABLE)).body;
+    if (table.columnDefinitions.some((c: Body) => c.name === name)) return Date.now();
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`column ${name} not served`);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('the watches of a changed CRD (kube-apiserver\'s teardown of the old storage)', () => {
+  test('go on receiving events for a second after the new definition is served, then end without an error', async () => {
+    const group = 'grace.live.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    await establish(crd);
+    const base = `/apis/${group}/v1/widgets`;
+    const w = readWatch(`${server.url}${base}?watch=1`);
+    let endedAt: number | undefined;
+    void w.ended.then(() => (endedAt = Date.now()));
+    try {
+      assert.equal((await api(server, 'POST', base, widget(group, 'a'))).status, 201);
+      assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'a']]);
+      await updateCrd(crd.metadata.name, (c) => c.spec.versions[0].additionalPrinterColumns.push({ name: 'Colour', type: 'string', jsonPath: '.spec.colour' }));
+      const served = await columnServed(base, 'Colour');
+      // Served anew, the watch opened before still reports what happens.
+      assert.equal((await api(server, 'POST', base, widget(group, 'b'))).status, 201);
+      assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'b']]);
+      await sleep(Math.max(0, served + 300 - Date.now()));
+      assert.equal(endedAt, undefined, 'the watch ended within the grace');
+      assert.equal((await api(server, 'POST', base, widget(group, 'c'))).status, 201);
+      assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'c']]);
+      // Then the old storage goes: the watch ends as a finished stream, about a second after the change.
+      assert.deepEqual(await rest(w), []);
+      assert.ok(endedAt! - served < 3_000, `ended ${endedAt! - served} ms after the change was served`);
+    } finally {
+      w.close();
+    }
+  });
+
+  test('a short request in flight on the old definition completes, and the watches end only after it', async () => {
+    const group = 'drain.live.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    await establish(crd);
+    const base = `/apis/${group}/v1/widgets`;
+    const w = readWatch(`${server.url}${base}?watch=1`);
+    let endedAt: number | undefined;
+    void w.ended.then(() => (endedAt = Date.now()));
+    try {
+      assert.equal((await api(server, 'POST', base, widget(group, 'a'))).status, 201);
+      await w.next(1);
+      // Routed to the old definition's store: its headers are in, its body is not.
+      const slow = slowCreate(base, widget(group, 'slow', { size: 3 }));
+      await sleep(300);
+      await updateCrd(crd.metadata.name, (c) => {
+        c.spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'] = [{ rule: 'self.size < 3', message: 'too big now' }];
+        c.spec.versions[0].additionalPrinterColumns.push({ name: 'Colour', type: 'string', jsonPath: '.spec.colour' });
+      });
+      const served = await columnServed(base, 'Colour');
+      // Past the grace, the request in flight holds the old storage: its watches go on.
+      await sleep(Math.max(0, served + 1_800 - Date.now()));
+      assert.equal(endedAt, undefined, 'the watch ended while a request on the old definition was in flight');
+      assert.equal((await api(server, 'POST', base, widget(group, 'b'))).status, 201);
+      assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'b']]);
+      // It completes, as the old definition had it (its rule came later), and the watch then ends.
+      slow.finish();
+      assert.equal(await slow.status, 201);
+      const finished = Date.now();
+      const rule = await api(server, 'POST', base, widget(group, 'late', { size: 3 }));
+      assert.equal(rule.status, 422, rule.text);
+      const left = await rest(w);
+      assert.ok(left.every((t) => t === 'ADDED'), JSON.stringify(left));
+      assert.ok(endedAt! - finished < 3_000, `ended ${endedAt! - finished} ms after the last request on the old definition`);
+    } finally {
+      w.close();
+    }
+  });
+});
+
+describe('the watches of a deleted CRD', () => {
+  test('see their objects deleted, end once the old storage is torn down; a CRD made again at once keeps its storage\'s cache', async () => {
+    const group = 'again.live.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    await establish(crd);
+    const base = `/apis/${group}/v1/widgets`;
+    assert.equal((await api(server, 'POST', base, widget(group, 'a'))).status, 201);
+    const w = readWatch(`${server.url}${base}?watch=1`);
+    try {
+      await w.next(1);
+      assert.equal((await api(server, 'DELETE', `${CRDS}/${crd.metadata.name}`)).status, 200);
+      assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['DELETED', 'a']]);
+      await waitFor('the CRD is gone', async () => (await api(server, 'GET', `${CRDS}/${crd.metadata.name}`)).status === 404);
+      // Made again before the old storage is torn down: the new kind reads the same cache.
+      await establish(widgetCrd(group, { scope: 'Cluster' }));
+      const again = readWatch(`${server.url}${base}?watch=1`);
+      try {
+        assert.deepEqual(await rest(w), []);
+        // The teardown closes only caches no store reads: the new kind's watch goes on.
+        await sleep(1_500);
+        assert.equal((await api(server, 'POST', base, widget(group, 'b'))).status, 201);
+        assert.deepEqual((await again.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'b']]);
+        assert.deepEqual(((await api(server, 'GET', base)).body.items as Body[]).map((i) => i.metadata.name), ['b']);
+      } finally {
+        again.close();
+      }
+    } finally {
+      w.close();
+    }
   });
 });
 
@@ -239,6 +375,44 @@ describe('an embedded resource', () => {
     // Without a name (kube makes one up to check the rest), with a generateName ending in '-'.
     const good = await api(server, 'POST', base, withTemplate('good', { generateName: 'web-', namespace: 'default', labels: { app: 'web' }, annotations: { 'example.com/note': 'hi' }, finalizers: ['example.com/keep'] }));
     assert.equal(good.status, 201, good.text);
+  });
+
+  test('its managedFields are checked as ObjectMeta\'s: operation, fieldsType, manager, subresource', async () => {
+    const group = 'embedded-managed.live.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.template = {
+      type: 'object',
+      'x-kubernetes-embedded-resource': true,
+      'x-kubernetes-preserve-unknown-fields': true,
+    };
+    await establish(crd);
+    const base = `/apis/${group}/v1/widgets`;
+    const withEntries = (name: string, managedFields: Body[]) =>
+      widget(group, name, { size: 2, template: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', managedFields } } });
+    const entry = { manager: 'kubectl', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': {} } };
+
+    const bad = await api(server, 'POST', base, withEntries('bad', [
+      entry,
+      { ...entry, operation: 'Replace', fieldsType: 'FieldsV2' },
+      { ...entry, manager: `tab\there`, subresource: 's'.repeat(257) },
+      { ...entry, manager: 'm'.repeat(129), operation: undefined },
+    ]));
+    assert.equal(bad.status, 422, bad.text);
+    const causes = (bad.body.details.causes as Body[]).map((c) => `${c.field}: ${c.message}`);
+    const m = 'spec.template.metadata.managedFields';
+    assert.deepEqual(causes.filter((c) => c.startsWith(m)).sort(), [
+      `${m}[1].fieldsType: Invalid value: "FieldsV2": must be \`FieldsV1\``,
+      `${m}[1].operation: Invalid value: "Replace": must be \`Apply\` or \`Update\``,
+      `${m}[2].manager: Invalid value: "tab\\there": invalid character U+0009 (at position 3)`,
+      `${m}[2].subresource: Too long: may not be more than 256 bytes`,
+      `${m}[3].manager: Too long: may not be more than 128 bytes`,
+      `${m}[3].operation: Invalid value: "": must be \`Apply\` or \`Update\``,
+    ]);
+
+    // Valid entries (a fieldsType left out too) are kept as given.
+    const good = await api(server, 'POST', base, withEntries('good', [entry, { manager: 'ctl', operation: 'Update', apiVersion: 'v1', subresource: 'status' }]));
+    assert.equal(good.status, 201, good.text);
+    assert.deepEqual(good.body.spec.template.metadata.managedFields.map((e: Body) => e.manager), ['kubectl', 'ctl']);
   });
 
   test('a default inside its metadata must result in valid metadata, and applies', async () => {

@@ -430,6 +430,33 @@ describe('CustomResourceDefinition validation of schemas and settings', () => {
     assert.match(twice[0]![2], /^Invalid value: "object": insert failed: key 80 already exists evaluating rule: /);
   });
 
+  test('a rule may compare an optional, a duration, a timestamp or an object with null (the checker\'s legacy nullness); none equals null, an object fails', async () => {
+    const g = 'null-compare.example.com';
+    const spec = {
+      type: 'object',
+      properties: {
+        // The format library's validate() is an optional list of problems: compared with null, as
+        // Gateway API's experimental CRDs write it, it is never equal.
+        name: { type: 'string', maxLength: 63, 'x-kubernetes-validations': [{ rule: 'size(self) == 0 || format.dns1123Label().validate(self) == null', message: 'only an empty name' }] },
+        other: { type: 'string', maxLength: 63, 'x-kubernetes-validations': [{ rule: 'format.dns1123Label().validate(self) != null', message: 'never' }] },
+        wait: { type: 'string', format: 'duration', 'x-kubernetes-validations': [{ rule: "duration(self) != null && null != timestamp('2020-01-01T00:00:00Z')", message: 'never' }] },
+      },
+    };
+    await establish(thingCrd(g, spec));
+    assert.equal((await api(server, 'POST', things(g), thing(g, 'ok', { name: '', other: 'x', wait: '1s' }))).status, 201);
+    assert.deepEqual(causes(await api(server, 'POST', things(g), thing(g, 'named', { name: 'web' }))), [['FieldValueInvalid', 'spec.name', 'Invalid value: "string": only an empty name']]);
+    // An object of the schema compared with null compiles, and fails when evaluated, as in Kubernetes.
+    const objects = 'null-compare-objects.example.com';
+    await establish(thingCrd(objects, { type: 'object', properties: { obj: { type: 'object', properties: { a: { type: 'string' } }, 'x-kubernetes-validations': [{ rule: 'self != null' }] } } }));
+    assert.deepEqual(causes(await api(server, 'POST', things(objects), thing(objects, 'o', { obj: { a: 'x' } }))), [
+      ['FieldValueInvalid', 'spec.obj', "Invalid value: \"object\": 'no such overload': call arguments did not match a supported operator, function or macro signature for rule: self != null"],
+    ]);
+    // A list or a string is not comparable with null: still a compile error, as in Kubernetes.
+    const refused = causes(await api(server, 'POST', CRDS, thingCrd('null-compare-bad.example.com', { type: 'object', properties: { s: { type: 'string', maxLength: 8, 'x-kubernetes-validations': [{ rule: 'self == null' }] } } })));
+    assert.equal(refused.length, 1);
+    assert.match(refused[0]![2], /compilation failed: ERROR: <input>:1:1: found no matching overload for '_==_' applied to '\(string, null\)'/);
+  });
+
   test('a node whose rules were compiled for another CRD is costed under its own lists, its errors naming its own rules', async () => {
     // The same item schema under a list of one item, then under a list without maxItems: the
     // second CRD's compiled rules may be the first's, its cost and field paths are its own.

@@ -13,6 +13,7 @@ import { readWatch } from '../support/watch.ts';
 import { tempDir } from '../support/tmp.ts';
 import { widgetCrd, establishCrd } from '../support/crd.ts';
 import { startServerProcess } from '../support/server-process.ts';
+import { kubectl120, kubectlFor } from '../support/kubectl.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Body = Record<string, any>;
@@ -349,6 +350,70 @@ describe('selectable fields', () => {
       [`${at}[3].jsonPath`, 'Invalid value: ".status": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.'],
       [`${at}[4].jsonPath`, 'Invalid value: ".metadata.name": is an invalid path: does not refer to a valid field'],
     ]);
+  });
+});
+
+describe('OpenAPI', () => {
+  test('a custom resource\'s schema is published inline, as kube-apiserver publishes it: only ObjectMeta is a reference, at the top and in embedded resources', async () => {
+    const group = 'inlineapi.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    const props = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
+    props.template = { type: 'object', 'x-kubernetes-embedded-resource': true, properties: { spec: { type: 'object', properties: { image: { type: 'string' } } } } };
+    props.limit = { 'x-kubernetes-int-or-string': true, pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$' };
+    await establish(crd);
+    const meta = '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
+    const v3 = (await api(server, 'GET', `/openapi/v3/apis/${group}/v1`)).body;
+    assert.deepEqual(Object.keys(v3.components.schemas).filter((n) => n.startsWith('com.example.')).sort(), ['com.example.inlineapi.v1.Widget', 'com.example.inlineapi.v1.WidgetList']);
+    const widget = v3.components.schemas['com.example.inlineapi.v1.Widget'];
+    assert.equal(JSON.stringify(widget.properties.metadata).includes(meta), true, JSON.stringify(widget.properties.metadata));
+    const spec = widget.properties.spec;
+    assert.equal(spec.type, 'object');
+    assert.equal(spec.properties.ports.items.properties.number.type, 'integer');
+    assert.deepEqual(spec.properties.template.properties.metadata, { $ref: meta });
+    assert.equal(spec.properties.template.properties.spec.properties.image.type, 'string');
+    assert.equal(spec.properties.limit.$ref, undefined, JSON.stringify(spec.properties.limit));
+    const v2 = (await api(server, 'GET', '/openapi/v2')).body;
+    assert.deepEqual(Object.keys(v2.definitions).filter((n) => n.startsWith('com.example.inlineapi.')).sort(), ['com.example.inlineapi.v1.Widget', 'com.example.inlineapi.v1.WidgetList']);
+    assert.equal(v2.definitions['com.example.inlineapi.v1.Widget'].properties.spec.properties.template.properties.spec.properties.image.type, 'string');
+    // kubectl explain says what kube's says: a nested field is an Object.
+    const out = await kubectlFor(server, { label: 'explain-crd' }).ok(['explain', `widgets.${group}.spec.template`]);
+    assert.match(out, /FIELD: +template <Object>/);
+  });
+});
+
+describe('OpenAPI v2', () => {
+  test('a custom resource is published for kubectl\'s client-side validation as kube-apiserver publishes it: nullable and unknown-keeping nodes open, a root keeping unknown fields only an object', async () => {
+    const group = 'v2api.example.com';
+    const crd = widgetCrd(group, { scope: 'Cluster' });
+    const specSchema = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec;
+    specSchema.required = ['size', 'maybe'];
+    specSchema.properties.maybe = { type: 'string', nullable: true };
+    specSchema.properties.free = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { known: { type: 'string' } } };
+    specSchema.properties.template = { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true, properties: { spec: { type: 'object' } } };
+    await establish(crd);
+    const open = openCrd('v2open.example.com');
+    open.spec.versions[0].schema.openAPIV3Schema['x-kubernetes-preserve-unknown-fields'] = true;
+    await establish(open);
+    const defs = (await api(server, 'GET', '/openapi/v2')).body.definitions;
+    const spec = defs['com.example.v2api.v1.Widget'].properties.spec;
+    assert.deepEqual(spec.required, ['size']);
+    assert.deepEqual(spec.properties.maybe, {});
+    assert.deepEqual(spec.properties.free, { 'x-kubernetes-preserve-unknown-fields': true });
+    assert.deepEqual(Object.keys(spec.properties.template.properties).sort(), ['apiVersion', 'kind', 'metadata']);
+    assert.deepEqual([...spec.properties.template.required].sort(), ['apiVersion', 'kind']);
+    assert.equal(spec.properties.size.type, 'integer');
+    const openKind = defs['com.example.v2open.v1.Widget'];
+    assert.equal(openKind.type, 'object');
+    assert.equal(openKind.properties, undefined);
+    // v3 keeps the schema as written.
+    const v3 = (await api(server, 'GET', `/openapi/v3/apis/${group}/v1`)).body.components.schemas['com.example.v2api.v1.Widget'].properties.spec;
+    assert.deepEqual([v3.required, v3.properties.maybe.type, v3.properties.free.properties.known.type], [['size', 'maybe'], 'string', 'string']);
+
+    // kubectl 1.20 validates against v2 before it sends: what the server takes, it lets through.
+    const k = kubectlFor(server, { bin: kubectl120(), label: 'v2-validation' });
+    const manifest = { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w' }, spec: { size: 2, maybe: null, free: { known: 'a', other: 1 }, template: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } } } };
+    await k.ok(['apply', '-f', '-'], JSON.stringify(manifest));
+    assert.equal((await api(server, 'GET', `/apis/${group}/v1/widgets/w`)).body.spec.free.other, 1);
   });
 });
 

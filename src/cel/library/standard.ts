@@ -30,6 +30,10 @@ function durationString(d: Duration): string {
 }
 
 export function registerStandard(r: Registrar): void {
+  // cel-go's checker keeps the old checker's nullness: null compares with an optional (an opaque
+  // type), a duration or a timestamp (`format.dns1123Label().validate(self) == null`, as CRDs
+  // write); such a value never equals null.
+  for (const t of ['optional<dyn>', DUR, TS]) r.op(`${t} == null`, () => false);
   for (const op of ['<', '<=', '>', '>=']) {
     r.op(`bytes ${op} bytes`, (a: Uint8Array, b: Uint8Array) => {
       const c = Buffer.compare(a, b);
