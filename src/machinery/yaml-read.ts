@@ -13,7 +13,7 @@
 // `yaml` library: `readYamlFast` answers undefined, and the caller reads the text the slow way,
 // which then gives today's value or today's error message.
 
-import type { Event, ScalarEvent } from 'js-yaml';
+import type { Event, MappingEvent, ScalarEvent } from 'js-yaml';
 import { jsYaml } from './yaml.ts';
 
 /**
@@ -59,6 +59,8 @@ const ALIAS = 5;
 const POP = 6;
 const PLAIN = 1;
 const NONE = -1;
+/** js-yaml's block collection style. */
+const BLOCK = 1;
 
 const SEQ = 0;
 const MAP = 1;
@@ -215,6 +217,10 @@ export function readYamlFast(text: string, o: FastReadOptions): FastRead | undef
       case SEQUENCE:
       case MAPPING: {
         if (e.tagStart !== NONE || atKey()) return undefined;
+        // A block mapping as a map's value starts on a line of its own: js-yaml reads one that
+        // follows its key on the same line (after an anchor, `a: &x b: 1`), which the `yaml`
+        // library (and Kubernetes' decoder) refuses.
+        if (e.type === MAPPING && (e as MappingEvent).style === BLOCK && top?.kind === MAP && !lineStartsAt(text, (e as MappingEvent).start)) return undefined;
         const f: Frame = { kind: e.type === SEQUENCE ? SEQ : MAP, value: e.type === SEQUENCE ? [] : {}, key: undefined, hasKey: false, seen: undefined, anchor: undefined };
         if (e.anchorStart !== NONE && !(f.anchor = anchor(e, f.value, i, -1))) return undefined;
         stack.push(f);
@@ -257,6 +263,16 @@ export function readYamlFast(text: string, o: FastReadOptions): FastRead | undef
   if (!o.multi && documents.length !== 1) return undefined;
   if (colonLines && !colonsQuoted(text, quoted)) return undefined;
   return { documents, repeated };
+}
+
+/** Whether only indentation precedes offset `at` on its line. */
+function lineStartsAt(text: string, at: number): boolean {
+  for (let i = at - 1; i >= 0; i--) {
+    const c = text.charCodeAt(i);
+    if (c === 0x0a) return true;
+    if (c !== 0x20) return false;
+  }
+  return true;
 }
 
 /** Whether the colon of every line that starts as an empty key is inside one of the quoted spans ([start, end) pairs in order). */

@@ -224,5 +224,8 @@ test('what the fast reader leaves to the yaml library', () => {
   for (const text of [
     'a: !!str 1\n', 'a: !foo x\n', 'a: *x\n', 'a: &x [*x]\n', '*x : 1\n', 'base: &b {x: 1}\nc:\n  <<: *b\n', '%YAML 1.1\n---\na: 1\n', '? [a]\n: b\n', 'a: 1\n---\nb: 2\n', 'a: [1\n',
     'a: b\rc: d\n', '\ta: 1\n', '\ufeffa: 1\n', '...\na: 1\n', ': a\n',
+    // A block mapping that follows its key on the same line (js-yaml reads it; the library refuses it).
+    'a: &x b: 1\n', '  a: &a x     a: {}\n  a: [a, ]\n',
   ]) assert.equal(readYamlFast(text, BODY), undefined, JSON.stringify(text));
+  assert.throws(() => parseYamlWithLibrary('a: &x b: 1\n', 'Warn'), /Nested mappings are not allowed in compact mappings/);
 });
