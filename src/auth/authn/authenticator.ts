@@ -16,13 +16,25 @@ export type AuthenticationResult =
 /** Turns a request into a user; several are chained and the first that recognises its credential decides. */
 export interface Authenticator {
   authenticate(req: IncomingMessage): Promise<AuthenticationResult>;
+  /**
+   * The answer `authenticate` would give, when it is known without waiting for anything (a
+   * connection's remembered certificate, a cached token), with the same effects; undefined, and no
+   * effect at all, when only `authenticate` can tell. Saves a request the promises of every
+   * authenticator of a chain.
+   */
+  known?(req: IncomingMessage): AuthenticationResult | undefined;
 }
 
 /** Until the server has real authenticators (tokens, certificates, …): every request is an authenticated administrator. */
+const ADMIN: AuthenticationResult = Object.freeze({
+  kind: 'authenticated',
+  user: Object.freeze({ name: 'system:admin', groups: Object.freeze(['system:masters', 'system:authenticated']) as string[] }),
+});
 export const alwaysAdmin: Authenticator = {
   async authenticate() {
-    return { kind: 'authenticated', user: { name: 'system:admin', groups: ['system:masters', 'system:authenticated'] } };
+    return ADMIN;
   },
+  known: () => ADMIN,
 };
 
 /** The well-known names of users and groups. */

@@ -103,13 +103,21 @@ export function cachedTokenAuthenticator(inner: TokenAuthenticator, o: TokenCach
     }
   };
 
+  /** The connection's last answer, when this token (for these audiences) is what it asked, and it still holds. */
+  const remembered = (token: string, audiences: readonly string[] | undefined, connection: object | undefined): AuthenticationResult | undefined => {
+    const memo = connection && lastOn.get(connection);
+    if (memo && memo.entry.live && memo.token === token && sameAudiences(memo.audiences, audiences) && memo.entry.until > Date.now()) {
+      o.stats?.request(true);
+      return memo.entry.result;
+    }
+    return undefined;
+  };
+
   return {
+    known: remembered,
     async authenticateToken(token, audiences, connection) {
-      const memo = connection && lastOn.get(connection);
-      if (memo && memo.entry.live && memo.token === token && sameAudiences(memo.audiences, audiences) && memo.entry.until > Date.now()) {
-        o.stats?.request(true);
-        return memo.entry.result;
-      }
+      const known = remembered(token, audiences, connection);
+      if (known) return known;
       const key = cacheKey(secret, token, audiences);
       const hit = entries.get(key);
       if (hit) {

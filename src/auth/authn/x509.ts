@@ -94,7 +94,7 @@ export function x509Authenticator(roots: Roots, credentialIdKey: string, trustHa
   const check = clientCertificateCheck(roots, trustHandshake, (verdict, peer, leaf) =>
     verdict.ok ? authenticated(leaf, peer.subject as Readonly<Record<string, string | string[] | undefined>>, credentialIdKey) : { kind: 'rejected', message: verdict.message },
   );
-  return { authenticate: async (req) => check(req) };
+  return { authenticate: async (req) => check(req), known: check };
 }
 
 /** The client's certificate, then the intermediates it sent. */

@@ -10,7 +10,7 @@ import type { BindingObject, PolicyRule, RoleObject, RoleRef, Subject } from '..
 import type { RequestInfo } from '../../request/request-info.ts';
 import type { UserInfo } from '../../request/user.ts';
 import { goQuote } from '../../ssa/value.ts';
-import type { Attributes, Authorizer } from './authorizer.ts';
+import { ALLOW, NO_OPINION, type Attributes, type Authorizer, type Decision } from './authorizer.ts';
 
 const WATCH_RESTART_MS = 1_000;
 
@@ -19,8 +19,9 @@ export const PRIVILEGED_GROUP = 'system:masters';
 
 export const privilegedGroups: Authorizer = {
   async authorize({ user }) {
-    return user.groups.includes(PRIVILEGED_GROUP) ? { decision: 'allow' } : { decision: 'no-opinion' };
+    return user.groups.includes(PRIVILEGED_GROUP) ? ALLOW : NO_OPINION;
   },
+  known: ({ user }) => (user.groups.includes(PRIVILEGED_GROUP) ? ALLOW : NO_OPINION),
 };
 
 /** The username of a service account, as its tokens authenticate it. */
@@ -341,17 +342,16 @@ function indexed(o: KObject, kind: IndexedBinding['kind']): IndexedBinding {
 
 /** The RBAC authorizer over an index: allow with the binding that allowed, or no opinion (with the resolution errors). */
 export function rbacAuthorizer(index: RbacIndex): Authorizer {
-  return {
-    async authorize({ user, info }: Attributes) {
-      let reason: string | undefined;
-      const errors = index.visitRulesFor(user, info.namespace, (rule, binding, subject) => {
-        if (!ruleAllows(info, rule)) return true;
-        reason = describeBinding(binding, subject);
-        return false;
-      });
-      if (reason !== undefined) return { decision: 'allow', reason };
-      if (!errors.length) return { decision: 'no-opinion' };
-      return { decision: 'no-opinion', reason: `RBAC: ${errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`}` };
-    },
+  const decide = ({ user, info }: Attributes): Decision => {
+    let reason: string | undefined;
+    const errors = index.visitRulesFor(user, info.namespace, (rule, binding, subject) => {
+      if (!ruleAllows(info, rule)) return true;
+      reason = describeBinding(binding, subject);
+      return false;
+    });
+    if (reason !== undefined) return { decision: 'allow', reason };
+    if (!errors.length) return NO_OPINION;
+    return { decision: 'no-opinion', reason: `RBAC: ${errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`}` };
   };
+  return { authorize: async (attrs) => decide(attrs), known: decide };
 }
