@@ -148,7 +148,8 @@ const audit = (opts: ChainOptions): Filter => (next) => async (ctx) => {
   if (received) await received;
   // Once the answer is out: an error thrown below is written by the panic recovery further out,
   // after this filter has returned.
-  ctx.res.once('close', () => opts.audit.responseComplete(ctx, ctx.res.statusCode));
+  // `on`, not `once` (a response closes once): no wrapper made per request.
+  ctx.res.on('close', () => opts.audit.responseComplete(ctx, ctx.res.statusCode));
   if (!opts.audit.panicked) return next(ctx);
   try {
     await next(ctx);

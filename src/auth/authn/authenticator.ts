@@ -41,3 +41,15 @@ export const alwaysAdmin: Authenticator = {
 export const ANONYMOUS_USER = 'system:anonymous';
 export const ALL_UNAUTHENTICATED = 'system:unauthenticated';
 export const ALL_AUTHENTICATED = 'system:authenticated';
+
+/**
+ * The answer, frozen with its user, so that it can be handed to every caller as it is: a caller
+ * that tried to change it would fail instead of changing what the next caller gets.
+ */
+export function frozen(r: AuthenticationResult): AuthenticationResult {
+  if (r.kind !== 'authenticated') return Object.freeze(r);
+  const u = r.user;
+  const extra = u.extra && Object.freeze(Object.fromEntries(Object.entries(u.extra).map(([k, v]) => [k, Object.freeze([...v])])));
+  const user: UserInfo = Object.freeze({ ...u, groups: Object.freeze([...u.groups]) as string[], ...(extra && { extra: extra as Record<string, string[]> }) });
+  return Object.freeze({ ...r, user, ...(r.audiences && { audiences: Object.freeze([...r.audiences]) as string[] }) });
+}
