@@ -279,7 +279,10 @@ function annotationsJSON(m: Record<string, string>): string {
 
 export function policyAudit(c: AuditConfig): AuditSink {
   const lastOn = new WeakMap<object, ConnectionMemo>();
-  const audited = new WeakMap<RequestContext, Audited>();
+  // Each request's audit state rides on its context (a property keyed by this sink's symbol) rather
+  // than in a WeakMap: a weak entry per request is work for every young-generation collection.
+  const AUDITED = Symbol('audited');
+  type Carrying = RequestContext & { [AUDITED]?: Audited };
   const kindAndVersion = `{"kind":"Event","apiVersion":${str(c.apiVersion)},"level":"`;
   /** False (or a promise of false) when a strict backend could not store the event. */
   const emit = (ctx: RequestContext, a: Audited, stage: AuditStage, status?: string): boolean | Promise<boolean> => {
@@ -351,7 +354,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
         received: microTime(ctx.receivedAt),
         responseBytes: 0,
       };
-      audited.set(ctx, a);
+      (ctx as Carrying)[AUDITED] = a;
       const received = emit(ctx, a, 'RequestReceived');
       const res = ctx.res;
       if (ctx.info.verb === 'watch') {
@@ -389,7 +392,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
       return received.then(refuseUnstored);
     },
     responseComplete(ctx, code) {
-      const a = audited.get(ctx);
+      const a = (ctx as Carrying)[AUDITED];
       if (!a || a.done) return;
       a.done = true;
       emit(ctx, a, 'ResponseComplete', statusJSON(ctx, code));
@@ -405,7 +408,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
     },
     panicked(ctx, err) {
       // kube-apiserver's WithAudit on a panic: this stage and a 500 made up here, and no ResponseComplete.
-      const a = audited.get(ctx);
+      const a = (ctx as Carrying)[AUDITED];
       if (!a || a.done) return;
       a.done = true;
       const message = `APIServer panic'd: ${err instanceof Error ? err.message : String(err)}`;
