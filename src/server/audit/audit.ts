@@ -18,7 +18,7 @@ import { errors } from '../../machinery/status.ts';
 import type { RequestContext } from '../../request/context.ts';
 import type { UserInfo } from '../../request/user.ts';
 import type { AuditSink } from '../filters.ts';
-import { evaluatePolicy, type AuditDecision, type AuditLevel, type AuditPolicy, type AuditStage } from './policy.ts';
+import { evaluatePolicy, policyEvaluator, type AuditDecision, type AuditLevel, type AuditPolicy, type AuditStage } from './policy.ts';
 
 /** Bodies larger than this are not recorded (the event says so in an annotation). */
 const MAX_RECORDED_BODY_BYTES = 1024 * 1024;
@@ -282,6 +282,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
   // Each request's audit state rides on its context (a property keyed by this sink's symbol) rather
   // than in a WeakMap: a weak entry per request is work for every young-generation collection.
   const AUDITED = Symbol('audited');
+  const decide = policyEvaluator(c.policy);
   type Carrying = RequestContext & { [AUDITED]?: Audited };
   const kindAndVersion = `{"kind":"Event","apiVersion":${str(c.apiVersion)},"level":"`;
   /** False (or a promise of false) when a strict backend could not store the event. */
@@ -343,7 +344,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
   return {
     requestReceived(ctx) {
       const id = auditID(ctx);
-      let decision = evaluatePolicy(c.policy, ctx.user, ctx.info);
+      let decision = decide(ctx.user, ctx.info);
       if (decision.level === 'None') return false;
       const i = ctx.info;
       if (LEVEL_RANK[decision.level] > LEVEL_RANK.Metadata && i.isResourceRequest && (c.secretResources.has(`${i.apiGroup}/${i.resource}`) || c.secretResources.has(`${i.apiGroup}/${i.resource}/${i.subresource}`)))
