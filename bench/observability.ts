@@ -126,18 +126,24 @@ try {
     apiVersion: 'audit.k8s.io/v1',
     secretResources: new Set(['/secrets']),
   });
+  // As in the server: the requests come over CONNECTIONS keep-alive connections (each its socket),
+  // all as the one user the authenticator hands out (frozen, shared), with the authorization
+  // decision's annotations.
+  const sockets = Array.from({ length: CONNECTIONS }, () => ({ remoteAddress: '127.0.0.1' }));
+  const admin = Object.freeze({ name: 'system:admin', groups: Object.freeze(['system:masters', 'system:authenticated']) as string[] });
+  let nth = 0;
   const auditedGet = (): RequestContext => {
     const headers = { host: '127.0.0.1:6443', 'user-agent': 'kubectl/v1.36.0 (linux/amd64) kubernetes/abcdef0', accept: 'application/json' };
     const res = { headersSent: false, statusCode: 200, setHeader() {}, getHeader() {}, once() {}, on() {} };
     return {
-      req: { url: `${LEASES}/bench`, method: 'GET', headers, socket: { remoteAddress: '127.0.0.1' } },
+      req: { url: `${LEASES}/bench`, method: 'GET', headers, socket: sockets[nth++ % CONNECTIONS] },
       res,
       url: new URL(`https://127.0.0.1${LEASES}/bench`),
       info,
       receivedAt: Date.now(),
-      user: { name: 'system:admin', groups: ['system:masters', 'system:authenticated'] },
+      user: admin,
       warnings: new WarningRecorder(),
-      auditAnnotations: {},
+      auditAnnotations: { 'authorization.orch.io/decision': 'allow', 'authorization.orch.io/reason': '' },
     } as unknown as RequestContext;
   };
   /** µs per request of `n` requests, less what making their contexts costs. */

@@ -104,8 +104,21 @@ export function createServerMetrics(featureGates: FeatureGates = parseFeatureGat
     labelNames: ['validation_identifier'] as const,
     registers,
   });
-  const tokenCacheRequests = new Counter({ name: 'authentication_token_cache_request_total', help: '[ALPHA] ', labelNames: ['status'] as const, registers });
-  const tokenCacheFetches = new Counter({ name: 'authentication_token_cache_fetch_total', help: '[ALPHA] ', labelNames: ['status'] as const, registers });
+  // Counted in plain numbers (every authenticated request counts one) and given to prom-client when scraped.
+  const tokenCacheCounts = { hit: 0, miss: 0, ok: 0, error: 0 };
+  const countedByStatus = (name: string, statuses: readonly (keyof typeof tokenCacheCounts)[]) =>
+    new Counter({
+      name,
+      help: '[ALPHA] ',
+      labelNames: ['status'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const status of statuses) if (tokenCacheCounts[status] > 0) this.inc({ status }, tokenCacheCounts[status]);
+      },
+    });
+  countedByStatus('authentication_token_cache_request_total', ['hit', 'miss']);
+  countedByStatus('authentication_token_cache_fetch_total', ['ok', 'error']);
   // One server: its identity hash is that of its name, as kube-apiserver labels by its id.
   const idHash = `sha256:${createHash('sha256').update('orch-apiserver').digest('hex')}`;
   const reloads = new Counter({
@@ -275,8 +288,8 @@ export function createServerMetrics(featureGates: FeatureGates = parseFeatureGat
     },
     authentication: {
       tokenCache: {
-        request: (hit) => tokenCacheRequests.inc({ status: hit ? 'hit' : 'miss' }),
-        fetch: (ok) => tokenCacheFetches.inc({ status: ok ? 'ok' : 'error' }),
+        request: (hit) => void (hit ? tokenCacheCounts.hit++ : tokenCacheCounts.miss++),
+        fetch: (ok) => void (ok ? tokenCacheCounts.ok++ : tokenCacheCounts.error++),
       },
       configReload: {
         reloaded(ok) {

@@ -48,8 +48,10 @@ export interface RequestMetrics {
 }
 
 /** kube's compressUsername: a few known identities by name, e-mail addresses as one, everyone else as `other`. */
+const KNOWN_USERNAMES: ReadonlySet<string> = new Set(['admin', 'client', 'kube_proxy', 'kubelet', 'system:serviceaccount:kube-system:default']);
+
 export function compressUsername(name: string): string {
-  if (['admin', 'client', 'kube_proxy', 'kubelet', 'system:serviceaccount:kube-system:default'].includes(name)) return name;
+  if (KNOWN_USERNAMES.has(name)) return name;
   if (name.includes('@')) return 'email_id';
   return 'other';
 }

@@ -4,7 +4,8 @@
 // authorization defaults to the Node and RBAC modes, and audit to recording nothing.
 
 import { readFileSync } from 'node:fs';
-import { alwaysAdmin, type Authenticator } from '../auth/authn/authenticator.ts';
+import type { IncomingMessage } from 'node:http';
+import { alwaysAdmin, type AuthenticationResult, type Authenticator } from '../auth/authn/authenticator.ts';
 import { newAuthenticator } from '../auth/authn/config.ts';
 import { parseCertificates } from '../auth/authn/x509.ts';
 import type { TokenReviewer } from '../registry/kinds/authentication.ts';
@@ -289,12 +290,19 @@ const aggregate = (messages: readonly string[]) => (messages.length === 1 ? mess
 
 /** A rejected credential is logged, as kube-apiserver logs it: why, never the credential itself. */
 function logRejections(log: (message: string) => void, inner: Authenticator): Authenticator {
+  const logged = (r: AuthenticationResult): AuthenticationResult => {
+    if (r.kind === 'rejected') log(`Unable to authenticate the request: ${r.message}`);
+    return r;
+  };
+  const known = inner.known;
   return {
-    async authenticate(req) {
-      const r = await inner.authenticate(req);
-      if (r.kind === 'rejected') log(`Unable to authenticate the request: ${r.message}`);
-      return r;
-    },
+    authenticate: async (req) => logged(await inner.authenticate(req)),
+    ...(known && {
+      known(req: IncomingMessage) {
+        const r = known(req);
+        return r && logged(r);
+      },
+    }),
   };
 }
 

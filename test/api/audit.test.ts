@@ -13,6 +13,8 @@ import { api, testServer, waitFor } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 import { tempDir } from '../support/tmp.ts';
 import { withToken } from '../support/identity.ts';
+import { tlsFor } from '../support/tls-clients.ts';
+import { Pool } from 'undici';
 import { ALL_VERBS, type KindDefinition } from '../../src/registry/definition.ts';
 import { objectSchema } from '../../src/registry/schemas.ts';
 
@@ -74,6 +76,7 @@ interface AuditEvent {
   requestURI: string;
   verb: string;
   user: { username: string; groups?: string[] };
+  userAgent?: string;
   impersonatedUser?: { username: string; groups?: string[] };
   objectRef?: Record<string, string>;
   responseStatus?: { code: number; status?: string; reason?: string; message?: string };
@@ -419,4 +422,49 @@ describe('webhook backend', () => {
       close();
     }
   });
+});
+
+test('one keep-alive connection: each event says its own path, object, client, source and decision, whatever the requests before it on the connection said', async () => {
+  const tls = tlsFor(server.url)!;
+  const pool = new Pool(server.url, { connections: 1, connect: { ca: tls.ca, cert: tls.cert, key: tls.key } });
+  const lease = (name: string) => `/apis/coordination.orch.io/v1/namespaces/${NS}/leases/${name}`;
+  const sends: { path: string; headers: Record<string, string>; want: { name: string; userAgent?: string; sourceIP: string; decision: string; impersonated?: string } }[] = [
+    { path: lease('one'), headers: { 'user-agent': 'first/1' }, want: { name: 'one', userAgent: 'first/1', sourceIP: '127.0.0.1', decision: 'allow' } },
+    { path: lease('one'), headers: { 'user-agent': 'first/1' }, want: { name: 'one', userAgent: 'first/1', sourceIP: '127.0.0.1', decision: 'allow' } },
+    { path: lease('two'), headers: { 'user-agent': 'first/1' }, want: { name: 'two', userAgent: 'first/1', sourceIP: '127.0.0.1', decision: 'allow' } },
+    { path: lease('two'), headers: { 'user-agent': 'second/2' }, want: { name: 'two', userAgent: 'second/2', sourceIP: '127.0.0.1', decision: 'allow' } },
+    { path: lease('two'), headers: { 'user-agent': 'second/2', 'x-forwarded-for': '10.1.2.3' }, want: { name: 'two', userAgent: 'second/2', sourceIP: '10.1.2.3', decision: 'allow' } },
+    { path: lease('two'), headers: { 'user-agent': 'second/2' }, want: { name: 'two', userAgent: 'second/2', sourceIP: '127.0.0.1', decision: 'allow' } },
+    { path: lease('two'), headers: { 'user-agent': 'second/2', 'impersonate-user': 'nobody-at-all' }, want: { name: 'two', userAgent: 'second/2', sourceIP: '127.0.0.1', decision: 'forbid', impersonated: 'nobody-at-all' } },
+    { path: lease('two'), headers: { 'user-agent': 'second/2' }, want: { name: 'two', userAgent: 'second/2', sourceIP: '127.0.0.1', decision: 'allow' } },
+    { path: lease('two'), headers: {}, want: { name: 'two', sourceIP: '127.0.0.1', decision: 'allow' } },
+  ];
+  try {
+    const ids: string[] = [];
+    for (const s of sends) {
+      const r = await pool.request({ method: 'GET', path: s.path, headers: s.headers });
+      await r.body.text();
+      ids.push(String(r.headers['audit-id']));
+    }
+    assert.equal(new Set(ids).size, sends.length, 'an Audit-ID of its own for each request');
+    for (const id of ids) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const said = ids.map((id) =>
+      ofId(id).map((e) => ({
+        stage: e.stage,
+        requestURI: e.requestURI,
+        name: e.objectRef?.name,
+        ...(e.userAgent !== undefined && { userAgent: e.userAgent }),
+        sourceIP: e.sourceIPs[0],
+        decision: e.annotations?.['authorization.orch.io/decision'],
+        ...(e.impersonatedUser && { impersonated: e.impersonatedUser.username }),
+      })),
+    );
+    assert.deepEqual(
+      said,
+      // The policy leaves RequestReceived out.
+      sends.map((s) => [{ stage: 'ResponseComplete', requestURI: s.path, ...s.want }]),
+    );
+  } finally {
+    await pool.close();
+  }
 });

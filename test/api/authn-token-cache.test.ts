@@ -2,7 +2,9 @@
 // authenticated once (kube-apiserver's authentication_token_cache_* metrics say so), concurrent
 // requests with a new token share one authentication, a rejected token is never remembered, and,
 // as in kube-apiserver, a token stays accepted for the 10 s of the cache after its service account
-// is deleted. A TokenReview for other audiences is not answered from a request's entry.
+// is deleted. A TokenReview for other audiences is not answered from a request's entry. On one
+// keep-alive connection each request is answered for its own credential, the connection's last
+// token at once (a hit), a client certificate before any token.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,9 +14,11 @@ import type { RunningServer } from '../../src/server/server.ts';
 import { api, testServer } from '../support/server.ts';
 import { tempDir } from '../support/tmp.ts';
 import { withToken } from '../support/identity.ts';
+import { tlsFor } from '../support/tls-clients.ts';
+import { Pool } from 'undici';
 
 const dir = tempDir('authn-token-cache');
-writeFileSync(join(dir, 'tokens.csv'), 'file-token,filer,2001,"dev"\n');
+writeFileSync(join(dir, 'tokens.csv'), 'file-token,filer,2001,"dev"\nknown-a,knower-a,3001,"dev"\nknown-b,knower-b,3002\n');
 // The default cache (10 s for a success), as kube-apiserver has it.
 // What is tested is authentication: every authenticated user is allowed.
 const server = await testServer({ authentication: { tokenAuthFile: join(dir, 'tokens.csv') }, authorization: { modes: ['AlwaysAllow'] } });
@@ -79,4 +83,48 @@ test('as kube-apiserver: a token stays accepted while remembered after its accou
   assert.equal(review.body.status.authenticated ?? false, false, review.text);
   // A new token of the deleted account was never remembered: refused.
   assert.equal((await api(server, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts/short-lived/token`, { apiVersion: 'authentication.orch.io/v1', kind: 'TokenRequest', spec: {} })).status, 404);
+});
+
+test("one keep-alive connection: each request is answered for its own token (the connection's last one at once, a hit), a certificate before any token", async () => {
+  const tls = tlsFor(server.url)!;
+  const tokens = new Pool(server.url, { connections: 1, connect: { ca: tls.ca } });
+  const certified = new Pool(server.url, { connections: 1, connect: { ca: tls.ca, cert: tls.cert, key: tls.key } });
+  const review = async (pool: Pool, token?: string) => {
+    const r = await pool.request({
+      method: 'POST',
+      path: '/apis/authentication.orch.io/v1/selfsubjectreviews',
+      headers: { 'content-type': 'application/json', ...(token !== undefined && { authorization: `Bearer ${token}` }) },
+      body: JSON.stringify({ apiVersion: 'authentication.orch.io/v1', kind: 'SelfSubjectReview' }),
+    });
+    const text = await r.body.text();
+    if (r.statusCode !== 201) return r.statusCode;
+    const u = (JSON.parse(text) as { status: { userInfo: { username: string; groups?: string[] } } }).status.userInfo;
+    return `${u.username} [${(u.groups ?? []).join(' ')}]`;
+  };
+  try {
+    const before = await counters();
+    const seen = [];
+    for (const token of ['known-a', 'known-a', 'known-b', 'known-a', 'known-a', 'known-x', 'known-a', undefined, 'known-b']) seen.push(await review(tokens, token));
+    assert.deepEqual(seen, [
+      'knower-a [dev system:authenticated]',
+      'knower-a [dev system:authenticated]',
+      'knower-b [system:authenticated]',
+      'knower-a [dev system:authenticated]',
+      'knower-a [dev system:authenticated]',
+      401,
+      'knower-a [dev system:authenticated]',
+      401,
+      'knower-b [system:authenticated]',
+    ]);
+    // Misses: the first a, the first b, x; every other a and the last b are hits (b still cached).
+    assert.deepEqual(delta(before, await counters()), { hits: 5, misses: 3, ok: 3, errors: 0 });
+    // A client certificate decides before the token the same connection's requests carry.
+    const admin = await review(certified);
+    assert.match(String(admin), /system:masters/);
+    const mid = await counters();
+    for (let i = 0; i < 3; i++) assert.equal(await review(certified, 'known-a'), admin);
+    assert.deepEqual(delta(mid, await counters()), { hits: 0, misses: 0, ok: 0, errors: 0 }, 'the token is never looked at');
+  } finally {
+    await Promise.all([tokens.close(), certified.close()]);
+  }
 });

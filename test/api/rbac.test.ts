@@ -139,6 +139,26 @@ describe('the authorizer', () => {
     await becomes('alice-token', 'GET', `/api/v1/namespaces/${ns}/configmaps`, 403);
   });
 
+  test("a user's decisions follow every change of the four kinds, however often the same request was decided before", async () => {
+    const ns = await namespace();
+    const path = `/api/v1/namespaces/${ns}/configmaps`;
+    await create(`${RBAC}/namespaces/${ns}/roles`, { metadata: { name: 'lister' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list'] }] });
+    await create(`${RBAC}/namespaces/${ns}/rolebindings`, { metadata: { name: 'dave-lists' }, roleRef: { apiGroup: G, kind: 'Role', name: 'lister' }, subjects: [user('dave')] });
+    await becomes('dave-token', 'GET', path, 200);
+    for (let i = 0; i < 3; i++) assert.equal((await as('dave-token', 'GET', path)).status, 200);
+    // The role loses the verb: refused, though the binding is unchanged.
+    const role = await api(server, 'GET', `${RBAC}/namespaces/${ns}/roles/lister`);
+    assert.equal((await api(server, 'PUT', `${RBAC}/namespaces/${ns}/roles/lister`, { ...role.body, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] })).status, 200);
+    await becomes('dave-token', 'GET', path, 403);
+    for (let i = 0; i < 3; i++) assert.equal((await as('dave-token', 'GET', path)).status, 403);
+    // A cluster role binding grants it again.
+    await create(`${RBAC}/clusterroles`, { metadata: { name: `${ns}-lister` }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list'] }] });
+    await create(`${RBAC}/clusterrolebindings`, { metadata: { name: `${ns}-dave` }, roleRef: { apiGroup: G, kind: 'ClusterRole', name: `${ns}-lister` }, subjects: [user('dave')] });
+    await becomes('dave-token', 'GET', path, 200);
+    assert.equal((await api(server, 'DELETE', `${RBAC}/clusterrolebindings/${ns}-dave`)).status, 200);
+    await becomes('dave-token', 'GET', path, 403);
+  });
+
   test('resourceNames: get of that name; list and watch only with its metadata.name field selector; never create', async () => {
     const ns = await namespace();
     await create(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'one' } });

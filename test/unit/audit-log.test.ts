@@ -47,6 +47,25 @@ test('blocking: the lines of one turn are written together at its end, in order;
   assert.equal(lines(path).length, 6);
 });
 
+test('blocking: lines of any characters and sizes are written byte for byte, in order, whether gathered or written on their own', async () => {
+  const path = join(tempDir('audit-log-bytes'), 'audit.log');
+  const log = auditLogBackend({ path, mode: 'blocking' });
+  const sent: string[] = [];
+  const send = (l: string) => {
+    sent.push(l);
+    assert.equal(log.write(l), true);
+  };
+  send('{"user":"é日本🎉"}');
+  // Lines that together come near the buffer's size, then one too large to be gathered.
+  for (let i = 0; i < 4; i++) send(`{"n":${i},"pad":"${'ü'.repeat(100 * 1024)}"}`);
+  send(`{"huge":"${'🎉'.repeat(200 * 1024)}"}`);
+  send('{"after":"the huge one"}');
+  await turn();
+  send('{"last":true}');
+  log.close();
+  assert.deepEqual(lines(path), sent);
+});
+
 test('blocking: what waits is written when the process exits', () => {
   const path = join(tempDir('audit-log-exit'), 'audit.log');
   const module = new URL('../../src/server/audit/log-backend.ts', import.meta.url).href;

@@ -161,3 +161,32 @@ test('with both TTLs 0 there is no cache', async () => {
   await cache.authenticateToken('good-fi');
   assert.equal(inner.calls.length, 2);
 });
+
+test("known: the connection's memo answered at once, counted as a hit; anything else is left to authenticateToken, uncounted", async () => {
+  const inner = counting();
+  const st = stats();
+  const cache = cachedTokenAuthenticator(inner, { successTtlMs: 60, maxEntries: 1, stats: st });
+  const conn = {};
+  assert.equal(cache.known!('good-kn', ['api'], conn), undefined, 'nothing remembered yet');
+  assert.deepEqual([st.hits, st.misses], [0, 0]);
+  const first = await cache.authenticateToken('good-kn', ['api'], conn);
+  assert.equal(cache.known!(['good', 'kn'].join('-'), ['api'], conn), first);
+  assert.deepEqual([st.hits, st.misses, inner.calls.length], [1, 1, 1]);
+  // Another connection, token or audiences: not known, and nothing counted.
+  assert.equal(cache.known!('good-kn', ['api'], {}), undefined);
+  assert.equal(cache.known!('good-other', ['api'], conn), undefined);
+  assert.equal(cache.known!('good-kn', ['vault'], conn), undefined);
+  assert.equal(cache.known!('good-kn', undefined, conn), undefined);
+  assert.deepEqual([st.hits, st.misses], [1, 1]);
+  // Evicted (one entry at most): the memo lapses.
+  await cache.authenticateToken('good-evict', ['api'], {});
+  assert.equal(cache.known!('good-kn', ['api'], conn), undefined, 'an evicted entry is not known');
+  // Expired: not known either.
+  await cache.authenticateToken('good-kn', ['api'], conn);
+  assert.ok(cache.known!('good-kn', ['api'], conn));
+  await new Promise((r) => setTimeout(r, 80));
+  assert.equal(cache.known!('good-kn', ['api'], conn), undefined, 'an expired entry is not known');
+  // A rejected token is never remembered, so never known.
+  await cache.authenticateToken('bad-kn', ['api'], conn);
+  assert.equal(cache.known!('bad-kn', ['api'], conn), undefined);
+});

@@ -4,6 +4,7 @@
 // names; an authenticator that cannot tell a token's audience (the token file) is wrapped by
 // audienceAgnostic, as kube-apiserver wraps it.
 
+import type { IncomingMessage } from 'node:http';
 import type { AuthenticationResult, Authenticator } from './authenticator.ts';
 import { firstSuccess } from './union.ts';
 
@@ -15,6 +16,11 @@ import { firstSuccess } from './union.ts';
  */
 export interface TokenAuthenticator {
   authenticateToken(token: string, audiences?: readonly string[], connection?: object): Promise<AuthenticationResult>;
+  /**
+   * What authenticateToken would answer, when it is known without waiting (a cached answer), with
+   * the same effects; undefined, and no effect, otherwise.
+   */
+  known?(token: string, audiences?: readonly string[], connection?: object): AuthenticationResult | undefined;
 }
 
 /** Token authenticators combined as authenticators are (`union`): the first that authenticates decides. */
@@ -47,46 +53,52 @@ export function audienceAgnostic(implicit: readonly string[], inner: TokenAuthen
  */
 export function bearerTokenOf(header: string): string | undefined {
   const value = header.trim();
-  if (value === '') return undefined;
-  const parts = splitN(value, ' ', 3);
-  if (parts.length < 2 || parts[0]!.toLowerCase() !== 'bearer') return undefined;
+  const space = value.indexOf(' ');
+  if (space !== 6 || value.slice(0, 6).toLowerCase() !== 'bearer') return undefined;
+  const end = value.indexOf(' ', 7);
   // An empty token (two spaces after "Bearer") is no credential at all.
-  return parts[1] || undefined;
+  return (end < 0 ? value.slice(7) : value.slice(7, end)) || undefined;
 }
 
 /** The bearer token's user, for `audiences` when given. A token nobody authenticates is rejected. */
 export async function authenticateBearer(tokens: TokenAuthenticator, token: string, audiences?: readonly string[], connection?: object): Promise<AuthenticationResult> {
-  const r = await tokens.authenticateToken(token, audiences?.length ? audiences : undefined, connection);
-  if (r.kind === 'authenticated' || r.kind === 'rejected') return r;
-  return { kind: 'rejected', message: 'invalid bearer token' };
+  return bearerAnswer(await tokens.authenticateToken(token, audiences?.length ? audiences : undefined, connection));
 }
 
+const INVALID: AuthenticationResult = Object.freeze({ kind: 'rejected', message: 'invalid bearer token' });
+const NO_CREDENTIAL: AuthenticationResult = Object.freeze({ kind: 'no-credential' });
+
+/** A token nobody recognised is rejected: a bearer token is always a credential. */
+const bearerAnswer = (r: AuthenticationResult): AuthenticationResult => (r.kind === 'no-credential' ? INVALID : r);
+
 export function bearerToken(tokens: TokenAuthenticator, apiAudiences: readonly string[] = []): Authenticator {
+  const asked = apiAudiences.length ? apiAudiences : undefined;
+  /** The request's answer once the tokens' is in. */
+  const answer = (req: IncomingMessage, r: AuthenticationResult): AuthenticationResult => {
+    if (r.kind !== 'authenticated') return r;
+    // A token for other audiences than the server's is not for this server.
+    if (asked && r.audiences?.length && intersect(asked, r.audiences).length === 0)
+      return { kind: 'rejected', message: `unable to match the audience: [${r.audiences.join(' ')}] , accepted: [${asked.join(' ')}]` };
+    // Nothing further inside the server is ever tempted to use the caller's token. Emptied rather
+    // than deleted: deleting a key turns Node's header object into a dictionary, a microsecond on
+    // every request and slower reads of every other header after it.
+    req.headers.authorization = undefined;
+    return r;
+  };
+  const known = tokens.known;
   return {
     async authenticate(req) {
       const token = bearerTokenOf(req.headers.authorization ?? '');
-      if (token === undefined) return { kind: 'no-credential' };
-      const r = await authenticateBearer(tokens, token, apiAudiences, req.socket);
-      if (r.kind !== 'authenticated') return r;
-      // A token for other audiences than the server's is not for this server.
-      if (apiAudiences.length && r.audiences?.length && intersect(apiAudiences, r.audiences).length === 0)
-        return { kind: 'rejected', message: `unable to match the audience: [${r.audiences.join(' ')}] , accepted: [${apiAudiences.join(' ')}]` };
-      // Nothing further inside the server is ever tempted to use the caller's token.
-      delete req.headers.authorization;
-      return r;
+      if (token === undefined) return NO_CREDENTIAL;
+      return answer(req, bearerAnswer(await tokens.authenticateToken(token, asked, req.socket)));
     },
+    ...(known && {
+      known(req: IncomingMessage) {
+        const token = bearerTokenOf(req.headers.authorization ?? '');
+        if (token === undefined) return NO_CREDENTIAL;
+        const r = known(token, asked, req.socket);
+        return r && answer(req, bearerAnswer(r));
+      },
+    }),
   };
-}
-
-function splitN(s: string, sep: string, n: number): string[] {
-  const out: string[] = [];
-  let rest = s;
-  while (out.length < n - 1) {
-    const i = rest.indexOf(sep);
-    if (i < 0) break;
-    out.push(rest.slice(0, i));
-    rest = rest.slice(i + sep.length);
-  }
-  out.push(rest);
-  return out;
 }

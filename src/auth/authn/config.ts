@@ -73,7 +73,7 @@ export function newAuthenticator(c: AuthenticatorConfig): Authenticator & { revi
   if (tokens.length) authenticators.push(bearerToken(bearer, apiAudiences));
   const identified = authenticatedGroupAdder(union(authenticators));
   const withAnonymous = !c.anonymous ? identified : failOnError(identified, c.anonymous === true ? anonymous : anonymousOn(c.anonymous.paths));
-  return { authenticate: withAnonymous.authenticate, reviewToken: tokenReviewer(bearer) };
+  return { authenticate: withAnonymous.authenticate, ...(withAnonymous.known && { known: withAnonymous.known }), reviewToken: tokenReviewer(bearer) };
 }
 
 /**

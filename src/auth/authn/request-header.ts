@@ -64,13 +64,12 @@ export function requestHeaderAuthenticator(c: RequestHeaderConfig): Authenticato
     // The proxy is trusted; who the user is comes from each request's headers.
     return { kind: 'authenticated', user: { name: cn, groups: [] } };
   });
-  return {
-    async authenticate(req: IncomingMessage): Promise<AuthenticationResult> {
-      const verdict = proxy(req);
-      if (verdict.kind !== 'authenticated') return verdict;
-      return userOf(req, usernames, groups, uids, prefixes);
-    },
+  const known = (req: IncomingMessage): AuthenticationResult => {
+    const verdict = proxy(req);
+    if (verdict.kind !== 'authenticated') return verdict;
+    return userOf(req, usernames, groups, uids, prefixes);
   };
+  return { authenticate: async (req) => known(req), known };
 }
 
 function userOf(req: Request, usernames: readonly string[], groupHeaders: readonly string[], uidHeaders: readonly string[], prefixes: readonly string[]): AuthenticationResult {

@@ -23,8 +23,7 @@
 //   or miss), a fetch per authentication actually run (ok, or error when it rejected or threw).
 
 import { hash, randomBytes } from 'node:crypto';
-import type { UserInfo } from '../../request/user.ts';
-import type { AuthenticationResult } from './authenticator.ts';
+import { frozen, type AuthenticationResult } from './authenticator.ts';
 import type { TokenAuthenticator } from './bearer-token.ts';
 
 /** How the cache reports (kube-apiserver's authentication_token_cache_request_total and _fetch_total). */
@@ -103,13 +102,21 @@ export function cachedTokenAuthenticator(inner: TokenAuthenticator, o: TokenCach
     }
   };
 
+  /** The connection's last answer, when this token (for these audiences) is what it asked, and it still holds. */
+  const remembered = (token: string, audiences: readonly string[] | undefined, connection: object | undefined): AuthenticationResult | undefined => {
+    const memo = connection && lastOn.get(connection);
+    if (memo && memo.entry.live && memo.token === token && sameAudiences(memo.audiences, audiences) && memo.entry.until > Date.now()) {
+      o.stats?.request(true);
+      return memo.entry.result;
+    }
+    return undefined;
+  };
+
   return {
+    known: remembered,
     async authenticateToken(token, audiences, connection) {
-      const memo = connection && lastOn.get(connection);
-      if (memo && memo.entry.live && memo.token === token && sameAudiences(memo.audiences, audiences) && memo.entry.until > Date.now()) {
-        o.stats?.request(true);
-        return memo.entry.result;
-      }
+      const known = remembered(token, audiences, connection);
+      if (known) return known;
       const key = cacheKey(secret, token, audiences);
       const hit = entries.get(key);
       if (hit) {
@@ -147,15 +154,3 @@ function cacheKey(secret: string, token: string, audiences: readonly string[] | 
 
 const sameAudiences = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean =>
   a === b || (a !== undefined && b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]));
-
-/**
- * The answer, frozen with its user, so that it can be handed to every caller as it is: a caller
- * that tried to change it would fail instead of changing what the next caller gets.
- */
-function frozen(r: AuthenticationResult): AuthenticationResult {
-  if (r.kind !== 'authenticated') return Object.freeze(r);
-  const u = r.user;
-  const extra = u.extra && Object.freeze(Object.fromEntries(Object.entries(u.extra).map(([k, v]) => [k, Object.freeze([...v])])));
-  const user: UserInfo = Object.freeze({ ...u, groups: Object.freeze([...u.groups]) as string[], ...(extra && { extra: extra as Record<string, string[]> }) });
-  return Object.freeze({ ...r, user, ...(r.audiences && { audiences: Object.freeze([...r.audiences]) as string[] }) });
-}

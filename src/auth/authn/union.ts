@@ -10,8 +10,26 @@ import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS_USER, type Authentica
  * credential otherwise.
  */
 export function union(authenticators: readonly Authenticator[]): Authenticator {
-  return { authenticate: (req) => firstSuccess(authenticators, (a) => a.authenticate(req)) };
+  const all = authenticators.every((a) => a.known);
+  return {
+    authenticate: (req) => firstSuccess(authenticators, (a) => a.authenticate(req)),
+    ...(all && {
+      known(req) {
+        // firstSuccess, as long as each answer is known at once.
+        let errors: string[] | undefined;
+        for (let i = 0; i < authenticators.length; i++) {
+          const r = authenticators[i]!.known!(req);
+          if (r === undefined) return undefined;
+          if (r.kind === 'authenticated') return r;
+          if (r.kind === 'rejected') (errors ??= []).push(r.message);
+        }
+        return errors ? { kind: 'rejected', message: aggregate(errors) } : NO_CREDENTIAL;
+      },
+    }),
+  };
 }
+
+const NO_CREDENTIAL: AuthenticationResult = Object.freeze({ kind: 'no-credential' });
 
 /**
  * Tries `attempt` on each in turn: the first authentication decides; otherwise the rejections,
@@ -32,41 +50,65 @@ export async function firstSuccess<T>(each: readonly T[], attempt: (t: T) => Pro
  * rejected (an invalid bearer token is 401, never anonymous).
  */
 export function failOnError(first: Authenticator, fallback: Authenticator): Authenticator {
+  const known = first.known;
+  const fallbackKnown = fallback.known;
   return {
     async authenticate(req) {
       const r = await first.authenticate(req);
       return r.kind === 'no-credential' ? fallback.authenticate(req) : r;
     },
+    ...(known &&
+      fallbackKnown && {
+        known(req) {
+          const r = known(req);
+          return r?.kind === 'no-credential' ? fallbackKnown(req) : r;
+        },
+      }),
   };
 }
 
 /** Adds `system:authenticated` to every authenticated user, unless anonymous or already in either well-known group. */
 export function authenticatedGroupAdder(inner: Authenticator): Authenticator {
+  const known = inner.known;
   return {
     async authenticate(req): Promise<AuthenticationResult> {
       return withAuthenticatedGroup(await inner.authenticate(req));
     },
+    ...(known && {
+      known(req) {
+        const r = known(req);
+        return r && withAuthenticatedGroup(r);
+      },
+    }),
   };
 }
 
 /** `system:authenticated` added to an authenticated user, unless anonymous or already in either well-known group. */
 export function withAuthenticatedGroup(r: AuthenticationResult): AuthenticationResult {
   if (r.kind !== 'authenticated') return r;
+  // A frozen answer seen before: what was made of it (itself when it needed nothing).
+  const made = asFinal.get(r);
+  if (made) return made;
   const u = r.user;
-  if (u.name === ANONYMOUS_USER || u.groups.some((g) => g === ALL_AUTHENTICATED || g === ALL_UNAUTHENTICATED)) return r;
+  const frozen = Object.isFrozen(r) && Object.isFrozen(u) && Object.isFrozen(u.groups);
+  if (u.name === ANONYMOUS_USER || u.groups.some((g) => g === ALL_AUTHENTICATED || g === ALL_UNAUTHENTICATED)) {
+    if (frozen) asFinal.set(r, r);
+    return r;
+  }
   // A frozen answer (the token cache's, shared by every request with its token) gets one frozen
   // answer with the group, made once: nobody can change either.
-  if (!Object.isFrozen(r)) return { ...r, user: { ...u, groups: [...u.groups, ALL_AUTHENTICATED] } };
-  let added = withGroup.get(r);
-  if (!added) {
-    added = Object.freeze({ ...r, user: Object.freeze({ ...u, groups: Object.freeze([...u.groups, ALL_AUTHENTICATED]) as string[] }) });
-    withGroup.set(r, added);
-  }
+  if (!frozen) return { ...r, user: { ...u, groups: [...u.groups, ALL_AUTHENTICATED] } };
+  const added = Object.freeze({ ...r, user: Object.freeze({ ...u, groups: Object.freeze([...u.groups, ALL_AUTHENTICATED]) as string[] }) });
+  asFinal.set(r, added);
+  asFinal.set(added, added);
   return added;
 }
 
-/** Frozen answers with `system:authenticated` added, by the frozen answer they were made from. */
-const withGroup = new WeakMap<AuthenticationResult, AuthenticationResult>();
+/**
+ * Frozen answers, each with what withAuthenticatedGroup makes of it: the same answer with
+ * `system:authenticated` added, or the answer itself when it needs nothing (one made here).
+ */
+const asFinal = new WeakMap<AuthenticationResult, AuthenticationResult>();
 
 /** As Go's error aggregate prints several errors. */
 function aggregate(errors: readonly string[]): string {

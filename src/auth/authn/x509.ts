@@ -13,7 +13,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { TLSSocket, type DetailedPeerCertificate } from 'node:tls';
-import type { AuthenticationResult, Authenticator } from './authenticator.ts';
+import { frozen, type AuthenticationResult, type Authenticator } from './authenticator.ts';
 
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 const ANY_EXTENDED_KEY_USAGE = '2.5.29.37.0';
@@ -76,7 +76,8 @@ export function clientCertificateCheck(
     }
     const chain = peerChain(peer);
     const verdict = verifyChain(chain, current, now, trusted);
-    const result = decide(verdict, peer, chain[0]!);
+    // Frozen: every request of the connection is handed this one answer.
+    const result = frozen(decide(verdict, peer, chain[0]!));
     // A refusal stands too (a client certificate that is not the proxy's is refused by the proxy's
     // authenticator on each of its requests), until a certificate that was not yet valid becomes so.
     const verified: Verified = verdict.ok ? { result, from: verdict.from, until: verdict.until, roots: current, trusted } : { result, from: now, until: verdict.until, roots: current, trusted };
@@ -94,7 +95,7 @@ export function x509Authenticator(roots: Roots, credentialIdKey: string, trustHa
   const check = clientCertificateCheck(roots, trustHandshake, (verdict, peer, leaf) =>
     verdict.ok ? authenticated(leaf, peer.subject as Readonly<Record<string, string | string[] | undefined>>, credentialIdKey) : { kind: 'rejected', message: verdict.message },
   );
-  return { authenticate: async (req) => check(req) };
+  return { authenticate: async (req) => check(req), known: check };
 }
 
 /** The client's certificate, then the intermediates it sent. */

@@ -17,17 +17,28 @@ export interface Attributes {
   labelSelector?: readonly { key: string; operator: string; values?: readonly string[] }[];
 }
 
-type Decision = { decision: 'allow'; reason?: string } | { decision: 'deny'; reason: string } | { decision: 'no-opinion'; reason?: string };
+export type Decision = { decision: 'allow'; reason?: string } | { decision: 'deny'; reason: string } | { decision: 'no-opinion'; reason?: string };
 
 /** Decides whether a user may do a request (allow, deny or no opinion); modes are consulted in order, the first with an opinion decides. */
 export interface Authorizer {
   authorize(attrs: Attributes): Promise<Decision>;
+  /**
+   * The decision `authorize` would give, when it is reached without waiting for anything (rules
+   * held in memory), with the same effects; undefined, and no effect, when only `authorize` can
+   * tell (a webhook).
+   */
+  known?(attrs: Attributes): Decision | undefined;
 }
+
+/** Decisions without a reason, shared (frozen): nothing changes a decision once given. */
+export const ALLOW: Decision = Object.freeze({ decision: 'allow' });
+export const NO_OPINION: Decision = Object.freeze({ decision: 'no-opinion' });
 
 export const alwaysAllow: Authorizer = {
   async authorize() {
-    return { decision: 'allow' };
+    return ALLOW;
   },
+  known: () => ALLOW,
 };
 
 /** The resource a check names, when it is not the request's own (kube-apiserver's AttributesRecord). */

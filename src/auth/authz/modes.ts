@@ -3,7 +3,7 @@
 // mode in the order given; the first that allows or denies decides, and when none has an opinion
 // the request is refused with the reasons they gave.
 
-import type { Authorizer, Attributes } from './authorizer.ts';
+import { NO_OPINION, type Attributes, type Authorizer, type Decision } from './authorizer.ts';
 import { privilegedGroups } from './rbac.ts';
 
 export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'Node', 'RBAC', 'Webhook'] as const;
@@ -33,24 +33,39 @@ export function checkPolicyFile(modes: readonly AuthorizationMode[], policyFile:
   if (policyFile && !modes.includes('ABAC')) throw new Error('cannot specify --authorization-policy-file without mode ABAC');
 }
 
+const EVERYTHING_FORBIDDEN: Decision = Object.freeze({ decision: 'no-opinion', reason: 'Everything is forbidden.' });
+
 export const alwaysDeny: Authorizer = {
   // As kube-apiserver's: no opinion, with its reason, so a later mode may still allow.
   async authorize() {
-    return { decision: 'no-opinion', reason: 'Everything is forbidden.' };
+    return EVERYTHING_FORBIDDEN;
   },
+  known: () => EVERYTHING_FORBIDDEN,
 };
 
 /** kube's unionAuthzHandler: the first allow or deny decides; otherwise no opinion with every reason given. */
 export function authorizerChain(authorizers: readonly Authorizer[]): Authorizer {
   return {
     async authorize(attrs: Attributes) {
-      const reasons: string[] = [];
+      let reasons: string[] | undefined;
       for (const a of authorizers) {
-        const d = await a.authorize(attrs);
+        const d = a.known?.(attrs) ?? (await a.authorize(attrs));
         if (d.decision !== 'no-opinion') return d;
-        if (d.reason) reasons.push(d.reason);
+        if (d.reason) (reasons ??= []).push(d.reason);
       }
-      return reasons.length ? { decision: 'no-opinion', reason: reasons.join('\n') } : { decision: 'no-opinion' };
+      return reasons ? { decision: 'no-opinion', reason: reasons.join('\n') } : NO_OPINION;
+    },
+    known(attrs: Attributes) {
+      // The same, as long as each decision is reached at once (the privileged groups' allow first).
+      let reasons: string[] | undefined;
+      for (let i = 0; i < authorizers.length; i++) {
+        const known = authorizers[i]!.known;
+        const d = known && known(attrs);
+        if (d === undefined) return undefined;
+        if (d.decision !== 'no-opinion') return d;
+        if (d.reason) (reasons ??= []).push(d.reason);
+      }
+      return reasons ? { decision: 'no-opinion', reason: reasons.join('\n') } : NO_OPINION;
     },
   };
 }

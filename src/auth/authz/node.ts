@@ -18,7 +18,7 @@
 import type { Naming } from '../../naming.ts';
 import type { UserInfo } from '../../request/user.ts';
 import type { PolicyRule } from '../../registry/kinds/rbac.ts';
-import type { Authorizer } from './authorizer.ts';
+import { ALLOW, NO_OPINION, type Attributes, type Authorizer, type Decision } from './authorizer.ts';
 import { ruleAllows } from './rbac.ts';
 
 /** The group every node agent's identity is in. */
@@ -55,37 +55,36 @@ export function nodeAuthorizer(naming: Naming): Authorizer {
   const leaseNamespace = naming.nodeLeaseNamespace;
   const noOpinion = (reason: string) => ({ decision: 'no-opinion' as const, reason });
   const noRelationship = (node: string) => noOpinion(`no relationship found between node '${node}' and this object`);
-  return {
-    async authorize({ user, info }) {
-      const node = nodeIdentity(user);
-      if (node === undefined) return { decision: 'no-opinion' };
-      if (!node) return noOpinion(`unknown node for user ${JSON.stringify(user.name)}`);
-      if (info.isResourceRequest) {
-        const { apiGroup, resource } = info;
-        if (apiGroup === '' && (resource === 'secrets' || resource === 'configmaps')) {
-          // Readable only through the Pods bound to the node: none here.
-          if (!['get', 'list', 'watch'].includes(info.verb)) return noOpinion('can only read resources of this type');
-          if (info.subresource) return noOpinion('cannot read subresource');
-          if (!info.namespace) return noOpinion('can only read namespaced object of this type');
-          if (!info.name) return noOpinion('No Object name found');
-          return noRelationship(node);
-        }
-        if (apiGroup === '' && resource === 'serviceaccounts') {
-          // Tokens only for the service accounts of Pods bound to the node: none here.
-          if (info.verb !== 'create' || !info.name) return noOpinion('can only create tokens for individual service accounts');
-          if (info.subresource !== 'token') return noOpinion('can only create token subresource of serviceaccount');
-          return noRelationship(node);
-        }
-        if (apiGroup === coordination && resource === 'leases') {
-          if (!['get', 'create', 'update', 'patch', 'delete'].includes(info.verb)) return noOpinion('can only get, create, update, patch, or delete a node lease');
-          if (info.namespace !== leaseNamespace) return noOpinion(`can only access leases in the ${JSON.stringify(leaseNamespace)} system namespace`);
-          // A create names no object yet: NodeRestriction checks the new Lease's name.
-          if (info.verb !== 'create' && info.name !== node) return noOpinion('can only access node lease with the same name as the requesting node');
-          return { decision: 'allow' };
-        }
+  const decide = ({ user, info }: Attributes): Decision => {
+    const node = nodeIdentity(user);
+    if (node === undefined) return NO_OPINION;
+    if (!node) return noOpinion(`unknown node for user ${JSON.stringify(user.name)}`);
+    if (info.isResourceRequest) {
+      const { apiGroup, resource } = info;
+      if (apiGroup === '' && (resource === 'secrets' || resource === 'configmaps')) {
+        // Readable only through the Pods bound to the node: none here.
+        if (!['get', 'list', 'watch'].includes(info.verb)) return noOpinion('can only read resources of this type');
+        if (info.subresource) return noOpinion('cannot read subresource');
+        if (!info.namespace) return noOpinion('can only read namespaced object of this type');
+        if (!info.name) return noOpinion('No Object name found');
+        return noRelationship(node);
       }
-      for (const r of rules) if (ruleAllows(info, r)) return { decision: 'allow' };
-      return { decision: 'no-opinion' };
-    },
+      if (apiGroup === '' && resource === 'serviceaccounts') {
+        // Tokens only for the service accounts of Pods bound to the node: none here.
+        if (info.verb !== 'create' || !info.name) return noOpinion('can only create tokens for individual service accounts');
+        if (info.subresource !== 'token') return noOpinion('can only create token subresource of serviceaccount');
+        return noRelationship(node);
+      }
+      if (apiGroup === coordination && resource === 'leases') {
+        if (!['get', 'create', 'update', 'patch', 'delete'].includes(info.verb)) return noOpinion('can only get, create, update, patch, or delete a node lease');
+        if (info.namespace !== leaseNamespace) return noOpinion(`can only access leases in the ${JSON.stringify(leaseNamespace)} system namespace`);
+        // A create names no object yet: NodeRestriction checks the new Lease's name.
+        if (info.verb !== 'create' && info.name !== node) return noOpinion('can only access node lease with the same name as the requesting node');
+        return ALLOW;
+      }
+    }
+    for (const r of rules) if (ruleAllows(info, r)) return ALLOW;
+    return NO_OPINION;
   };
+  return { authorize: async (attrs) => decide(attrs), known: decide };
 }

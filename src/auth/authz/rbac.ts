@@ -10,7 +10,7 @@ import type { BindingObject, PolicyRule, RoleObject, RoleRef, Subject } from '..
 import type { RequestInfo } from '../../request/request-info.ts';
 import type { UserInfo } from '../../request/user.ts';
 import { goQuote } from '../../ssa/value.ts';
-import type { Attributes, Authorizer } from './authorizer.ts';
+import { ALLOW, NO_OPINION, type Attributes, type Authorizer, type Decision } from './authorizer.ts';
 
 const WATCH_RESTART_MS = 1_000;
 
@@ -19,8 +19,9 @@ export const PRIVILEGED_GROUP = 'system:masters';
 
 export const privilegedGroups: Authorizer = {
   async authorize({ user }) {
-    return user.groups.includes(PRIVILEGED_GROUP) ? { decision: 'allow' } : { decision: 'no-opinion' };
+    return user.groups.includes(PRIVILEGED_GROUP) ? ALLOW : NO_OPINION;
   },
+  known: ({ user }) => (user.groups.includes(PRIVILEGED_GROUP) ? ALLOW : NO_OPINION),
 };
 
 /** The username of a service account, as its tokens authenticate it. */
@@ -194,6 +195,8 @@ export class RbacIndex {
   private readonly watches: { stop(): void }[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private stopped = false;
+  /** Counts every change of the four kinds: a decision made at an older count may no longer hold. */
+  generation = 0;
 
   constructor(
     stores: RbacStores,
@@ -243,13 +246,21 @@ export class RbacIndex {
    * List, then watch from the list's version; a watch that ends is followed again after a pause,
    * from a fresh list (objects gone meanwhile are dropped).
    */
-  private async follow(store: RegistryStore, put: (o: KObject) => void, remove: (o: KObject) => void, known = new Map<string, KObject>()): Promise<void> {
+  private async follow(store: RegistryStore, putObject: (o: KObject) => void, removeObject: (o: KObject) => void, known = new Map<string, KObject>()): Promise<void> {
     if (this.stopped) return;
+    const put = (o: KObject) => {
+      this.generation++;
+      putObject(o);
+    };
+    const remove = (o: KObject) => {
+      this.generation++;
+      removeObject(o);
+    };
     const keyOf = (o: KObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
     const again = () => {
       const t = setTimeout(() => {
         this.timers.delete(t);
-        void this.follow(store, put, remove, known);
+        void this.follow(store, putObject, removeObject, known);
       }, WATCH_RESTART_MS);
       t.unref();
       this.timers.add(t);
@@ -341,17 +352,41 @@ function indexed(o: KObject, kind: IndexedBinding['kind']): IndexedBinding {
 
 /** The RBAC authorizer over an index: allow with the binding that allowed, or no opinion (with the resolution errors). */
 export function rbacAuthorizer(index: RbacIndex): Authorizer {
-  return {
-    async authorize({ user, info }: Attributes) {
-      let reason: string | undefined;
-      const errors = index.visitRulesFor(user, info.namespace, (rule, binding, subject) => {
-        if (!ruleAllows(info, rule)) return true;
-        reason = describeBinding(binding, subject);
-        return false;
-      });
-      if (reason !== undefined) return { decision: 'allow', reason };
-      if (!errors.length) return { decision: 'no-opinion' };
-      return { decision: 'no-opinion', reason: `RBAC: ${errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`}` };
-    },
+  const evaluate = ({ user, info }: Attributes): Decision => {
+    let reason: string | undefined;
+    const errors = index.visitRulesFor(user, info.namespace, (rule, binding, subject) => {
+      if (!ruleAllows(info, rule)) return true;
+      reason = describeBinding(binding, subject);
+      return false;
+    });
+    if (reason !== undefined) return Object.freeze({ decision: 'allow', reason });
+    if (!errors.length) return NO_OPINION;
+    return Object.freeze({ decision: 'no-opinion', reason: `RBAC: ${errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`}` });
   };
+  // A frozen user (the token cache's, a connection's certificate) asks the same few things over and
+  // over: its decisions are kept, each with the index's generation it was made at, and made again
+  // once anything of the four kinds changed. Decisions depend on the user's name and groups (fixed
+  // for a frozen user) and on the request facts of the key.
+  const decided = new WeakMap<UserInfo, Map<string, { generation: number; decision: Decision }>>();
+  const decide = (attrs: Attributes): Decision => {
+    const { user, info } = attrs;
+    if (!Object.isFrozen(user)) return evaluate(attrs);
+    let mine = decided.get(user);
+    if (!mine) decided.set(user, (mine = new Map()));
+    // Each part that comes from the path length-prefixed (a path may carry any character), the
+    // verb (an HTTP token or a known word) and the last part as they are.
+    const key = info.isResourceRequest
+      ? `r ${info.verb} ${info.namespace.length}:${info.namespace}${info.apiGroup.length}:${info.apiGroup}${info.resource.length}:${info.resource}${info.subresource.length}:${info.subresource}${info.name}`
+      : `n ${info.verb} ${info.path}`;
+    const known = mine.get(key);
+    if (known && known.generation === index.generation) return known.decision;
+    const decision = evaluate(attrs);
+    // Bounded: a user asking of many objects starts afresh.
+    if (mine.size >= MAX_DECISIONS_PER_USER) mine.clear();
+    mine.set(key, { generation: index.generation, decision });
+    return decision;
+  };
+  return { authorize: async (attrs) => decide(attrs), known: decide };
 }
+
+const MAX_DECISIONS_PER_USER = 512;

@@ -11,14 +11,14 @@
 // says alike (who, from where, to which object) is serialized once, on its first event; a stage
 // the policy leaves out costs nothing, and a Metadata-level request keeps no bodies.
 
-import { randomUUID } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import { gunzipSync } from 'node:zlib';
 import { errors } from '../../machinery/status.ts';
 import type { RequestContext } from '../../request/context.ts';
 import type { UserInfo } from '../../request/user.ts';
 import type { AuditSink } from '../filters.ts';
-import { evaluatePolicy, type AuditDecision, type AuditLevel, type AuditPolicy, type AuditStage } from './policy.ts';
+import { evaluatePolicy, policyEvaluator, type AuditDecision, type AuditLevel, type AuditPolicy, type AuditStage } from './policy.ts';
 
 /** Bodies larger than this are not recorded (the event says so in an annotation). */
 const MAX_RECORDED_BODY_BYTES = 1024 * 1024;
@@ -181,10 +181,39 @@ function statusJSON(ctx: RequestContext, code: number): string {
   return goEscape(`${out},"code":${code}}`);
 }
 
+/** Random bytes for UUIDs, drawn from the CSPRNG 16 × 256 at a time (as crypto.randomUUID keeps a pool). */
+const uuidPool = Buffer.alloc(16 * 256);
+let uuidAt = uuidPool.length;
+const uuidText = Buffer.alloc(36);
+const HEX_DIGITS = Buffer.from('0123456789abcdef');
+
+/**
+ * A random (version 4) UUID, as crypto.randomUUID makes it, but as one flat string: randomUUID's
+ * is a concatenation of 20 pieces, which the header's validation and every write then flatten.
+ */
+function newUUID(): string {
+  if (uuidAt === uuidPool.length) {
+    randomFillSync(uuidPool);
+    uuidAt = 0;
+  }
+  const at = uuidAt;
+  uuidAt += 16;
+  let j = 0;
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) uuidText[j++] = 0x2d;
+    let b = uuidPool[at + i]!;
+    if (i === 6) b = (b & 0x0f) | 0x40;
+    else if (i === 8) b = (b & 0x3f) | 0x80;
+    uuidText[j++] = HEX_DIGITS[b >> 4]!;
+    uuidText[j++] = HEX_DIGITS[b & 0x0f]!;
+  }
+  return uuidText.toString('latin1', 0, 36);
+}
+
 /** The request's Audit-ID (the client's, when it sent a usable one), also put on the answer. */
 function auditID(ctx: RequestContext): string {
   const given = ctx.req.headers['audit-id'];
-  const id = typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : randomUUID();
+  const id = typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : newUUID();
   if (!ctx.res.headersSent) ctx.res.setHeader('Audit-ID', id);
   return id;
 }
@@ -211,21 +240,82 @@ function refuseUnstored(stored: boolean): void {
   if (!stored) throw errors.internal('failed to store audit event');
 }
 
+/**
+ * What a connection's last audited request said of where it came from and what it asked, as
+ * written: the next request on the connection that sends the same headers, path and verb, as the
+ * same user, says the same.
+ */
+interface ConnectionMemo {
+  forwarded: string | string[] | undefined;
+  realIP: string | string[] | undefined;
+  userAgent: string | undefined;
+  where: string;
+  url: string | undefined;
+  verb: string;
+  user: UserInfo | undefined;
+  who: string;
+  ref: string | undefined;
+}
+
+/** The last annotations written and their text: requests mostly carry the same few (the authorization decision). */
+let lastAnnotations: { keys: string[]; values: string[]; text: string } | undefined;
+
+/** `,"annotations":{…}` (keys sorted, as Go writes a map), or '' when there are none. */
+function annotationsJSON(m: Record<string, string>): string {
+  const last = lastAnnotations;
+  let n = 0;
+  let same = last !== undefined;
+  for (const k in m) {
+    if (same && (last!.keys[n] !== k || last!.values[n] !== m[k])) same = false;
+    n++;
+  }
+  if (n === 0) return '';
+  if (same && n === last!.keys.length) return last!.text;
+  const keys = Object.keys(m);
+  const text = goEscape(`,"annotations":${sortedMap(m)}`);
+  lastAnnotations = { keys, values: keys.map((k) => m[k]!), text };
+  return text;
+}
+
 export function policyAudit(c: AuditConfig): AuditSink {
-  const audited = new WeakMap<RequestContext, Audited>();
+  const lastOn = new WeakMap<object, ConnectionMemo>();
+  // Each request's audit state rides on its context (a property keyed by this sink's symbol) rather
+  // than in a WeakMap: a weak entry per request is work for every young-generation collection.
+  const AUDITED = Symbol('audited');
+  const decide = policyEvaluator(c.policy);
+  type Carrying = RequestContext & { [AUDITED]?: Audited };
   const kindAndVersion = `{"kind":"Event","apiVersion":${str(c.apiVersion)},"level":"`;
   /** False (or a promise of false) when a strict backend could not store the event. */
   const emit = (ctx: RequestContext, a: Audited, stage: AuditStage, status?: string): boolean | Promise<boolean> => {
     if (a.decision.omitStages.has(stage)) return true;
     const info = ctx.info;
     if (a.who === undefined) {
-      // What every stage says alike, once: one serialization of each run of fields.
-      a.who = goEscape(`","requestURI":${str(ctx.req.url ?? '/')},"verb":${str(info.verb)},"user":${ctx.user ? userJSON(ctx.user) : '{}'}`);
-      const where: { sourceIPs: string[]; userAgent?: string } = { sourceIPs: sourceIPs(ctx) };
-      const userAgent = ctx.req.headers['user-agent'];
-      if (typeof userAgent === 'string') where.userAgent = userAgent;
-      a.where = goEscape(`,${JSON.stringify(where).slice(1, -1)}`);
-      if (info.isResourceRequest) a.ref = objectRef(info);
+      // What every stage says alike, once: one serialization of each run of fields, or none when
+      // the connection's last request said the same (a keep-alive client repeats itself).
+      const req = ctx.req;
+      const url = req.url ?? '/';
+      const headers = req.headers;
+      const forwarded = headers['x-forwarded-for'];
+      const realIP = headers['x-real-ip'];
+      const userAgent = headers['user-agent'];
+      let memo = lastOn.get(req.socket);
+      if (!memo || memo.forwarded !== forwarded || memo.realIP !== realIP || memo.userAgent !== userAgent) {
+        const where: { sourceIPs: string[]; userAgent?: string } = { sourceIPs: sourceIPs(ctx) };
+        if (typeof userAgent === 'string') where.userAgent = userAgent;
+        memo = { forwarded, realIP, userAgent, where: goEscape(`,${JSON.stringify(where).slice(1, -1)}`), url: undefined, verb: '', user: undefined, who: '', ref: undefined };
+        lastOn.set(req.socket, memo);
+      }
+      // The path and the verb make the request's facts: the same reference to the object.
+      if (memo.url !== url || memo.verb !== info.verb || memo.user !== ctx.user) {
+        memo.url = url;
+        memo.verb = info.verb;
+        memo.user = ctx.user;
+        memo.who = goEscape(`","requestURI":${str(url)},"verb":${str(info.verb)},"user":${ctx.user ? userJSON(ctx.user) : '{}'}`);
+        memo.ref = info.isResourceRequest ? objectRef(info) : undefined;
+      }
+      a.who = memo.who;
+      a.where = memo.where;
+      a.ref = memo.ref;
     }
     // Once the request's own object is decoded, kube-apiserver completes the reference with it.
     if (stage !== 'RequestReceived' && ctx.requestObject && !a.completedRef) a.completedRef = info.isResourceRequest ? objectRef(info, ctx.requestObject) : '';
@@ -246,17 +336,15 @@ export function policyAudit(c: AuditConfig): AuditSink {
     }
     // kube-apiserver stamps the arrival's stage with the arrival's time.
     line += `,"requestReceivedTimestamp":"${a.received}","stageTimestamp":"${stage === 'RequestReceived' ? a.received : microTime(Date.now())}"`;
-    for (const _ in ctx.auditAnnotations) {
-      line += goEscape(`,"annotations":${sortedMap(ctx.auditAnnotations)}`);
-      break;
-    }
+    const annotations = annotationsJSON(ctx.auditAnnotations);
+    if (annotations) line += annotations;
     const stored = c.write(`${line}}`);
     return stored === undefined || stored;
   };
   return {
     requestReceived(ctx) {
       const id = auditID(ctx);
-      let decision = evaluatePolicy(c.policy, ctx.user, ctx.info);
+      let decision = decide(ctx.user, ctx.info);
       if (decision.level === 'None') return false;
       const i = ctx.info;
       if (LEVEL_RANK[decision.level] > LEVEL_RANK.Metadata && i.isResourceRequest && (c.secretResources.has(`${i.apiGroup}/${i.resource}`) || c.secretResources.has(`${i.apiGroup}/${i.resource}/${i.subresource}`)))
@@ -267,7 +355,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
         received: microTime(ctx.receivedAt),
         responseBytes: 0,
       };
-      audited.set(ctx, a);
+      (ctx as Carrying)[AUDITED] = a;
       const received = emit(ctx, a, 'RequestReceived');
       const res = ctx.res;
       if (ctx.info.verb === 'watch') {
@@ -305,7 +393,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
       return received.then(refuseUnstored);
     },
     responseComplete(ctx, code) {
-      const a = audited.get(ctx);
+      const a = (ctx as Carrying)[AUDITED];
       if (!a || a.done) return;
       a.done = true;
       emit(ctx, a, 'ResponseComplete', statusJSON(ctx, code));
@@ -321,7 +409,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
     },
     panicked(ctx, err) {
       // kube-apiserver's WithAudit on a panic: this stage and a 500 made up here, and no ResponseComplete.
-      const a = audited.get(ctx);
+      const a = (ctx as Carrying)[AUDITED];
       if (!a || a.done) return;
       a.done = true;
       const message = `APIServer panic'd: ${err instanceof Error ? err.message : String(err)}`;

@@ -163,6 +163,12 @@ function logFile(o: AuditLogOptions) {
       });
     },
     rotate,
+    /** Whether the file rotates by size (writes must then be split where rotation falls). */
+    rotates: maxBytes > 0,
+    /** Writes bytes as they are (a file that does not rotate). Throws what the disk answered. */
+    writeBytes(bytes: Buffer) {
+      writeAll(bytes);
+    },
     wrote(bytes: number) {
       size += bytes;
     },
@@ -308,6 +314,7 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
   }
 
   // blocking: one write per turn of the event loop.
+  if (!file.rotates) return blockingBytes(file, failed, () => (failing = false));
   let pending: string[] = [];
   let pendingBytes = 0;
   let scheduled: NodeJS.Immediate | undefined;
@@ -329,6 +336,67 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
       pendingBytes += line.length + 1;
       if (pendingBytes >= FLUSH_BYTES) flush();
       else scheduled ??= setImmediate(flush);
+      return true;
+    },
+    close() {
+      // A request still completing while the server shuts down: its event has nowhere to go.
+      if (closed) return;
+      flush();
+      closed = true;
+      offExit(flush);
+      file.close();
+    },
+  };
+}
+
+/**
+ * Blocking mode into a file that does not rotate: each line is encoded at once into one buffer
+ * (its string is then garbage, never a survivor of a collection, and is not joined and encoded
+ * again at the end of the turn), and the buffer written in one write at the end of the turn (at
+ * once when the next line might not fit).
+ */
+function blockingBytes(file: ReturnType<typeof logFile>, failed: (e: unknown, lost: number) => void, succeeded: () => void): AuditLogBackend {
+  const bytes = Buffer.allocUnsafe(FLUSH_BYTES);
+  let used = 0;
+  let lines = 0;
+  let closed = false;
+  let scheduled: NodeJS.Immediate | undefined;
+  const writeOut = (b: Buffer, count: number) => {
+    try {
+      file.writeBytes(b);
+      succeeded();
+    } catch (e) {
+      failed(e, count);
+    }
+  };
+  const flush = () => {
+    if (scheduled) clearImmediate(scheduled);
+    scheduled = undefined;
+    if (used === 0) return;
+    const n = used;
+    const count = lines;
+    used = 0;
+    lines = 0;
+    writeOut(bytes.subarray(0, n), count);
+  };
+  onExit(flush);
+  return {
+    write(line) {
+      if (closed) return false;
+      // At most three bytes per UTF-16 unit, and the newline.
+      const most = line.length * 3 + 1;
+      if (used + most > bytes.length) {
+        flush();
+        if (most > bytes.length) {
+          // A line larger than the buffer: written on its own, in order.
+          writeOut(Buffer.from(`${line}\n`), 1);
+          return true;
+        }
+      }
+      used += bytes.write(line, used, 'utf8');
+      bytes[used++] = 0x0a;
+      lines++;
+      scheduled ??= setImmediate(flush);
       return true;
     },
     close() {

@@ -169,3 +169,35 @@ export function evaluatePolicy(policy: AuditPolicy, user: UserInfo | undefined, 
   }
   return NOT_AUDITED;
 }
+
+/** A policy of more rules than this has its decisions kept (fewer are decided faster than a key is made). */
+const KEEP_FROM_RULES = 4;
+const MAX_KEPT_PER_USER = 512;
+
+/**
+ * evaluatePolicy for one policy, read once at start and never changed: with more than a few rules,
+ * a frozen user's decisions (the token cache's, a connection's certificate's) are kept by the
+ * request facts the rules read (verb, namespace, group, resource, subresource, name; or the path),
+ * at most 512 per user.
+ */
+export function policyEvaluator(policy: AuditPolicy): (user: UserInfo | undefined, info: RequestInfo) => AuditDecision {
+  if (policy.rules.length <= KEEP_FROM_RULES) return (user, info) => evaluatePolicy(policy, user, info);
+  const kept = new WeakMap<UserInfo, Map<string, AuditDecision>>();
+  return (user, info) => {
+    if (!user || !Object.isFrozen(user) || !Object.isFrozen(user.groups)) return evaluatePolicy(policy, user, info);
+    let mine = kept.get(user);
+    if (!mine) kept.set(user, (mine = new Map()));
+    // Each part from the path length-prefixed (a path may carry any character); the verb (an HTTP
+    // token or a known word) and the last part as they are.
+    const key = info.isResourceRequest
+      ? `r ${info.verb} ${info.namespace.length}:${info.namespace}${info.apiGroup.length}:${info.apiGroup}${info.resource.length}:${info.resource}${info.subresource.length}:${info.subresource}${info.name}`
+      : `n ${info.verb} ${info.path}`;
+    let d = mine.get(key);
+    if (!d) {
+      d = evaluatePolicy(policy, user, info);
+      if (mine.size >= MAX_KEPT_PER_USER) mine.clear();
+      mine.set(key, d);
+    }
+    return d;
+  };
+}
