@@ -7,6 +7,7 @@
 
 import { readFileSync } from 'node:fs';
 import type * as protobuf from 'protobufjs';
+import { codeFile } from '../machinery/package-files.ts';
 import { protobufjs } from '../wire/protobuf/library.ts';
 
 type Json = Record<string, unknown>;
@@ -14,7 +15,7 @@ type Json = Record<string, unknown>;
 /** The Document message type, parsed from its schema the first time a document is encoded. */
 let documentType: protobuf.Type | undefined;
 const DocumentType = (): protobuf.Type =>
-  (documentType ??= protobufjs().parse(readFileSync(new URL('./openapi-v2.proto', import.meta.url), 'utf8'), { keepCase: true }).root.lookupType('openapi.v2.Document'));
+  (documentType ??= protobufjs().parse(readFileSync(codeFile('endpoints/openapi-v2.proto'), 'utf8'), { keepCase: true }).root.lookupType('openapi.v2.Document'));
 
 /** A free-form value as an `Any` (YAML text). */
 const any = (v: unknown): Json => ({ yaml: `${JSON.stringify(v)}\n` });

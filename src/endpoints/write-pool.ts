@@ -12,6 +12,7 @@ import { availableParallelism } from 'node:os';
 import type { NamingProfileName } from '../naming.ts';
 import type { FeatureGates } from '../machinery/feature-gates.ts';
 import { errors, StatusError } from '../machinery/status.ts';
+import { codeFile, FROM_SOURCE } from '../machinery/package-files.ts';
 import type { KindDefinition } from '../registry/definition.ts';
 import type { DeclarativeEvent, DeclarativeValidation } from '../registry/declarative-validation.ts';
 import { kindKey, type PreparationCall, type PreparationJob, type PreparationOffload, type PreparedWrite, type RequestedMeta } from '../registry/preparation.ts';
@@ -245,10 +246,10 @@ const tooCostly = () =>
 
 const jobTimedOut = () => errors.timeout('Timeout: request did not complete within requested timeout - context deadline exceeded');
 
-// Compiled (the package's JavaScript) the worker loads its entry as it is; from the TypeScript
-// sources it first registers tsx, a development dependency, which is never resolved otherwise.
-const FROM_SOURCE = import.meta.url.endsWith('.ts');
-const ENTRY_URL = new URL(FROM_SOURCE ? './write-worker.ts' : './write-worker.js', import.meta.url).href;
+// Compiled (the package's JavaScript) the worker loads its entry (an entry point of the build) as
+// it is; from the TypeScript sources it first registers tsx, a development dependency, which is
+// never resolved otherwise.
+const ENTRY_URL = codeFile('endpoints/write-worker.ts').href;
 // Node.js that strips types itself (22.18 and newer) needs no loader for the sources either.
 const stripsTypes = !!(process.features as { typescript?: string | false }).typescript;
 const LOADER_URL = FROM_SOURCE && !stripsTypes ? import.meta.resolve('tsx/esm/api') : undefined;

@@ -1,8 +1,9 @@
 // /version: the release of the platform this server implements (docs/rulings.md#r10).
 
 import { readFileSync } from 'node:fs';
+import { packageRoot } from '../machinery/package-files.ts';
 
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const pkg = JSON.parse(readFileSync(new URL('package.json', packageRoot()), 'utf8')) as { version: string };
 
 export function versionInfo(): Record<string, string> {
   return {

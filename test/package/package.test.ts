@@ -251,14 +251,18 @@ describe('the packed package, installed offline into a scratch project', { concu
     writeFileSync(join(scratch, 'jest', 'server.test.mjs'), serverTest(`import { beforeAll, afterAll, test } from '@jest/globals';`, { before: 'beforeAll', after: 'afterAll', test: 'test' }));
   });
 
-  test('the tarball holds only what runs: compiled modules, declarations, the protobuf schemas, the command, README and LICENSE', () => {
+  test('the tarball holds only what runs: the bundled modules (entry points and shared chunks) with their source maps, declarations, the protobuf schemas, the command, README and LICENSE', () => {
     const installed = join(scratch, 'node_modules', 'orch-apiserver');
     const files = (dir: string): string[] =>
       readdirSync(join(installed, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
     const all = files('.');
-    const outside = all.filter((f) => !/^(dist\/.*\.(js|d\.ts|d\.ts\.map|proto)|bin\/orch-apiserver\.js|package\.json|README\.md|LICENSE)$/.test(f));
+    const outside = all.filter((f) => !/^(dist\/.*\.(js|js\.map|d\.ts|d\.ts\.map|proto)|bin\/orch-apiserver\.js|package\.json|README\.md|LICENSE)$/.test(f));
     assert.deepEqual(outside, []);
-    for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/index.d.ts.map', 'dist/wire/protobuf/core.proto', 'LICENSE']) assert.ok(all.includes(f), `${f} is missing`);
+    for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/index.d.ts.map', 'dist/server/cli.js', 'dist/endpoints/write-worker.js', 'dist/wire/protobuf/core.proto', 'dist/endpoints/openapi-v2.proto', 'LICENSE'])
+      assert.ok(all.includes(f), `${f} is missing`);
+    // Our modules are bundled: a few files, not one per module of src/.
+    assert.ok(all.some((f) => f.startsWith('dist/chunks/') && f.endsWith('.js')), 'no shared chunks');
+    assert.ok(!all.includes('dist/server/server.js'), 'a module of src/ was compiled on its own');
     assert.match(readFileSync(join(installed, 'LICENSE'), 'utf8'), /Apache License\s+Version 2\.0, January 2004/);
     assert.ok(!existsSync(join(scratch, 'node_modules', 'tsx')), 'tsx, a development dependency, was installed with the package');
   });

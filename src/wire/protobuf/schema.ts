@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type * as protobuf from 'protobufjs';
 import { protobufjs } from './library.ts';
+import { codeFile } from '../../machinery/package-files.ts';
 import { namingProfile, type NamingProfileName } from '../../naming.ts';
 
 /** How one value is written: a scalar, a message, or a type with its own JSON form. */
@@ -87,7 +88,7 @@ function schemas(): protobuf.Root {
   if (parsed) return parsed;
   const pb = protobufjs();
   const root = new pb.Root();
-  for (const file of PROTO_FILES) pb.parse(readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'), root, { keepCase: true });
+  for (const file of PROTO_FILES) pb.parse(readFileSync(codeFile(`wire/protobuf/${file}`), 'utf8'), root, { keepCase: true });
   root.resolveAll();
   collectServed(root);
   return (parsed = root);
