@@ -112,24 +112,41 @@ export async function installCrds(store: RegistryStore, crds: readonly CrdFile[]
 async function install(store: RegistryStore, { file, object }: CrdFile): Promise<void> {
   {
     const name = object.metadata?.name;
+    // Already in storage (a restart on the same data): the file's spec wins.
+    const update = (stored: string) =>
+      store.guaranteedUpdate(undefined, stored, (current) => {
+        const wanted = checkObject(structuredClone(object), store.def, 'Ignore', []).obj;
+        return { ...wanted, metadata: { ...wanted.metadata, resourceVersion: current?.metadata.resourceVersion } };
+      }, {
+        dryRun: false,
+        manager: 'crd-files',
+      });
     try {
-      try {
-        // Decoded as a request's body is: defaults, types and the CRD's own rules.
-        await store.create(undefined, checkObject(structuredClone(object), store.def, 'Ignore', []).obj, { dryRun: false, manager: 'crd-files' });
-      } catch (e) {
-        if (!(isStatusError(e) && e.code === 409 && name)) throw e;
-        // Already in storage (a restart on the same data): the file's spec wins.
-        await store.guaranteedUpdate(undefined, name, (current) => {
-          const wanted = checkObject(structuredClone(object), store.def, 'Ignore', []).obj;
-          return { ...wanted, metadata: { ...wanted.metadata, resourceVersion: current?.metadata.resourceVersion } };
-        }, {
-          dryRun: false,
-          manager: 'crd-files',
-        });
+      // A restart finds its CRDs stored: it updates them rather than preparing a create that is refused.
+      if (name !== undefined && (await isStored(store, name))) await update(name);
+      else {
+        try {
+          // Decoded as a request's body is: defaults, types and the CRD's own rules.
+          await store.create(undefined, checkObject(structuredClone(object), store.def, 'Ignore', []).obj, { dryRun: false, manager: 'crd-files' });
+        } catch (e) {
+          if (!(isStatusError(e) && e.code === 409 && name)) throw e;
+          await update(name);
+        }
       }
     } catch (e) {
       throw new Error(`CRD file ${file}: ${oneLine(e instanceof Error ? e.message : String(e))}`);
     }
+  }
+}
+
+/** Whether a CRD of that name is stored (read from the store's cache). */
+async function isStored(store: RegistryStore, name: string): Promise<boolean> {
+  try {
+    await store.getEncoded(undefined, name);
+    return true;
+  } catch (e) {
+    if (isStatusError(e) && e.code === 404) return false;
+    throw e;
   }
 }
 

@@ -447,6 +447,34 @@ describe('CRD files at start', () => {
     }
   });
 
+  test('a restart on the same data with a changed file serves the file\'s CRD, as stored before, updated', async () => {
+    const dir = tempDir('crd-restart');
+    const crd = widgetCrd('restart.example.com', { scope: 'Cluster' });
+    writeFileSync(join(dir, 'crd.yaml'), stringify(crd));
+    const args = [`--data-dir=${join(dir, 'data')}`, '--naming=kubernetes', `--crd-dir=${dir}`];
+    const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
+    let first = await startServerProcess(args);
+    let uid: string;
+    try {
+      const stored = (await api(first, 'GET', path)).body as { metadata: { uid: string } };
+      uid = stored.metadata.uid;
+    } finally {
+      await first.kill();
+    }
+    crd.spec.versions[0].additionalPrinterColumns.push({ name: 'Colour', type: 'string', jsonPath: '.spec.colour' });
+    writeFileSync(join(dir, 'crd.yaml'), stringify(crd));
+    first = await startServerProcess(args);
+    try {
+      const r = await api(first, 'GET', path);
+      const again = r.body as { metadata: { uid: string }; spec: { versions: { additionalPrinterColumns: { name: string }[] }[] } };
+      assert.equal(again.metadata.uid, uid, 'the stored CRD was updated, not made anew');
+      assert.ok(again.spec.versions[0]!.additionalPrinterColumns.some((c) => c.name === 'Colour'), JSON.stringify(again.spec.versions[0]));
+      assert.equal((await api(first, 'GET', '/apis/restart.example.com/v1/widgets')).status, 200);
+    } finally {
+      await first.kill();
+    }
+  });
+
   test('a bad file is a start-up error with one clear line', async () => {
     const dir = tempDir('crd-bad');
     writeFileSync(join(dir, 'bad.yaml'), stringify({ ...widgetCrd('bad.example.com'), metadata: { name: 'wrong.example.com' } }));
