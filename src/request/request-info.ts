@@ -40,6 +40,18 @@ export interface CheckedResource {
 }
 
 /** A resource check in the shape of a request's facts, so every authorizer reads it alike. */
+/**
+ * The facts of a request that authorization and audit policies read (verb, namespace, group,
+ * resource, subresource, name; or the path), as one string: a key for decisions kept per user.
+ * Each part that comes from the path is length-prefixed (a path may carry any character); the
+ * verb (an HTTP token or a known word) and the last part are as they are.
+ */
+export function requestShapeKey(info: RequestInfo): string {
+  return info.isResourceRequest
+    ? `r ${info.verb} ${info.namespace.length}:${info.namespace}${info.apiGroup.length}:${info.apiGroup}${info.resource.length}:${info.resource}${info.subresource.length}:${info.subresource}${info.name}`
+    : `n ${info.verb} ${info.path}`;
+}
+
 export function resourceCheckInfo(r: CheckedResource): RequestInfo {
   return {
     isResourceRequest: true,

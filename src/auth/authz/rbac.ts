@@ -7,7 +7,7 @@ import { matchEverything } from '../../machinery/list-options.ts';
 import type { KObject } from '../../machinery/meta.ts';
 import type { RegistryStore } from '../../registry/store.ts';
 import type { BindingObject, PolicyRule, RoleObject, RoleRef, Subject } from '../../registry/kinds/rbac.ts';
-import type { RequestInfo } from '../../request/request-info.ts';
+import { requestShapeKey, type RequestInfo } from '../../request/request-info.ts';
 import type { UserInfo } from '../../request/user.ts';
 import { goQuote } from '../../ssa/value.ts';
 import { ALLOW, NO_OPINION, type Attributes, type Authorizer, type Decision } from './authorizer.ts';
@@ -373,11 +373,7 @@ export function rbacAuthorizer(index: RbacIndex): Authorizer {
     if (!Object.isFrozen(user)) return evaluate(attrs);
     let mine = decided.get(user);
     if (!mine) decided.set(user, (mine = new Map()));
-    // Each part that comes from the path length-prefixed (a path may carry any character), the
-    // verb (an HTTP token or a known word) and the last part as they are.
-    const key = info.isResourceRequest
-      ? `r ${info.verb} ${info.namespace.length}:${info.namespace}${info.apiGroup.length}:${info.apiGroup}${info.resource.length}:${info.resource}${info.subresource.length}:${info.subresource}${info.name}`
-      : `n ${info.verb} ${info.path}`;
+    const key = requestShapeKey(info);
     const known = mine.get(key);
     if (known && known.generation === index.generation) return known.decision;
     const decision = evaluate(attrs);

@@ -5,7 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 import { yaml } from '../../machinery/yaml.ts';
-import type { RequestInfo } from '../../request/request-info.ts';
+import { requestShapeKey, type RequestInfo } from '../../request/request-info.ts';
 import type { UserInfo } from '../../request/user.ts';
 
 export const AUDIT_LEVELS = ['None', 'Metadata', 'Request', 'RequestResponse'] as const;
@@ -187,11 +187,7 @@ export function policyEvaluator(policy: AuditPolicy): (user: UserInfo | undefine
     if (!user || !Object.isFrozen(user) || !Object.isFrozen(user.groups)) return evaluatePolicy(policy, user, info);
     let mine = kept.get(user);
     if (!mine) kept.set(user, (mine = new Map()));
-    // Each part from the path length-prefixed (a path may carry any character); the verb (an HTTP
-    // token or a known word) and the last part as they are.
-    const key = info.isResourceRequest
-      ? `r ${info.verb} ${info.namespace.length}:${info.namespace}${info.apiGroup.length}:${info.apiGroup}${info.resource.length}:${info.resource}${info.subresource.length}:${info.subresource}${info.name}`
-      : `n ${info.verb} ${info.path}`;
+    const key = requestShapeKey(info);
     let d = mine.get(key);
     if (!d) {
       d = evaluatePolicy(policy, user, info);
