@@ -71,6 +71,9 @@ export function customResourceDefinition(crd: CrdObject, terminating: () => bool
     conversion: webhook ? pruned(webhookConversion(crd, metrics)) : {},
     ...deprecation(base),
     ...(others.length ? { versions: others.map((v): ServedVersion => servedVersion(v)) } : {}),
+    // Managers recorded at a version the CRD no longer lists are dropped; with a webhook, those at
+    // versions it lists but does not serve are compared through it.
+    recordedVersions: (spec.versions ?? []).map((v) => ({ apiVersion: `${spec.group}/${v.name}`, ...(webhook && !v.served ? { schema: v === base ? baseSchema : versionSchema(v) } : {}) })),
   };
   return def;
 

@@ -223,6 +223,14 @@ export interface KindDefinition {
    */
   versions?: readonly ServedVersion[];
   /**
+   * Every version the kind's objects may have been written at (a CRD's `spec.versions`, served or
+   * not): managed-field entries recorded at any other version are dropped on the next write, as
+   * kube-apiserver drops the managers it cannot convert to. A version given with its schema is
+   * one only the kind's batch conversion (a webhook) reaches while it is not served: entries
+   * recorded there are compared converted. Absent: every version is kept.
+   */
+  recordedVersions?: readonly { apiVersion: string; schema?: Schema }[];
+  /**
    * The schema's defaults also apply when objects are read, as kube-apiserver defaults custom
    * resources decoded from storage: an object stored before a default existed is served with it.
    */

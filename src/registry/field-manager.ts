@@ -59,7 +59,17 @@ export class FieldManager {
     this.mainReset = hasStatus ? FieldSet.of(makePath('status')) : undefined;
     const others = Object.keys(def.schema.properties ?? {}).filter((k) => !['apiVersion', 'kind', 'metadata', 'status'].includes(k));
     this.statusReset = FieldSet.of(...others.map((k) => makePath(k)));
+    const recorded = def.recordedVersions;
+    if (recorded) {
+      const known = new Set(recorded.map((r) => r.apiVersion));
+      this.isKnownVersion = (apiVersion) => known.has(apiVersion);
+      // Versions the webhook alone reaches (not served): served ones are added as their stores are built.
+      for (const r of recorded) if (r.schema && r.apiVersion !== this.apiVersion) this.addConvertedVersion(r.apiVersion, r.schema);
+    }
   }
+
+  /** Whether managers recorded at `apiVersion` are kept (KindDefinition.recordedVersions). */
+  private readonly isKnownVersion: ((apiVersion: string) => boolean) | undefined;
 
   private resetFor(subresource: string | undefined): FieldSet | undefined {
     if (!subresource) return this.mainReset;
@@ -99,7 +109,7 @@ export class FieldManager {
    * only when a manager it compares was recorded at a version a webhook converts.
    */
   update(live: KObject | undefined, updated: KObject, manager: string, subresource?: string): KObject | Promise<KObject> {
-    const args = { schema: this.def.schema, live, updated, manager, apiVersion: this.apiVersion, subresource, now: nowTimestamp(), resetFields: this.resetFor(subresource), structs: this.structs, otherVersions: this.otherVersions };
+    const args = { schema: this.def.schema, live, updated, manager, apiVersion: this.apiVersion, subresource, now: nowTimestamp(), resetFields: this.resetFor(subresource), structs: this.structs, otherVersions: this.otherVersions, ...(this.isKnownVersion && { isKnownVersion: this.isKnownVersion }) };
     // The managers compared are the request's (when it gives valid ones, not through a subresource) or the stored ones.
     const requested = updated.metadata.managedFields;
     if (!this.meetsConvertedVersion(live?.metadata.managedFields) && (subresource || !this.meetsConvertedVersion(requested))) return updateManagedFields(args);
@@ -117,7 +127,7 @@ export class FieldManager {
    * Asynchronous only when a manager was recorded at a version a webhook converts.
    */
   apply(live: KObject | undefined, config: KObject, manager: string, force: boolean, subresource?: string): KObject | Promise<KObject> {
-    const args = { schema: this.def.schema, live, config, manager, apiVersion: this.apiVersion, subresource, force, now: nowTimestamp(), resetFields: this.resetFor(subresource), structs: this.structs, otherVersions: this.otherVersions };
+    const args = { schema: this.def.schema, live, config, manager, apiVersion: this.apiVersion, subresource, force, now: nowTimestamp(), resetFields: this.resetFor(subresource), structs: this.structs, otherVersions: this.otherVersions, ...(this.isKnownVersion && { isKnownVersion: this.isKnownVersion }) };
     if (!this.meetsConvertedVersion(live?.metadata.managedFields)) return applyConfig(args);
     return this.converting(() => applyConfig(args));
   }

@@ -609,6 +609,32 @@ describe('field ownership across versions (managers compared in their own versio
     assert.equal(back.body.message, 'Apply failed with 1 conflict: conflict with "beta": .spec.length');
   });
 
+  test('a manager recorded at a version the CRD lists but no longer serves is compared through the webhook; one at a version it no longer lists is dropped', async () => {
+    const group = 'unserved.conv.example.com';
+    const crd = thingCrd(group);
+    crd.spec.versions.push(version('v3', false, 'size'));
+    await establish(crd);
+    assert.equal((await apply(group, 'v1', 'u', 'alpha', { size: 1 })).status, 201);
+    const three = await api(server, 'PATCH', `${path(group, 'v3', 'default', 'u')}?fieldManager=gamma`, JSON.stringify({ ...thing(group, 'v1', 'u', { note: 'g' }), apiVersion: `${group}/v3` }), APPLY);
+    assert.equal(three.status, 200, three.text);
+    // v1 (the storage version) stops being served; v3 leaves the CRD.
+    await changeCrd(
+      crd.metadata.name,
+      (c) => {
+        c.spec.versions = c.spec.versions.filter((v: Body) => v.name !== 'v3').map((v: Body) => (v.name === 'v1' ? { ...v, served: false } : v));
+      },
+      async () => (await api(server, 'GET', path(group, 'v1', 'default', 'u'))).status === 404 && (await api(server, 'GET', path(group, 'v3', 'default', 'u'))).status === 404,
+    );
+    // alpha's size is length at v2: taking it is a conflict at alpha's own (v1) path.
+    const conflict = await apply(group, 'v2', 'u', 'beta', { length: 2 });
+    assert.equal(conflict.status, 409, conflict.text);
+    assert.equal(conflict.body.message, 'Apply failed with 1 conflict: conflict with "alpha": .spec.size');
+    // gamma's note is no one's now: beta takes it without a conflict, and gamma's entry is gone.
+    const taken = await apply(group, 'v2', 'u', 'beta', { length: 1, note: 'b' });
+    assert.equal(taken.status, 200, taken.text);
+    assert.deepEqual(owners(taken.body), [`alpha Apply ${group}/v1 {"f:spec":{"f:size":{}}}`, `beta Apply ${group}/v2 {"f:spec":{"f:length":{},"f:note":{}}}`]);
+  });
+
   test('kubectl apply --server-side at v2 reports the conflict at the v1 path and takes it with --force-conflicts', async () => {
     const group = 'ssa.conv.example.com';
     const kubectl = kubectlFor(server, { label: 'crd-conversion-ssa' });

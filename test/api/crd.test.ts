@@ -317,6 +317,37 @@ describe('custom resources', () => {
     assert.equal(resources.find((r) => r.name === 'widgets')?.storageVersionHash, hash);
   });
 
+
+  test('managers recorded at a version the CRD no longer lists are dropped on the next write; at a listed version not served, kept', async () => {
+    const APPLY = { 'Content-Type': 'application/apply-patch+yaml' };
+    const crd = widgetCrd('recorded.example.com', { scope: 'Cluster' });
+    const v1 = crd.spec.versions[0];
+    crd.spec.versions = [{ ...v1, name: 'v1beta1', storage: false }, { ...v1, name: 'v1alpha1', storage: false }, v1];
+    await establish(crd);
+    const apply = (version: string, manager: string, spec: Body, force = false) =>
+      api(server, 'PATCH', `/apis/recorded.example.com/${version}/widgets/w?fieldManager=${manager}${force ? '&force=true' : ''}`, { apiVersion: `recorded.example.com/${version}`, kind: 'Widget', metadata: { name: 'w' }, spec }, APPLY);
+    assert.equal((await apply('v1beta1', 'beta', { size: 2 })).status, 201);
+    assert.equal((await apply('v1alpha1', 'alpha', { colour: 'red' })).status, 200);
+    assert.equal((await apply('v1', 'now', { label: 'a' })).status, 200);
+    const managers = async () => ((await api(server, 'GET', '/apis/recorded.example.com/v1/widgets/w')).body.metadata.managedFields as Body[]).map((m) => `${m.manager}@${m.apiVersion}`).sort();
+    assert.deepEqual(await managers(), ['alpha@recorded.example.com/v1alpha1', 'beta@recorded.example.com/v1beta1', 'now@recorded.example.com/v1']);
+
+    // v1beta1 leaves the CRD; v1alpha1 stays listed but is no longer served.
+    const current = (await api(server, 'GET', `${CRDS}/${crd.metadata.name}`)).body;
+    current.spec.versions = current.spec.versions.filter((v: Body) => v.name !== 'v1beta1').map((v: Body) => (v.name === 'v1alpha1' ? { ...v, served: false } : v));
+    const updated = await api(server, 'PUT', `${CRDS}/${crd.metadata.name}`, current);
+    assert.equal(updated.status, 200, updated.text);
+    await waitFor('v1beta1 and v1alpha1 no longer served', async () => (await api(server, 'GET', '/apis/recorded.example.com/v1beta1/widgets/w')).status === 404 && (await api(server, 'GET', '/apis/recorded.example.com/v1alpha1/widgets/w')).status === 404);
+
+    // The beta manager's size is no one's now: another manager takes it without a conflict. The
+    // alpha manager still owns the colour: taking it is a conflict naming it.
+    const taken = await apply('v1', 'other', { size: 3 });
+    assert.equal(taken.status, 200, taken.text);
+    assert.deepEqual(await managers(), ['alpha@recorded.example.com/v1alpha1', 'now@recorded.example.com/v1', 'other@recorded.example.com/v1']);
+    const conflict = await apply('v1', 'other', { size: 3, colour: 'blue' });
+    assert.equal(conflict.status, 409, conflict.text);
+    assert.match(conflict.body.message, /conflict with "alpha".*\.spec\.colour/s);
+  });
   test('discovery and OpenAPI list the kind once established', async () => {
     await establish(widgetCrd('discovery.example.com'));
     const list = await api(server, 'GET', '/apis/discovery.example.com/v1');
