@@ -80,7 +80,8 @@ function bodyMutation(form: PortableForm & { form: 'body' }, def: KindDefinition
 
 /** A patch, parsed once (a malformed patch is refused before a missing object is reported). */
 function patchMutation(form: PortableForm & { form: 'patch' }, def: KindDefinition): Mutate {
-  let parsed: { patch: unknown; duplicates: string[] } | undefined;
+  let parsed: { text: string; patch: unknown; duplicates: string[] } | undefined;
+  let used = false;
   const parse = () => {
     if (parsed) return parsed;
     const text = asBuffer(form.body).toString('utf8');
@@ -88,17 +89,21 @@ function patchMutation(form: PortableForm & { form: 'patch' }, def: KindDefiniti
     // A strategic patch is decoded against the stored object, so its shape is checked there.
     if (form.patchType === 'merge-patch' && !isPlainObject(patch)) throw errors.badRequest('error decoding patch: the patch must be a JSON object');
     const duplicates = form.validation === 'Ignore' || form.patchType === 'json-patch' ? [] : findDuplicateKeys(text, MAX_STRICT_ERRORS);
-    return (parsed = { patch, duplicates });
+    return (parsed = { text, patch, duplicates });
   };
   return (current, warn) => {
-    const { patch, duplicates } = parse();
+    const { text, patch: first, duplicates } = parse();
     if (!current) throw errors.notFound({ group: def.group, resource: def.resource }, form.name);
+    // The stored object is this call's own copy, and the patch is given away to the merge, which
+    // then copies neither: a later call (a lost race) parses the patch again.
+    const patch = used ? parseJson(text, 'error decoding patch') : first;
+    used = true;
     const patched =
       form.patchType === 'json-patch'
-        ? applyJsonPatch(current, patch, { maxCopyBytes: MAX_REQUEST_BODY_BYTES })
+        ? applyJsonPatch(current, patch, { maxCopyBytes: MAX_REQUEST_BODY_BYTES, consume: true })
         : form.patchType === 'merge-patch'
-          ? applyMergePatch(current, patch)
-          : applyStrategicMergePatch(current, patch, def.schema);
+          ? applyMergePatch(current, patch, true)
+          : applyStrategicMergePatch(current, patch, def.schema, true);
     // What a patch built is bounded (the request-body limit) before it is decoded further.
     checkPatchResult(patched, MAX_REQUEST_BODY_BYTES);
     const decoded = checkObject(patched, def, form.validation, duplicates);

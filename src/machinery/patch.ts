@@ -252,6 +252,12 @@ export function measureJson(value: unknown, maxBytes: number, maxDepth = Infinit
 interface JsonPatchOptions {
   /** The bytes all `copy` operations of the patch may add up to (kube-apiserver: JSONPatchMaxCopyBytes, 3 MiB). */
   maxCopyBytes: number;
+  /**
+   * The document and the patch are the caller's to give away (its own copies): the document is
+   * changed in place and the patch's values become part of it, nothing copied but what `copy`
+   * operations duplicate. Otherwise neither is changed.
+   */
+  consume?: boolean;
 }
 
 interface Operation {
@@ -289,14 +295,17 @@ function parseOperations(patch: unknown[]): Operation[] {
 /**
  * Apply a JSON Patch document. A patch that is not a list of operations is 400, more than 10,000
  * operations 413; an operation RFC 6902 calls an error (a missing path or `from`, an index past an
- * array's end, a failed `test`) and copies past `maxCopyBytes` are 422. `doc` is never mutated.
+ * array's end, a failed `test`) and copies past `maxCopyBytes` are 422. Neither `doc` nor `patch`
+ * is changed unless `options.consume` gives them away.
  */
 export function applyJsonPatch(doc: unknown, patch: unknown, options: JsonPatchOptions): unknown {
   if (!Array.isArray(patch)) throw malformed('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
   if (patch.length > MAX_JSON_PATCH_OPERATIONS)
     throw new StatusError(413, 'RequestEntityTooLarge', `Request entity too large: The allowed maximum operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${patch.length}`);
   const ops = parseOperations(patch);
-  let result = cloneJson(doc);
+  // A value the patch gives is cloned unless the patch is given away (it stays intact for a retry).
+  const own = options.consume ? (v: unknown) => v : cloneJson;
+  let result = options.consume ? doc : cloneJson(doc);
   let copied = 0;
   const work: Work = { shifted: 0 };
   for (const o of ops) {
@@ -304,9 +313,8 @@ export function applyJsonPatch(doc: unknown, patch: unknown, options: JsonPatchO
     const last = tokens[tokens.length - 1]!;
     switch (op) {
       case 'add':
-        // The value is the patch's own, cloned so the patch stays intact for a retried update.
-        if (tokens.length === 0) result = cloneJson(o.value);
-        else addAt(parentOf(result, tokens, op, path), last, cloneJson(o.value), op, path, work);
+        if (tokens.length === 0) result = own(o.value);
+        else addAt(parentOf(result, tokens, op, path), last, own(o.value), op, path, work);
         break;
       case 'remove':
         if (tokens.length === 0) throw invalid(`remove operation does not apply: doc is missing path: "${path}"`);
@@ -314,13 +322,13 @@ export function applyJsonPatch(doc: unknown, patch: unknown, options: JsonPatchO
         break;
       case 'replace': {
         if (tokens.length === 0) {
-          result = cloneJson(o.value);
+          result = own(o.value);
           break;
         }
         const parent = parentOf(result, tokens, op, path);
         if (valueAt(result, tokens, op, path) === undefined) throw invalid(`replace operation does not apply: doc is missing key: ${path}: missing value`);
-        if (Array.isArray(parent)) parent[arrayIndex(last)] = cloneJson(o.value);
-        else setOwn(parent, last, cloneJson(o.value));
+        if (Array.isArray(parent)) parent[arrayIndex(last)] = own(o.value);
+        else setOwn(parent, last, own(o.value));
         break;
       }
       case 'test':
@@ -374,14 +382,19 @@ export function checkPatchResult(value: unknown, maxBytes: number): void {
   if (bytes > maxBytes) throw errors.entityTooLarge(maxBytes);
 }
 
-/** RFC 7386: objects merge recursively, null deletes, anything else replaces (with a copy of the patch's value). */
-export function applyMergePatch(target: unknown, patch: unknown): unknown {
-  if (!isPlainObject(patch)) return cloneJson(patch);
-  const out: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (k === '__proto__') continue;
+/**
+ * RFC 7386: objects merge recursively, null deletes, anything else replaces (with a copy of the
+ * patch's value). With `consume`, the target and the patch are the caller's to give away: the
+ * target's objects are changed in place and the patch's values become part of it, uncopied.
+ */
+export function applyMergePatch(target: unknown, patch: unknown, consume = false): unknown {
+  if (!isPlainObject(patch)) return consume ? patch : cloneJson(patch);
+  const out: Record<string, unknown> = isPlainObject(target) ? (consume ? target : { ...target }) : {};
+  for (const k in patch) {
+    if (k === '__proto__' || !Object.hasOwn(patch, k)) continue;
+    const v = patch[k];
     if (v === null) delete out[k];
-    else out[k] = applyMergePatch(out[k], v);
+    else out[k] = applyMergePatch(out[k], v, consume);
   }
   return out;
 }

@@ -77,20 +77,22 @@ const MAP_TYPE = 'map[string]interface {}';
 
 /**
  * Apply a strategic merge patch to a stored object: the merged object, or a StatusError as
- * kube-apiserver answers. Neither argument is modified.
+ * kube-apiserver answers. Neither argument is modified, unless `consume` says both are the
+ * caller's to give away (its own copies): then the merge works in them, copying nothing.
  */
-export function applyStrategicMergePatch(original: unknown, patch: unknown, schema: Schema | undefined): unknown {
+export function applyStrategicMergePatch(original: unknown, patch: unknown, schema: Schema | undefined, consume = false): unknown {
+  const copy: (v: unknown) => unknown = consume ? (v) => v : cloneJson;
   // The patch document decodes into a Go map: null leaves it empty, anything else but an object
   // fails to decode.
-  if (patch === null) return cloneJson(original);
+  if (patch === null) return copy(original);
   if (!isPlainObject(patch)) throw errors.badRequest(`json: cannot unmarshal ${jsonKind(patch)} into Go value of type map[string]interface {}`);
-  const start = isPlainObject(original) ? (cloneJson(original) as Obj) : {};
+  const start = isPlainObject(original) ? (copy(original) as Obj) : {};
   // Kubernetes merges into the object as its Go struct converts: metadata, spec and status are
   // struct values there, present (possibly empty) even when unset, so directives under them apply.
   const seeded = STRUCT_FIELDS.filter((k) => !hasOwn(start, k) && schema?.properties?.[k]?.properties !== undefined);
   for (const k of seeded) start[k] = {};
   try {
-    const merged = mergeMap(start, cloneJson(patch) as Obj, schema);
+    const merged = mergeMap(start, copy(patch) as Obj, schema);
     // An empty one the object did not have stays absent.
     for (const k of seeded) {
       const v = own(merged, k);

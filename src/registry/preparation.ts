@@ -27,7 +27,8 @@ export type Warn = (message: string) => void;
 
 /**
  * What a write request asks for: the object to create, or what to make of the stored object
- * (undefined when there is none). It is called again when a compare-and-swap loses a race.
+ * (undefined when there is none; otherwise the call's own copy, which it may change). It is
+ * called again when a compare-and-swap loses a race.
  */
 export type Mutate = (current: KObject | undefined, warn: Warn) => KObject | Promise<KObject>;
 
