@@ -235,13 +235,16 @@ export function measureJson(value: unknown, maxBytes: number, maxDepth = Infinit
           depths.push(d + 1);
         }
       } else {
-        const keys = Object.keys(v);
-        bytes += 2 + Math.max(0, keys.length - 1);
-        for (const k of keys) {
+        // (for…in allocates nothing: a list of keys per object is garbage for the collector to chase.)
+        let keys = 0;
+        for (const k in v) {
+          if (!Object.hasOwn(v, k)) continue;
+          keys++;
           bytes += utf8Length(k) + 3;
           values.push((v as Record<string, unknown>)[k]);
           depths.push(d + 1);
         }
+        bytes += 1 + Math.max(1, keys);
       }
     }
     if (bytes > maxBytes || depth > maxDepth) break;
