@@ -126,8 +126,9 @@ async function install(store: RegistryStore, { file, object }: CrdFile): Promise
       if (name !== undefined && (await isStored(store, name))) await update(name);
       else {
         try {
-          // Decoded as a request's body is: defaults, types and the CRD's own rules.
-          await store.create(undefined, checkObject(structuredClone(object), store.def, 'Ignore', []).obj, { dryRun: false, manager: 'crd-files' });
+          // Decoded as a request's body is: defaults, types and the CRD's own rules (on a copy the
+          // write takes as its own: the file's object stays for an update after a conflict).
+          await store.create(undefined, { mutate: () => checkObject(structuredClone(object), store.def, 'Ignore', []).obj }, { dryRun: false, manager: 'crd-files' });
         } catch (e) {
           if (!(isStatusError(e) && e.code === 409 && name)) throw e;
           await update(name);
