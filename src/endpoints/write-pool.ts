@@ -28,7 +28,7 @@ const MAX_QUEUED = 64;
 const DEFAULT_JOB_MS = 60_000;
 
 /** A worker's heap: a 3 MiB YAML document parses into a few hundred MB of nodes at most. */
-const WORKER_HEAP_MB = 1024;
+export const WORKER_HEAP_MB = 1024;
 
 /**
  * A worker's young generation (three semi-spaces' worth: 32 MiB each, twice V8's default). Most of
@@ -37,7 +37,7 @@ const WORKER_HEAP_MB = 1024;
  * share of the time grows faster than the request (a list of 50,000 conditions spent twice the
  * share in collection at 3 MiB that it spent at 1 MiB).
  */
-const WORKER_YOUNG_MB = 96;
+export const WORKER_YOUNG_MB = 96;
 
 export interface WriteWorkerData {
   naming: NamingProfileName;
