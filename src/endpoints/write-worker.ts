@@ -57,30 +57,12 @@ const collectAll = (): void => gc({ type: 'major', flavor: 'last-resort' });
 const IDLE_COLLECT_MS = 1000;
 let idle: NodeJS.Timeout | undefined;
 
-/**
- * How long after a large job its collection waits: meanwhile the event loop stores the bytes and
- * answers, which it would otherwise do while this thread takes a core for the collection (on two
- * cores, the answer of a 3 MiB write came tens of ms later). A job arriving first runs it first,
- * so that a stream of large writes still starts each from a collected heap.
- */
-const COLLECT_DELAY_MS = 50;
-let collecting: NodeJS.Timeout | undefined;
-
 parentPort!.postMessage({ ready: true } satisfies WriteReply);
 parentPort!.on('message', (msg: WriteJob) => {
   clearTimeout(idle);
-  if (collecting) {
-    clearTimeout(collecting);
-    collecting = undefined;
-    collect();
-  }
   void run(msg).then((reply) => {
     parentPort!.postMessage(reply);
-    if (msg.input.bytes + (msg.job.stored?.value.byteLength ?? 0) >= COLLECT_AFTER_BYTES)
-      (collecting = setTimeout(() => {
-        collecting = undefined;
-        collect();
-      }, COLLECT_DELAY_MS)).unref();
+    if (msg.input.bytes + (msg.job.stored?.value.byteLength ?? 0) >= COLLECT_AFTER_BYTES) setImmediate(collect);
     (idle = setTimeout(collectAll, IDLE_COLLECT_MS)).unref();
   });
 });
