@@ -382,8 +382,12 @@ async function v8Floor(request: Buffer, answer: Buffer, stored?: Buffer): Promis
   floorWorker.unref();
   const w = floorWorker;
   return new Promise((resolve, reject) => {
-    w.once('message', (best: number) => resolve(best));
-    w.once('error', reject);
+    const failed = (e: Error) => reject(e);
+    w.once('message', (best: number) => {
+      w.off('error', failed);
+      resolve(best);
+    });
+    w.once('error', failed);
     w.postMessage(job);
   });
 }
