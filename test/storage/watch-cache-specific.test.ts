@@ -169,4 +169,19 @@ describe('watch cache', () => {
     assert.equal(text((await cache.get('/registry/other/o'))?.value), 'o');
     assert.equal((await cache.list('/registry/other/')).items.length, 1);
   });
+
+  it('a read that races its close waits for nothing and leaves no timer behind (a process could not exit)', async () => {
+    const { backend, cache, prefix } = await setup({ freshnessTimeoutMs: 400 });
+    await cache.create(`${prefix}a`, bytes('a'));
+    await cache.close();
+    // A revision the closed cache will never see.
+    await backend.create(`${prefix}b`, bytes('b'));
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    const start = performance.now();
+    assert.equal(text((await cache.get(`${prefix}b`))?.value), 'b');
+    assert.ok(performance.now() - start < 300, `read the backend at once, not after the freshness timeout (${Math.round(performance.now() - start)} ms)`);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(timers(), before, 'no progress requests left running');
+  });
 });

@@ -221,7 +221,12 @@ export class WatchCache implements Storage {
     const still: typeof this.waiters = [];
     for (const w of this.waiters) (w.rev <= this.rev ? w.resolve() : still.push(w));
     this.waiters = still;
-    if (!still.length && this.waitTimer) {
+    this.stopAskingWhenNoneWait();
+  }
+
+  /** The progress requests run only while someone waits. */
+  private stopAskingWhenNoneWait(): void {
+    if (!this.waiters.length && this.waitTimer) {
       clearInterval(this.waitTimer);
       this.waitTimer = undefined;
     }
@@ -230,9 +235,12 @@ export class WatchCache implements Storage {
   /** Resolve true once the cache has reached `rev`, false if it did not within the timeout. */
   private waitFor(rev: number): Promise<boolean> {
     if (rev <= this.rev) return Promise.resolve(true);
+    // A closed cache follows nothing any more (a read that raced its close reads the backend).
+    if (this.closed) return Promise.resolve(false);
     return new Promise((resolve) => {
       const timeout = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
+        this.stopAskingWhenNoneWait();
         resolve(false);
       }, this.freshnessTimeoutMs);
       const waiter = {
@@ -245,7 +253,8 @@ export class WatchCache implements Storage {
       this.waiters.push(waiter);
       // The backend reports progress only when asked: ask now and every 100 ms while anyone waits.
       this.backend.requestProgress();
-      this.waitTimer ??= setInterval(() => this.backend.requestProgress(), 100);
+      // (Each waiter's own timeout keeps the process up while it waits: the requests need not.)
+      this.waitTimer ??= setInterval(() => this.backend.requestProgress(), 100).unref();
     });
   }
 
