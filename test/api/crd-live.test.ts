@@ -201,15 +201,21 @@ async function columnServed(base: string, name: string): Promise<number> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** An established cluster-scoped Widget CRD of `group`, a watch of its objects, and when that watch ended. */
+async function watchedWidgets(group: string) {
+  const crd = widgetCrd(group, { scope: 'Cluster' });
+  await establish(crd);
+  const base = `/apis/${group}/v1/widgets`;
+  const w = readWatch(`${server.url}${base}?watch=1`);
+  let ended: number | undefined;
+  void w.ended.then(() => (ended = Date.now()));
+  return { crd, base, w, endedAt: () => ended };
+}
+
 describe('the watches of a changed CRD (kube-apiserver\'s teardown of the old storage)', () => {
   test('go on receiving events for a second after the new definition is served, then end without an error', async () => {
     const group = 'grace.live.example.com';
-    const crd = widgetCrd(group, { scope: 'Cluster' });
-    await establish(crd);
-    const base = `/apis/${group}/v1/widgets`;
-    const w = readWatch(`${server.url}${base}?watch=1`);
-    let endedAt: number | undefined;
-    void w.ended.then(() => (endedAt = Date.now()));
+    const { crd, base, w, endedAt } = await watchedWidgets(group);
     try {
       assert.equal((await api(server, 'POST', base, widget(group, 'a'))).status, 201);
       assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'a']]);
@@ -219,12 +225,12 @@ describe('the watches of a changed CRD (kube-apiserver\'s teardown of the old st
       assert.equal((await api(server, 'POST', base, widget(group, 'b'))).status, 201);
       assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'b']]);
       await sleep(Math.max(0, served + 300 - Date.now()));
-      assert.equal(endedAt, undefined, 'the watch ended within the grace');
+      assert.equal(endedAt(), undefined, 'the watch ended within the grace');
       assert.equal((await api(server, 'POST', base, widget(group, 'c'))).status, 201);
       assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'c']]);
       // Then the old storage goes: the watch ends as a finished stream, about a second after the change.
       assert.deepEqual(await rest(w), []);
-      assert.ok(endedAt! - served < 3_000, `ended ${endedAt! - served} ms after the change was served`);
+      assert.ok(endedAt()! - served < 3_000, `ended ${endedAt()! - served} ms after the change was served`);
     } finally {
       w.close();
     }
@@ -232,12 +238,7 @@ describe('the watches of a changed CRD (kube-apiserver\'s teardown of the old st
 
   test('a short request in flight on the old definition completes, and the watches end only after it', async () => {
     const group = 'drain.live.example.com';
-    const crd = widgetCrd(group, { scope: 'Cluster' });
-    await establish(crd);
-    const base = `/apis/${group}/v1/widgets`;
-    const w = readWatch(`${server.url}${base}?watch=1`);
-    let endedAt: number | undefined;
-    void w.ended.then(() => (endedAt = Date.now()));
+    const { crd, base, w, endedAt } = await watchedWidgets(group);
     try {
       assert.equal((await api(server, 'POST', base, widget(group, 'a'))).status, 201);
       await w.next(1);
@@ -251,7 +252,7 @@ describe('the watches of a changed CRD (kube-apiserver\'s teardown of the old st
       const served = await columnServed(base, 'Colour');
       // Past the grace, the request in flight holds the old storage: its watches go on.
       await sleep(Math.max(0, served + 1_800 - Date.now()));
-      assert.equal(endedAt, undefined, 'the watch ended while a request on the old definition was in flight');
+      assert.equal(endedAt(), undefined, 'the watch ended while a request on the old definition was in flight');
       assert.equal((await api(server, 'POST', base, widget(group, 'b'))).status, 201);
       assert.deepEqual((await w.next(1)).map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'b']]);
       // It completes, as the old definition had it (its rule came later), and the watch then ends.
@@ -262,7 +263,7 @@ describe('the watches of a changed CRD (kube-apiserver\'s teardown of the old st
       assert.equal(rule.status, 422, rule.text);
       const left = await rest(w);
       assert.ok(left.every((t) => t === 'ADDED'), JSON.stringify(left));
-      assert.ok(endedAt! - finished < 3_000, `ended ${endedAt! - finished} ms after the last request on the old definition`);
+      assert.ok(endedAt()! - finished < 3_000, `ended ${endedAt()! - finished} ms after the last request on the old definition`);
     } finally {
       w.close();
     }
