@@ -1,15 +1,19 @@
 // The server's own certificates, made when none are given: a CA, a serving certificate for the
 // addresses clients reach it on, and an administrator's client certificate (CN `system:admin`, O
 // `system:masters`). They are written once into the certificate directory (mode 0600) and read
-// back on restart; a server with no directory of its own (in-process, throw-away storage) takes
-// them from a per-process cache, so several servers in one process generate keys once. Keys are
-// ECDSA P-256: fast to make and to handshake with. The certificate library is loaded the first
-// time a certificate is issued: a restart reads what it wrote and never loads it.
+// back on restart. A server with no directory of its own (in-process, throw-away storage) takes
+// them from the process, so several servers in one process generate keys once, and the process
+// from the user's certificate cache, so the next process of the same user does not generate them
+// again (as minikube keeps one CA per user): one file, mode 0600, in a directory of mode 0700 the
+// user owns; a cache that is anything else, or holds anything but a valid set, is not used. Its
+// service-account signing key is the process's own. Keys are ECDSA P-256: fast to make and to
+// handshake with. The certificate library is loaded the first time a certificate is issued: a
+// restart, or a start that finds the cache valid, never loads it.
 
-import { webcrypto, X509Certificate as NodeCertificate } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { createPrivateKey, generateKeyPairSync, randomBytes, webcrypto, X509Certificate as NodeCertificate } from 'node:crypto';
+import { chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs';
+import { homedir, hostname } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 
 type X509 = typeof import('@peculiar/x509');
 let library: Promise<X509> | undefined;
@@ -166,9 +170,9 @@ export async function certificatesIn(dir: string, hosts: readonly string[]): Pro
   }
 }
 
-/** A new service-account signing key (PKCS#8 PEM). */
-async function makeServiceAccountKey(): Promise<string> {
-  return keyPem((await newKeys()).privateKey);
+/** A new service-account signing key (PKCS#8 PEM): node:crypto's, the certificate library is not needed for it. */
+function makeServiceAccountKey(): string {
+  return generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 }
 
 const SERVICE_ACCOUNT_KEY = 'sa.key';
@@ -186,33 +190,142 @@ async function keptIn(dir: string, hosts: readonly string[]): Promise<Pki> {
   const saFile = join(dir, SERVICE_ACCOUNT_KEY);
   let serviceAccountKey = existsSync(saFile) ? readFileSync(saFile, 'utf8') : undefined;
   if (!serviceAccountKey) {
-    writeFileSync(saFile, (serviceAccountKey = await makeServiceAccountKey()), { mode: 0o600 });
+    writeFileSync(saFile, (serviceAccountKey = makeServiceAccountKey()), { mode: 0o600 });
     chmodSync(saFile, 0o600);
   }
   return { ca, serving, admin, serviceAccountKey };
 }
 
-let processCa: Promise<{ ca: KeyPair; admin: KeyPair; serviceAccountKey: string }> | undefined;
-const processServing = new Map<string, Promise<KeyPair>>();
+/** The CA and admin pairs throw-away servers share, and the serving pair the cache held (if any). */
+interface SharedPairs {
+  ca: KeyPair;
+  admin: KeyPair;
+  serving?: KeyPair;
+}
 
-/** The process's own CA and admin pair, and a serving pair per set of hosts: made once per process. */
-export async function processCertificates(hosts: readonly string[]): Promise<Pki> {
-  // A failure is not remembered: the next server tries again.
-  processCa ??= makeCa()
-    .then(async (ca) => ({ ca, admin: await makeAdmin(ca), serviceAccountKey: await makeServiceAccountKey() }))
-    .catch((e: unknown) => {
-      processCa = undefined;
-      throw e;
-    });
-  const { ca, admin, serviceAccountKey } = await processCa;
-  const key = hosts.join(',');
+/** The shared pairs by the cache they came from ('' for none), and the serving pairs by cache and hosts. */
+const processPairs = new Map<string, Promise<SharedPairs>>();
+const processServing = new Map<string, Promise<KeyPair>>();
+let processServiceAccountKey: string | undefined;
+
+/**
+ * The user's certificate cache when none is configured: `orch-apiserver/pki` under
+ * `$XDG_CACHE_HOME`, else under `~/.cache`; undefined when there is no home directory.
+ */
+export function defaultCertificateCache(): string | undefined {
+  // (The base directory specification ignores a relative XDG_CACHE_HOME.)
+  const xdg = process.env.XDG_CACHE_HOME;
+  if (xdg && isAbsolute(xdg)) return join(xdg, 'orch-apiserver', 'pki');
+  let home: string;
+  try {
+    home = homedir();
+  } catch {
+    return undefined;
+  }
+  return isAbsolute(home) ? join(home, '.cache', 'orch-apiserver', 'pki') : undefined;
+}
+
+/**
+ * The pairs of a server with no certificate directory: the CA and admin pair, and a serving pair
+ * per set of hosts, made once per process, or read from the certificate cache `cache` when it
+ * holds a valid set (and written there when made); the service-account key is the process's.
+ */
+export async function processCertificates(hosts: readonly string[], cache?: string): Promise<Pki> {
+  const at = cache ?? '';
+  let shared = processPairs.get(at);
+  if (!shared) {
+    shared = sharedPairs(cache);
+    processPairs.set(at, shared);
+    // A failure is not remembered: the next server tries again.
+    shared.catch(() => processPairs.delete(at));
+  }
+  const { ca, admin, serving: cached } = await shared;
+  const key = `${at}\n${hosts.join(',')}`;
   let serving = processServing.get(key);
   if (!serving) {
-    serving = makeServing(ca, hosts);
+    serving =
+      cached && stillGood(cached, ca, hosts)
+        ? Promise.resolve(cached)
+        : makeServing(ca, hosts).then((made) => {
+            if (cache !== undefined) writeCache(cache, { ca, admin, serving: made });
+            return made;
+          });
     processServing.set(key, serving);
     serving.catch(() => processServing.delete(key));
   }
-  return { ca, admin, serviceAccountKey, serving: await serving };
+  processServiceAccountKey ??= makeServiceAccountKey();
+  return { ca, admin, serviceAccountKey: processServiceAccountKey, serving: await serving };
+}
+
+async function sharedPairs(cache: string | undefined): Promise<SharedPairs> {
+  const kept = cache === undefined ? undefined : readCache(cache);
+  if (kept) return kept;
+  const ca = await makeCa();
+  return { ca, admin: await makeAdmin(ca) };
+}
+
+/** The cache's one file: the pairs as JSON, replaced whole (written beside it, then renamed over it). */
+const CACHE_FILE = 'certificates.json';
+
+/** Whether a file or directory is this user's alone: owned by it, no access for group or others. */
+function ownedPrivately(st: Stats): boolean {
+  return process.getuid !== undefined && st.uid === process.getuid() && (st.mode & 0o077) === 0;
+}
+
+/** Whether `dir` is a directory (not a link to one) that is this user's alone. */
+function privateDirectory(dir: string): boolean {
+  const st = lstatSync(dir);
+  return st.isDirectory() && ownedPrivately(st);
+}
+
+/** Whether `pair`'s key is the private key of its certificate. */
+function keyMatches(pair: KeyPair): boolean {
+  return new NodeCertificate(pair.cert).checkPrivateKey(createPrivateKey(pair.key));
+}
+
+/** Whether `ca` is a CA certificate that signed itself, valid for a while yet, with its key. */
+function goodCa(ca: KeyPair): boolean {
+  const c = new NodeCertificate(ca.cert);
+  return c.ca && c.checkIssued(c) && c.verify(c.publicKey) && Date.parse(c.validTo) - Date.now() >= RENEW_BEFORE && keyMatches(ca);
+}
+
+const isPair = (v: unknown): v is KeyPair => typeof v === 'object' && v !== null && typeof (v as KeyPair).cert === 'string' && typeof (v as KeyPair).key === 'string';
+
+/**
+ * The set the cache holds, when the cache is this user's alone and the set is valid: a CA, an
+ * admin pair it issued (with their keys), and the serving pair if it is good too. Anything else
+ * (no file, a link, other owners or modes, a broken or expiring set) is no set: it is made anew.
+ */
+function readCache(dir: string): SharedPairs | undefined {
+  try {
+    if (!privateDirectory(dir)) return undefined;
+    const fd = openSync(join(dir, CACHE_FILE), constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile() || !ownedPrivately(st)) return undefined;
+      const set = JSON.parse(readFileSync(fd, 'utf8')) as Record<string, unknown>;
+      const { ca, admin, serving } = set;
+      if (!isPair(ca) || !isPair(admin) || !goodCa(ca) || !stillGood(admin, ca) || !keyMatches(admin)) return undefined;
+      return { ca, admin, ...(isPair(serving) && stillGood(serving, ca) && keyMatches(serving) && { serving }) };
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/** Replaces the cache's set with `set` (mode 0600 from the start); a cache that cannot be written is left as it is. */
+function writeCache(dir: string, set: Required<SharedPairs>): void {
+  const temporary = join(dir, `.${CACHE_FILE}.${process.pid}.${randomBytes(6).toString('hex')}`);
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (!privateDirectory(dir)) return;
+    writeFileSync(temporary, JSON.stringify(set), { mode: 0o600, flag: 'wx' });
+    renameSync(temporary, join(dir, CACHE_FILE));
+  } catch {
+    rmSync(temporary, { force: true });
+  }
 }
 
 /** The administrator's kubeconfig: the server's CA, its https URL, and the admin client certificate. */

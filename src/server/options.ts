@@ -63,7 +63,8 @@ export interface ServerOptions {
   /**
    * HTTPS (the default): its certificates and TLS settings. Absent: a CA, a serving certificate
    * and the administrator's client certificate are generated (kept in `<dataDir>/pki`, or made
-   * once per process without a data directory) and the admin kubeconfig is written.
+   * once per process without a data directory and kept in the user's certificate cache; see
+   * `SecureServingOptions.certificateCache`) and the admin kubeconfig is written.
    */
   secureServing?: SecureServingOptions;
   /**
@@ -153,9 +154,20 @@ export interface AuthorizationWebhookOptions {
 export interface SecureServingOptions {
   /**
    * `--cert-dir`: where generated certificates are kept and reused on restart. Default
-   * `<data dir>/pki`; with no data directory, certificates made once per process.
+   * `<data dir>/pki`; with no data directory, certificates made once per process and kept in
+   * `certificateCache`.
    */
   certDir?: string;
+  /**
+   * Where a server with neither a certificate directory nor a data directory keeps the CA,
+   * serving and administrator pairs it made, for the next such server of the same user to reuse
+   * rather than make (a first start then loads no certificate library): one file, mode 0600, in
+   * a directory of mode 0700 that this user owns. A cache that is anything else, or that holds
+   * anything but a valid set, is not used. The service-account signing key is never kept there.
+   * Default `$XDG_CACHE_HOME/orch-apiserver/pki` (`~/.cache/orch-apiserver/pki`); `false`:
+   * certificates made once per process and kept nowhere.
+   */
+  certificateCache?: string | false;
   /** `--tls-cert-file` / `--tls-private-key-file`: the serving pair (PEM), in place of a generated one. */
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_CIPHERS, type SecureVersion } from 'node:tls';
 import { parseCertificates } from '../auth/authn/x509.ts';
-import { certificatesIn, processCertificates, servingHosts, type KeyPair } from './certificates.ts';
+import { certificatesIn, defaultCertificateCache, processCertificates, servingHosts, type KeyPair } from './certificates.ts';
 import type { ListenerTls } from './listener.ts';
 import type { SecureServingOptions } from './options.ts';
 
@@ -95,7 +95,7 @@ export async function prepareSecureServing(s: SecureServingOptions, dataDir: str
   if ((s.tlsCertFile === undefined) !== (s.tlsPrivateKeyFile === undefined)) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
   const hosts = servingHosts(s.advertiseAddress, bindAddress);
   const certDir = s.certDir ?? (dataDir === undefined ? undefined : join(dataDir, 'pki'));
-  const pki = certDir === undefined ? await processCertificates(hosts) : await certificatesIn(certDir, hosts);
+  const pki = certDir === undefined ? await processCertificates(hosts, s.certificateCache === false ? undefined : (s.certificateCache ?? defaultCertificateCache())) : await certificatesIn(certDir, hosts);
   let serving = pki.serving;
   let ca = pki.ca.cert;
   if (s.tlsCertFile !== undefined && s.tlsPrivateKeyFile !== undefined) {

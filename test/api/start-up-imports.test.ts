@@ -7,7 +7,8 @@
 // schema pattern or CEL regular expression compiled yet), and prom-client beyond its registry and metric classes, and the expression language (cel-js) while no kind,
 // CRD or configuration holds an expression: a start given a CRD with a validation rule loads it.
 // The certificate library is loaded by a start that issues certificates (the first on a data
-// directory, or one with throw-away storage), never by a restart, which reads them back. Of the
+// directory, or the first with throw-away storage on an empty certificate cache), never by a
+// restart, which reads them back, nor by a throw-away start that finds them in the cache. Of the
 // server's own modules, the OpenAPI documents', audit's, those of JWT
 // authenticators, webhooks, the authorization configuration file and ABAC, and the readers of the
 // encryption configuration and of CRD files load only when asked for. Each cost a start time to load.
@@ -22,8 +23,8 @@ import { tempDir } from '../support/tmp.ts';
 
 const entry = new URL('../../src/index.ts', import.meta.url).href;
 
-/** The child: records resolved ES modules into `file` (from the hooks' thread), starts and stops a server on `dataDir` (with `crds`), adds the require cache. */
-const script = (file: string, dataDir: string, crds: string[] = []) => `
+/** The child: records resolved ES modules into `file` (from the hooks' thread), starts and stops a server with `options`, adds the require cache. */
+const script = (file: string, options: object) => `
 import { register, createRequire } from 'node:module';
 import { appendFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -37,7 +38,7 @@ export async function resolve(specifier, context, next) {
 }\`;
 register('data:text/javascript,' + encodeURIComponent(hook), { data: { file: ${JSON.stringify(file)} } });
 const { startServer } = await import(${JSON.stringify(entry)});
-const server = await startServer({ dataDir: ${JSON.stringify(dataDir)}, crds: ${JSON.stringify(crds)} });
+const server = await startServer(${JSON.stringify(options)});
 await server.close();
 appendFileSync(${JSON.stringify(file)}, Object.keys(createRequire(import.meta.url).cache).map((p) => pathToFileURL(p).href + '\\n').join(''));
 appendFileSync(${JSON.stringify(file)}, process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => 'node:' + m.slice(13) + '\\n').join(''));
@@ -53,11 +54,12 @@ const AUDIT = ['src/server/audit/audit.ts', 'src/server/audit/policy.ts', 'src/s
 const AUTH_CONFIGURATIONS = ['jwt-config', 'jwt', 'jwt-set', 'webhook'].map((m) => `src/auth/authn/${m}.ts`).concat(['src/auth/kubeconfig.ts', 'src/auth/authz/webhook.ts', 'src/auth/authz/config-file.ts', 'src/auth/authz/abac.ts']);
 const OWN_ON_FIRST_USE = [...OPENAPI, ...CRD_FILES, ...AUDIT, ...AUTH_CONFIGURATIONS, 'src/server/encryption-config.ts'];
 
-/** The packages a start on `dataDir` loaded that it should not have (`allowed`: these may load). */
-async function unwantedLoads(dir: string, dataDir: string, allowed: readonly string[], crds: string[] = []): Promise<string[]> {
+/** The packages a start on `dataDir` loaded that it should not have (`allowed`: these may load); `dataDir` may be options instead. */
+async function unwantedLoads(dir: string, dataDir: string | object, allowed: readonly string[], crds: string[] = []): Promise<string[]> {
   const file = join(dir, `loaded-${Math.random().toString(36).slice(2)}.txt`);
   const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
-  const child = spawn(process.execPath, [...tsLoader, '--input-type=module', '-e', script(file, dataDir, crds)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const options = typeof dataDir === 'string' ? { dataDir, crds } : dataDir;
+  const child = spawn(process.execPath, [...tsLoader, '--input-type=module', '-e', script(file, options)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -88,6 +90,14 @@ test('a start loads no jose, YAML, RE2 engine, protobufjs, ciphers, expression l
   assert.deepEqual(await unwantedLoads(dir, dataDir, CERTIFICATE_LIBRARY), []);
   // The restart reads them back.
   assert.deepEqual(await unwantedLoads(dir, dataDir, []), []);
+});
+
+test('a throw-away start loads the certificate library on an empty certificate cache, and the next process\'s does not', async () => {
+  const dir = tempDir('start-up-imports-cache');
+  const options = { secureServing: { certificateCache: join(dir, 'pki') } };
+  const loadedLibrary = (unwanted: string[]) => unwanted.some((u) => u.includes('/node_modules/@peculiar/x509/'));
+  assert.equal(loadedLibrary(await unwantedLoads(dir, options, [])), true, 'the first start did not issue');
+  assert.deepEqual(await unwantedLoads(dir, options, []), []);
 });
 
 test('a start given a CRD with a validation rule loads the expression language, and nothing else it need not', async () => {

@@ -2,16 +2,21 @@
 // CA reaches the serving certificate by every host it names (IPv4, IPv6, DNS), a TLS server asking
 // for client certificates under that CA accepts the administrator's, and a CA already in the
 // certificate directory (made by another issuer, with a long subject) issues the missing pairs.
+// The user's certificate cache: the next process reads the set back (no certificate library
+// loaded, its own service-account key), and a cache that is not the user's alone or holds no
+// valid set is not used.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkServerIdentity, connect, createServer, type PeerCertificate, type TLSSocket } from 'node:tls';
 import { certificatesIn, processCertificates, type KeyPair } from '../../src/server/certificates.ts';
 import { makeCa } from '../support/certs.ts';
 import { tempDir } from '../support/tmp.ts';
+import { tsLoader } from '../support/ts-loader.ts';
 
 /** A TLS handshake to a server with `serving`, the client trusting `ca` only, naming `servername`; with `client`, the server requires a client certificate under `ca`. */
 async function handshake(serving: KeyPair, ca: string, host: string, servername: string | undefined, client?: KeyPair): Promise<{ ok: boolean; error?: string; peer?: string }> {
@@ -87,4 +92,91 @@ test('a CA already in the certificate directory issues the serving and administr
   const wider = await certificatesIn(dir, ['127.0.0.1', 'localhost', '10.1.2.3']);
   assert.notEqual(wider.serving.cert, pki.serving.cert);
   assert.ok(new X509Certificate(wider.serving.cert).checkIP('10.1.2.3'));
+});
+
+const certificatesModule = new URL('../../src/server/certificates.ts', import.meta.url).href;
+
+interface ChildPki {
+  ca: string;
+  admin: string;
+  serving: string;
+  serviceAccountKey: string;
+  /** Whether the process loaded the certificate library (its metadata polyfill is global). */
+  issued: boolean;
+}
+
+/** The pairs a fresh process gets for `hosts` with the certificate cache `cache`. */
+async function inFreshProcess(cache: string, hosts = ['127.0.0.1', 'localhost']): Promise<ChildPki> {
+  const script = `const { processCertificates } = await import(${JSON.stringify(certificatesModule)});
+const pki = await processCertificates(${JSON.stringify(hosts)}, ${JSON.stringify(cache)});
+process.stdout.write(JSON.stringify({ ca: pki.ca.cert, admin: pki.admin.cert, serving: pki.serving.cert, serviceAccountKey: pki.serviceAccountKey, issued: typeof Reflect.getMetadata === 'function' }));`;
+  const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
+  const child = spawn(process.execPath, [...tsLoader, '--input-type=module', '-e', script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  assert.equal(code, 0, err);
+  return JSON.parse(out) as ChildPki;
+}
+
+const cacheFile = (cache: string) => join(cache, 'certificates.json');
+const mode = (path: string) => statSync(path).mode & 0o777;
+
+test('the next process reads the CA, serving and admin pairs back from the certificate cache, without the certificate library; its service-account key is its own', async () => {
+  const cache = join(tempDir('certificate-cache'), 'pki');
+  const first = await inFreshProcess(cache);
+  assert.equal(first.issued, true);
+  assert.equal(mode(cache), 0o700);
+  assert.equal(mode(cacheFile(cache)), 0o600);
+  const next = await inFreshProcess(cache);
+  assert.equal(next.issued, false, 'the next process loaded the certificate library');
+  assert.deepEqual([next.ca, next.admin, next.serving], [first.ca, first.admin, first.serving]);
+  assert.notEqual(next.serviceAccountKey, first.serviceAccountKey);
+  // The pairs it read work together: the serving pair verifies under the CA, the admin pair is accepted.
+  const kept = JSON.parse(readFileSync(cacheFile(cache), 'utf8')) as Record<'ca' | 'admin' | 'serving', KeyPair>;
+  assert.ok((await handshake(kept.serving, kept.ca.cert, '127.0.0.1', 'localhost', kept.admin)).ok);
+  // Hosts the kept serving certificate does not cover: a serving pair under the same CA, kept in its place.
+  const wider = await inFreshProcess(cache, ['127.0.0.1', 'localhost', '10.1.2.3']);
+  assert.equal(wider.issued, true);
+  assert.equal(wider.ca, first.ca);
+  assert.notEqual(wider.serving, first.serving);
+  assert.ok(new X509Certificate(wider.serving).checkIP('10.1.2.3'));
+  assert.equal((JSON.parse(readFileSync(cacheFile(cache), 'utf8')) as Record<string, KeyPair>).serving!.cert, wider.serving);
+});
+
+test('a certificate cache that is not the user\'s alone, or holds no valid set, is not used', async () => {
+  const root = tempDir('certificate-cache-refused');
+  const cache = join(root, 'pki');
+  const valid = await inFreshProcess(cache);
+  const validText = readFileSync(cacheFile(cache), 'utf8');
+  const refused = async (why: string, setUp: () => void, after?: () => void) => {
+    writeFileSync(cacheFile(cache), validText, { mode: 0o600 });
+    chmodSync(cacheFile(cache), 0o600);
+    chmodSync(cache, 0o700);
+    setUp();
+    const got = await inFreshProcess(cache);
+    assert.equal(got.issued, true, `${why}: the cache was used`);
+    assert.notEqual(got.ca, valid.ca, why);
+    after?.();
+  };
+  // Readable by others: not trusted, replaced by a set of the user's alone.
+  await refused('a file others can read', () => chmodSync(cacheFile(cache), 0o644), () => assert.equal(mode(cacheFile(cache)), 0o600));
+  // A directory others can enter: neither read nor written.
+  await refused('a directory others can enter', () => chmodSync(cache, 0o755), () => assert.equal(readFileSync(cacheFile(cache), 'utf8'), validText));
+  // The file as a link to a valid set elsewhere.
+  const elsewhere = join(root, 'elsewhere.json');
+  writeFileSync(elsewhere, validText, { mode: 0o600 });
+  await refused('a link', () => {
+    rmSync(cacheFile(cache));
+    symlinkSync(elsewhere, cacheFile(cache));
+  });
+  const set = JSON.parse(validText) as Record<'ca' | 'admin' | 'serving', KeyPair>;
+  const other = await makeCa('other-ca');
+  await refused('a CA whose key is another\'s', () => writeFileSync(cacheFile(cache), JSON.stringify({ ...set, ca: { cert: set.ca.cert, key: other.key } })));
+  await refused('an admin pair another CA issued', () => writeFileSync(cacheFile(cache), JSON.stringify({ ...set, ca: other })));
+  await refused('not JSON', () => writeFileSync(cacheFile(cache), '{"ca":'));
+  await refused('no admin pair', () => writeFileSync(cacheFile(cache), JSON.stringify({ ca: set.ca })));
+  assert.ok(existsSync(cacheFile(cache)));
 });
