@@ -114,7 +114,11 @@ const get = (pool: Pool, headers: Record<string, string> = {}) => async () => {
   if (r.statusCode !== 200) throw new Error(`GET ${PATH}: ${r.statusCode}`);
 };
 
+/** How long each figure's load runs unmeasured first: a server that idled while the other was measured starts slower. */
+const WARM_MS = 1000;
+
 async function measure(child: Child, op: () => Promise<void>, profile?: string): Promise<Measured> {
+  await load(CONNECTIONS, WARM_MS, op);
   if (profile) await profileCommand(child, `profile ${profile}`, 'PROFILING');
   const before = cpuMs(child.process.pid);
   const r = await load(CONNECTIONS, SECONDS * 1000, op);
