@@ -3,8 +3,8 @@
 // for client certificates under that CA accepts the administrator's, and a CA already in the
 // certificate directory (made by another issuer, with a long subject) issues the missing pairs.
 // The user's certificate cache: the next process reads the set back (no certificate library
-// loaded, its own service-account key), and a cache that is not the user's alone or holds no
-// valid set is not used.
+// loaded, its own service-account key), a cache that is not the user's alone or holds no valid set
+// is not used, and startServer() keeps the set under $XDG_CACHE_HOME unless told not to.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -179,4 +179,25 @@ test('a certificate cache that is not the user\'s alone, or holds no valid set, 
   await refused('not JSON', () => writeFileSync(cacheFile(cache), '{"ca":'));
   await refused('no admin pair', () => writeFileSync(cacheFile(cache), JSON.stringify({ ca: set.ca })));
   assert.ok(existsSync(cacheFile(cache)));
+});
+
+test('startServer() keeps them in $XDG_CACHE_HOME/orch-apiserver/pki by default, and nowhere with certificateCache: false', async () => {
+  const root = tempDir('certificate-cache-default');
+  const entry = new URL('../../src/index.ts', import.meta.url).href;
+  /** A fresh process that starts and stops a server with `options` and the cache home `home`. */
+  const start = async (home: string, options: object) => {
+    const script = `const { startServer } = await import(${JSON.stringify(entry)}); const s = await startServer(${JSON.stringify(options)}); await s.close();`;
+    const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
+    const child = spawn(process.execPath, [...tsLoader, '--input-type=module', '-e', script], { env: { ...env, XDG_CACHE_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    assert.equal(await new Promise<number | null>((resolve) => child.on('exit', resolve)), 0, err);
+  };
+  const home = join(root, 'cache');
+  await start(home, {});
+  const kept = JSON.parse(readFileSync(cacheFile(join(home, 'orch-apiserver', 'pki')), 'utf8')) as Record<string, KeyPair>;
+  assert.ok(new X509Certificate(kept.ca!.cert).ca);
+  const elsewhere = join(root, 'unused');
+  await start(elsewhere, { secureServing: { certificateCache: false } });
+  assert.equal(existsSync(elsewhere), false);
 });
