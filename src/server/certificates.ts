@@ -293,7 +293,7 @@ const isPair = (v: unknown): v is KeyPair => typeof v === 'object' && v !== null
 
 /**
  * The set the cache holds, when the cache is this user's alone and the set is valid: a CA, an
- * admin pair it issued (with their keys), and the serving pair if it is good too. Anything else
+ * admin pair it issued (with their keys), and the serving pair if its key is its own. Anything else
  * (no file, a link, other owners or modes, a broken or expiring set) is no set: it is made anew.
  */
 function readCache(dir: string): SharedPairs | undefined {
@@ -306,7 +306,8 @@ function readCache(dir: string): SharedPairs | undefined {
       const set = JSON.parse(readFileSync(fd, 'utf8')) as Record<string, unknown>;
       const { ca, admin, serving } = set;
       if (!isPair(ca) || !isPair(admin) || !goodCa(ca) || !stillGood(admin, ca) || !keyMatches(admin)) return undefined;
-      return { ca, admin, ...(isPair(serving) && stillGood(serving, ca) && keyMatches(serving) && { serving }) };
+      // (The serving pair's issuer, validity and hosts are checked where the hosts are known.)
+      return { ca, admin, ...(isPair(serving) && keyMatches(serving) && { serving }) };
     } finally {
       closeSync(fd);
     }
