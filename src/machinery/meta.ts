@@ -119,7 +119,9 @@ export function validateLabels(labels: unknown, path: string): FieldError[] {
   const errs: FieldError[] = [];
   if (labels === undefined || labels === null) return errs;
   if (!isPlainObject(labels)) return [fieldError.typeInvalid(path, labels, `${path} in body must be of type object`)];
-  for (const [k, v] of Object.entries(labels)) {
+  // Keys, then each value: Object.entries makes a pair per key, twice the cost on a map of many.
+  for (const k of Object.keys(labels)) {
+    const v = labels[k];
     for (const m of qualifiedName(k)) errs.push(fieldError.invalid(path, k, m));
     if (typeof v !== 'string') errs.push(fieldError.typeInvalid(child(path, k), v, `${child(path, k)} in body must be of type string`));
     else for (const m of labelValue(v)) errs.push(fieldError.invalid(path, v, m));
@@ -132,7 +134,8 @@ export function validateAnnotations(annotations: unknown, path: string): FieldEr
   if (annotations === undefined || annotations === null) return errs;
   if (!isPlainObject(annotations)) return [fieldError.typeInvalid(path, annotations, `${path} in body must be of type object`)];
   let size = 0;
-  for (const [k, v] of Object.entries(annotations)) {
+  for (const k of Object.keys(annotations)) {
+    const v = annotations[k];
     for (const m of qualifiedName(k.toLowerCase())) errs.push(fieldError.invalid(path, k, m));
     if (typeof v !== 'string') errs.push(fieldError.typeInvalid(child(path, k), v, `${child(path, k)} in body must be of type string`));
     else size += Buffer.byteLength(k) + Buffer.byteLength(v);

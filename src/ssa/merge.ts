@@ -6,12 +6,7 @@
 
 import { FieldSet, fieldElement, pathElementString, type PathElement } from './fieldpath.ts';
 import { chooseShape, itemElementAt, listItemElement, shapeOf, SsaTypeError, type ListAtom, type TypeNode } from './typed.ts';
-import { isJsonMap, type JsonMap, type JsonValue } from './value.ts';
-
-const isEmptyMap = (v: JsonMap): boolean => {
-  for (const k in v) if (v[k] !== undefined) return false;
-  return true;
-};
+import { definedKeys, isJsonMap, type JsonMap, type JsonValue } from './value.ts';
 
 /**
  * The result of merging `rhs` (the configuration, partially specified) into `lhs` (the live
@@ -38,15 +33,17 @@ function mergeWalk(t: TypeNode, l: JsonValue | undefined, r: JsonValue | undefin
     }
     case 'map': {
       const m = t.map!;
+      if (m.atomic) return r !== undefined ? r : l;
       const lm = isJsonMap(l) ? l : undefined;
       const rm = isJsonMap(r) ? r : undefined;
-      if (m.atomic || ((!lm || isEmptyMap(lm)) && (!rm || isEmptyMap(rm)))) return r !== undefined ? r : l;
+      const lk = lm ? definedKeys(lm) : [];
+      const rk = rm ? definedKeys(rm) : [];
+      if (lk.length === 0 && rk.length === 0) return r !== undefined ? r : l;
       const out: JsonMap = {};
       let any = false;
       if (lm)
-        for (const k in lm) {
-          const lv = lm[k];
-          if (lv === undefined) continue;
+        for (const k of lk) {
+          const lv = lm[k]!;
           path.push(fieldElement(k));
           const v = mergeWalk(m.fields.get(k) ?? m.elem, lv, rm?.[k], path);
           path.pop();
@@ -56,9 +53,9 @@ function mergeWalk(t: TypeNode, l: JsonValue | undefined, r: JsonValue | undefin
           }
         }
       if (rm)
-        for (const k in rm) {
-          const rv = rm[k];
-          if (rv === undefined || (lm && lm[k] !== undefined)) continue;
+        for (const k of rk) {
+          const rv = rm[k]!;
+          if (lm && lm[k] !== undefined) continue;
           path.push(fieldElement(k));
           const v = mergeWalk(m.fields.get(k) ?? m.elem, undefined, rv, path);
           path.pop();
@@ -183,12 +180,11 @@ function removeWalk(t: TypeNode, v: JsonValue, toRemove: FieldSet): JsonValue {
     }
     case 'map': {
       const m = t.map!;
-      if (!isJsonMap(v) || isEmptyMap(v) || m.atomic) return null;
+      if (!isJsonMap(v) || m.atomic) return null;
       const out: JsonMap = {};
       let any = false;
-      for (const k in v) {
-        const val = v[k];
-        if (val === undefined) continue;
+      for (const k of definedKeys(v)) {
+        const val = v[k]!;
         const pe = fieldElement(k);
         if (toRemove.hasMember(pe)) continue;
         const sub = toRemove.child(pe);

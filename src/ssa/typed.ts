@@ -6,7 +6,7 @@
 
 import type { Schema } from '../machinery/schema.ts';
 import { FieldSet, fieldElement, keyElement, pathString, valueElement, type Path, type PathElement } from './fieldpath.ts';
-import { isJsonMap, valuesEqual, type JsonMap, type JsonValue } from './value.ts';
+import { definedKeys, isJsonMap, valuesEqual, type JsonMap, type JsonValue } from './value.ts';
 
 /** A struct or map: declared fields, the type of other keys, and whether it is owned as a whole. */
 interface MapAtom {
@@ -194,11 +194,6 @@ export function itemElementAt(list: ListAtom, item: JsonValue, path: Path, index
   }
 }
 
-const isEmptyMap = (v: JsonMap): boolean => {
-  for (const k in v) if (v[k] !== undefined) return false;
-  return true;
-};
-
 // ---- field set of a value ----
 
 /**
@@ -242,18 +237,19 @@ class SetBuilder {
   }
 }
 
-function walkToSet(t: TypeNode, v: JsonValue, b: SetBuilder): void {
+/** Returns whether `v` is a map with nothing in it (a member itself, where it is a field's value). */
+function walkToSet(t: TypeNode, v: JsonValue, b: SetBuilder): boolean {
   switch (shapeOf(t, v)) {
     case 'scalar':
       b.insert();
-      return;
+      return false;
     case 'list': {
       const list = t.list!;
       if (list.atomic) {
         b.insert();
-        return;
+        return false;
       }
-      if (!Array.isArray(v)) return;
+      if (!Array.isArray(v)) return false;
       const pes = v.map((item, i) => itemElementAt(list, item, b.path, i));
       let counts: Map<string, number> | undefined;
       if (pes.length > 1) {
@@ -273,24 +269,24 @@ function walkToSet(t: TypeNode, v: JsonValue, b: SetBuilder): void {
         }
         b.pop();
       }
-      return;
+      return false;
     }
     case 'map': {
       const m = t.map!;
       if (m.atomic) {
         b.insert();
-        return;
+        return false;
       }
-      if (!isJsonMap(v)) return;
-      for (const k in v) {
-        const val = v[k];
-        if (val === undefined) continue;
+      if (!isJsonMap(v)) return false;
+      const keys = definedKeys(v);
+      for (const k of keys) {
+        const val = v[k]!;
         const field = m.fields.get(k);
         b.push(fieldElement(k));
-        walkToSet(field ?? m.elem, val, b);
-        if (val === null || (isJsonMap(val) && isEmptyMap(val)) || !field) b.insert();
+        if (walkToSet(field ?? m.elem, val, b) || val === null || !field) b.insert();
         b.pop();
       }
+      return keys.length === 0;
     }
   }
 }
@@ -356,21 +352,23 @@ function cmpHandle(shape: Shape, t: TypeNode, l: JsonValue | undefined, r: JsonV
     return false;
   }
   const m = t.map!;
+  if (m.atomic) return cmpLeaf(l, r, path, c);
   const lm = isJsonMap(l) ? l : undefined;
   const rm = isJsonMap(r) ? r : undefined;
-  if (m.atomic || ((!lm || isEmptyMap(lm)) && (!rm || isEmptyMap(rm)))) return cmpLeaf(l, r, path, c);
+  const lk = lm ? definedKeys(lm) : [];
+  const rk = rm ? definedKeys(rm) : [];
+  if (lk.length === 0 && rk.length === 0) return cmpLeaf(l, r, path, c);
   if (lm)
-    for (const k in lm) {
-      const lv = lm[k];
-      if (lv === undefined) continue;
+    for (const k of lk) {
+      const lv = lm[k]!;
       path.push(fieldElement(k));
       cmpWalk(m.fields.get(k) ?? m.elem, lv, rm?.[k], path, c);
       path.pop();
     }
   if (rm)
-    for (const k in rm) {
-      const rv = rm[k];
-      if (rv === undefined || (lm && lm[k] !== undefined)) continue;
+    for (const k of rk) {
+      const rv = rm[k]!;
+      if (lm && lm[k] !== undefined) continue;
       path.push(fieldElement(k));
       cmpWalk(m.fields.get(k) ?? m.elem, undefined, rv, path, c);
       path.pop();
@@ -386,25 +384,36 @@ function cmpHandle(shape: Shape, t: TypeNode, l: JsonValue | undefined, r: JsonV
  */
 function oneSidedWalk(t: TypeNode, v: JsonValue, path: PathElement[], parent: FieldSet): void {
   const pe = path[path.length - 1]!;
-  if (hasOneSidedContents(t, v)) oneSidedContents(t, v, path, parent.descend(pe));
+  const below = oneSidedBelow(t, v);
+  if (below) walkBelow(t, v, below, path, parent.descend(pe));
   parent.insertMember(pe);
 }
 
-/** Whether the walk goes below `v` (a granular, non-empty list or map) rather than taking it as a leaf. */
-function hasOneSidedContents(t: TypeNode, v: JsonValue): boolean {
+/**
+ * What the walk goes below in `v`, rather than taking it as a leaf: true for a granular, non-empty
+ * list, the keys of a granular, non-empty map (so that the map is enumerated once), else false.
+ */
+function oneSidedBelow(t: TypeNode, v: JsonValue): string[] | boolean {
   const shape = shapeOf(t, v);
   if (shape === 'scalar') return false;
   if (shape === 'list') return !t.list!.atomic && Array.isArray(v) && v.length > 0;
-  return !t.map!.atomic && isJsonMap(v) && !isEmptyMap(v);
+  if (t.map!.atomic || !isJsonMap(v)) return false;
+  const keys = definedKeys(v);
+  return keys.length > 0 && keys;
 }
 
 /** The members below `v` (at `path`) into `node`, the set under `path`; nothing for a leaf. */
 function oneSidedContents(t: TypeNode, v: JsonValue, path: PathElement[], node: FieldSet): void {
-  if (!hasOneSidedContents(t, v)) return;
-  if (Array.isArray(v)) {
+  const below = oneSidedBelow(t, v);
+  if (below) walkBelow(t, v, below, path, node);
+}
+
+function walkBelow(t: TypeNode, v: JsonValue, below: string[] | true, path: PathElement[], node: FieldSet): void {
+  if (below === true) {
+    const items = v as JsonValue[];
     const list = t.list!;
     // Every item's element first (the first bad item fails the walk before anything below it).
-    const pes = v.map((item, i) => itemElementAt(list, item, path, i));
+    const pes = items.map((item, i) => itemElementAt(list, item, path, i));
     let repeated: Set<string> | undefined;
     if (pes.length > 1) {
       const seen = new Set<string>();
@@ -413,7 +422,7 @@ function oneSidedContents(t: TypeNode, v: JsonValue, path: PathElement[], node: 
         else seen.add(pe.key);
       }
     }
-    for (let i = 0; i < v.length; i++) {
+    for (let i = 0; i < items.length; i++) {
       const pe = pes[i]!;
       // A repeated item is owned whole, once.
       if (repeated?.has(pe.key)) {
@@ -421,16 +430,15 @@ function oneSidedContents(t: TypeNode, v: JsonValue, path: PathElement[], node: 
         continue;
       }
       path.push(pe);
-      oneSidedWalk(list.elem, v[i]!, path, node);
+      oneSidedWalk(list.elem, items[i]!, path, node);
       path.pop();
     }
     return;
   }
   const m = t.map!;
   const map = v as JsonMap;
-  for (const k in map) {
-    const sub = map[k];
-    if (sub === undefined) continue;
+  for (const k of below) {
+    const sub = map[k]!;
     path.push(fieldElement(k));
     oneSidedWalk(m.fields.get(k) ?? m.elem, sub, path, node);
     path.pop();

@@ -10,6 +10,20 @@ export interface JsonMap {
 
 export const isJsonMap = (v: unknown): v is JsonMap => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/**
+ * The keys of `m` that hold a value, in its order. A map with many keys is stored by V8 as a
+ * dictionary, and every enumeration of one (`for…in`, even one that stops at its first key, or
+ * `Object.keys`) sorts all its keys, so a walk enumerates each map once, through this, and tests
+ * emptiness by the length of the result.
+ */
+export function definedKeys(m: JsonMap): string[] {
+  const keys = Object.keys(m);
+  let n = 0;
+  for (const k of keys) if (m[k] !== undefined) keys[n++] = k;
+  keys.length = n;
+  return keys;
+}
+
 /** Rank of a value's kind in the total order: numbers < strings < booleans < lists < maps < null. */
 function kindRank(v: JsonValue): number {
   switch (typeof v) {
