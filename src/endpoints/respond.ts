@@ -190,6 +190,23 @@ export async function readBody(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYT
   return (await readBodyBytes(ctx, limit)).toString('utf8');
 }
 
+/** Writes of this many bytes' worth of work (request and stored object) on are prepared by a worker. */
+export const OFF_LOOP_BYTES = 64 * 1024;
+
+/**
+ * A body from this size on is gathered into shared memory: it may cross to a write worker (above),
+ * and shared memory crosses without a copy, which for a large body costs the event loop its time
+ * and fresh pages. Nothing writes into a body once it is read.
+ */
+function joinChunks(chunks: Buffer[], size: number): Buffer {
+  if (chunks.length === 1 && size < OFF_LOOP_BYTES) return chunks[0]!;
+  if (size < OFF_LOOP_BYTES) return Buffer.concat(chunks, size);
+  const body = Buffer.from(new SharedArrayBuffer(size));
+  let at = 0;
+  for (const c of chunks) at += c.copy(body, at);
+  return body;
+}
+
 /** The request body as bytes (binary encodings), with the same limit. */
 export function readBodyBytes(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYTES): Promise<Buffer> {
   const { req } = ctx;
@@ -220,7 +237,7 @@ export function readBodyBytes(ctx: RequestContext, limit = MAX_REQUEST_BODY_BYTE
     req.once('end', () => {
       if (settled) return;
       settled = true;
-      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      const body = joinChunks(chunks, size);
       // Kept for audit at the Request level (a reference to the bytes read, not a copy).
       ctx.requestBody = body;
       resolve(body);

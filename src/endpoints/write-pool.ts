@@ -17,9 +17,7 @@ import type { KindDefinition } from '../registry/definition.ts';
 import type { DeclarativeEvent, DeclarativeValidation } from '../registry/declarative-validation.ts';
 import { kindKey, type PreparationCall, type PreparationJob, type PreparationOffload, type PreparedWrite, type RequestedMeta } from '../registry/preparation.ts';
 import type { PortableForm } from './write-inputs.ts';
-
-/** Writes of this many bytes' worth of work (request and stored object) on are prepared by a worker. */
-const OFF_LOOP_BYTES = 64 * 1024;
+import { OFF_LOOP_BYTES } from './respond.ts';
 
 /** Jobs waiting for a worker, at most; beyond, a request is refused with 429 (Retry-After). */
 const MAX_QUEUED = 64;
