@@ -60,14 +60,19 @@ let idle: NodeJS.Timeout | undefined;
 /**
  * How long after a large job its collection waits. Meanwhile the event loop stores the bytes and
  * answers: a collection at once took the second of two cores from it (and its marking helpers the
- * first), and a 3 MiB write's answer came 15-35 ms later. A job arriving first cancels it rather
- * than run it first (which only moved its cost into that job's time): the heap then grows until
- * V8's own limits collect it during the jobs, and the idle collection returns it afterwards.
+ * first), and a 3 MiB write's answer came 15-35 ms later. A job arriving first puts it off (running
+ * it first would only move its cost into that job's time) until the large jobs since the last
+ * collection add up to UNCOLLECTED_BYTES: then it runs at once, so that a stream of large writes
+ * with no pause between them still leaves at most that much garbage.
  */
-const COLLECT_DELAY_MS = 50;
+const COLLECT_DELAY_MS = 20;
+const UNCOLLECTED_BYTES = 8 * 1024 * 1024;
 let collecting: NodeJS.Timeout | undefined;
-const collectLater = (): void => {
+let uncollected = 0;
+const collectNow = (): void => {
+  clearTimeout(collecting);
   collecting = undefined;
+  uncollected = 0;
   collect();
 };
 
@@ -77,7 +82,12 @@ parentPort!.on('message', (msg: WriteJob) => {
   clearTimeout(collecting);
   void run(msg).then((reply) => {
     parentPort!.postMessage(reply, movable(reply));
-    if (msg.input.bytes + (msg.job.stored?.value.byteLength ?? 0) >= COLLECT_AFTER_BYTES) (collecting = setTimeout(collectLater, COLLECT_DELAY_MS)).unref();
+    const bytes = msg.input.bytes + (msg.job.stored?.value.byteLength ?? 0);
+    if (bytes >= COLLECT_AFTER_BYTES) {
+      uncollected += bytes;
+      if (uncollected >= UNCOLLECTED_BYTES) setImmediate(collectNow);
+      else (collecting = setTimeout(collectNow, COLLECT_DELAY_MS)).unref();
+    }
     (idle = setTimeout(collectAll, IDLE_COLLECT_MS)).unref();
   });
 });
