@@ -57,37 +57,12 @@ const collectAll = (): void => gc({ type: 'major', flavor: 'last-resort' });
 const IDLE_COLLECT_MS = 1000;
 let idle: NodeJS.Timeout | undefined;
 
-/**
- * How long after a large job its collection waits. Meanwhile the event loop stores the bytes and
- * answers: a collection at once took the second of two cores from it (and its marking helpers the
- * first), and a 3 MiB write's answer came 15-35 ms later. A job arriving first puts it off (running
- * it first would only move its cost into that job's time) until the large jobs since the last
- * collection add up to UNCOLLECTED_BYTES: then it runs at once, so that a stream of large writes
- * with no pause between them still leaves at most that much garbage.
- */
-const COLLECT_DELAY_MS = 20;
-const UNCOLLECTED_BYTES = 8 * 1024 * 1024;
-let collecting: NodeJS.Timeout | undefined;
-let uncollected = 0;
-const collectNow = (): void => {
-  clearTimeout(collecting);
-  collecting = undefined;
-  uncollected = 0;
-  collect();
-};
-
 parentPort!.postMessage({ ready: true } satisfies WriteReply);
 parentPort!.on('message', (msg: WriteJob) => {
   clearTimeout(idle);
-  clearTimeout(collecting);
   void run(msg).then((reply) => {
     parentPort!.postMessage(reply, movable(reply));
-    const bytes = msg.input.bytes + (msg.job.stored?.value.byteLength ?? 0);
-    if (bytes >= COLLECT_AFTER_BYTES) {
-      uncollected += bytes;
-      if (uncollected >= UNCOLLECTED_BYTES) setImmediate(collectNow);
-      else (collecting = setTimeout(collectNow, COLLECT_DELAY_MS)).unref();
-    }
+    if (msg.input.bytes + (msg.job.stored?.value.byteLength ?? 0) >= COLLECT_AFTER_BYTES) setImmediate(collect);
     (idle = setTimeout(collectAll, IDLE_COLLECT_MS)).unref();
   });
 });
