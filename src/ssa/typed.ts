@@ -249,7 +249,8 @@ function walkToSet(t: TypeNode, v: JsonValue, b: SetBuilder): boolean {
         b.insert();
         return false;
       }
-      if (!Array.isArray(v)) return false;
+      // (A map where a list belongs is a member when it is empty, as a field's empty map is.)
+      if (!Array.isArray(v)) return isJsonMap(v) && definedKeys(v).length === 0;
       const pes = v.map((item, i) => itemElementAt(list, item, b.path, i));
       let counts: Map<string, number> | undefined;
       if (pes.length > 1) {

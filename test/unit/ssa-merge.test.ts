@@ -50,6 +50,11 @@ describe('field sets by schema markers', () => {
     assert.equal(fieldsOf(schema, { spec: { items: [{ name: 'a', value: 'x' }] } }), '{"f:spec":{"f:items":{"k:{\\"name\\":\\"a\\"}":{".":{},"f:name":{},"f:value":{}}}}}');
   });
 
+  it('owns an empty map as a leaf, also where the schema has a list, and a non-empty one by its keys', () => {
+    assert.equal(fieldsOf(schema, { spec: { items: {}, templ: {} } }), '{"f:spec":{"f:items":{},"f:templ":{}}}');
+    assert.equal(fieldsOf(schema, { spec: { templ: { known: 'k' } } }), '{"f:spec":{"f:templ":{"f:known":{}}}}');
+  });
+
   it('fills a missing key field from its default, and sorts key fields by name', () => {
     assert.equal(fieldsOf(schema, { spec: { ports: [{ port: 80 }] } }), '{"f:spec":{"f:ports":{"k:{\\"port\\":80,\\"protocol\\":\\"TCP\\"}":{".":{},"f:port":{}}}}}');
     assert.throws(() => toFieldSet(typeOf(schema), { spec: { items: [{ value: 'x' }] } }), (e: unknown) => {
