@@ -285,8 +285,7 @@ function keyMatches(pair: KeyPair): boolean {
 
 /** Whether `ca` is a CA certificate that signed itself, valid for a while yet, with its key. */
 function goodCa(ca: KeyPair): boolean {
-  const c = new NodeCertificate(ca.cert);
-  return c.ca && c.checkIssued(c) && c.verify(c.publicKey) && Date.parse(c.validTo) - Date.now() >= RENEW_BEFORE && keyMatches(ca);
+  return new NodeCertificate(ca.cert).ca && stillGood(ca, ca) && keyMatches(ca);
 }
 
 const isPair = (v: unknown): v is KeyPair => typeof v === 'object' && v !== null && typeof (v as KeyPair).cert === 'string' && typeof (v as KeyPair).key === 'string';
