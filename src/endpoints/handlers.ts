@@ -19,7 +19,7 @@ import { bodyWeight, viewInput, writeInput, type PortableForm } from './write-in
 import { managerFromUserAgent } from '../registry/field-manager.ts';
 import { bodyApiVersion, decodeBody, type FieldValidation, parseFieldValidation } from './decode.ts';
 import type { ReviewStore } from '../registry/review-store.ts';
-import { requestedMeta } from '../registry/preparation.ts';
+import { requestedMeta, type Answered } from '../registry/preparation.ts';
 import { parseBool, parseListOptions } from '../machinery/list-options.ts';
 import { failedAfterNegotiating, readBodyBytes, writeBody, writeConverted, writeObject, writeStatus, writeStoredJson } from './respond.ts';
 import { supportsProtobuf } from '../wire/protobuf/index.ts';
@@ -107,6 +107,14 @@ function writeOptions(
     force: force ?? false,
   };
 }
+
+/** The request's end: its answer handed to the connection, or the connection gone first. */
+const answeredBy =
+  (ctx: RequestContext): Answered =>
+  (then) => {
+    if (ctx.res.closed) then();
+    else ctx.res.once('close', then);
+  };
 
 function allowed(t: ResourceTarget<ReadableStore>, verb: Verb): void {
   const verbs = t.subresource ? t.subresource.verbs : t.store.def.verbs;
@@ -296,7 +304,7 @@ export async function handleCreate(ctx: RequestContext, env: HandlerEnv, t: Reso
     const type = negotiateBody(ctx.req.headers['content-type'], ['json', 'yaml', 'protobuf', 'cbor'], protobufFor(env, t), ctx.cbor);
     const body = await readBodyBytes(ctx);
     const input = writeInput({ form: 'body', bytes: bodyWeight(body.length, type), body, type, validation: fieldValidation }, t.store);
-    const created = await t.store.create(t.namespace, input, { dryRun, manager, warn: (m) => ctx.warnings.add(m), deadline: ctx.deadline, user: ctx.effectiveUser, describe: (m) => (ctx.requestObject = m) });
+    const created = await t.store.create(t.namespace, input, { dryRun, manager, warn: (m) => ctx.warnings.add(m), deadline: ctx.deadline, answered: answeredBy(ctx), user: ctx.effectiveUser, describe: (m) => (ctx.requestObject = m) });
     writeStoredJson(ctx, enc, 201, created.responseBody());
   } catch (e) {
     throw failedAfterNegotiating(e, enc);
@@ -370,6 +378,7 @@ export async function handleUpdate(ctx: RequestContext, env: HandlerEnv, t: Reso
       manager,
       warn: (m) => ctx.warnings.add(m),
       deadline: ctx.deadline,
+      answered: answeredBy(ctx),
       user: ctx.effectiveUser,
       describe: (m) => (ctx.requestObject = m),
       subresource: t.subresource,
@@ -435,6 +444,7 @@ export async function handlePatch(ctx: RequestContext, env: HandlerEnv, t: Resou
       applied: apply,
       warn: (m) => ctx.warnings.add(m),
       deadline: ctx.deadline,
+      answered: answeredBy(ctx),
       user: ctx.effectiveUser,
       subresource: t.subresource,
       allowCreate: apply && !t.subresource,

@@ -48,6 +48,12 @@ export interface WriteJob {
   input: PortableForm;
 }
 
+/** What a worker is sent: a job, or word to collect what the last large one left. */
+export type WorkerMessage = WriteJob | { collect: true };
+
+/** Jobs from this many bytes (request and stored object) on leave garbage worth collecting at once. */
+const COLLECT_AFTER_BYTES = 1024 * 1024;
+
 /** A thrown Status, as it crosses threads. */
 export interface PortableStatus {
   code: number;
@@ -186,6 +192,7 @@ export class WritePool implements PreparationOffload {
       const p = slot.running;
       if (!p || p.job.id !== reply.id) return;
       this.finish(slot, (q) => {
+        if (q.job.input.bytes + (q.job.job.stored?.value.byteLength ?? 0) >= COLLECT_AFTER_BYTES) this.collectWhenAnswered(slot, q);
         if ('declarative' in reply) {
           for (const w of reply.warnings) q.call.warn(w);
           if (reply.requested) q.call.describe?.(reply.requested);
@@ -206,6 +213,20 @@ export class WritePool implements PreparationOffload {
     worker.on('exit', (code) => this.fail(slot, new Error(`the write worker exited with code ${code}`)));
     this.slots.push(slot);
     return slot;
+  }
+
+  /**
+   * A large job leaves hundreds of MB of garbage that nothing else in an idle worker would prompt
+   * its collector to reclaim. The worker collects it once the request has been answered: at once,
+   * the collection (tens of ms of a full mark-compact) would take a core while this thread still
+   * stores the write and sends its answer. A job the worker runs first goes first.
+   */
+  private collectWhenAnswered(slot: Slot, p: Pending): void {
+    const collect = () => {
+      if (this.slots.includes(slot)) slot.worker.postMessage({ collect: true } satisfies WorkerMessage);
+    };
+    if (p.call.answered) p.call.answered(collect);
+    else collect();
   }
 
   /** Hands the slot's running job to `settle` and marks the slot idle. */

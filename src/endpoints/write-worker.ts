@@ -17,7 +17,7 @@ import { kindKey, linkSharedStorage, subresourcesOf, WritePreparation, type Requ
 import { writeInput } from './write-inputs.ts';
 import { hasRules } from '../registry/validation-rules.ts';
 import { loadCel } from '../cel/load.ts';
-import type { WriteJob, WriteReply, WriteWorkerData } from './write-pool.ts';
+import type { WorkerMessage, WriteJob, WriteReply, WriteWorkerData } from './write-pool.ts';
 
 const data = workerData as WriteWorkerData;
 const gates = parseFeatureGates(data.featureGates);
@@ -34,12 +34,10 @@ const preps = defs.map((d) => new WritePreparation(d, declarative));
 linkSharedStorage(preps);
 const byKind = new Map(preps.map((p) => [kindKey(p.def), { prep: p, subresources: subresourcesOf(p.def) }]));
 
-/** Jobs from this many bytes (request and stored object) on leave garbage worth collecting at once. */
-const COLLECT_AFTER_BYTES = 1024 * 1024;
-
-// A large job leaves hundreds of MB of garbage that nothing else in an idle worker would prompt the
-// collector to reclaim: the worker's memory, which is the server's, would stay at its high-water
-// mark. A full collection once the answer is sent costs little (what is live is small) and returns it.
+// A large job leaves garbage that nothing else in an idle worker would prompt the collector to
+// reclaim: the worker's memory, which is the server's, would stay at its high-water mark. The pool
+// says when to collect it (once the request has been answered); a full collection costs little
+// then (what is live is small) and returns it.
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as (options?: { type?: 'major' | 'minor'; flavor?: 'regular' | 'last-resort' }) => void;
 const collect = (): void => gc();
@@ -58,11 +56,11 @@ const IDLE_COLLECT_MS = 1000;
 let idle: NodeJS.Timeout | undefined;
 
 parentPort!.postMessage({ ready: true } satisfies WriteReply);
-parentPort!.on('message', (msg: WriteJob) => {
+parentPort!.on('message', (msg: WorkerMessage) => {
+  if ('collect' in msg) return collect();
   clearTimeout(idle);
   void run(msg).then((reply) => {
     parentPort!.postMessage(reply, movable(reply));
-    if (msg.input.bytes + (msg.job.stored?.value.byteLength ?? 0) >= COLLECT_AFTER_BYTES) setImmediate(collect);
     (idle = setTimeout(collectAll, IDLE_COLLECT_MS)).unref();
   });
 });

@@ -119,6 +119,9 @@ export type PreparedWrite =
   /** The update changes nothing: no write, no event. */
   | { op: 'unchanged' };
 
+/** Registers `then` to run once a request's answer has been sent, or the request ended without one. */
+export type Answered = (then: () => void) => void;
+
 /**
  * Prepares writes off the event loop when they are large: undefined means prepare it here (too
  * small to be worth a hand-off, or a kind the workers do not know).
@@ -137,6 +140,8 @@ export interface PreparationCall {
   warn: Warn;
   /** Where the identity of the request's own object goes, when the caller asks for it. */
   describe?: DescribeRequested;
+  /** Calls `then` once the request has been answered (absent: the write is no request's). */
+  answered?: Answered;
   /** The same preparation on this thread (when no worker can run it). */
   inline(): Promise<PreparedWrite>;
 }

@@ -32,7 +32,7 @@ import type { FieldManager } from './field-manager.ts';
 import { ConvertingWatch, type ObjectCodec } from './converted-json.ts';
 import type { DeclarativeValidation } from './declarative-validation.ts';
 import { selectorMatcher } from './selection.ts';
-import { checkPreconditions, isWriteInput, kindKey, subresourcesOf, WritePreparation, type DescribeRequested, type PreparationJob, type PreparationOffload, type PreparedWrite, type WriteInput } from './preparation.ts';
+import { checkPreconditions, isWriteInput, kindKey, subresourcesOf, WritePreparation, type DescribeRequested, type PreparationJob, type PreparationOffload, type PreparedWrite, type WriteInput, type Answered } from './preparation.ts';
 
 export interface WriteOptions {
   dryRun: boolean;
@@ -53,6 +53,11 @@ export interface WriteOptions {
    * write is then refused (a create's or update's body: audit's objectRef).
    */
   describe?: DescribeRequested;
+  /**
+   * When the request has been answered: a worker that prepared a large write collects its garbage
+   * then, not while this thread is still storing and answering it.
+   */
+  answered?: Answered;
 }
 
 export interface UpdateOptions extends WriteOptions {
@@ -666,7 +671,7 @@ export class RegistryStore implements ReadableStore {
   private prepareWrite(job: PreparationJob, input: WriteInput, opts: WriteOptions): Promise<PreparedWrite> {
     const warn = opts.warn ?? (() => {});
     const inline = () => this.prep.prepare(job, input.mutate, this.subresources, warn, opts.describe);
-    return this.offload?.prepare({ job, input, deadline: opts.deadline, warn, describe: opts.describe, inline }) ?? inline();
+    return this.offload?.prepare({ job, input, deadline: opts.deadline, warn, describe: opts.describe, answered: opts.answered, inline }) ?? inline();
   }
 
   private preparationJob(namespace: string | undefined, name: string | undefined, kv: KeyValue | undefined, opts: UpdateOptions): PreparationJob {

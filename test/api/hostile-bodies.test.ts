@@ -16,7 +16,7 @@ import { encodeObject } from '../../src/wire/protobuf/index.ts';
 import { WritePool } from '../../src/endpoints/write-pool.ts';
 import { writeInput } from '../../src/endpoints/write-inputs.ts';
 import type { BodyType, FieldValidation } from '../../src/endpoints/decode.ts';
-import { kindKey, WritePreparation, type PreparedWrite } from '../../src/registry/preparation.ts';
+import { kindKey, WritePreparation, type Answered, type PreparedWrite } from '../../src/registry/preparation.ts';
 import { builtinKinds } from '../../src/registry/kinds/index.ts';
 import { namingProfile } from '../../src/naming.ts';
 import { parseFeatureGates } from '../../src/machinery/feature-gates.ts';
@@ -223,12 +223,12 @@ describe('the write pool', () => {
   const prep = new WritePreparation(lease);
   const small = (name: string) => Buffer.from(JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Lease', metadata: { name }, spec: { holderIdentity: 'h', x: 1 } }));
   /** A create of `body` prepared by the pool (every write goes to a worker: offLoopBytes is 0). */
-  const create = async (pool: WritePool, body: Buffer, type: BodyType, validation: FieldValidation, deadline?: number): Promise<PreparedWrite & { warnings: string[] }> => {
+  const create = async (pool: WritePool, body: Buffer, type: BodyType, validation: FieldValidation, deadline?: number, answered?: Answered): Promise<PreparedWrite & { warnings: string[] }> => {
     const input = writeInput({ form: 'body', bytes: body.length, body, type, validation }, prep);
     const job = { kind: kindKey(lease), namespace: 'default', opts: {} };
     const inline = () => Promise.reject(new Error('prepared inline: the pool was expected to take it'));
     const warnings: string[] = [];
-    const prepared = await (pool.prepare({ job, input, deadline, warn: (w) => warnings.push(w), inline }) ?? Promise.reject(new Error('the pool refused the job')));
+    const prepared = await (pool.prepare({ job, input, deadline, warn: (w) => warnings.push(w), answered, inline }) ?? Promise.reject(new Error('the pool refused the job')));
     return { ...prepared, warnings };
   };
 
@@ -249,6 +249,29 @@ describe('the write pool', () => {
         (e: unknown) => e,
       );
       assert.ok(isStatusError(after) && after.message === 'strict decoding error: unknown field "spec.x"', String(after));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test("a worker collects a large job's garbage once the request is answered, and is told only for large jobs", async () => {
+    const pool = new WritePool({ naming: 'orch', featureGates: {}, defs, offLoopBytes: 0 });
+    try {
+      const told: (() => void)[] = [];
+      const answered: Answered = (then) => void told.push(then);
+      await create(pool, small('g'), 'json', 'Ignore', undefined, answered);
+      assert.equal(told.length, 0, 'a small job leaves nothing worth a collection');
+      const large = Buffer.from(JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Lease', metadata: { name: 'h' }, spec: { holderIdentity: 'x'.repeat(THREE_MIB) } }));
+      const h = await create(pool, large, 'json', 'Ignore', undefined, answered);
+      assert.equal(h.op, 'create');
+      assert.equal(told.length, 1, 'a large job waits for its answer before its worker collects');
+      // Answered now, while the worker is busy with the next job: that job goes first, the collection after it.
+      const next = create(pool, large, 'json', 'Ignore', undefined, answered);
+      told[0]!();
+      assert.equal((await next).op, 'create');
+      told[1]!();
+      const after = await create(pool, small('i'), 'json', 'Ignore');
+      assert.equal(after.op === 'create' && prep.decodeNew(after.bytes).metadata.name, 'i');
     } finally {
       await pool.close();
     }
