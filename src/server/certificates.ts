@@ -10,10 +10,11 @@
 // handshake with. The certificate library is loaded the first time a certificate is issued: a
 // restart, or a start that finds the cache valid, never loads it.
 
-import { createPrivateKey, generateKeyPairSync, randomBytes, webcrypto, X509Certificate as NodeCertificate } from 'node:crypto';
-import { chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs';
-import { homedir, hostname } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { createPrivateKey, generateKeyPairSync, webcrypto, X509Certificate as NodeCertificate } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { readPrivateFile, userCacheDirectory, writePrivateFile } from './user-cache.ts';
 
 type X509 = typeof import('@peculiar/x509');
 let library: Promise<X509> | undefined;
@@ -213,16 +214,7 @@ let processServiceAccountKey: string | undefined;
  * `$XDG_CACHE_HOME`, else under `~/.cache`; undefined when there is no home directory.
  */
 export function defaultCertificateCache(): string | undefined {
-  // (The base directory specification ignores a relative XDG_CACHE_HOME.)
-  const xdg = process.env.XDG_CACHE_HOME;
-  if (xdg && isAbsolute(xdg)) return join(xdg, 'orch-apiserver', 'pki');
-  let home: string;
-  try {
-    home = homedir();
-  } catch {
-    return undefined;
-  }
-  return isAbsolute(home) ? join(home, '.cache', 'orch-apiserver', 'pki') : undefined;
+  return userCacheDirectory('pki');
 }
 
 /**
@@ -267,17 +259,6 @@ async function sharedPairs(cache: string | undefined): Promise<SharedPairs> {
 /** The cache's one file: the pairs as JSON, replaced whole (written beside it, then renamed over it). */
 const CACHE_FILE = 'certificates.json';
 
-/** Whether a file or directory is this user's alone: owned by it, no access for group or others. */
-function ownedPrivately(st: Stats): boolean {
-  return process.getuid !== undefined && st.uid === process.getuid() && (st.mode & 0o077) === 0;
-}
-
-/** Whether `dir` is a directory (not a link to one) that is this user's alone. */
-function privateDirectory(dir: string): boolean {
-  const st = lstatSync(dir);
-  return st.isDirectory() && ownedPrivately(st);
-}
-
 /** Whether `pair`'s key is the private key of its certificate. */
 function keyMatches(pair: KeyPair): boolean {
   return new NodeCertificate(pair.cert).checkPrivateKey(createPrivateKey(pair.key));
@@ -296,36 +277,22 @@ const isPair = (v: unknown): v is KeyPair => typeof v === 'object' && v !== null
  * (no file, a link, other owners or modes, a broken or expiring set) is no set: it is made anew.
  */
 function readCache(dir: string): SharedPairs | undefined {
+  const bytes = readPrivateFile(dir, CACHE_FILE);
+  if (!bytes) return undefined;
   try {
-    if (!privateDirectory(dir)) return undefined;
-    const fd = openSync(join(dir, CACHE_FILE), constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      const st = fstatSync(fd);
-      if (!st.isFile() || !ownedPrivately(st)) return undefined;
-      const set = JSON.parse(readFileSync(fd, 'utf8')) as Record<string, unknown>;
-      const { ca, admin, serving } = set;
-      if (!isPair(ca) || !isPair(admin) || !goodCa(ca) || !stillGood(admin, ca) || !keyMatches(admin)) return undefined;
-      // (The serving pair's issuer, validity and hosts are checked where the hosts are known.)
-      return { ca, admin, ...(isPair(serving) && keyMatches(serving) && { serving }) };
-    } finally {
-      closeSync(fd);
-    }
+    const set = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
+    const { ca, admin, serving } = set;
+    if (!isPair(ca) || !isPair(admin) || !goodCa(ca) || !stillGood(admin, ca) || !keyMatches(admin)) return undefined;
+    // (The serving pair's issuer, validity and hosts are checked where the hosts are known.)
+    return { ca, admin, ...(isPair(serving) && keyMatches(serving) && { serving }) };
   } catch {
     return undefined;
   }
 }
 
-/** Replaces the cache's set with `set` (mode 0600 from the start); a cache that cannot be written is left as it is. */
+/** Replaces the cache's set with `set`; a cache that cannot be written is left as it is. */
 function writeCache(dir: string, set: Required<SharedPairs>): void {
-  const temporary = join(dir, `.${CACHE_FILE}.${process.pid}.${randomBytes(6).toString('hex')}`);
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    if (!privateDirectory(dir)) return;
-    writeFileSync(temporary, JSON.stringify(set), { mode: 0o600, flag: 'wx' });
-    renameSync(temporary, join(dir, CACHE_FILE));
-  } catch {
-    rmSync(temporary, { force: true });
-  }
+  writePrivateFile(dir, CACHE_FILE, JSON.stringify(set));
 }
 
 /** The administrator's kubeconfig: the server's CA, its https URL, and the admin client certificate. */
