@@ -592,7 +592,8 @@ async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
  * own split of it (import, startServer) — the in-process figure. The package's compiled JavaScript
  * (built here first) with throw-away storage, its certificates in the user's certificate cache (as
  * every start after a user's first finds them) and with an empty cache (the first: it issues
- * them), the same on a data directory an earlier start filled (a restart: certificates read back,
+ * them); V8's compiled form of the package's code is in the user's cache in every round (the
+ * warm-up starts before the rounds keep it, as a user's first start does), the same on a data directory an earlier start filled (a restart: certificates read back,
  * the default objects already there), and the TypeScript sources (types stripped by Node.js where
  * it does, through tsx elsewhere), the same start-up a round apart.
  */

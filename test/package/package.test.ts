@@ -15,7 +15,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, realpathSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, readdirSync, realpathSync, statSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { tempDir } from '../support/tmp.ts';
 
@@ -256,9 +256,9 @@ describe('the packed package, installed offline into a scratch project', { concu
     const files = (dir: string): string[] =>
       readdirSync(join(installed, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
     const all = files('.');
-    const outside = all.filter((f) => !/^(dist\/.*\.(js|js\.map|d\.ts|d\.ts\.map|proto)|bin\/orch-apiserver\.js|package\.json|README\.md|LICENSE)$/.test(f));
+    const outside = all.filter((f) => !/^(dist\/.*\.(js|js\.map|cjs|cjs\.map|d\.ts|d\.ts\.map|proto)|bin\/orch-apiserver\.js|package\.json|README\.md|LICENSE)$/.test(f));
     assert.deepEqual(outside, []);
-    for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/index.d.ts.map', 'dist/server/cli.js', 'dist/endpoints/write-worker.js', 'dist/wire/protobuf/core.proto', 'dist/endpoints/openapi-v2.proto', 'LICENSE'])
+    for (const f of ['dist/index.js', 'dist/index.cjs', 'dist/bundle.cjs', 'dist/index.d.ts', 'dist/index.d.ts.map', 'dist/server/cli.js', 'dist/endpoints/write-worker.js', 'dist/wire/protobuf/core.proto', 'dist/endpoints/openapi-v2.proto', 'LICENSE'])
       assert.ok(all.includes(f), `${f} is missing`);
     // Our modules are bundled: a few files, not one per module of src/.
     assert.ok(all.some((f) => f.startsWith('dist/chunks/') && f.endsWith('.js')), 'no shared chunks');
@@ -277,6 +277,54 @@ describe('the packed package, installed offline into a scratch project', { concu
     const r = await run(process.execPath, ['cjs.cjs'], scratch);
     ok(r, 'node cjs.cjs');
     assert.match(r.stdout, /readyz: 200 ok/);
+  });
+
+  test("a second process runs the code from the compiled form the first kept in the user's cache; a refused or foreign one is not used", async () => {
+    const cache = join(scratch, 'user-cache');
+    const dir = join(cache, 'orch-apiserver', 'code');
+    const env = { XDG_CACHE_HOME: cache, NODE_DEBUG: 'orch-apiserver' };
+    const started = async (script: string, extra: Record<string, string> = {}) => {
+      const r = await run(process.execPath, [script], scratch, { ...env, ...extra });
+      ok(r, `node ${script}`);
+      assert.match(r.stdout, /readyz: 200 ok/);
+      return r.stderr;
+    };
+    const kept = () => readdirSync(dir).filter((f) => f.endsWith('.v8'));
+
+    let said = await started('esm.mjs');
+    assert.match(said, /code cache: none usable in /);
+    assert.match(said, /code cache: bundle-[0-9a-f]{32}\.v8 kept/);
+    assert.equal(kept().length, 1);
+    const file = join(dir, kept()[0]!);
+    assert.equal(statSync(dir).mode & 0o777, 0o700);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    const made = readFileSync(file);
+    assert.ok(made.length > 100_000, `a compiled form of ${made.length} bytes`);
+
+    // The next process, through require() as through import, uses it and leaves it as it is.
+    said = await started('cjs.cjs');
+    assert.match(said, /code cache: bundle-[0-9a-f]{32}\.v8 used/);
+    assert.doesNotMatch(said, /kept/);
+    assert.deepEqual(readFileSync(file), made);
+
+    // One V8 refuses (not its own) is made again.
+    writeFileSync(file, 'not a compiled form');
+    said = await started('esm.mjs');
+    assert.match(said, /refused by V8/);
+    assert.match(said, /kept/);
+    assert.ok(readFileSync(file).length > 100_000);
+
+    // One that others may read is not read (and is replaced by the user's own).
+    chmodSync(file, 0o644);
+    said = await started('esm.mjs');
+    assert.match(said, /code cache: none usable in /);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+
+    // Node's switch for its compile cache turns this one off: nothing is read or written.
+    const off = join(scratch, 'user-cache-off');
+    said = await started('esm.mjs', { XDG_CACHE_HOME: off, NODE_DISABLE_COMPILE_CACHE: '1' });
+    assert.match(said, /code cache: off/);
+    assert.ok(!existsSync(join(off, 'orch-apiserver', 'code')));
   });
 
   test("a strict nodenext TypeScript project type-checks the README's example against the shipped declarations", async () => {
