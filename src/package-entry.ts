@@ -13,8 +13,8 @@
 // the bundle's contents, the Node.js version and the architecture; V8 also refuses a form made by
 // another V8 or with other flags, and one it refuses is made again. Nothing depends on it: a
 // missing, foreign or refused form only means compiling. `NODE_DISABLE_COMPILE_CACHE` (Node's
-// own switch for its cache) turns this one off too. In a test runner that runs tests in a context
-// of their own (Jest), the bundle is required as a plain module, in that context.
+// own switch for its cache) turns this one off too. Loaded in a context other than the process's
+// main one (a test runner's vm context), the bundle is required as a plain module, in that context.
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -38,7 +38,7 @@ function load(): Exports {
   const file = join(dir, 'bundle.cjs');
   const requireHere = createRequire(file);
   const cacheDir = process.env.NODE_DISABLE_COMPILE_CACHE ? undefined : userCacheDirectory('code');
-  // Tests run in a context of their own (Jest's vm contexts): the bundle runs there, as required.
+  // Loaded in a context of its own (a test runner's vm context): the bundle runs there, as required.
   if (cacheDir === undefined || vm.runInThisContext('globalThis') !== globalThis) {
     debug('code cache: off');
     return requireHere(file) as Exports;
