@@ -24,6 +24,7 @@ const RANK: Record<string, number> = {
   auth: 5,
   server: 6,
   index: 7,
+  'package-entry': 8,
 };
 
 function sourceFiles(dir: string): string[] {
