@@ -1,8 +1,10 @@
 // The server side of `bench/api.ts`, in a process of its own so the load generator does not share
 // its event loop (or its core): `node --import tsx bench/api-server.ts api <dataDir>` runs the full
-// API server on the embedded store, `… https <dataDir> <token file>` the same over HTTPS with its
-// generated certificates and that token file (it prints `KUBECONFIG <path>`, the administrator's,
-// first), `… bare` a bare node:http server (the baselines). Each prints
+// API server on the embedded store, `… https <dataDir> <token file> [<plain dataDir>]` the same
+// over HTTPS with its generated certificates and that token file (it prints `KUBECONFIG <path>`,
+// the administrator's, first; given a second data directory, it also serves the plain server of
+// `api` from the same process and prints `PLAIN <url>`: a baseline with the same heap, code and
+// history as the secure server), `… bare` a bare node:http server (the baselines). Each prints
 // `READY <url>` on stdout and stops on SIGTERM/SIGINT or when stdin closes (the parent is gone).
 // On stdin it takes `profile <name>` (start a CPU profile) and `profile-stop` (write it to
 // $BENCH_PROFILE_DIR/<name>.cpuprofile and print `PROFILED <file>`), so a run can be profiled per phase.
@@ -18,6 +20,7 @@ import { join } from 'node:path';
 import { Session } from 'node:inspector';
 import type { AddressInfo, Socket } from 'node:net';
 import { startServer } from '../src/server/server.ts';
+import type { ServerOptions } from '../src/server/options.ts';
 
 const mode = process.argv[2];
 
@@ -80,24 +83,21 @@ async function bare(): Promise<() => Promise<void>> {
 async function api(): Promise<() => Promise<void>> {
   const [dataDir, auditPolicyFile, auditLogPath] = process.argv.slice(3);
   if (!dataDir) throw new Error('usage: api-server.ts api <dataDir> [<audit policy> <audit log>]');
-  const server = await startServer({
-    dataDir,
-    ...(auditPolicyFile && auditLogPath && { auditPolicyFile, auditLog: { path: auditLogPath } }),
-    port: 0,
-    // The request path against bare node:http: plain HTTP, every request the administrator.
-    insecureServing: {},
-    maxRequestsInflight: 0,
-    maxMutatingRequestsInflight: 0,
-    log: (m) => process.stderr.write(`${m}\n`),
-  });
+  const server = await plainServer(dataDir, auditPolicyFile && auditLogPath ? { auditPolicyFile, auditLog: { path: auditLogPath } } : {});
   process.stdout.write(`READY ${server.url}\n`);
   return () => server.close();
 }
 
+/** The request path against bare node:http: plain HTTP, every request the administrator. */
+function plainServer(dataDir: string, audit: Pick<ServerOptions, 'auditPolicyFile' | 'auditLog'>): ReturnType<typeof startServer> {
+  return startServer({ dataDir, ...audit, port: 0, insecureServing: {}, maxRequestsInflight: 0, maxMutatingRequestsInflight: 0, log: (m) => process.stderr.write(`${m}\n`) });
+}
+
 /** The default secure server: HTTPS, client certificates of its CA, service-account tokens, and a token file. */
 async function https(): Promise<() => Promise<void>> {
-  const [dataDir, tokenAuthFile] = process.argv.slice(3);
-  if (!dataDir || !tokenAuthFile) throw new Error('usage: api-server.ts https <dataDir> <token file>');
+  const [dataDir, tokenAuthFile, plainDataDir] = process.argv.slice(3);
+  if (!dataDir || !tokenAuthFile) throw new Error('usage: api-server.ts https <dataDir> <token file> [<plain dataDir>]');
+  const plain = plainDataDir ? await plainServer(plainDataDir, {}) : undefined;
   const server = await startServer({
     dataDir,
     port: 0,
@@ -106,12 +106,14 @@ async function https(): Promise<() => Promise<void>> {
     maxMutatingRequestsInflight: 0,
     log: (m) => process.stderr.write(`${m}\n`),
   });
-  process.stdout.write(`KUBECONFIG ${server.kubeconfigPath}\nREADY ${server.url}\n`);
-  return () => server.close();
+  process.stdout.write(`KUBECONFIG ${server.kubeconfigPath}\n${plain ? `PLAIN ${plain.url}\n` : ''}READY ${server.url}\n`);
+  return async () => {
+    await Promise.all([server.close(), plain?.close()]);
+  };
 }
 
 if (mode !== 'api' && mode !== 'https' && mode !== 'bare') {
-  process.stderr.write('usage: api-server.ts api <dataDir> [<audit policy> <audit log>] | https <dataDir> <token file> | bare\n');
+  process.stderr.write('usage: api-server.ts api <dataDir> [<audit policy> <audit log>] | https <dataDir> <token file> [<plain dataDir>] | bare\n');
   process.exit(2);
 }
 const close = await (mode === 'api' ? api() : mode === 'https' ? https() : bare());
