@@ -4,7 +4,9 @@
 // over HTTPS with its generated certificates and that token file (it prints `KUBECONFIG <path>`,
 // the administrator's, first; given a second data directory, it also serves the plain server of
 // `api` from the same process and prints `PLAIN <url>`: a baseline with the same heap, code and
-// history as the secure server), `… bare` a bare node:http server (the baselines). Each prints
+// history as the secure server; and the bare server below over HTTP and over HTTPS with the
+// secure server's certificate, `BARE <url>` and `BARE_TLS <url>`: what TLS itself costs),
+// `… bare` a bare node:http server (the baselines). Each prints
 // `READY <url>` on stdout and stops on SIGTERM/SIGINT or when stdin closes (the parent is gone).
 // On stdin it takes `profile <name>` (start a CPU profile) and `profile-stop` (write it to
 // $BENCH_PROFILE_DIR/<name>.cpuprofile and print `PROFILED <file>`), so a run can be profiled per phase.
@@ -15,7 +17,8 @@
 //   POST /__fanout   writes its request body (one serialized event) to every held /__watch response
 //   POST /__unwatch  ends every held /__watch response
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { writeFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from 'node:inspector';
 import type { AddressInfo, Socket } from 'node:net';
@@ -31,10 +34,17 @@ async function readAll(req: IncomingMessage): Promise<Buffer> {
 }
 
 async function bare(): Promise<() => Promise<void>> {
+  const server = await bareServer();
+  process.stdout.write(`READY ${server.url}\n`);
+  return server.close;
+}
+
+/** The bare server, over HTTPS when given a certificate and key (PEM). */
+async function bareServer(tls?: { cert: string; key: string }): Promise<{ url: string; close: () => Promise<void> }> {
   let body: Buffer = Buffer.from('{}');
   const watchers = new Set<ServerResponse>();
   const sockets = new Set<Socket>();
-  const server = createServer({ keepAlive: true }, (req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = req.url ?? '/';
     if (req.method === 'GET' && path === '/__watch') {
       res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
@@ -63,20 +73,23 @@ async function bare(): Promise<() => Promise<void>> {
       const out = JSON.stringify({ watchers: watchers.size });
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(out) }).end(out);
     });
-  });
+  };
+  const server = tls ? createHttpsServer({ keepAlive: true, ...tls }, handle) : createServer({ keepAlive: true }, handle);
   server.keepAliveTimeout = 65_000;
-  server.on('connection', (s) => {
+  server.on(tls ? 'secureConnection' : 'connection', (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  process.stdout.write(`READY http://127.0.0.1:${port}\n`);
-  return async () => {
-    for (const w of watchers) w.end();
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const s of sockets) s.destroy();
-    await closed;
+  return {
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+    close: async () => {
+      for (const w of watchers) w.end();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
   };
 }
 
@@ -106,9 +119,14 @@ async function https(): Promise<() => Promise<void>> {
     maxMutatingRequestsInflight: 0,
     log: (m) => process.stderr.write(`${m}\n`),
   });
-  process.stdout.write(`KUBECONFIG ${server.kubeconfigPath}\n${plain ? `PLAIN ${plain.url}\n` : ''}READY ${server.url}\n`);
+  // The bare server over HTTP and over HTTPS with the API server's own serving certificate: what
+  // TLS itself costs a request.
+  const pki = join(dataDir, 'pki');
+  const bares = plain ? await Promise.all([bareServer(), bareServer({ cert: readFileSync(join(pki, 'apiserver.crt'), 'utf8'), key: readFileSync(join(pki, 'apiserver.key'), 'utf8') })]) : [];
+  const extra = plain ? `PLAIN ${plain.url}\nBARE ${bares[0]!.url}\nBARE_TLS ${bares[1]!.url}\n` : '';
+  process.stdout.write(`KUBECONFIG ${server.kubeconfigPath}\n${extra}READY ${server.url}\n`);
   return async () => {
-    await Promise.all([server.close(), plain?.close()]);
+    await Promise.all([server.close(), plain?.close(), ...bares.map((b) => b.close())]);
   };
 }
 

@@ -15,9 +15,12 @@
 //
 // The floor is measured before and after each secure figure, and each figure is printed with its
 // ratio to the mean of the two (requests per second, and the server's CPU per request); the secure
-// figures take turns at coming first in a round. The token cache's counters (/metrics) say how many authentications (for the
-// service-account token: signature checks) the bearer phases ran: one per token per cache period
-// (10 s). Last, 1,000 new TLS connections, each with a client certificate and one request: all
+// figures take turns at coming first in a round. The token cache's counters (/metrics) say how
+// many authentications (for the service-account token: signature checks) the bearer phases ran:
+// one per token per cache period (10 s). Each round ends with a bare node:http server answering
+// the same bytes over HTTP and over HTTPS (the API server's certificate, the same process): what
+// TLS itself adds to a request's CPU, and so the most a GET of the API server's cost can keep over
+// TLS with nothing else added. Last, 1,000 new TLS connections, each with a client certificate and one request: all
 // must complete; the handshake time and the server's CPU per connection are printed.
 //
 // The goal is judged on the median of the rounds' ratios: one round can be thrown far off by other
@@ -56,8 +59,10 @@ interface Child {
   process: ChildProcess;
   url: string;
   kubeconfig?: string;
-  /** The plain server of the same process, when it serves one. */
+  /** The plain server of the same process, when it serves one, and the bare server over HTTP and HTTPS. */
   plainUrl?: string;
+  bareUrl?: string;
+  bareTlsUrl?: string;
 }
 
 function startChild(args: string[]): Promise<Child> {
@@ -72,7 +77,9 @@ function startChild(args: string[]): Promise<Child> {
       const field = (name: string) => lines.find((l) => l.startsWith(`${name} `))?.slice(name.length + 1).trim();
       const kubeconfig = field('KUBECONFIG');
       const plainUrl = field('PLAIN');
-      resolve({ process: child, url: ready.slice('READY '.length).trim(), ...(kubeconfig && { kubeconfig }), ...(plainUrl && { plainUrl }) });
+      const bareUrl = field('BARE');
+      const bareTlsUrl = field('BARE_TLS');
+      resolve({ process: child, url: ready.slice('READY '.length).trim(), ...(kubeconfig && { kubeconfig }), ...(plainUrl && { plainUrl }), ...(bareUrl && { bareUrl }), ...(bareTlsUrl && { bareTlsUrl }) });
     });
     child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
   });
@@ -113,6 +120,8 @@ const KEEP = { keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000 };
 const plain = new Pool(plainChild.url, { ...KEEP, connections: CONNECTIONS, pipelining: 1 });
 const admin = new Pool(secureChild.url, { connections: 4, connect: { ca: tls.ca, cert: tls.cert, key: tls.key } });
 const bearer = new Pool(secureChild.url, { ...KEEP, connections: CONNECTIONS, pipelining: 1, connect: { ca: tls.ca } });
+const bareHttp = new Pool(secureChild.bareUrl!, { ...KEEP, connections: CONNECTIONS, pipelining: 1 });
+const bareHttps = new Pool(secureChild.bareTlsUrl!, { ...KEEP, connections: CONNECTIONS, pipelining: 1, connect: { ca: tls.ca } });
 const certified = new Pool(secureChild.url, { ...KEEP, connections: CONNECTIONS, pipelining: 1, connect: { ca: tls.ca, cert: tls.cert, key: tls.key } });
 
 async function call(pool: Pool, method: string, path: string, headers: Record<string, string> = {}, body?: unknown): Promise<{ status: number; text: string }> {
@@ -194,8 +203,17 @@ try {
   const withSa = { authorization: `Bearer ${saToken}` };
   const withFile = { authorization: `Bearer ${FILE_TOKEN}` };
 
+  // The bare servers answer every GET with the API server's answer to it.
+  const answer = await call(plain, 'GET', PATH);
+  for (const pool of [bareHttp, bareHttps]) {
+    const put = await call(pool, 'PUT', '/__body', {}, JSON.parse(answer.text));
+    if (put.status !== 200) throw new Error(`setting the bare server's answer: ${put.status}`);
+  }
+
   // Warm-up: every path compiled and the connections open before anything is measured.
   for (let i = 0; i < 2; i++) {
+    await load(CONNECTIONS, 1000, get(bareHttp));
+    await load(CONNECTIONS, 1000, get(bareHttps));
     await load(CONNECTIONS, 1000, get(plain));
     await load(CONNECTIONS, 1000, get(bearer, withSa));
     await load(CONNECTIONS, 1000, get(bearer, withFile));
@@ -217,6 +235,8 @@ try {
     { label: 'HTTPS, token-file token (cached)', profile: 'https-file-token', op: get(bearer, withFile), counted: 'authentications (cache fetches) / cache hits', ratios: [], cpu: [] },
     { label: 'HTTPS, client certificate', profile: 'https-certificate', op: get(certified), ratios: [], cpu: [] },
   ];
+  /** Per round: bare node:https against bare node:http (requests/s), the server CPU TLS adds to a request, the API server's plain GET's CPU. */
+  const tlsItself = { ratios: [] as number[], addedUs: [] as number[], plainUs: [] as number[] };
   for (let round = 1; round <= ROUNDS; round++) {
     const profile = (name: string) => (process.env.BENCH_PROFILE_DIR && round === ROUNDS ? name : undefined);
     // The floor before and after each secure figure, and the figure against their mean: this
@@ -237,14 +257,30 @@ try {
       measuredRow(`round ${round}: HTTP, no authentication (floor)`, next);
       f.ratios.push(run.perSecond / around.perSecond);
       f.cpu.push(run.serverUsPerOp / around.serverUsPerOp);
+      tlsItself.plainUs.push(around.serverUsPerOp);
       floor = next;
     }
+    // What TLS itself costs a request: the bare server over HTTPS between two runs over HTTP.
+    const bare1 = await measure(secureChild, get(bareHttp));
+    const bareTls = await measure(secureChild, get(bareHttps));
+    const bare2 = await measure(secureChild, get(bareHttp));
+    const bareAround = { ...bare1, perSecond: (bare1.perSecond + bare2.perSecond) / 2, serverUsPerOp: (bare1.serverUsPerOp + bare2.serverUsPerOp) / 2 };
+    measuredRow(`round ${round}: bare node:http (the same answer)`, bareAround);
+    measuredRow(`round ${round}: bare node:https (against the runs over HTTP around it)`, bareTls, bareAround);
+    tlsItself.ratios.push(bareTls.perSecond / bareAround.perSecond);
+    tlsItself.addedUs.push(bareTls.serverUsPerOp - bareAround.serverUsPerOp);
   }
   const median = (xs: number[]) => percentiles(xs).p50;
   console.log(`\nmedian over ${ROUNDS} rounds, as a ratio to the floor: requests/s (server CPU per request)`);
   for (const f of figures) row(f.label, `${fmt(median(f.ratios), 2)} (${fmt(median(f.cpu), 2)})`);
   const bearerRatio = Math.min(median(figures[0]!.ratios), median(figures[1]!.ratios));
   console.log(`  cached bearer token: ${fmt(bearerRatio, 2)} of the floor, goal ≥ ${fmt(GOAL, 2)}: ${bearerRatio >= GOAL ? 'met' : 'MISSED'}`);
+  // TLS's own cost, in CPU per request, against what the API server's GET costs: the ratio TLS
+  // alone would leave the server, with nothing else added (authentication, authorization).
+  const added = median(tlsItself.addedUs);
+  const plainUs = median(tlsItself.plainUs);
+  row('TLS itself: bare node:https against bare node:http', `${fmt(median(tlsItself.ratios), 2)} (+${fmt(added)} µs server CPU per request)`);
+  row(`  the most TLS alone leaves a GET of ${fmt(plainUs)} µs`, fmt(plainUs / (plainUs + added), 2));
 
   // New connections, each with a client certificate and one request.
   const url = new URL(secureChild.url);
@@ -283,7 +319,7 @@ try {
   row('server CPU per connection', `${fmt((serverCpu * 1000) / Math.max(1, handshakes.length))} µs`);
   if (failed) process.exitCode = 1;
 } finally {
-  await Promise.all([plain.close(), admin.close(), bearer.close(), certified.close()]);
+  await Promise.all([plain.close(), admin.close(), bearer.close(), certified.close(), bareHttp.close(), bareHttps.close()]);
   for (const c of children) c.process.kill('SIGTERM');
   await Promise.all(children.map((c) => new Promise((r) => (c.process.exitCode !== null ? r(undefined) : c.process.once('exit', r)))));
   rmSync(dir, { recursive: true, force: true });
