@@ -27,6 +27,11 @@ export interface RequestContext {
   requestObject?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
   /** The request's body once a handler has read it (what audit's Request level records). */
   requestBody?: Buffer;
+  /**
+   * The bytes of the answer's body (after compression), once written by the responder: the
+   * response size metric (headers passed to `writeHead` are not where `getHeader` finds them).
+   */
+  responseBytes: number | undefined;
   /** The Status the request was answered with, when it was one (audit's `responseStatus`). */
   responseStatus?: { status: string; message?: string; reason?: string; code: number; details?: unknown };
   /** Whether get/list responses may be gzip-compressed (gate APIResponseCompression). */

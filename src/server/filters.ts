@@ -76,12 +76,18 @@ const instrument = (opts: ChainOptions): Filter => (next) => {
     const labels = metrics.labels(ctx.req.method ?? 'GET', ctx.info, ctx.url.searchParams, ctx.req.headers['content-type']);
     if (!labels) return next(ctx);
     const closeLongRunning = LONG_RUNNING_VERBS.has(ctx.info.verb) ? metrics.longRunning(labels) : undefined;
+    const observe = () => {
+      const length = ctx.responseBytes ?? Number(ctx.res.getHeader('content-length'));
+      metrics.observe(labels, ctx.res.statusCode, (Date.now() - ctx.receivedAt) / 1000, Number.isFinite(length) ? length : 0);
+    };
     try {
       await next(ctx);
     } finally {
       closeLongRunning?.();
-      const length = Number(ctx.res.getHeader('content-length'));
-      metrics.observe(labels, ctx.res.statusCode, (Date.now() - ctx.receivedAt) / 1000, Number.isFinite(length) ? length : 0);
+      // An answer still being made (a large one being compressed, off the event loop) is
+      // measured once it is out, as kube-apiserver measures a handler that writes it.
+      if (ctx.res.headersSent || ctx.res.writableEnded || ctx.res.destroyed) observe();
+      else ctx.res.once('close', observe);
     }
   };
 };
@@ -252,6 +258,7 @@ export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: I
       receivedAt: Date.now(),
       warnings: new WarningRecorder(),
       auditAnnotations: {},
+      responseBytes: undefined,
       compression: opts.responseCompression,
       cbor: opts.cbor,
       statusProtobufTypes: opts.protobufMediaTypes,

@@ -77,6 +77,33 @@ test("apiserver_request_total and apiserver_request_duration_seconds count each 
   assert.ok(!sizes.samples.some((m) => matches(m.labels, { verb: 'POST' })), 'no sizes of writes');
 });
 
+test('apiserver_response_sizes records the bytes each answer sent, a compressed one as compressed', async () => {
+  const ns = `${NS}-sizes`;
+  assert.equal((await api(server, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })).status, 201);
+  const leases = `/apis/coordination.orch.io/v1/namespaces/${ns}/leases`;
+  // Four leases of 40 KB each: their list passes the 128 KiB from which a GET or LIST is compressed.
+  for (let i = 0; i < 4; i++) {
+    const big = { ...lease(`big-${i}`), metadata: { name: `big-${i}`, annotations: { pad: 'x'.repeat(40_000) } } };
+    assert.equal((await api(server, 'POST', leases, big)).status, 201);
+  }
+  const sum = (families: Map<string, Family>, want: Record<string, string>) =>
+    families.get('apiserver_response_sizes')?.samples.find((m) => m.name === 'apiserver_response_sizes_sum' && matches(m.labels, want))?.value ?? 0;
+  const get = { ...base, verb: 'GET', scope: 'resource' };
+  const list = { ...base, verb: 'LIST', scope: 'namespace' };
+  const before = await scrape();
+  const one = await api(server, 'GET', `${leases}/big-0`);
+  assert.equal(one.status, 200);
+  const all = await api(server, 'GET', leases, undefined, { 'Accept-Encoding': 'gzip' });
+  assert.equal(all.status, 200);
+  assert.equal(all.headers.get('content-encoding'), 'gzip');
+  assert.equal(all.body.items.length, 4);
+  const after = await scrape();
+  const sent = (r: { headers: Headers }) => Number(r.headers.get('content-length'));
+  assert.ok(sent(one) > 40_000 && sent(all) < 40_000, `${sent(one)} and ${sent(all)} bytes`);
+  assert.equal(sum(after, get) - sum(before, get), sent(one));
+  assert.equal(sum(after, list) - sum(before, list), sent(all), 'the compressed bytes, counted once they are out');
+});
+
 test('core, discovery and subresource requests are labelled as kube-apiserver labels them', async () => {
   const before = await scrape();
   assert.equal((await api(server, 'GET', `/api/v1/namespaces/${NS}`)).status, 200);
