@@ -1,6 +1,8 @@
 // The server side of `bench/api.ts`, in a process of its own so the load generator does not share
-// its event loop (or its core): `node --import tsx bench/api-server.ts api <dataDir>` runs the full
-// API server on the embedded store, `… https <dataDir> <token file> [<plain dataDir>]` the same
+// its event loop (or its core): `node --import tsx bench/api-server.ts api <dataDir> [<audit policy>
+// <audit log> [<plain dataDir>]]` runs the full API server on the embedded store (with that audit
+// policy and log, and then, given a second data directory, the same server without audit in the
+// same process too, printing `PLAIN <url>`), `… https <dataDir> <token file> [<plain dataDir>]` the same
 // over HTTPS with its generated certificates and that token file (it prints `KUBECONFIG <path>`,
 // the administrator's, first; given a second data directory, it also serves the plain server of
 // `api` from the same process and prints `PLAIN <url>`: a baseline with the same heap, code and
@@ -94,11 +96,16 @@ async function bareServer(tls?: { cert: string; key: string }): Promise<{ url: s
 }
 
 async function api(): Promise<() => Promise<void>> {
-  const [dataDir, auditPolicyFile, auditLogPath] = process.argv.slice(3);
-  if (!dataDir) throw new Error('usage: api-server.ts api <dataDir> [<audit policy> <audit log>]');
+  const [dataDir, auditPolicyFile, auditLogPath, plainDataDir] = process.argv.slice(3);
+  if (!dataDir) throw new Error('usage: api-server.ts api <dataDir> [<audit policy> <audit log> [<plain dataDir>]]');
   const server = await plainServer(dataDir, auditPolicyFile && auditLogPath ? { auditPolicyFile, auditLog: { path: auditLogPath } } : {});
-  process.stdout.write(`READY ${server.url}\n`);
-  return () => server.close();
+  // Beside an audited server, the same without audit in the same process: a baseline with the
+  // same heap, code and history.
+  const plain = plainDataDir ? await plainServer(plainDataDir, {}) : undefined;
+  process.stdout.write(`${plain ? `PLAIN ${plain.url}\n` : ''}READY ${server.url}\n`);
+  return async () => {
+    await Promise.all([server.close(), plain?.close()]);
+  };
 }
 
 /** The request path against bare node:http: plain HTTP, every request the administrator. */
@@ -131,7 +138,7 @@ async function https(): Promise<() => Promise<void>> {
 }
 
 if (mode !== 'api' && mode !== 'https' && mode !== 'bare') {
-  process.stderr.write('usage: api-server.ts api <dataDir> [<audit policy> <audit log>] | https <dataDir> <token file> [<plain dataDir>] | bare\n');
+  process.stderr.write('usage: api-server.ts api <dataDir> [<audit policy> <audit log> [<plain dataDir>]] | https <dataDir> <token file> [<plain dataDir>] | bare\n');
   process.exit(2);
 }
 const close = await (mode === 'api' ? api() : mode === 'https' ? https() : bare());
