@@ -10,7 +10,7 @@ import { errors, isStatusError, StatusError } from '../machinery/status.ts';
 import { negotiatedBefore, toStatusError, writeError } from '../endpoints/respond.ts';
 import { WarningRecorder, type RequestContext } from '../request/context.ts';
 import { parseRequestInfo, splitRequestTarget } from '../request/request-info.ts';
-import type { RequestMetrics } from './request-metrics.ts';
+import type { RequestLabels, RequestMetrics } from './request-metrics.ts';
 
 export type Handler = (ctx: RequestContext) => Promise<void>;
 type Filter = (next: Handler) => Handler;
@@ -76,21 +76,23 @@ const instrument = (opts: ChainOptions): Filter => (next) => {
     const labels = metrics.labels(ctx.req.method ?? 'GET', ctx.info, ctx.url.searchParams, ctx.req.headers['content-type']);
     if (!labels) return next(ctx);
     const closeLongRunning = LONG_RUNNING_VERBS.has(ctx.info.verb) ? metrics.longRunning(labels) : undefined;
-    const observe = () => {
-      const length = ctx.responseBytes ?? Number(ctx.res.getHeader('content-length'));
-      metrics.observe(labels, ctx.res.statusCode, (Date.now() - ctx.receivedAt) / 1000, Number.isFinite(length) ? length : 0);
-    };
     try {
       await next(ctx);
     } finally {
       closeLongRunning?.();
       // An answer still being made (a large one being compressed, off the event loop) is
       // measured once it is out, as kube-apiserver measures a handler that writes it.
-      if (ctx.res.headersSent || ctx.res.writableEnded || ctx.res.destroyed) observe();
-      else ctx.res.once('close', observe);
+      if (ctx.res.headersSent || ctx.res.writableEnded || ctx.res.destroyed) observeAnswer(metrics, labels, ctx);
+      else ctx.res.once('close', () => observeAnswer(metrics, labels, ctx));
     }
   };
 };
+
+/** The request's duration and its answer's code and size, into the request metrics. */
+function observeAnswer(metrics: RequestMetrics, labels: RequestLabels, ctx: RequestContext): void {
+  const length = ctx.responseBytes ?? Number(ctx.res.getHeader('content-length'));
+  metrics.observe(labels, ctx.res.statusCode, (Date.now() - ctx.receivedAt) / 1000, Number.isFinite(length) ? length : 0);
+}
 
 /** A bug anywhere below answers 500 with a Status; the server keeps serving. */
 const recoverPanics = (opts: ChainOptions): Filter => (next) => async (ctx) => {
