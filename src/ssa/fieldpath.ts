@@ -412,6 +412,9 @@ export function parsePathElement(s: string): PathElement {
     case 'f':
       return fieldElement(rest);
     case 'v': {
+      // Most values are plain strings, already written as the key would be: no parse, no rewrite.
+      const plain = plainStringLiteral(rest);
+      if (plain !== undefined) return { kind: 'value', value: plain, key: s };
       let v: unknown;
       try {
         v = JSON.parse(rest);
@@ -440,13 +443,27 @@ export function parsePathElement(s: string): PathElement {
 }
 
 /**
+ * The string a JSON string literal of printable ASCII without escapes (nor characters Go's JSON
+ * would escape) stands for; undefined for any other text.
+ */
+function plainStringLiteral(text: string): string | undefined {
+  const end = text.length - 1;
+  if (end < 1 || text.charCodeAt(0) !== 0x22 || text.charCodeAt(end) !== 0x22) return undefined;
+  for (let i = 1; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c || c === 0x3c || c === 0x3e || c === 0x26) return undefined;
+  }
+  return text.slice(1, end);
+}
+
+/**
  * Decodes FieldsV1 content (the parsed JSON object). Element types this version does not know are
  * dropped, as the reference does; anything else malformed is a FieldsV1Error.
  */
-export function decodeFieldsV1(fields: unknown): FieldSet {
+export function decodeFieldsV1(fields: unknown, listed?: ReadonlyMap<object, string[]>): FieldSet {
   if (fields === null || fields === undefined) return new FieldSet();
   if (!isJsonMap(fields)) throw new FieldsV1Error('FieldsV1 must be a JSON object');
-  return readNode(fields, undefined).children ?? new FieldSet();
+  return readNode(fields, undefined, listed).children ?? new FieldSet();
 }
 
 /** Where the decoding is, as a chain of elements: printed only for an error message. */
@@ -461,13 +478,22 @@ function trailString(t: Trail | undefined): string {
   return parts.reverse().join('');
 }
 
-function readNode(obj: unknown, trail: Trail | undefined): { children: FieldSet | undefined; isMember: boolean } {
-  const where = () => (trail ? ` at ${trailString(trail)}` : '');
+const where = (trail: Trail | undefined): string => (trail ? ` at ${trailString(trail)}` : '');
+
+/** True for `{}`: a leaf, the common case, which needs no walk of its own. */
+function isEmptyMap(v: unknown): boolean {
+  if (!isJsonMap(v)) return false;
+  for (const _ in v) return false;
+  return true;
+}
+
+/** `listed` has the keys of objects already listed (see decodeFieldsV1's callers). */
+function readNode(obj: unknown, trail: Trail | undefined, listed: ReadonlyMap<object, string[]> | undefined): { children: FieldSet | undefined; isMember: boolean } {
   if (obj === null) return { children: undefined, isMember: true };
-  if (!isJsonMap(obj)) throw new FieldsV1Error(`FieldsV1${where()}: expected an object, found ${JSON.stringify(obj)}`);
+  if (!isJsonMap(obj)) throw new FieldsV1Error(`FieldsV1${where(trail)}: expected an object, found ${JSON.stringify(obj)}`);
   let children: FieldSet | undefined;
   let isMember = false;
-  for (const key of Object.keys(obj)) {
+  for (const key of listed?.get(obj) ?? Object.keys(obj)) {
     if (key === '.') {
       isMember = true;
       continue;
@@ -477,9 +503,14 @@ function readNode(obj: unknown, trail: Trail | undefined): { children: FieldSet 
       pe = parsePathElement(key);
     } catch (e) {
       if (e instanceof UnknownElementType) continue;
-      throw new FieldsV1Error(`FieldsV1${where()}: ${(e as Error).message}`);
+      throw new FieldsV1Error(`FieldsV1${where(trail)}: ${(e as Error).message}`);
     }
-    const sub = readNode(obj[key], { parent: trail, pe });
+    const value = obj[key];
+    if (isEmptyMap(value)) {
+      (children ??= new FieldSet()).insertMember(pe);
+      continue;
+    }
+    const sub = readNode(value, { parent: trail, pe }, listed);
     if (sub.isMember) (children ??= new FieldSet()).insertMember(pe);
     if (sub.children) (children ??= new FieldSet()).attach(pe, sub.children);
   }

@@ -4,7 +4,7 @@
 // (managedfields.go, capmanagers.go, conflict.go) so clients see the same entries and messages.
 
 import { decodeFieldsV1, encodeFieldsV1, FieldSet, pathString, type Path } from './fieldpath.ts';
-import { compareStrings, goJsonString, goQuote, isJsonMap } from './value.ts';
+import { compareStrings, goJsonString, goQuote, isJsonMap, type JsonMap } from './value.ts';
 
 type Operation = 'Apply' | 'Update';
 
@@ -93,18 +93,44 @@ const decodedByText = new Map<string, FieldSet>();
 const DECODED_TEXT_LIMIT = 4096;
 const DECODED_TEXT_MAX_LENGTH = 64 * 1024;
 
+/**
+ * Whether FieldsV1 content's JSON text is at most about `limit` characters (its keys and
+ * punctuation; values other than objects count a few characters each), looking at no more of it
+ * than that. The keys of each object it listed are left in `listed`, for the decoding not to list
+ * them again (listing a large object's keys is most of what reading it costs).
+ */
+function withinTextLength(v: JsonMap, limit: number, listed: Map<object, string[]>): boolean {
+  let left = limit;
+  const pending: JsonMap[] = [v];
+  for (let at = pending.pop(); at !== undefined; at = pending.pop()) {
+    const keys = Object.keys(at);
+    listed.set(at, keys);
+    left -= 2;
+    for (const k of keys) {
+      left -= k.length + 4;
+      if (left < 0) return false;
+      const sub = at[k];
+      if (isJsonMap(sub)) pending.push(sub);
+    }
+  }
+  return true;
+}
+
 function decodeSet(fieldsV1: unknown): FieldSet {
   if (!isJsonMap(fieldsV1)) return decodeFieldsV1(fieldsV1);
   const hit = decodedByObject.get(fieldsV1);
   if (hit) return hit;
-  const text = JSON.stringify(fieldsV1);
   // A large entry is decoded for the request that brings it, not kept: the cache holds at most
   // DECODED_TEXT_LIMIT texts, and texts of any size would let a few requests pin a lot of memory.
-  if (text.length > DECODED_TEXT_MAX_LENGTH) {
-    const decoded = decodeFieldsV1(fieldsV1);
+  // (Its size is estimated without writing its text: for a large entry that text would be thrown
+  // away, and writing it costs as much as decoding.)
+  const listed = new Map<object, string[]>();
+  if (!withinTextLength(fieldsV1, DECODED_TEXT_MAX_LENGTH, listed)) {
+    const decoded = decodeFieldsV1(fieldsV1, listed);
     decodedByObject.set(fieldsV1, decoded);
     return decoded;
   }
+  const text = JSON.stringify(fieldsV1);
   let set = decodedByText.get(text);
   if (set) {
     // Refresh its place in the (insertion-ordered) map: least recently used go first.

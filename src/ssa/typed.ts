@@ -349,7 +349,16 @@ function cmpHandle(shape: Shape, t: TypeNode, l: JsonValue | undefined, r: JsonV
     const la = Array.isArray(l) ? l : undefined;
     const ra = Array.isArray(r) ? r : undefined;
     if (list.atomic || ((!la || la.length === 0) && (!ra || ra.length === 0))) return cmpLeaf(l, r, path, c);
-    cmpListItems(list, la ?? [], ra ?? [], path, c);
+    if (!la?.length || !ra?.length) {
+      // Items on one side only: each is added (or removed) with everything below it, as the
+      // item-by-item comparison would find, in one walk into the set under the list.
+      const removed = !ra?.length;
+      let node = removed ? c.removed : c.added;
+      for (const pe of path) node = node.descend(pe);
+      walkBelow(t, (removed ? la : ra)!, true, path, node);
+      return false;
+    }
+    cmpListItems(list, la, ra, path, c);
     return false;
   }
   const m = t.map!;

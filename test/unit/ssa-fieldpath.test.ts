@@ -125,6 +125,23 @@ describe('FieldsV1', () => {
     assert.ok(decodeFieldsV1({ 'f:a': null }).has(p('a')));
   });
 
+  it('reads a value element as one element however its JSON text spells it', () => {
+    // A plain string is taken as written; escapes and characters Go writes escaped are rewritten.
+    const s = decodeFieldsV1({ 'v:"a"': {}, 'v:"\\u0061"': {}, 'v:"a<b"': {}, 'v:"a\\u003cb"': {}, 'v:"x"': { 'f:y': {} } });
+    assert.equal(JSON.stringify(encodeFieldsV1(s)), '{"v:\\"a\\"":{},"v:\\"a\\\\u003cb\\"":{},"v:\\"x\\"":{"f:y":{}}}');
+    assert.ok(s.has([valueElement('a')]) && s.has([valueElement('a<b')]) && s.has([valueElement('x'), fieldElement('y')]));
+  });
+
+  it('decodes a large entry (past the size decodings are kept at) as a small one', () => {
+    const values = Array.from({ length: 5000 }, (_, i) => `example.com/f-${i}`);
+    const fieldsV1 = { 'f:metadata': { 'f:finalizers': { '.': {}, ...Object.fromEntries(values.map((v) => [`v:${JSON.stringify(v)}`, {}])) } } };
+    const entry = { manager: 'm', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1 };
+    const set = decodeManagedFields([entry]).fields.values().next().value!.set;
+    assert.equal(set.size(), values.length + 1);
+    assert.ok(set.has(p('metadata', 'finalizers')) && set.has([fieldElement('metadata'), fieldElement('finalizers'), valueElement(values[4999]!)]));
+    assert.deepEqual(encodeManagedFields(decodeManagedFields([entry])), [entry]);
+  });
+
   it('builds manager identities as the reference does (TestBuildManagerIdentifier)', () => {
     assert.equal(managerIdentifier({ manager: 'foo', operation: 'Update', apiVersion: 'v1' }), '{"manager":"foo","operation":"Update","apiVersion":"v1"}');
     assert.equal(managerIdentifier({ manager: 'foo', operation: 'Apply', apiVersion: 'v1' }), '{"manager":"foo","operation":"Apply"}');
@@ -190,6 +207,19 @@ describe('comparison with one side missing', () => {
     // An item only one side has is walked the same way below a list both sides have.
     const grown = compareTyped(t, { spec: { list: [{ name: 'y' }] } }, { spec: { list: [{ name: 'y' }, { name: 'z', v: 3 }] } });
     assert.deepEqual(paths(grown.added), ['.spec.list[name="z"]', '.spec.list[name="z"].name', '.spec.list[name="z"].v']);
+  });
+
+  it('compares a list emptied (or filled) on one side as the item-by-item comparison does', () => {
+    // Both sides have the list, one of them empty: each item of the other is removed (or added)
+    // with what is below it, a repeated item whole, and the list itself is neither.
+    const full: JsonValue = { spec: { list: [{ name: 'x', v: 1 }, { name: 'x', v: 2 }, { name: 'y', v: 3 }] } };
+    const items = ['.spec.list[name="x"]', '.spec.list[name="y"]', '.spec.list[name="y"].name', '.spec.list[name="y"].v'];
+    const emptied = compareTyped(t, full, { spec: { list: [] } });
+    assert.deepEqual(paths(emptied.removed), items);
+    assert.ok(emptied.added.isEmpty() && emptied.modified.isEmpty());
+    const filled = compareTyped(t, { spec: { list: [] } }, full);
+    assert.deepEqual(paths(filled.added), items);
+    assert.ok(filled.removed.isEmpty() && filled.modified.isEmpty());
   });
 
   it('builds the set of a created list in one walk, not a descent from the root per field', () => {
