@@ -697,11 +697,20 @@ function hashedKeys(values: unknown[]): Set<string | undefined> {
 }
 
 function deleteFromList(current: unknown[], toDelete: unknown[]): unknown[] {
-  const deleted = hashedKeys(toDelete);
-  return current.filter((v) => {
+  // Strings (nearly every such list) are looked up as they are, without a key made for each.
+  const strings = new Set<string>();
+  const others = new Set<string | undefined>();
+  for (const v of toDelete) {
     hashable(v);
-    return !deleted.has(scalarKey(v));
-  });
+    if (typeof v === 'string') strings.add(v);
+    else others.add(scalarKey(v));
+  }
+  const kept: unknown[] = [];
+  for (const v of current) {
+    hashable(v);
+    if (!(typeof v === 'string' ? strings.has(v) : others.has(scalarKey(v)))) kept.push(v);
+  }
+  return kept;
 }
 
 /**

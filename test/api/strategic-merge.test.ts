@@ -515,6 +515,10 @@ describe('fields Kubernetes marks atomic merge strategically all the same', () =
     assert.deepEqual(applyStrategicMergePatch(ns, { spec: { '$deleteFromPrimitiveList/finalizers': ['kubernetes'] } }, schema), { ...ns, spec: { finalizers: ['example.com/a'] } });
     // The stored object is not touched.
     assert.deepEqual(ns.spec.finalizers, ['kubernetes', 'example.com/a']);
+    // Values other than strings delete their equals too; values of mixed types are refused.
+    const numbers = { ...ns, spec: { finalizers: [1, 2, 3, 2] } };
+    assert.deepEqual(applyStrategicMergePatch(numbers, { spec: { '$deleteFromPrimitiveList/finalizers': [2, 4] } }, schema), { ...ns, spec: { finalizers: [1, 3] } });
+    assert.throws(() => applyStrategicMergePatch({ ...ns, spec: { finalizers: ['1', 1] } }, { spec: { '$deleteFromPrimitiveList/finalizers': [1] } }, schema), /list element types are not identical/);
   });
 });
 
