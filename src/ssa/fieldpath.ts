@@ -5,7 +5,7 @@
 // Orders, serializations and the set algebra follow the reference implementation exactly, since
 // the encoded form is stored and compared byte for byte by clients.
 
-import { compareStrings, compareValues, goJson, goJsonString, isJsonMap, valueToGoString, type JsonValue } from './value.ts';
+import { compareStrings, compareValues, goJson, goJsonString, isJsonMap, isPlainJsonText, valueToGoString, type JsonValue } from './value.ts';
 
 export type PathElement =
   | { readonly kind: 'field'; readonly name: string; readonly key: string }
@@ -40,7 +40,12 @@ export function keyElement(fields: Iterable<readonly [string, JsonValue]>): Path
   return { kind: 'key', fields: sorted, key };
 }
 
-export const valueElement = (value: JsonValue): PathElement => ({ kind: 'value', value, key: `v:${goJson(value)}` });
+export const valueElement = (value: JsonValue): PathElement => ({
+  kind: 'value',
+  value,
+  // (A plain string, the usual value, is written into the key at once.)
+  key: typeof value === 'string' && isPlainJsonText(value, 0, value.length) ? `v:"${value}"` : `v:${goJson(value)}`,
+});
 
 export const indexElement = (index: number): PathElement => ({ kind: 'index', index, key: `i:${index}` });
 
@@ -108,7 +113,9 @@ const byElement = (a: PathElement, b: PathElement) => comparePathElements(a, b);
  * operands, so only a set built fresh (with `insert`) may be mutated, and only while building.
  */
 export class FieldSet {
-  private readonly members = new Map<string, PathElement>();
+  // (Loops over members use forEach: a for-of over a Map's entries makes an array per entry, and a
+  // set of a long list's items has hundreds of thousands.)
+  private members = new Map<string, PathElement>();
   private readonly children = new Map<string, ChildNode>();
   private sortedMembersCache: PathElement[] | undefined;
   private sortedChildrenCache: ChildNode[] | undefined;
@@ -155,6 +162,11 @@ export class FieldSet {
     }
     this.children.set(pe.key, { pe, set });
     this.sortedChildrenCache = undefined;
+  }
+
+  /** Removes the subtree under `pe` (building only, while no other set shares this one). */
+  detach(pe: PathElement): void {
+    if (this.children.delete(pe.key)) this.sortedChildrenCache = undefined;
   }
 
   has(path: Path): boolean {
@@ -213,8 +225,8 @@ export class FieldSet {
     if (o === this || o.isBare()) return this;
     if (this.isBare()) return o;
     const out = new FieldSet();
-    for (const [k, pe] of this.members) out.members.set(k, pe);
-    for (const [k, pe] of o.members) out.members.set(k, pe);
+    out.members = new Map(this.members);
+    o.members.forEach((pe, k) => out.members.set(k, pe));
     for (const [k, c] of this.children) {
       const oc = o.children.get(k);
       out.children.set(k, oc ? { pe: c.pe, set: c.set.union(oc.set) } : c);
@@ -235,7 +247,8 @@ export class FieldSet {
     const out = new FieldSet();
     const groups = new Map<string, { pe: PathElement; sets: FieldSet[] }>();
     for (const s of present) {
-      for (const [k, pe] of s.members) out.members.set(k, pe);
+      if (out.members.size === 0) out.members = new Map(s.members);
+      else s.members.forEach((pe, k) => out.members.set(k, pe));
       for (const [k, c] of s.children) {
         const g = groups.get(k);
         if (g) g.sets.push(c.set);
@@ -249,7 +262,9 @@ export class FieldSet {
   intersection(o: FieldSet): FieldSet {
     const out = new FieldSet();
     if (o.isBare() || this.isBare()) return out;
-    for (const [k, pe] of this.members) if (o.members.has(k)) out.members.set(k, pe);
+    this.members.forEach((pe, k) => {
+      if (o.members.has(k)) out.members.set(k, pe);
+    });
     for (const [k, c] of this.children) {
       const oc = o.children.get(k);
       if (!oc) continue;
@@ -263,7 +278,9 @@ export class FieldSet {
   difference(o: FieldSet): FieldSet {
     if (o.isBare() || this.isBare()) return this;
     const out = new FieldSet();
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe);
+    this.members.forEach((pe, k) => {
+      if (!o.members.has(k)) out.members.set(k, pe);
+    });
     for (const [k, c] of this.children) {
       const oc = o.children.get(k);
       if (!oc) {
@@ -280,7 +297,9 @@ export class FieldSet {
   recursiveDifference(o: FieldSet): FieldSet {
     if (o.isBare() || this.isBare()) return this;
     const out = new FieldSet();
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe);
+    this.members.forEach((pe, k) => {
+      if (!o.members.has(k)) out.members.set(k, pe);
+    });
     for (const [k, c] of this.children) {
       if (o.members.has(k)) continue;
       const oc = o.children.get(k);
@@ -297,10 +316,10 @@ export class FieldSet {
   /** Only the leaf paths: members that have no member below them. */
   leaves(): FieldSet {
     const out = new FieldSet();
-    for (const [k, pe] of this.members) {
+    this.members.forEach((pe, k) => {
       const c = this.children.get(k);
       if (!c || c.set.isEmpty()) out.members.set(k, pe);
-    }
+    });
     for (const [k, c] of this.children) {
       const l = c.set.leaves();
       if (!l.isEmpty()) out.children.set(k, { pe: c.pe, set: l });
@@ -407,14 +426,13 @@ class UnknownElementType extends Error {}
 export function parsePathElement(s: string): PathElement {
   if (s.length < 2) throw new FieldsV1Error(`invalid path element ${JSON.stringify(s)}: key must be 2 characters long`);
   if (s[1] !== ':') throw new FieldsV1Error(`invalid path element ${JSON.stringify(s)}: missing colon`);
+  // Most values are plain strings, already written as the key would be: no parse, no rewrite.
+  if (s.charCodeAt(0) === 0x76 /* v */ && isPlainStringLiteral(s, 2)) return { kind: 'value', value: s.slice(3, -1), key: s };
   const rest = s.slice(2);
   switch (s[0]) {
     case 'f':
       return fieldElement(rest);
     case 'v': {
-      // Most values are plain strings, already written as the key would be: no parse, no rewrite.
-      const plain = plainStringLiteral(rest);
-      if (plain !== undefined) return { kind: 'value', value: plain, key: s };
       let v: unknown;
       try {
         v = JSON.parse(rest);
@@ -443,17 +461,12 @@ export function parsePathElement(s: string): PathElement {
 }
 
 /**
- * The string a JSON string literal of printable ASCII without escapes (nor characters Go's JSON
- * would escape) stands for; undefined for any other text.
+ * Whether `text` from `start` on is a JSON string literal of printable ASCII without escapes (nor
+ * characters Go's JSON would escape): the string it stands for is what is between its quotes.
  */
-function plainStringLiteral(text: string): string | undefined {
+function isPlainStringLiteral(text: string, start: number): boolean {
   const end = text.length - 1;
-  if (end < 1 || text.charCodeAt(0) !== 0x22 || text.charCodeAt(end) !== 0x22) return undefined;
-  for (let i = 1; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c || c === 0x3c || c === 0x3e || c === 0x26) return undefined;
-  }
-  return text.slice(1, end);
+  return end > start && text.charCodeAt(start) === 0x22 && text.charCodeAt(end) === 0x22 && isPlainJsonText(text, start + 1, end);
 }
 
 /**

@@ -423,26 +423,22 @@ function walkBelow(t: TypeNode, v: JsonValue, below: string[] | true, path: Path
     const items = v as JsonValue[];
     const list = t.list!;
     // Every item's element first (the first bad item fails the walk before anything below it).
-    const pes = items.map((item, i) => itemElementAt(list, item, path, i));
-    let repeated: Set<string> | undefined;
-    if (pes.length > 1) {
-      const seen = new Set<string>();
-      for (const pe of pes) {
-        if (seen.has(pe.key)) (repeated ??= new Set()).add(pe.key);
-        else seen.add(pe.key);
-      }
-    }
+    const pes = new Array<PathElement>(items.length);
+    for (let i = 0; i < items.length; i++) pes[i] = itemElementAt(list, items[i]!, path, i);
+    // `node` is this list's own, built here: an element it has already is a repeat.
+    let repeated: PathElement[] | undefined;
     for (let i = 0; i < items.length; i++) {
       const pe = pes[i]!;
-      // A repeated item is owned whole, once.
-      if (repeated?.has(pe.key)) {
-        node.insertMember(pe);
+      if (node.hasMember(pe)) {
+        (repeated ??= []).push(pe);
         continue;
       }
       path.push(pe);
       oneSidedWalk(list.elem, items[i]!, path, node);
       path.pop();
     }
+    // A repeated item is owned whole, once: nothing below it.
+    if (repeated) for (const pe of repeated) node.detach(pe);
     return;
   }
   const m = t.map!;

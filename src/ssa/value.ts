@@ -130,16 +130,20 @@ const htmlEscape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).pad
 /** A string as Go's encoding/json writes it (HTML-safe: `<`, `>`, `&`, U+2028/9 escaped). */
 export function goJsonString(s: string): string {
   // Most names and keys are plain ASCII needing no escape at all.
-  let plain = true;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c || c === 0x3c || c === 0x3e || c === 0x26) {
-      plain = false;
-      break;
-    }
-  }
-  if (plain) return `"${s}"`;
+  if (isPlainJsonText(s, 0, s.length)) return `"${s}"`;
   return JSON.stringify(s).replace(HTML_UNSAFE, htmlEscape);
+}
+
+/**
+ * Whether `s` from `start` to `end` is printable ASCII that Go's JSON writes as it is inside a
+ * string literal (no quote, backslash or HTML-unsafe character).
+ */
+export function isPlainJsonText(s: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c || c === 0x3c || c === 0x3e || c === 0x26) return false;
+  }
+  return true;
 }
 
 /** A value as Go's encoding/json writes it: map keys sorted, strings HTML-safe. */
