@@ -136,10 +136,14 @@ export class FieldSet {
     s.insertMember(path[path.length - 1]!);
   }
 
-  insertMember(pe: PathElement): void {
-    if (this.members.has(pe.key)) return;
+  /** Adds `pe` as a member (building only); false when it was one already. */
+  insertMember(pe: PathElement): boolean {
+    // One lookup: a new key grows the map.
+    const n = this.members.size;
     this.members.set(pe.key, pe);
+    if (this.members.size === n) return false;
     this.sortedMembersCache = undefined;
+    return true;
   }
 
   /** The child set under `pe`, created when missing (building only). */

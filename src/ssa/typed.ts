@@ -429,13 +429,18 @@ function walkBelow(t: TypeNode, v: JsonValue, below: string[] | true, path: Path
     let repeated: PathElement[] | undefined;
     for (let i = 0; i < items.length; i++) {
       const pe = pes[i]!;
-      if (node.hasMember(pe)) {
+      if (!node.insertMember(pe)) {
         (repeated ??= []).push(pe);
         continue;
       }
-      path.push(pe);
-      oneSidedWalk(list.elem, items[i]!, path, node);
-      path.pop();
+      // What oneSidedWalk does below the item, its element being a member now.
+      const item = items[i]!;
+      const under = oneSidedBelow(list.elem, item);
+      if (under) {
+        path.push(pe);
+        walkBelow(list.elem, item, under, path, node.descend(pe));
+        path.pop();
+      }
     }
     // A repeated item is owned whole, once: nothing below it.
     if (repeated) for (const pe of repeated) node.detach(pe);
