@@ -10,7 +10,7 @@ import { applyStrategicMergePatch } from '../machinery/strategic-merge.ts';
 import { errors, StatusError } from '../machinery/status.ts';
 import type { KindDefinition, SubresourceDefinition } from '../registry/definition.ts';
 import { FieldManager } from '../registry/field-manager.ts';
-import type { Mutate, PortableInput, Warn, WriteInput } from '../registry/preparation.ts';
+import { ownCurrent, type Mutate, type PortableInput, type Warn, type WriteInput } from '../registry/preparation.ts';
 import { ApplyConflictError, ManagedFieldsError, SsaBadRequestError, SsaTypeError } from '../ssa/index.ts';
 import { decodeApplyConfig, decodeApplyConfigValue } from './apply.ts';
 import { MAX_STRICT_ERRORS, checkObject, decodeBody, decodeCborBody, parseJson, type BodyType, type FieldValidation } from './decode.ts';
@@ -91,13 +91,14 @@ function patchMutation(form: PortableForm & { form: 'patch' }, def: KindDefiniti
     const duplicates = form.validation === 'Ignore' || form.patchType === 'json-patch' ? [] : findDuplicateKeys(text, MAX_STRICT_ERRORS);
     return (parsed = { text, patch, duplicates });
   };
-  return (current, warn) => {
+  return (stored, warn) => {
     const { text, patch: first, duplicates } = parse();
-    if (!current) throw errors.notFound({ group: def.group, resource: def.resource }, form.name);
+    if (!stored) throw errors.notFound({ group: def.group, resource: def.resource }, form.name);
     // The stored object is this call's own copy, and the patch is given away to the merge, which
     // then copies neither: a later call (a lost race) parses the patch again.
     const patch = used ? parseJson(text, 'error decoding patch') : first;
     used = true;
+    const current = keepsFieldSets(form.patchType, patch) ? stored.copyKeepingFieldSets() : stored.copy();
     const patched =
       form.patchType === 'json-patch'
         ? applyJsonPatch(current, patch, { maxCopyBytes: MAX_REQUEST_BODY_BYTES, consume: true })
@@ -110,6 +111,26 @@ function patchMutation(form: PortableForm & { form: 'patch' }, def: KindDefiniti
     for (const w of decoded.warnings) warn(w);
     return decoded.obj;
   };
+}
+
+/**
+ * Whether a patch can only replace managedFields (or an entry of it) whole, never write into an
+ * entry's `fieldsV1`: then it may be applied to a copy sharing those with the stored object
+ * (Current.copyKeepingFieldSets). A merge patch replaces lists whole. A strategic patch merges
+ * nothing into managedFields unless its metadata names them (a directive included). A JSON patch
+ * writes into them only through a path at or below `/metadata/managedFields`, or through a value
+ * it moved or copied from there or from a parent.
+ */
+function keepsFieldSets(patchType: PatchType, patch: unknown): boolean {
+  if (patchType === 'merge-patch') return true;
+  if (patchType === 'strategic-merge-patch') {
+    const meta = isPlainObject(patch) ? patch.metadata : undefined;
+    return !isPlainObject(meta) || !Object.keys(meta).some((k) => k.includes('managedFields'));
+  }
+  if (!Array.isArray(patch)) return true;
+  const reaches = (pointer: unknown): boolean => typeof pointer !== 'string' || pointer === '/metadata/managedFields' || pointer.startsWith('/metadata/managedFields/');
+  const holds = (pointer: unknown): boolean => reaches(pointer) || pointer === '' || pointer === '/metadata';
+  return patch.every((op: unknown) => isPlainObject(op) && !reaches(op.path) && (op.from === undefined || !holds(op.from)));
 }
 
 /**
@@ -147,7 +168,7 @@ function applyMutation(form: PortableForm & { form: 'apply' }, { def, fields }: 
     // The field manager converts first when it meets managers a webhook's conversion reaches.
     let merged: KObject | Promise<KObject>;
     try {
-      merged = fields.apply(current, intent, form.manager, form.force, form.subresource);
+      merged = fields.apply(current?.copy(), intent, form.manager, form.force, form.subresource);
     } catch (e) {
       throw applyError(e);
     }
@@ -199,14 +220,15 @@ export function viewInput(form: PortableForm, ctx: InputContext, sub: Subresourc
   const fields = viewFieldManager(view.def);
   const inner = writeInput(form, { def: view.def, fields }).mutate;
   return {
-    mutate: async (current, warn) => {
-      if (!current) throw errors.notFound({ group: ctx.def.group, resource: ctx.def.resource }, name);
+    mutate: async (stored, warn) => {
+      if (!stored) throw errors.notFound({ group: ctx.def.group, resource: ctx.def.resource }, name);
+      const current = stored.copy();
       const base = view.read(current, 'update');
       if (owned) {
         const entries = mapped(() => owned.toView(current));
         if (entries.length) base.metadata.managedFields = entries;
       }
-      let wanted = await inner(structuredClone(base), warn);
+      let wanted = await inner(ownCurrent(structuredClone(base)), warn);
       if (owned) {
         if (form.form !== 'apply') wanted = await fields.update(base, wanted, manager, sub.name);
         const viewEntries = wanted.metadata.managedFields;

@@ -8,7 +8,8 @@
 
 import { randomUUID } from 'node:crypto';
 import type { KeyValue } from '../storage/interface.ts';
-import { generateName, nowTimestamp, unchangedByUpdate, type KObject } from '../machinery/meta.ts';
+import { generateName, isPlainObject, nowTimestamp, unchangedByUpdate, type KObject } from '../machinery/meta.ts';
+import { cloneJson } from '../machinery/patch.ts';
 import { errors, type QualifiedResource } from '../machinery/status.ts';
 import { apiVersionOf, storagePrefix, type KindDefinition, type SubresourceDefinition } from './definition.ts';
 import { validateObjectMetaCreate, validateObjectMetaUpdate, validateName } from './meta-validation.ts';
@@ -26,11 +27,29 @@ import type { FieldError } from '../machinery/field-errors.ts';
 export type Warn = (message: string) => void;
 
 /**
- * What a write request asks for: the object to create, or what to make of the stored object
- * (undefined when there is none; otherwise the call's own copy, which it may change). It is
- * called again when a compare-and-swap loses a race.
+ * The stored object as a write's mutation takes it: a copy of its own to change, made when asked
+ * (a mutation that replaces the object whole asks for none).
  */
-export type Mutate = (current: KObject | undefined, warn: Warn) => KObject | Promise<KObject>;
+export interface Current {
+  /** A copy of the stored object, the caller's to change as it likes. */
+  copy(): KObject;
+  /**
+   * A copy whose managedFields entries share their `fieldsV1` with the object the write compares
+   * against, for a mutation that replaces `metadata.managedFields` (or an entry) only whole and
+   * never writes into one. An object's field ownership can be the larger part of it (a set of a
+   * long list's items), and is then neither copied nor decoded twice.
+   */
+  copyKeepingFieldSets(): KObject;
+}
+
+/** The Current of an object that is already the mutation's own: both copies are that object. */
+export const ownCurrent = (obj: KObject): Current => ({ copy: () => obj, copyKeepingFieldSets: () => obj });
+
+/**
+ * What a write request asks for: the object to create, or what to make of the stored object
+ * (undefined when there is none). It is called again when a compare-and-swap loses a race.
+ */
+export type Mutate = (current: Current | undefined, warn: Warn) => KObject | Promise<KObject>;
 
 /**
  * A request's input as plain data (its body and options), from which a worker builds the same
@@ -316,11 +335,12 @@ export class WritePreparation {
       return { op: 'create', bytes: await this.encodeStored(obj), object: obj, meta: placeOf(obj), generated };
     }
     const name = job.name;
-    // Two copies of the stored object, one for the mutation to change: parsing the stored text
-    // again is cheaper than a structured clone (a map of many keys clones slowly).
+    // Two copies of the stored object, one for the mutation to change (when it asks for one):
+    // parsing the stored text again is cheaper than a structured clone (a map of many keys clones
+    // slowly).
     const stored = job.stored && this.json.encoded({ key: '', value: job.stored.value, createRevision: 0, modRevision: job.stored.revision });
     const old = stored?.copy();
-    const wanted = await mutate(stored?.copy(), warn);
+    const wanted = await mutate(stored && old && { copy: () => stored.copy(), copyKeepingFieldSets: () => copyKeepingFieldSets(old) }, warn);
     describe?.(requestedMeta(wanted));
     const uid = wanted.metadata.uid;
     if (old && opts.uidFromInput && typeof uid === 'string') checkPreconditions(this.qualified, old, { uid });
@@ -384,6 +404,23 @@ export class WritePreparation {
     if (errs.length) throw errors.invalid(this.def.group, this.def.kind, meta.name ?? '', errs);
     if (!viaSubresource) for (const w of this.def.strategy.warnings?.(obj, old) ?? []) warn(w);
   }
+}
+
+/**
+ * A copy of `obj` whose managedFields entries' `fieldsV1` are `obj`'s own (see
+ * Current.copyKeepingFieldSets); keys keep their order, so an unchanged object encodes the same.
+ */
+function copyKeepingFieldSets(obj: KObject): KObject {
+  const entries: unknown = obj.metadata?.managedFields;
+  if (!Array.isArray(entries)) return cloneJson(obj);
+  const copy = cloneJson({ ...obj, metadata: { ...obj.metadata, managedFields: [] as unknown[] } });
+  copy.metadata.managedFields = entries.map((e: unknown) => {
+    if (!isPlainObject(e)) return cloneJson(e);
+    const entry: Record<string, unknown> = {};
+    for (const k of Object.keys(e)) entry[k] = k === 'fieldsV1' ? e[k] : cloneJson(e[k]);
+    return entry;
+  });
+  return copy;
 }
 
 /** A prepared create: the object, and whether its name was generated. */

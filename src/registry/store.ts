@@ -741,7 +741,7 @@ export class RegistryStore implements ReadableStore {
     input: WriteInput | ((current: KObject | undefined) => KObject | Promise<KObject>),
     opts: UpdateOptions,
   ): Promise<Written> {
-    const write: WriteInput = isWriteInput(input) ? input : { mutate: (current) => input(current) };
+    const write: WriteInput = isWriteInput(input) ? input : { mutate: (current) => input(current?.copy()) };
     const key = this.keyFor(namespace, name);
     return this.oneAtATime(key, () => this.updateLoop(key, namespace, name, write, opts));
   }

@@ -182,6 +182,40 @@ describe('managedFields of ordinary writes', () => {
     assert.deepEqual(owners(reset.body), [{ manager: 'second', operation: 'Update', apiVersion: GV, fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:holderIdentity': {} } } }]);
   });
 
+  test('a patch that changes only what an entry owns is stored, whichever way it reaches into the entry', async () => {
+    // Each patch edits the stored entry's fieldsV1 (alice gives up leaseDurationSeconds): the
+    // write must see the entry as it was stored, not as the patch left it, or it finds no change.
+    const owned = { 'f:spec': { 'f:holderIdentity': {}, 'f:leaseDurationSeconds': {} } };
+    const edited = { 'f:spec': { 'f:holderIdentity': {} } };
+    const entry = (fieldsV1: Body) => ({ manager: 'alice', operation: 'Update', apiVersion: GV, fieldsType: 'FieldsV1', fieldsV1 });
+    const JSON_PATCH = { 'Content-Type': 'application/json-patch+json' };
+    const patches: [string, unknown, Record<string, string>][] = [
+      ['json remove', [{ op: 'remove', path: '/metadata/managedFields/0/fieldsV1/f:spec/f:leaseDurationSeconds' }], JSON_PATCH],
+      ['json replace', [{ op: 'replace', path: '/metadata/managedFields/0/fieldsV1', value: edited }], JSON_PATCH],
+      [
+        'json move out of metadata and back',
+        [
+          { op: 'move', from: '/metadata', path: '/spare' },
+          { op: 'remove', path: '/spare/managedFields/0/fieldsV1/f:spec/f:leaseDurationSeconds' },
+          { op: 'move', from: '/spare', path: '/metadata' },
+        ],
+        JSON_PATCH,
+      ],
+      ['merge', { metadata: { managedFields: [entry(edited)] } }, { 'Content-Type': 'application/merge-patch+json' }],
+      ['strategic', { metadata: { managedFields: [entry(edited)] } }, { 'Content-Type': 'application/strategic-merge-patch+json' }],
+    ];
+    for (const [i, [what, patch, headers]] of patches.entries()) {
+      const name = `u-owned-${i}`;
+      const c = await api(server, 'POST', `${LEASES}?fieldManager=alice`, lease(name, { holderIdentity: 'a', leaseDurationSeconds: 5 }));
+      assert.deepEqual(owners(c.body), [entry(owned)], what);
+      const p = await api(server, 'PATCH', `${LEASES}/${name}?fieldManager=bob`, patch, headers);
+      assert.equal(p.status, 200, `${what}: ${p.text}`);
+      assert.deepEqual(owners(p.body), [entry(edited)], what);
+      assert.notEqual(p.body.metadata.resourceVersion, c.body.metadata.resourceVersion, `${what}: a write`);
+      assert.deepEqual(owners((await api(server, 'GET', `${LEASES}/${name}`)).body), [entry(edited)], `${what}: stored`);
+    }
+  });
+
   test('writes through /status record the subresource; status is never owned through the main resource', async () => {
     const n = await api(server, 'POST', '/api/v1/nodes?fieldManager=kubelet', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'mf-node' }, spec: { unschedulable: false }, status: { phase: 'Running' } });
     assert.equal(n.status, 201, n.text);
