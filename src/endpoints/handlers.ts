@@ -1,7 +1,7 @@
 // The verb handlers: get, list, watch, create, update, patch, delete, deletecollection. Each
 // negotiates, decodes, calls the generic store and encodes; none knows a kind.
 
-import type { RequestContext } from '../request/context.ts';
+import { writeHead, type RequestContext } from '../request/context.ts';
 import type { RequestInfo } from '../request/request-info.ts';
 import type { UserInfo } from '../request/user.ts';
 import { errors, type StatusBody } from '../machinery/status.ts';
@@ -220,7 +220,7 @@ async function streamWatch(ctx: RequestContext, env: HandlerEnv, t: ResourceTarg
   const start = () => {
     if (started) return;
     started = true;
-    res.writeHead(200, { 'Content-Type': enc.streamContentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    writeHead(ctx, 200, { 'Content-Type': enc.streamContentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
   };
   const write = (text: string | Buffer): boolean => {

@@ -1,6 +1,6 @@
 // Writing responses: objects and Status errors, with warnings and pretty printing.
 
-import type { RequestContext } from '../request/context.ts';
+import { writeHead, type RequestContext } from '../request/context.ts';
 import { errors, isStatusError, type StatusBody, type StatusError } from '../machinery/status.ts';
 import { parseBool } from '../machinery/list-options.ts';
 import { createGzip } from 'node:zlib';
@@ -137,7 +137,7 @@ function sendPlain(ctx: RequestContext, code: number, body: Buffer, contentType:
   const { res } = ctx;
   writeWarnings(ctx);
   const length = body.length + (newline ? 1 : 0);
-  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': length, 'Cache-Control': 'no-cache, private', ...headers });
+  writeHead(ctx, code, { 'Content-Type': contentType, 'Content-Length': length, 'Cache-Control': 'no-cache, private', ...headers });
   if (ctx.req.method === 'HEAD') return void res.end();
   ctx.responseBytes = length;
   if (!newline) return void res.end(body);

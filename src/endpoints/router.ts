@@ -1,7 +1,7 @@
 // Routes a request (already parsed into RequestInfo) to discovery, a verb handler or a 404/405.
 // Routes are derived from the definitions, never written per kind.
 
-import type { RequestContext } from '../request/context.ts';
+import { writeHead, type RequestContext } from '../request/context.ts';
 import type { Naming } from '../naming.ts';
 import { errors } from '../machinery/status.ts';
 import { RegistryStore, type ReadableStore } from '../registry/store.ts';
@@ -183,7 +183,7 @@ export class ApiRouter {
         }
         // Clients revalidate with the ETag; an unchanged document is a 304 without a body.
         if (ctx.req.headers['if-none-match'] === doc.etag) {
-          ctx.res.writeHead(304, { ETag: doc.etag });
+          writeHead(ctx, 304, { ETag: doc.etag });
           ctx.res.end();
           return;
         }

@@ -1,6 +1,6 @@
 // The typed request context: what the filters learn about a request travels here, never in globals.
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { UserInfo } from './user.ts';
 import type { RequestInfo } from './request-info.ts';
 
@@ -40,6 +40,22 @@ export interface RequestContext {
   cbor?: boolean;
   /** The accepted spellings of the protobuf media type, for errors: a Status always has a protobuf form. */
   statusProtobufTypes?: readonly string[];
+  /**
+   * Headers every answer to this request carries (its Audit-ID), written with the answer's own by
+   * `writeHead`. (A header set on the response beforehand makes Node merge every header of the
+   * answer one at a time, validating each again: several microseconds a request.)
+   */
+  responseHeaders?: Record<string, string>;
+  /** The headers the answer was started with by `writeHead` (not where `getHeader` finds them). */
+  answerHeaders?: OutgoingHttpHeaders;
+}
+
+/** Starts the answer: its status and headers, with the request's own (responseHeaders). */
+export function writeHead(ctx: RequestContext, code: number, headers: OutgoingHttpHeaders): void {
+  const own = ctx.responseHeaders;
+  if (own !== undefined) for (const k in own) headers[k] = own[k];
+  ctx.answerHeaders = headers;
+  ctx.res.writeHead(code, headers);
 }
 
 /** kube-apiserver's warning recorder: past this many characters of text, warnings are truncated… */

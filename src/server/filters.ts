@@ -90,7 +90,7 @@ const instrument = (opts: ChainOptions): Filter => (next) => {
 
 /** The request's duration and its answer's code and size, into the request metrics. */
 function observeAnswer(metrics: RequestMetrics, labels: RequestLabels, ctx: RequestContext): void {
-  const length = ctx.responseBytes ?? Number(ctx.res.getHeader('content-length'));
+  const length = ctx.responseBytes ?? Number(ctx.answerHeaders?.['Content-Length'] ?? ctx.res.getHeader('content-length'));
   metrics.observe(labels, ctx.res.statusCode, (Date.now() - ctx.receivedAt) / 1000, Number.isFinite(length) ? length : 0);
 }
 
@@ -261,6 +261,8 @@ export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: I
       warnings: new WarningRecorder(),
       auditAnnotations: {},
       responseBytes: undefined,
+      responseHeaders: undefined,
+      answerHeaders: undefined,
       compression: opts.responseCompression,
       cbor: opts.cbor,
       statusProtobufTypes: opts.protobufMediaTypes,

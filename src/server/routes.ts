@@ -4,7 +4,7 @@
 import type { Naming } from '../naming.ts';
 import { errors } from '../machinery/status.ts';
 import { apiVersionOf, type KindDefinition } from '../registry/definition.ts';
-import type { RequestContext } from '../request/context.ts';
+import { writeHead, type RequestContext } from '../request/context.ts';
 import type { ApiRouter } from '../endpoints/router.ts';
 import { writeRawJson } from '../endpoints/respond.ts';
 import type { OpenApi } from '../endpoints/openapi.ts';
@@ -84,7 +84,7 @@ export function nonApiRoutes(parts: NonApiParts): Handler {
       const list = health[1] === 'livez' ? checks.livez : health[1] === 'readyz' ? checks.readyz : checks.healthz;
       const r = await runHealth(health[1]!, list, ctx.url.searchParams, health[2]);
       if (!r) throw errors.noRoute();
-      ctx.res.writeHead(r.code, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-cache, private' });
+      writeHead(ctx, r.code, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-cache, private' });
       ctx.res.end(r.body);
       return;
     }
@@ -98,7 +98,7 @@ export function nonApiRoutes(parts: NonApiParts): Handler {
       if (ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw errors.methodNotAllowed();
       const r = (await current().openapi()).serve(path, ctx.req.headers.accept, ctx.req.headers['if-none-match'], ctx.url.searchParams.get('hash'));
       if (!r) throw errors.noRoute();
-      ctx.res.writeHead(r.status, r.body === undefined ? r.headers : { ...r.headers, 'Content-Length': Buffer.byteLength(r.body) });
+      writeHead(ctx, r.status, r.body === undefined ? { ...r.headers } : { ...r.headers, 'Content-Length': Buffer.byteLength(r.body) });
       ctx.res.end(ctx.req.method === 'HEAD' ? undefined : r.body);
       return;
     }
@@ -118,7 +118,7 @@ export function routeRequests(router: ApiRouter, nonApi: Handler): Handler {
 
 function writeRaw(ctx: RequestContext, body: string, type: string): void {
   if (ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw errors.methodNotAllowed();
-  ctx.res.writeHead(200, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-cache, private' });
+  writeHead(ctx, 200, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-cache, private' });
   ctx.res.end(ctx.req.method === 'HEAD' ? undefined : body);
 }
 

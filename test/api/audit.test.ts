@@ -118,6 +118,25 @@ describe('audit log', () => {
     assert.ok(e!.sourceIPs.length >= 1);
   });
 
+  test('every kind of answer carries the Audit-ID: a watch, a probe, /version, /openapi/v2, a discovery 304', async () => {
+    const idOf = async (path: string, headers: Record<string, string> = {}): Promise<string | null> => {
+      const stop = new AbortController();
+      const r = await fetch(server.url + path, { headers, signal: stop.signal });
+      const id = r.headers.get('audit-id');
+      stop.abort();
+      return id;
+    };
+    assert.ok(await idOf(`/api/v1/namespaces/${NS}/configmaps?watch=true`), 'a watch');
+    for (const path of ['/readyz', '/version', '/openapi/v2', '/apis']) assert.ok(await idOf(path), path);
+    const discovery = await fetch(`${server.url}/apis`, { headers: { Accept: 'application/json;g=apidiscovery.orch.io;v=v2;as=APIGroupDiscoveryList,application/json' } });
+    const etag = discovery.headers.get('etag')!;
+    assert.ok(etag);
+    const again = await fetch(`${server.url}/apis`, { headers: { Accept: 'application/json;g=apidiscovery.orch.io;v=v2;as=APIGroupDiscoveryList,application/json', 'If-None-Match': etag } });
+    assert.equal(again.status, 304);
+    assert.ok(again.headers.get('audit-id'), 'a 304');
+    assert.equal((await idOf('/version', { 'Audit-ID': 'given' })), 'given');
+  });
+
   test('Metadata level for a read that fails: the Status, no bodies; a client Audit-ID is kept', async () => {
     const r = await api(server, 'GET', `/apis/coordination.orch.io/v1/namespaces/${NS}/leases/missing`, undefined, { 'Audit-ID': 'my-own-id' });
     assert.equal(r.status, 404);

@@ -214,7 +214,7 @@ function newUUID(): string {
 function auditID(ctx: RequestContext): string {
   const given = ctx.req.headers['audit-id'];
   const id = typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : newUUID();
-  if (!ctx.res.headersSent) ctx.res.setHeader('Audit-ID', id);
+  if (!ctx.res.headersSent) (ctx.responseHeaders ??= {})['Audit-ID'] = id;
   return id;
 }
 
@@ -330,7 +330,9 @@ export function policyAudit(c: AuditConfig): AuditSink {
       const body = jsonBody(ctx.requestBody, ctx.req.headers['content-type'], a.decision.omitManagedFields);
       if (body !== undefined) line += goEscape(`,"requestObject":${body}`);
       if (level === 'RequestResponse' && stage === 'ResponseComplete' && a.response && a.responseBytes <= MAX_RECORDED_BODY_BYTES) {
-        const answer = jsonBody(Buffer.concat(a.response), String(ctx.res.getHeader('content-type') ?? ''), a.decision.omitManagedFields, ctx.res.getHeader('content-encoding') === 'gzip');
+        const type = ctx.answerHeaders?.['Content-Type'] ?? ctx.res.getHeader('content-type');
+        const encoding = ctx.answerHeaders?.['Content-Encoding'] ?? ctx.res.getHeader('content-encoding');
+        const answer = jsonBody(Buffer.concat(a.response), String(type ?? ''), a.decision.omitManagedFields, encoding === 'gzip');
         if (answer !== undefined) line += goEscape(`,"responseObject":${answer}`);
       }
     }
