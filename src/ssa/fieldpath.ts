@@ -168,11 +168,6 @@ export class FieldSet {
     this.sortedChildrenCache = undefined;
   }
 
-  /** Removes the subtree under `pe` (building only, while no other set shares this one). */
-  detach(pe: PathElement): void {
-    if (this.children.delete(pe.key)) this.sortedChildrenCache = undefined;
-  }
-
   has(path: Path): boolean {
     if (path.length === 0) return false;
     let s: FieldSet | undefined = this;

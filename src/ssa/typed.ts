@@ -425,15 +425,15 @@ function walkBelow(t: TypeNode, v: JsonValue, below: string[] | true, path: Path
     // Every item's element first (the first bad item fails the walk before anything below it).
     const pes = new Array<PathElement>(items.length);
     for (let i = 0; i < items.length; i++) pes[i] = itemElementAt(list, items[i]!, path, i);
-    // `node` is this list's own, built here: an element it has already is a repeat.
-    let repeated: PathElement[] | undefined;
+    // Every element a member; `node` is this list's own, built here, so an element it has
+    // already is a repeat.
+    let repeated: Set<string> | undefined;
+    for (const pe of pes) if (!node.insertMember(pe)) (repeated ??= new Set()).add(pe.key);
+    // Then what is below each item (what oneSidedWalk does below its element), but a repeated
+    // item is owned whole, nothing below it looked at, as the reference does.
     for (let i = 0; i < items.length; i++) {
       const pe = pes[i]!;
-      if (!node.insertMember(pe)) {
-        (repeated ??= []).push(pe);
-        continue;
-      }
-      // What oneSidedWalk does below the item, its element being a member now.
+      if (repeated?.has(pe.key)) continue;
       const item = items[i]!;
       const under = oneSidedBelow(list.elem, item);
       if (under) {
@@ -442,8 +442,6 @@ function walkBelow(t: TypeNode, v: JsonValue, below: string[] | true, path: Path
         path.pop();
       }
     }
-    // A repeated item is owned whole, once: nothing below it.
-    if (repeated) for (const pe of repeated) node.detach(pe);
     return;
   }
   const m = t.map!;

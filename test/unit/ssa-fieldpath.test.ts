@@ -222,6 +222,25 @@ describe('comparison with one side missing', () => {
     assert.ok(filled.removed.isEmpty() && filled.modified.isEmpty());
   });
 
+  it('looks at nothing below a repeated item (its first occurrence included), as the reference', () => {
+    const sub: Schema = { type: 'object', properties: { id: { type: 'string' } } };
+    const nested = typeOf({
+      type: 'object',
+      properties: {
+        list: {
+          type: 'array',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['name'],
+          items: { type: 'object', properties: { name: { type: 'string' }, sub: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['id'], items: sub } } },
+        },
+      },
+    });
+    // The first `x` has a sub-list item without its key: walked, it would fail the comparison.
+    const value: JsonValue = { list: [{ name: 'x', sub: [{ other: 1 }] }, { name: 'x' }, { name: 'y' }] };
+    assert.deepEqual(paths(compareTyped(nested, undefined, value).added), ['.list', '.list[name="x"]', '.list[name="y"]', '.list[name="y"].name']);
+    assert.deepEqual(paths(compareTyped(nested, value, { list: [] }).removed), ['.list[name="x"]', '.list[name="y"]', '.list[name="y"].name']);
+  });
+
   it('builds the set of a created list in one walk, not a descent from the root per field', () => {
     // The cost of comparing a created object of n list items is linear in n with a small
     // constant: one child set per item. Descending from the root for every field inserted (as the
