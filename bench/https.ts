@@ -29,7 +29,7 @@
 //
 // BENCH_SECONDS (default 3) per figure, BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 32),
 // BENCH_NEW_CONNECTIONS (default 1000); BENCH_PROFILE_DIR=<dir> writes a CPU profile of the secure
-// server for each phase of the last round and for the new connections (as bench/api.ts does).
+// server for each phase of one more round, not counted, and for the new connections.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
@@ -237,14 +237,18 @@ try {
   ];
   /** Per round: bare node:https against bare node:http (requests/s), the server CPU TLS adds to a request, the API server's plain GET's CPU. */
   const tlsItself = { ratios: [] as number[], addedUs: [] as number[], plainUs: [] as number[] };
-  for (let round = 1; round <= ROUNDS; round++) {
-    const profile = (name: string) => (process.env.BENCH_PROFILE_DIR && round === ROUNDS ? name : undefined);
+  // A profiled round is one more, not counted: a profiler slows what it watches.
+  const profiling = process.env.BENCH_PROFILE_DIR !== undefined;
+  for (let round = 1; round <= ROUNDS + (profiling ? 1 : 0); round++) {
+    const profiled = round > ROUNDS;
+    const profile = (name: string) => (profiled ? name : undefined);
+    const label = profiled ? `round ${round} (profiled, not counted)` : `round ${round}`;
     // The floor before and after each secure figure, and the figure against their mean: this
     // machine's speed drifts by a third from one figure to the next, so a floor measured once a
     // round decided the ratios of the figures far from it. The secure figures in turn, each
     // round starting with the next one: none is always the one right after the floor's.
     let floor = await measure(plainChild, get(plain), profile('http-floor'));
-    measuredRow(`round ${round}: HTTP, no authentication (floor)`, floor);
+    measuredRow(`${label}: HTTP, no authentication (floor)`, floor);
     for (let i = 0; i < figures.length; i++) {
       const f = figures[(round - 1 + i) % figures.length]!;
       const before = await cacheCounters();
@@ -252,21 +256,23 @@ try {
       const after = await cacheCounters();
       const next = await measure(plainChild, get(plain));
       const around = { ...floor, perSecond: (floor.perSecond + next.perSecond) / 2, serverUsPerOp: (floor.serverUsPerOp + next.serverUsPerOp) / 2 };
-      measuredRow(`round ${round}: ${f.label} (against the floors around it)`, run, around);
+      measuredRow(`${label}: ${f.label} (against the floors around it)`, run, around);
       if (f.counted) row(`    ${f.counted}`, `${counted(before, after, 'fetch ok') + counted(before, after, 'fetch error')} / ${fmt(counted(before, after, 'request hit'))}`);
-      measuredRow(`round ${round}: HTTP, no authentication (floor)`, next);
+      measuredRow(`${label}: HTTP, no authentication (floor)`, next);
+      floor = next;
+      if (profiled) continue;
       f.ratios.push(run.perSecond / around.perSecond);
       f.cpu.push(run.serverUsPerOp / around.serverUsPerOp);
       tlsItself.plainUs.push(around.serverUsPerOp);
-      floor = next;
     }
     // What TLS itself costs a request: the bare server over HTTPS between two runs over HTTP.
     const bare1 = await measure(secureChild, get(bareHttp));
     const bareTls = await measure(secureChild, get(bareHttps));
     const bare2 = await measure(secureChild, get(bareHttp));
     const bareAround = { ...bare1, perSecond: (bare1.perSecond + bare2.perSecond) / 2, serverUsPerOp: (bare1.serverUsPerOp + bare2.serverUsPerOp) / 2 };
-    measuredRow(`round ${round}: bare node:http (the same answer)`, bareAround);
-    measuredRow(`round ${round}: bare node:https (against the runs over HTTP around it)`, bareTls, bareAround);
+    measuredRow(`${label}: bare node:http (the same answer)`, bareAround);
+    measuredRow(`${label}: bare node:https (against the runs over HTTP around it)`, bareTls, bareAround);
+    if (profiled) continue;
     tlsItself.ratios.push(bareTls.perSecond / bareAround.perSecond);
     tlsItself.addedUs.push(bareTls.serverUsPerOp - bareAround.serverUsPerOp);
   }
