@@ -136,10 +136,8 @@ function gzipped(parts: Buffer[], done: (err: Error | null, zipped?: Buffer) => 
 function sendPlain(ctx: RequestContext, code: number, body: Buffer, contentType: string, headers: Record<string, string>, newline: boolean): void {
   const { res } = ctx;
   writeWarnings(ctx);
-  const length = body.length + (newline ? 1 : 0);
-  writeHead(ctx, code, { 'Content-Type': contentType, 'Content-Length': length, 'Cache-Control': 'no-cache, private', ...headers });
+  writeHead(ctx, code, { 'Content-Type': contentType, 'Content-Length': body.length + (newline ? 1 : 0), 'Cache-Control': 'no-cache, private', ...headers });
   if (ctx.req.method === 'HEAD') return void res.end();
-  ctx.responseBytes = length;
   if (!newline) return void res.end(body);
   res.write(body);
   res.end(NEWLINE);

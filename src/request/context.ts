@@ -27,11 +27,6 @@ export interface RequestContext {
   requestObject?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
   /** The request's body once a handler has read it (what audit's Request level records). */
   requestBody?: Buffer;
-  /**
-   * The bytes of the answer's body (after compression), once written by the responder: the
-   * response size metric (headers passed to `writeHead` are not where `getHeader` finds them).
-   */
-  responseBytes: number | undefined;
   /** The Status the request was answered with, when it was one (audit's `responseStatus`). */
   responseStatus?: { status: string; message?: string; reason?: string; code: number; details?: unknown };
   /** Whether get/list responses may be gzip-compressed (gate APIResponseCompression). */
@@ -46,7 +41,10 @@ export interface RequestContext {
    * answer one at a time, validating each again: several microseconds a request.)
    */
   responseHeaders?: Record<string, string>;
-  /** The headers the answer was started with by `writeHead` (not where `getHeader` finds them). */
+  /**
+   * The headers the answer was started with by `writeHead` (not where `getHeader` finds them):
+   * its type and encoding for audit, its length (after compression) for the response size metric.
+   */
   answerHeaders?: OutgoingHttpHeaders;
 }
 

@@ -90,7 +90,8 @@ const instrument = (opts: ChainOptions): Filter => (next) => {
 
 /** The request's duration and its answer's code and size, into the request metrics. */
 function observeAnswer(metrics: RequestMetrics, labels: RequestLabels, ctx: RequestContext): void {
-  const length = ctx.responseBytes ?? Number(ctx.answerHeaders?.['Content-Length'] ?? ctx.res.getHeader('content-length'));
+  // A HEAD answer's Content-Length is the body it did not send.
+  const length = ctx.req.method === 'HEAD' ? 0 : Number(ctx.answerHeaders?.['Content-Length'] ?? ctx.res.getHeader('content-length'));
   metrics.observe(labels, ctx.res.statusCode, (Date.now() - ctx.receivedAt) / 1000, Number.isFinite(length) ? length : 0);
 }
 
@@ -260,7 +261,6 @@ export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: I
       receivedAt: Date.now(),
       warnings: new WarningRecorder(),
       auditAnnotations: {},
-      responseBytes: undefined,
       responseHeaders: undefined,
       answerHeaders: undefined,
       compression: opts.responseCompression,
