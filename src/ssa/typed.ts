@@ -393,10 +393,17 @@ function cmpHandle(shape: Shape, t: TypeNode, l: JsonValue | undefined, r: JsonV
  * for every field.
  */
 function oneSidedWalk(t: TypeNode, v: JsonValue, path: PathElement[], parent: FieldSet): void {
-  const pe = path[path.length - 1]!;
+  walkUnder(t, v, path, parent);
+  parent.insertMember(path[path.length - 1]!);
+}
+
+/**
+ * What is below `v` (at `path`) into `parent`'s child set under the path's last element; a leaf
+ * gets no child set.
+ */
+function walkUnder(t: TypeNode, v: JsonValue, path: PathElement[], parent: FieldSet): void {
   const below = oneSidedBelow(t, v);
-  if (below) walkBelow(t, v, below, path, parent.descend(pe));
-  parent.insertMember(pe);
+  if (below) walkBelow(t, v, below, path, parent.descend(path[path.length - 1]!));
 }
 
 /**
@@ -429,18 +436,14 @@ function walkBelow(t: TypeNode, v: JsonValue, below: string[] | true, path: Path
     // already is a repeat.
     let repeated: Set<string> | undefined;
     for (const pe of pes) if (!node.insertMember(pe)) (repeated ??= new Set()).add(pe.key);
-    // Then what is below each item (what oneSidedWalk does below its element), but a repeated
-    // item is owned whole, nothing below it looked at, as the reference does.
+    // Then what is below each item, but a repeated item is owned whole, nothing below it looked
+    // at, as the reference does.
     for (let i = 0; i < items.length; i++) {
       const pe = pes[i]!;
       if (repeated?.has(pe.key)) continue;
-      const item = items[i]!;
-      const under = oneSidedBelow(list.elem, item);
-      if (under) {
-        path.push(pe);
-        walkBelow(list.elem, item, under, path, node.descend(pe));
-        path.pop();
-      }
+      path.push(pe);
+      walkUnder(list.elem, items[i]!, path, node);
+      path.pop();
     }
     return;
   }
