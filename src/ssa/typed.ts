@@ -434,8 +434,7 @@ function walkBelow(t: TypeNode, v: JsonValue, below: string[] | true, path: Path
     for (let i = 0; i < items.length; i++) pes[i] = itemElementAt(list, items[i]!, path, i);
     // Every element a member; `node` is this list's own, built here, so an element it has
     // already is a repeat.
-    let repeated: Set<string> | undefined;
-    for (const pe of pes) if (!node.insertMember(pe)) (repeated ??= new Set()).add(pe.key);
+    const repeated = node.insertMembers(pes);
     // Then what is below each item, but a repeated item is owned whole, nothing below it looked
     // at, as the reference does.
     for (let i = 0; i < items.length; i++) {

@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 
 import {
   comparePathElements,
@@ -15,6 +16,7 @@ import {
   pathString,
   valueElement,
   type Path,
+  type PathElement,
 } from '../../src/ssa/fieldpath.ts';
 import { decodeManagedFields, encodeManagedFields, managerIdentifier, sortManagedFieldsEntries, type ManagedFieldsEntry } from '../../src/ssa/managers.ts';
 import { goFloatString, type JsonValue } from '../../src/ssa/value.ts';
@@ -51,6 +53,21 @@ describe('path elements', () => {
     // Keys compare field by field; a shorter key list sorts first.
     assert.ok(comparePathElements(keyElement([['a', 1]]), keyElement([['a', 1], ['b', 1]])) < 0);
     assert.ok(comparePathElements(keyElement([['port', 80]]), keyElement([['port', 443]])) < 0);
+    // Strings by code point (as Go compares UTF-8), not by UTF-16 unit: U+E000 before U+1F600,
+    // whose first unit (a surrogate, D83D) is smaller; plain strings as they are.
+    for (const make of [fieldElement, valueElement, (s: string) => parsePathElement(`v:${JSON.stringify(s)}`)]) {
+      assert.ok(comparePathElements(make('\uE000'), make('\u{1F600}')) < 0);
+      assert.ok(comparePathElements(make('a\u{1F600}'), make('a\uFFFF')) > 0);
+      assert.ok(comparePathElements(make('example.com/a'), make('example.com/b')) < 0);
+      assert.equal(comparePathElements(make('x'), make('x')), 0);
+      // A string before every longer one it begins, whatever follows (a space and `!` sort before
+      // the quote that closes a value's key).
+      for (const next of [' ', '!', '#', '~']) {
+        assert.ok(comparePathElements(make('ab'), make(`ab${next}`)) < 0, `ab < ab${next}`);
+        assert.ok(comparePathElements(make(`ab${next}`), make('ab')) > 0, `ab${next} > ab`);
+        assert.ok(comparePathElements(make(`ab${next}`), make('ac')) < 0, `ab${next} < ac`);
+      }
+    }
   });
 
   it('prints paths as conflicts show them', () => {
@@ -184,6 +201,111 @@ describe('FieldSet', () => {
   it('iterates members before children, each in element order', () => {
     const s = FieldSet.of(p('spec', 'x'), p('b'), p('a'), p('spec', keyElement([['name', 'z']])), p('spec', 'a'));
     assert.deepEqual(s.paths().map(pathString), ['.a', '.b', '.spec.a', '.spec.x', '.spec[name="z"]']);
+  });
+});
+
+describe('FieldSet algebra, whatever a set was built by', () => {
+  // Elements of every kind, and two pairs that compare equal under different keys (no element the
+  // decoding makes is such a pair, as it writes every value's key one way; a set keeps them apart
+  // all the same).
+  const tie = (pe: PathElement, key: string): PathElement => ({ ...pe, key });
+  const pool = [
+    fieldElement('a'),
+    fieldElement('b'),
+    keyElement([['name', 'x']]),
+    parsePathElement('k:{"name":1}'),
+    tie(parsePathElement('k:{"name":1}'), 'k:{"name":1.0}'),
+    valueElement('s'),
+    valueElement('t'),
+    valueElement(1),
+    tie(valueElement(1), 'v:1.0'),
+    indexElement(0),
+    indexElement(2),
+  ];
+  const isTie = (pe: PathElement): boolean => pe.key.endsWith('1.0') || pe.key.endsWith('1.0}');
+  const pathArb = fc.array(fc.nat(pool.length - 1), { minLength: 1, maxLength: 3 }).map((ix) => ix.map((i) => pool[i]!) as Path);
+  const pathsArb = fc.array(pathArb, { maxLength: 40 });
+  const id = (path: Path): string => path.map((pe) => pe.key).join('\u0000');
+  const model = (paths: readonly Path[]): Set<string> => new Set(paths.map(id));
+  const ids = (s: FieldSet): string[] => s.paths().map(id).sort();
+  const sorted = (m: Set<string>): string[] => [...m].sort();
+  /** Each node's members added at once (FieldSet.insertMembers: a sorted list, no map). */
+  const bulk = (paths: readonly Path[]): FieldSet => {
+    const groups = new Map<string, { prefix: Path; pes: PathElement[] }>();
+    for (const path of paths) {
+      const prefix = path.slice(0, -1);
+      const g = groups.get(id(prefix)) ?? { prefix, pes: [] };
+      g.pes.push(path[path.length - 1]!);
+      groups.set(id(prefix), g);
+    }
+    const root = new FieldSet();
+    for (const { prefix, pes } of groups.values()) {
+      let node = root;
+      for (const pe of prefix) node = node.descend(pe);
+      node.insertMembers(pes);
+    }
+    return root;
+  };
+  /** The same set built every way: path by path (maps), at once, decoded, and as results of the algebra. */
+  const builds = (paths: readonly Path[]): FieldSet[] => {
+    const inserted = FieldSet.of(...paths);
+    const atOnce = bulk(paths);
+    const computed = atOnce.union(FieldSet.of(p('zz'))).difference(FieldSet.of(p('zz'))).intersection(inserted);
+    const decoded = paths.some((path) => path.some(isTie)) ? [] : [decodeFieldsV1(encodeFieldsV1(inserted))];
+    return [inserted, atOnce, computed, ...decoded];
+  };
+  const isPrefix = (a: string, b: string): boolean => b === a || b.startsWith(a + '\u0000');
+
+  it('gives the answers of a model, and one encoding, for every build of its operands', () => {
+    fc.assert(
+      fc.property(pathsArb, pathsArb, (xs, ys) => {
+        const mx = model(xs);
+        const my = model(ys);
+        const union = sorted(new Set([...mx, ...my]));
+        const inter = sorted(new Set([...mx].filter((k) => my.has(k))));
+        const diff = sorted(new Set([...mx].filter((k) => !my.has(k))));
+        const rdiff = sorted(new Set([...mx].filter((k) => ![...my].some((b) => isPrefix(b, k)))));
+        const leaves = sorted(new Set([...mx].filter((k) => ![...mx].some((o) => o !== k && isPrefix(k, o)))));
+        const encodings = new Map<string, Set<string>>();
+        const seen = (op: string, s: FieldSet): void => {
+          const e = encodings.get(op) ?? new Set<string>();
+          e.add(JSON.stringify(encodeFieldsV1(s)));
+          encodings.set(op, e);
+        };
+        for (const x of builds(xs))
+          for (const y of builds(ys)) {
+            assert.deepEqual(ids(x), sorted(mx));
+            assert.equal(x.size(), mx.size);
+            assert.equal(x.isEmpty(), mx.size === 0);
+            for (const path of ys) assert.equal(x.has(path), mx.has(id(path)));
+            assert.deepEqual(ids(x.union(y)), union);
+            assert.deepEqual(ids(x.intersection(y)), inter);
+            assert.deepEqual(ids(x.difference(y)), diff);
+            assert.deepEqual(ids(x.recursiveDifference(y)), rdiff);
+            assert.deepEqual(ids(x.leaves()), leaves);
+            assert.equal(x.equals(y), sorted(mx).join() === sorted(my).join());
+            assert.deepEqual(ids(FieldSet.unionAll([x, y, x])), union);
+            seen('union', x.union(y));
+            seen('difference', x.difference(y));
+            seen('intersection', x.intersection(y));
+          }
+        // Elements comparing equal may come in either order; anything else encodes the same.
+        if (![...xs, ...ys].some((path) => path.some(isTie))) for (const [op, e] of encodings) assert.equal(e.size, 1, `${op} encodes one way`);
+      }),
+      { seed: 20261128, numRuns: 400 },
+    );
+  });
+
+  it('finds the repeats of a list added at once, and keeps the first of each', () => {
+    const s = new FieldSet();
+    const items = [valueElement('b'), valueElement('a'), valueElement('b'), valueElement(1), { ...valueElement(1), key: 'v:1.0' }, valueElement(1)];
+    const repeated = s.insertMembers(items);
+    assert.deepEqual([...(repeated ?? [])].sort(), ['v:"b"', 'v:1']);
+    assert.deepEqual(s.sortedMembers().map((pe) => pe.key), ['v:1', 'v:1.0', 'v:"a"', 'v:"b"']);
+    assert.equal(s.sortedMembers()[3], items[0]);
+    // A set that has members already adds one by one, with the same answer.
+    assert.deepEqual([...(s.insertMembers([valueElement('a'), valueElement('c')]) ?? [])], ['v:"a"']);
+    assert.equal(s.memberCount, 5);
   });
 });
 
