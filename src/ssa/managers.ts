@@ -95,8 +95,9 @@ const DECODED_TEXT_MAX_LENGTH = 64 * 1024;
 
 /**
  * Whether FieldsV1 content's JSON text is at most about `limit` characters (counted from its keys,
- * a few characters of punctuation each: an estimate), looking at no more of it than that. The keys of each object it listed are left in `listed`, for the decoding not to list
- * them again (listing a large object's keys is most of what reading it costs).
+ * a few characters of punctuation each: an estimate), looking at no more of it than that. The keys
+ * of each object it listed are left in `listed`, for the decoding not to list them again (listing
+ * a large object's keys is most of what reading it costs).
  */
 function withinTextLength(v: JsonMap, limit: number, listed: Map<object, string[]>): boolean {
   let left = limit;

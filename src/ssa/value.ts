@@ -40,10 +40,6 @@ function kindRank(v: JsonValue): number {
 }
 
 /**
- * Strings ordered by their UTF-8 bytes (the order of Go's strings.Compare), which is code-point
- * order; JS `<` compares UTF-16 units and differs only when a surrogate pair meets U+E000..U+FFFF.
- */
-/**
  * Whether `s` has no surrogate: JavaScript's own comparison of two such strings (by UTF-16 code
  * unit) is the reference's (by code point, as Go compares UTF-8 bytes).
  */
@@ -51,6 +47,10 @@ export const comparesNatively = (s: string): boolean => !SURROGATE.test(s);
 
 const SURROGATE = /[\uD800-\uDFFF]/;
 
+/**
+ * Strings ordered by their UTF-8 bytes (the order of Go's strings.Compare), which is code-point
+ * order; JS `<` compares UTF-16 units and differs only when a surrogate pair meets U+E000..U+FFFF.
+ */
 export function compareStrings(a: string, b: string): number {
   if (a === b) return 0;
   const n = Math.min(a.length, b.length);
