@@ -13,5 +13,5 @@ if [ ! -x "$cache/package/bin/node" ]; then
   rm -f "$cache/$tarball"
 fi
 export PATH="$cache/package/bin:$PATH"
-echo "with Node.js $(node --version): $*"
+echo "with Node.js $(node --version): $*" >&2
 exec "$@"
