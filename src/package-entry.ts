@@ -15,6 +15,9 @@
 // missing, foreign or refused form only means compiling. `NODE_DISABLE_COMPILE_CACHE` (Node's
 // own switch for its cache) turns this one off too. Loaded in a context other than the process's
 // main one (a test runner's vm context), the bundle is required as a plain module, in that context.
+// An `import()` in the bundle goes to Node's default loader, an experimental option of vm that
+// prints an ExperimentalWarning the first time it is used: the bundle's code requires what it loads
+// on first use instead (test/package checks that a start that loads them prints nothing).
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -12,6 +12,7 @@
 
 import { createPrivateKey, generateKeyPairSync, webcrypto, X509Certificate as NodeCertificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { readPrivateFile, userCacheDirectory, writePrivateFile } from './user-cache.ts';
@@ -19,11 +20,17 @@ import { readPrivateFile, userCacheDirectory, writePrivateFile } from './user-ca
 type X509 = typeof import('@peculiar/x509');
 let library: Promise<X509> | undefined;
 
-/** @peculiar/x509 (with the metadata polyfill it needs), loaded and set up once, when first issuing. */
+/**
+ * @peculiar/x509 (with the metadata polyfill it needs), loaded and set up once, when first issuing.
+ * Required, not imported (both ship a CommonJS build): the built package runs its bundle as a vm
+ * script (package-entry.ts), where an `import()` needs Node's experimental loader option, which
+ * prints an ExperimentalWarning at its first use.
+ */
 function certificateLibrary(): Promise<X509> {
   return (library ??= (async () => {
-    await import('reflect-metadata');
-    const lib = await import('@peculiar/x509');
+    const require = createRequire(import.meta.url);
+    require('reflect-metadata');
+    const lib = require('@peculiar/x509') as X509;
     lib.cryptoProvider.set(webcrypto as unknown as Parameters<typeof lib.cryptoProvider.set>[0]);
     return lib;
   })());

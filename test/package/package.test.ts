@@ -170,6 +170,30 @@ const { request } = require('node:https');
 })();
 `;
 
+/**
+ * A start that loads the libraries a start loads on first use: the certificate library (an empty
+ * certificate cache: it issues them) and jose (a service-account token issued, then verified).
+ */
+const LAZY_LOADS = `import { startServer } from 'orch-apiserver';
+import { request } from 'node:https';
+const server = await startServer();
+const pem = (field) => Buffer.from(new RegExp(field + ': (\\\\S+)').exec(server.kubeconfig)[1], 'base64');
+const send = (method, path, body, headers = {}) => new Promise((resolve, reject) => {
+  const auth = headers.authorization ? {} : { cert: pem('client-certificate-data'), key: pem('client-key-data') };
+  request(new URL(path, server.url), { method, ca: server.ca, ...auth, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+    let text = '';
+    res.on('data', (d) => (text += d));
+    res.on('end', () => resolve({ code: res.statusCode, text }));
+  }).on('error', reject).end(body === undefined ? undefined : JSON.stringify(body));
+});
+const sa = await send('POST', '/api/v1/namespaces/default/serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'lazy' } });
+const issued = await send('POST', '/api/v1/namespaces/default/serviceaccounts/lazy/token', { apiVersion: 'authentication.orch.io/v1', kind: 'TokenRequest', spec: {} });
+const token = JSON.parse(issued.text).status?.token;
+const review = await send('POST', '/apis/authentication.orch.io/v1/selfsubjectreviews', { apiVersion: 'authentication.orch.io/v1', kind: 'SelfSubjectReview' }, { authorization: 'Bearer ' + token });
+await server.close();
+console.log('serviceaccount ' + sa.code + ', token ' + issued.code + ', review ' + review.code + ' ' + (JSON.parse(review.text).status?.userInfo?.username ?? review.text));
+`;
+
 /** Uses of the public types that only type-check when the declarations resolve (an `any` would leave the expected errors unused). */
 const TYPES_CHECK = `import { startServer, type RunningServer, type ServerOptions } from 'orch-apiserver';
 
@@ -235,6 +259,7 @@ describe('the packed package, installed offline into a scratch project', { concu
 
     writeFileSync(join(scratch, 'esm.mjs'), plainScript(`import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\nimport { startServer } from 'orch-apiserver';`));
     writeFileSync(join(scratch, 'cjs.cjs'), plainScript(`const { startServer } = require('orch-apiserver');`));
+    writeFileSync(join(scratch, 'lazy-loads.mjs'), LAZY_LOADS);
     writeFileSync(join(scratch, 'readme-example.ts'), readmeExample());
     writeFileSync(join(scratch, 'types-check.ts'), TYPES_CHECK);
     // The README's example with skipLibCheck, as most projects build (client-node's own declarations
@@ -271,6 +296,14 @@ describe('the packed package, installed offline into a scratch project', { concu
     const r = await run(process.execPath, ['esm.mjs'], scratch);
     ok(r, 'node esm.mjs');
     assert.match(r.stdout, /readyz: 200 ok/);
+  });
+
+  test('libraries loaded on first use (the certificate library, jose) load without a warning on stderr', async () => {
+    // A cache of this test's own: its certificate cache is empty, so the start issues certificates.
+    const r = await run(process.execPath, ['lazy-loads.mjs'], scratch, { XDG_CACHE_HOME: join(scratch, 'lazy-cache') });
+    ok(r, 'node lazy-loads.mjs');
+    assert.match(r.stdout, /serviceaccount 201, token 201, review 201 system:serviceaccount:default:lazy/);
+    assert.equal(r.stderr, '');
   });
 
   test('plain node: require()', async () => {
