@@ -11,7 +11,7 @@
 // The dependencies stay imports (or requires) of their packages. Last, the files the code reads at
 // run time (the protobuf schemas) are copied from src/ into dist/ at the same relative paths
 // (src/machinery/package-files.ts finds them there).
-import { cpSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
@@ -58,6 +58,11 @@ await build({
   define: { 'import.meta.url': '__bundleUrl', 'import.meta.resolve': 'undefined' },
   banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
 });
+// The bundle runs as a vm script (package-entry.ts), where an `import()` goes through vm's
+// experimental loader option and prints an ExperimentalWarning on the user's stderr: what it loads
+// on first use it requires. (The write worker's bootstrap, a string run by a Worker of its own, may import.)
+const dynamicImports = readFileSync('dist/bundle.cjs', 'utf8').match(/\bimport\((?!workerData\.)[^)]{0,60}/g) ?? [];
+if (dynamicImports.length) throw new Error(`dist/bundle.cjs imports at run time (require it instead; see src/package-entry.ts): ${dynamicImports.join(', ')}`);
 await build({ ...common, entryPoints: ['src/package-entry.ts'], outfile: 'dist/index.cjs', format: 'cjs', define: { 'import.meta.dirname': '__dirname' } });
 // dist/index.js: the ES module form of the entry, its names taken from the entry itself.
 const { metafile } = await build({ ...common, entryPoints: ['src/package-entry.ts'], format: 'esm', write: false, metafile: true, outdir: 'dist' });

@@ -17,7 +17,8 @@
 // main one (a test runner's vm context), the bundle is required as a plain module, in that context.
 // An `import()` in the bundle goes to Node's default loader, an experimental option of vm that
 // prints an ExperimentalWarning the first time it is used: the bundle's code requires what it loads
-// on first use instead (test/package checks that a start that loads them prints nothing).
+// on first use instead (the build refuses a bundle that imports; test/package checks that a start
+// that loads them prints nothing).
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
