@@ -20,6 +20,8 @@ export interface RequestContext {
   impersonatedUser?: UserInfo;
   warnings: WarningRecorder;
   auditAnnotations: Record<string, string>;
+  /** The audit sink took the request (its RequestReceived stage): it is told of the request's end. */
+  audited: boolean;
   /**
    * The identity the request's own object gave (a create's or update's body), once decoded and
    * before anything was done to it: audit completes the event's objectRef with it.

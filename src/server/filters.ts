@@ -26,9 +26,11 @@ export interface AuditSink {
    * False: the request is not audited, and its completion need not be told.
    */
   requestReceived(ctx: RequestContext): void | false | Promise<void>;
+  /** The answer to a request it took is out (or the connection gone), once, with its code. */
   responseComplete(ctx: RequestContext, code: number): void;
   /**
-   * Something other than a Status error was thrown below (a bug: kube-apiserver's panic). The
+   * Something other than a Status error was thrown while serving a request (a bug: kube-apiserver's
+   * panic), before its error answer is written; the request may not have reached the sink. The
    * request's last event is then its Panic stage, not ResponseComplete.
    */
   panicked?(ctx: RequestContext, err: unknown): void;
@@ -66,24 +68,35 @@ const LONG_RUNNING_VERBS = new Set(['watch', 'proxy']);
 const MUTATING_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
 /**
- * Metrics: every request to a served resource or to discovery is counted with its answer's code
- * and timed to its end (a watch: to its close, and counted as long-running while open).
+ * A request's end, told from one place to those who follow it: metrics (every request to a served
+ * resource or to discovery is counted with its answer's code and timed to its end; a watch: to its
+ * close, and counted as long-running while open) and audit (ResponseComplete, once the answer is
+ * out). Outermost, so the answer is written by the time the request below has settled.
  */
 const instrument = (opts: ChainOptions): Filter => (next) => {
   const metrics = opts.metrics;
-  if (!metrics) return next;
+  const audit = opts.audit === noAudit ? undefined : opts.audit;
+  if (!metrics && !audit) return next;
   return async (ctx) => {
-    const labels = metrics.labels(ctx.req.method ?? 'GET', ctx.info, ctx.url.searchParams, ctx.req.headers['content-type']);
-    if (!labels) return next(ctx);
-    const closeLongRunning = LONG_RUNNING_VERBS.has(ctx.info.verb) ? metrics.longRunning(labels) : undefined;
+    const labels = metrics?.labels(ctx.req.method ?? 'GET', ctx.info, ctx.url.searchParams, ctx.req.headers['content-type']);
+    if (!labels && !audit) return next(ctx);
+    const closeLongRunning = labels && LONG_RUNNING_VERBS.has(ctx.info.verb) ? metrics!.longRunning(labels) : undefined;
     try {
       await next(ctx);
     } finally {
       closeLongRunning?.();
+      const res = ctx.res;
       // An answer still being made (a large one being compressed, off the event loop) is
       // measured once it is out, as kube-apiserver measures a handler that writes it.
-      if (ctx.res.headersSent || ctx.res.writableEnded || ctx.res.destroyed) observeAnswer(metrics, labels, ctx);
-      else ctx.res.once('close', () => observeAnswer(metrics, labels, ctx));
+      if (labels) {
+        if (res.headersSent || res.writableEnded || res.destroyed) observeAnswer(metrics!, labels, ctx);
+        else res.once('close', () => observeAnswer(metrics!, labels, ctx));
+      }
+      // Audit waits for the whole answer (RequestResponse records it).
+      if (ctx.audited) {
+        if (res.writableEnded || res.destroyed) audit!.responseComplete(ctx, res.statusCode);
+        else res.once('close', () => audit!.responseComplete(ctx, res.statusCode));
+      }
     }
   };
 };
@@ -100,6 +113,7 @@ const recoverPanics = (opts: ChainOptions): Filter => (next) => async (ctx) => {
   try {
     await next(ctx);
   } catch (e) {
+    if (!isStatusError(e)) opts.audit.panicked?.(ctx, e);
     const err = toStatusError(e);
     if (err.code >= 500 && !(e instanceof StatusError)) opts.onInternalError(e, ctx);
     // A handler that negotiated its answer's encoding before failing is answered in it.
@@ -151,21 +165,26 @@ const authentication = (opts: ChainOptions): Filter => (next) => async (ctx) => 
   return next(ctx);
 };
 
-const audit = (opts: ChainOptions): Filter => (next) => async (ctx) => {
-  const received = opts.audit.requestReceived(ctx);
-  if (received === false) return next(ctx);
-  if (received) await received;
-  // Once the answer is out: an error thrown below is written by the panic recovery further out,
-  // after this filter has returned.
-  // `on`, not `once` (a response closes once): no wrapper made per request.
-  ctx.res.on('close', () => opts.audit.responseComplete(ctx, ctx.res.statusCode));
-  if (!opts.audit.panicked) return next(ctx);
-  try {
-    await next(ctx);
-  } catch (e) {
-    if (!isStatusError(e)) opts.audit.panicked(ctx, e);
-    throw e;
-  }
+/**
+ * Audit: the request's arrival. Its end is told by `instrument` (once the answer is out) and a
+ * panic by `recoverPanics`, which wait for the request anyway: this layer adds no frame of its own.
+ */
+const audit = (opts: ChainOptions): Filter => (next) => {
+  if (opts.audit === noAudit) return next;
+  return (ctx) => {
+    const received = opts.audit.requestReceived(ctx);
+    if (received === false) return next(ctx);
+    if (!received) {
+      ctx.audited = true;
+      return next(ctx);
+    }
+    // A blocking webhook: the request waits for its arrival to be sent (a rejection refuses it,
+    // with no event of its end: kube-apiserver's "failed to store audit event").
+    return received.then(() => {
+      ctx.audited = true;
+      return next(ctx);
+    });
+  };
 };
 
 /** Impersonation: the request acts as the user its headers ask for, if the authenticated user may. */
@@ -261,6 +280,7 @@ export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: I
       receivedAt: Date.now(),
       warnings: new WarningRecorder(),
       auditAnnotations: {},
+      audited: false,
       responseHeaders: undefined,
       answerHeaders: undefined,
       compression: opts.responseCompression,
