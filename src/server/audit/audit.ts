@@ -166,6 +166,9 @@ function objectRef(info: RequestContext['info'], obj?: RequestContext['requestOb
   return goEscape(`,"objectRef":${JSON.stringify(ref)}`);
 }
 
+/** `{"metadata":{},"code":…}` by code: most answers are no Status, and a few codes make them all. */
+const codeOnly: string[] = [];
+
 /**
  * metav1.Status as the Event's responseStatus holds it: a Status the request was answered with
  * (a failure, or a success such as a deletion's) copied in its bounded fields, empty ones left
@@ -173,7 +176,7 @@ function objectRef(info: RequestContext['info'], obj?: RequestContext['requestOb
  */
 function statusJSON(ctx: RequestContext, code: number): string {
   const s = ctx.responseStatus;
-  if (!s) return `{"metadata":{},"code":${code}}`;
+  if (!s) return (codeOnly[code] ??= `{"metadata":{},"code":${code}}`);
   let out = `{"metadata":{},"status":${str(s.status)}`;
   if (s.message) out += `,"message":${str(s.message)}`;
   if (s.reason) out += `,"reason":${str(s.reason)}`;
@@ -181,33 +184,37 @@ function statusJSON(ctx: RequestContext, code: number): string {
   return goEscape(`${out},"code":${code}}`);
 }
 
-/** Random bytes for UUIDs, drawn from the CSPRNG 16 × 256 at a time (as crypto.randomUUID keeps a pool). */
-const uuidPool = Buffer.alloc(16 * 256);
-let uuidAt = uuidPool.length;
-const uuidText = Buffer.alloc(36);
+/** UUIDs made 256 at a time: one draw from the CSPRNG, one string of their text. */
+const UUIDS = 256;
+const uuidBytes = Buffer.alloc(16 * UUIDS);
+const uuidText = Buffer.alloc(36 * UUIDS);
 const HEX_DIGITS = Buffer.from('0123456789abcdef');
+let uuids = '';
+let uuidAt = UUIDS;
 
 /**
- * A random (version 4) UUID, as crypto.randomUUID makes it, but as one flat string: randomUUID's
- * is a concatenation of 20 pieces, which the header's validation and every write then flatten.
+ * A random (version 4) UUID, as crypto.randomUUID makes it, but as a slice of a string made for
+ * 256 of them (no copy: V8 keeps a long enough substring as a view of its parent), where
+ * randomUUID's is a concatenation of 20 pieces that the header's validation and every write flatten.
  */
 function newUUID(): string {
-  if (uuidAt === uuidPool.length) {
-    randomFillSync(uuidPool);
+  if (uuidAt === UUIDS) {
+    randomFillSync(uuidBytes);
+    let j = 0;
+    for (let i = 0; i < uuidBytes.length; i++) {
+      const k = i & 15;
+      if (k === 4 || k === 6 || k === 8 || k === 10) uuidText[j++] = 0x2d;
+      let b = uuidBytes[i]!;
+      if (k === 6) b = (b & 0x0f) | 0x40;
+      else if (k === 8) b = (b & 0x3f) | 0x80;
+      uuidText[j++] = HEX_DIGITS[b >> 4]!;
+      uuidText[j++] = HEX_DIGITS[b & 0x0f]!;
+    }
+    uuids = uuidText.toString('latin1');
     uuidAt = 0;
   }
-  const at = uuidAt;
-  uuidAt += 16;
-  let j = 0;
-  for (let i = 0; i < 16; i++) {
-    if (i === 4 || i === 6 || i === 8 || i === 10) uuidText[j++] = 0x2d;
-    let b = uuidPool[at + i]!;
-    if (i === 6) b = (b & 0x0f) | 0x40;
-    else if (i === 8) b = (b & 0x3f) | 0x80;
-    uuidText[j++] = HEX_DIGITS[b >> 4]!;
-    uuidText[j++] = HEX_DIGITS[b & 0x0f]!;
-  }
-  return uuidText.toString('latin1', 0, 36);
+  const at = 36 * uuidAt++;
+  return uuids.slice(at, at + 36);
 }
 
 /** The request's Audit-ID (the client's, when it sent a usable one), also put on the answer. */
