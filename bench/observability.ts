@@ -7,6 +7,10 @@
 //                                                     ↔ the server's CPU time per GET
 //   the audit's work per GET (policy, both events, the log's write, in this process)
 //                                                     ↔ the server's CPU time per GET
+//   a bare node:http GET that writes the two events' bytes through the audit log's backend
+//                                                     ↔ the same bare GET without: what writing the
+//                                                       log costs the event loop here, before any
+//                                                       audit work, and so the most it leaves a GET
 // The in-process figures stay steady on a busy machine, where the throughput ratio wanders: both
 // servers are in one process (in processes of their own, each idled while the other ran), each
 // audited round is held against the rounds without audit around it (this machine's speed drifts
@@ -44,6 +48,9 @@ interface Child {
   url: string;
   /** The server without audit of the same process. */
   plainUrl?: string;
+  /** The bare node:http server of the same process, without and with writing the events' bytes to a log. */
+  bareUrl?: string;
+  bareLogUrl?: string;
 }
 
 function startChild(args: string[]): Promise<Child> {
@@ -54,17 +61,19 @@ function startChild(args: string[]): Promise<Child> {
       out += d.toString();
       const lines = out.split('\n');
       const ready = lines.find((l) => l.startsWith('READY '));
-      const plainUrl = lines.find((l) => l.startsWith('PLAIN '))?.slice('PLAIN '.length).trim();
-      if (ready) resolve({ process: child, url: ready.slice('READY '.length).trim(), ...(plainUrl && { plainUrl }) });
+      const field = (name: string) => lines.find((l) => l.startsWith(`${name} `))?.slice(name.length + 1).trim();
+      const [plainUrl, bareUrl, bareLogUrl] = [field('PLAIN'), field('BARE'), field('BARE_LOG')];
+      if (ready) resolve({ process: child, url: ready.slice('READY '.length).trim(), ...(plainUrl && { plainUrl }), ...(bareUrl && { bareUrl }), ...(bareLogUrl && { bareLogUrl }) });
     });
     child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
   });
 }
 
-// Server CPU from /proc (USER_HZ is 100 on Linux).
-function cpuMs(pid: number | undefined): number {
+// Server CPU from /proc (USER_HZ is 100 on Linux): the whole process's, or with `thread`, its main
+// thread's (the event loop's, whose time per request bounds the throughput).
+function cpuMs(pid: number | undefined, thread = false): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(thread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(f[11]) + Number(f[12])) * 10;
   } catch {
@@ -74,47 +83,62 @@ function cpuMs(pid: number | undefined): number {
 
 const auditedChild = await startChild(['api', join(dir, 'audited'), policy, auditLog, join(dir, 'plain')]);
 const plainChild: Child = { process: auditedChild.process, url: auditedChild.plainUrl! };
+const bareChild: Child = { process: auditedChild.process, url: auditedChild.bareUrl! };
+const bareLogChild: Child = { process: auditedChild.process, url: auditedChild.bareLogUrl! };
 const children = [auditedChild];
 try {
   // undici closes a connection idle for 4 s: each figure would begin with new connections.
-  const pools = new Map([plainChild, auditedChild].map((c) => [c, new Pool(c.url, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000 })]));
-  for (const [, pool] of pools) {
+  const pools = new Map([plainChild, auditedChild, bareChild, bareLogChild].map((c) => [c, new Pool(c.url, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000 })]));
+  for (const [, pool] of [...pools].slice(0, 2)) {
     const r = await pool.request({ method: 'POST', path: LEASES, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'bench' }, spec: { holderIdentity: 'h' } }) });
     await r.body.text();
     if (r.statusCode !== 201) throw new Error(`create: ${r.statusCode}`);
   }
-  const get = (pool: Pool) => async () => {
-    const r = await pool.request({ method: 'GET', path: `${LEASES}/bench` });
+  const get = (pool: Pool, path = `${LEASES}/bench`) => async () => {
+    const r = await pool.request({ method: 'GET', path });
     await r.body.arrayBuffer();
     if (r.statusCode !== 200) throw new Error(`GET: ${r.statusCode}`);
   };
-  const measure = async (c: Child, profile?: string): Promise<LoadResult & { usPerOp: number }> => {
+  type Measured = LoadResult & { usPerOp: number; loopUsPerOp: number };
+  const measure = async (c: Child, profile?: string, path?: string): Promise<Measured> => {
     if (profile) await profileCommand(c, `profile ${profile}`, 'PROFILING');
     const before = cpuMs(c.process.pid);
-    const r = await load(CONNECTIONS, SECONDS * 1000, get(pools.get(c)!));
+    const loopBefore = cpuMs(c.process.pid, true);
+    const r = await load(CONNECTIONS, SECONDS * 1000, get(pools.get(c)!, path));
     const usPerOp = ((cpuMs(c.process.pid) - before) * 1000) / Math.max(1, r.ops);
+    const loopUsPerOp = ((cpuMs(c.process.pid, true) - loopBefore) * 1000) / Math.max(1, r.ops);
     if (profile) await profileCommand(c, 'profile-stop', 'PROFILED');
-    return { ...r, usPerOp };
+    return { ...r, usPerOp, loopUsPerOp };
   };
   // Warm both, then each audited round between two without audit: the ratio of a round is the
   // audited throughput over the mean of the two around it.
   for (const c of [plainChild, auditedChild]) await load(CONNECTIONS, 1000, get(pools.get(c)!));
-  const rounds: { plain: LoadResult & { usPerOp: number }; audited: LoadResult & { usPerOp: number }; ratio: number }[] = [];
+  const rounds: { plain: Measured; audited: Measured; ratio: number }[] = [];
   let before = await measure(plainChild);
   for (let i = 0; i < ROUNDS; i++) {
     const a = await measure(auditedChild);
     const after = await measure(plainChild);
-    const p = { ...after, perSecond: (before.perSecond + after.perSecond) / 2, usPerOp: (before.usPerOp + after.usPerOp) / 2 };
+    const p = { ...after, perSecond: (before.perSecond + after.perSecond) / 2, usPerOp: (before.usPerOp + after.usPerOp) / 2, loopUsPerOp: (before.loopUsPerOp + after.loopUsPerOp) / 2 };
     rounds.push({ plain: p, audited: a, ratio: a.perSecond / p.perSecond });
     before = after;
   }
   // Profiles come from one more round, not counted: a profiler slows what it watches.
   if (process.env.BENCH_PROFILE_DIR) {
-    await measure(auditedChild, 'observability-audited');
-    await measure(plainChild, 'observability-plain');
+    const a = await measure(auditedChild, 'observability-audited');
+    const p = await measure(plainChild, 'observability-plain');
+    console.log(`profiled rounds: ${a.ops} requests audited, ${p.ops} without audit`);
   }
   // The round of the median ratio.
   const { plain, audited } = [...rounds].sort((x, y) => x.ratio - y.ratio)[Math.floor(rounds.length / 2)]!;
+  // What writing the log costs alone: the bare server's GET without and with writing the two
+  // events' bytes through the same backend, in turns; the median of the rounds' differences.
+  const writes: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const bare = await measure(bareChild, undefined, '/');
+    const logged = await measure(bareLogChild, undefined, '/');
+    writes.push(logged.loopUsPerOp - bare.loopUsPerOp);
+  }
+  const writeUs = [...writes].sort((x, y) => x - y)[Math.floor(writes.length / 2)]!;
 
   // The request metrics' own work, in this process: what every request to the server pays for them.
   const metrics = createRequestMetrics(new Registry(), () => true);
@@ -190,7 +214,12 @@ try {
   loadRow('GET, no audit (metrics on; the mean of the runs around the audited one)', plain);
   loadRow('GET, Metadata audit log (metrics on)', audited, plain);
   row('    server CPU per GET, no audit / audited', `${fmt(plain.usPerOp)} / ${fmt(audited.usPerOp)} µs`);
+  row('    of which its event loop', `${fmt(plain.loopUsPerOp)} / ${fmt(audited.loopUsPerOp)} µs`);
+  console.log(`  each round's event loop µs per GET more with audit: ${rounds.map((r) => fmt(r.audited.loopUsPerOp - r.plain.loopUsPerOp, 1)).join(', ')}`);
   row('    audit log written', `${fmt(statSync(auditLog).size / 1024 / 1024, 1)} MiB`);
+  row('writing the two events\' bytes alone (bare server, same backend), event loop per GET', `+${fmt(writeUs, 1)} µs`);
+  console.log(`  each round's: ${writes.map((w) => fmt(w, 1)).join(', ')}`);
+  row(`    the most that leaves a GET of ${fmt(plain.loopUsPerOp)} µs`, fmt(plain.loopUsPerOp / (plain.loopUsPerOp + Math.max(0, writeUs)), 2));
   row('request metrics per request (in process)', `${fmt(metricsUs, 2)} µs`);
   const metricsShare = metricsUs / plain.usPerOp;
   row('    share of the server CPU of a GET', `${fmt(metricsShare * 100, 1)} %`);
