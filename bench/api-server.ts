@@ -2,9 +2,8 @@
 // its event loop (or its core): `node --import tsx bench/api-server.ts api <dataDir> [<audit policy>
 // <audit log> [<plain dataDir>]]` runs the full API server on the embedded store (with that audit
 // policy and log, and then, given a second data directory, the same server without audit in the
-// same process too, printing `PLAIN <url>`, and the bare server below without and with writing an
-// audited GET's two events' bytes to `<audit log>.bare` through the audit log's own backend,
-// `BARE <url>` and `BARE_LOG <url>`: what writing the log costs, alone), `… https <dataDir> <token file> [<plain dataDir>]` the same
+// same process too, printing `PLAIN <url>`, and the audited server again with its log written to
+// /dev/null, `NULL_LOG <url>`: the same audit, its bytes taken where they cost nothing), `… https <dataDir> <token file> [<plain dataDir>]` the same
 // over HTTPS with its generated certificates and that token file (it prints `KUBECONFIG <path>`,
 // the administrator's, first; given a second data directory, it also serves the plain server of
 // `api` from the same process and prints `PLAIN <url>`: a baseline with the same heap, code and
@@ -27,7 +26,6 @@ import { join } from 'node:path';
 import { Session } from 'node:inspector';
 import type { AddressInfo, Socket } from 'node:net';
 import { startServer } from '../src/server/server.ts';
-import { auditLogBackend, type AuditLogBackend } from '../src/server/audit/log-backend.ts';
 import type { ServerOptions } from '../src/server/options.ts';
 
 const mode = process.argv[2];
@@ -44,17 +42,8 @@ async function bare(): Promise<() => Promise<void>> {
   return server.close;
 }
 
-/**
- * The two events of an audited GET, as bytes to write (683 and 728, the lengths of a Metadata
- * event's RequestReceived and ResponseComplete for the benchmark's GET).
- */
-const EVENT_LINES = ['x'.repeat(683), 'x'.repeat(728)];
-
-/**
- * The bare server, over HTTPS when given a certificate and key (PEM); given a log backend, each
- * GET also writes the two events' bytes to it: what writing an audit log costs, alone.
- */
-async function bareServer(tls?: { cert: string; key: string }, log?: AuditLogBackend): Promise<{ url: string; close: () => Promise<void> }> {
+/** The bare server, over HTTPS when given a certificate and key (PEM). */
+async function bareServer(tls?: { cert: string; key: string }): Promise<{ url: string; close: () => Promise<void> }> {
   let body: Buffer = Buffer.from('{}');
   const watchers = new Set<ServerResponse>();
   const sockets = new Set<Socket>();
@@ -68,7 +57,6 @@ async function bareServer(tls?: { cert: string; key: string }, log?: AuditLogBac
       return;
     }
     if (req.method === 'GET') {
-      if (log) for (const line of EVENT_LINES) log.write(line);
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length, 'Cache-Control': 'no-cache, private' });
       res.end(body);
       return;
@@ -115,15 +103,10 @@ async function api(): Promise<() => Promise<void>> {
   // Beside an audited server, the same without audit in the same process: a baseline with the
   // same heap, code and history.
   const plain = plainDataDir ? await plainServer(plainDataDir, {}) : undefined;
-  // And with both, the bare server without and with writing the events' bytes to a log of its own
-  // (the same backend as the audit log's): the cost of the writing itself.
-  const bareLog = plain && auditLogPath ? auditLogBackend({ path: `${auditLogPath}.bare` }) : undefined;
-  const bares = bareLog ? await Promise.all([bareServer(), bareServer(undefined, bareLog)]) : [];
-  const extra = bareLog ? `BARE ${bares[0]!.url}\nBARE_LOG ${bares[1]!.url}\n` : '';
-  process.stdout.write(`${plain ? `PLAIN ${plain.url}\n` : ''}${extra}READY ${server.url}\n`);
+  const nullLog = plain && auditPolicyFile ? await plainServer(`${plainDataDir}-null-log`, { auditPolicyFile, auditLog: { path: '/dev/null' } }) : undefined;
+  process.stdout.write(`${plain ? `PLAIN ${plain.url}\n` : ''}${nullLog ? `NULL_LOG ${nullLog.url}\n` : ''}READY ${server.url}\n`);
   return async () => {
-    await Promise.all([server.close(), plain?.close(), ...bares.map((b) => b.close())]);
-    await bareLog?.close();
+    await Promise.all([server.close(), plain?.close(), nullLog?.close()]);
   };
 }
 

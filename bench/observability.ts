@@ -7,10 +7,10 @@
 //                                                     ↔ the server's CPU time per GET
 //   the audit's work per GET (policy, both events, the log's write, in this process)
 //                                                     ↔ the server's CPU time per GET
-//   a bare node:http GET that writes the two events' bytes through the audit log's backend
-//                                                     ↔ the same bare GET without: what writing the
-//                                                       log costs the event loop here, before any
-//                                                       audit work, and so the most it leaves a GET
+//   the same audited GET with the log written to /dev/null
+//                                                     ↔ the GET without audit around it: the audit's
+//                                                       work without what the file costs (the same
+//                                                       code and writes; the kernel keeps nothing)
 // The in-process figures stay steady on a busy machine, where the throughput ratio wanders: both
 // servers are in one process (in processes of their own, each idled while the other ran), each
 // audited round is held against the rounds without audit around it (this machine's speed drifts
@@ -48,9 +48,8 @@ interface Child {
   url: string;
   /** The server without audit of the same process. */
   plainUrl?: string;
-  /** The bare node:http server of the same process, without and with writing the events' bytes to a log. */
-  bareUrl?: string;
-  bareLogUrl?: string;
+  /** The audited server of the same process with its log on /dev/null. */
+  nullLogUrl?: string;
 }
 
 function startChild(args: string[]): Promise<Child> {
@@ -62,8 +61,8 @@ function startChild(args: string[]): Promise<Child> {
       const lines = out.split('\n');
       const ready = lines.find((l) => l.startsWith('READY '));
       const field = (name: string) => lines.find((l) => l.startsWith(`${name} `))?.slice(name.length + 1).trim();
-      const [plainUrl, bareUrl, bareLogUrl] = [field('PLAIN'), field('BARE'), field('BARE_LOG')];
-      if (ready) resolve({ process: child, url: ready.slice('READY '.length).trim(), ...(plainUrl && { plainUrl }), ...(bareUrl && { bareUrl }), ...(bareLogUrl && { bareLogUrl }) });
+      const [plainUrl, nullLogUrl] = [field('PLAIN'), field('NULL_LOG')];
+      if (ready) resolve({ process: child, url: ready.slice('READY '.length).trim(), ...(plainUrl && { plainUrl }), ...(nullLogUrl && { nullLogUrl }) });
     });
     child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
   });
@@ -83,28 +82,27 @@ function cpuMs(pid: number | undefined, thread = false): number {
 
 const auditedChild = await startChild(['api', join(dir, 'audited'), policy, auditLog, join(dir, 'plain')]);
 const plainChild: Child = { process: auditedChild.process, url: auditedChild.plainUrl! };
-const bareChild: Child = { process: auditedChild.process, url: auditedChild.bareUrl! };
-const bareLogChild: Child = { process: auditedChild.process, url: auditedChild.bareLogUrl! };
+const nullLogChild: Child = { process: auditedChild.process, url: auditedChild.nullLogUrl! };
 const children = [auditedChild];
 try {
   // undici closes a connection idle for 4 s: each figure would begin with new connections.
-  const pools = new Map([plainChild, auditedChild, bareChild, bareLogChild].map((c) => [c, new Pool(c.url, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000 })]));
-  for (const [, pool] of [...pools].slice(0, 2)) {
+  const pools = new Map([plainChild, auditedChild, nullLogChild].map((c) => [c, new Pool(c.url, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000 })]));
+  for (const [, pool] of pools) {
     const r = await pool.request({ method: 'POST', path: LEASES, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'bench' }, spec: { holderIdentity: 'h' } }) });
     await r.body.text();
     if (r.statusCode !== 201) throw new Error(`create: ${r.statusCode}`);
   }
-  const get = (pool: Pool, path = `${LEASES}/bench`) => async () => {
-    const r = await pool.request({ method: 'GET', path });
+  const get = (pool: Pool) => async () => {
+    const r = await pool.request({ method: 'GET', path: `${LEASES}/bench` });
     await r.body.arrayBuffer();
     if (r.statusCode !== 200) throw new Error(`GET: ${r.statusCode}`);
   };
   type Measured = LoadResult & { usPerOp: number; loopUsPerOp: number };
-  const measure = async (c: Child, profile?: string, path?: string): Promise<Measured> => {
+  const measure = async (c: Child, profile?: string): Promise<Measured> => {
     if (profile) await profileCommand(c, `profile ${profile}`, 'PROFILING');
     const before = cpuMs(c.process.pid);
     const loopBefore = cpuMs(c.process.pid, true);
-    const r = await load(CONNECTIONS, SECONDS * 1000, get(pools.get(c)!, path));
+    const r = await load(CONNECTIONS, SECONDS * 1000, get(pools.get(c)!));
     const usPerOp = ((cpuMs(c.process.pid) - before) * 1000) / Math.max(1, r.ops);
     const loopUsPerOp = ((cpuMs(c.process.pid, true) - loopBefore) * 1000) / Math.max(1, r.ops);
     if (profile) await profileCommand(c, 'profile-stop', 'PROFILED');
@@ -112,14 +110,23 @@ try {
   };
   // Warm both, then each audited round between two without audit: the ratio of a round is the
   // audited throughput over the mean of the two around it.
-  for (const c of [plainChild, auditedChild]) await load(CONNECTIONS, 1000, get(pools.get(c)!));
-  const rounds: { plain: Measured; audited: Measured; ratio: number }[] = [];
+  // The rounds with the log on /dev/null come between the same runs without audit, after the
+  // audited one: the two ratios of a round share a baseline.
+  for (const c of [plainChild, auditedChild, nullLogChild]) await load(CONNECTIONS, 1000, get(pools.get(c)!));
+  type Round = { plain: Measured; audited: Measured; ratio: number };
+  const rounds: Round[] = [];
+  const nullRounds: Round[] = [];
+  const mean = (x: Measured, y: Measured): Measured => ({ ...y, perSecond: (x.perSecond + y.perSecond) / 2, usPerOp: (x.usPerOp + y.usPerOp) / 2, loopUsPerOp: (x.loopUsPerOp + y.loopUsPerOp) / 2 });
   let before = await measure(plainChild);
   for (let i = 0; i < ROUNDS; i++) {
     const a = await measure(auditedChild);
+    const middle = await measure(plainChild);
+    const n = await measure(nullLogChild);
     const after = await measure(plainChild);
-    const p = { ...after, perSecond: (before.perSecond + after.perSecond) / 2, usPerOp: (before.usPerOp + after.usPerOp) / 2, loopUsPerOp: (before.loopUsPerOp + after.loopUsPerOp) / 2 };
+    const p = mean(before, middle);
     rounds.push({ plain: p, audited: a, ratio: a.perSecond / p.perSecond });
+    const q = mean(middle, after);
+    nullRounds.push({ plain: q, audited: n, ratio: n.perSecond / q.perSecond });
     before = after;
   }
   // Profiles come from one more round, not counted: a profiler slows what it watches.
@@ -130,15 +137,7 @@ try {
   }
   // The round of the median ratio.
   const { plain, audited } = [...rounds].sort((x, y) => x.ratio - y.ratio)[Math.floor(rounds.length / 2)]!;
-  // What writing the log costs alone: the bare server's GET without and with writing the two
-  // events' bytes through the same backend, in turns; the median of the rounds' differences.
-  const writes: number[] = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    const bare = await measure(bareChild, undefined, '/');
-    const logged = await measure(bareLogChild, undefined, '/');
-    writes.push(logged.loopUsPerOp - bare.loopUsPerOp);
-  }
-  const writeUs = [...writes].sort((x, y) => x - y)[Math.floor(writes.length / 2)]!;
+  const nullMedian = [...nullRounds].sort((x, y) => x.ratio - y.ratio)[Math.floor(nullRounds.length / 2)]!;
 
   // The request metrics' own work, in this process: what every request to the server pays for them.
   const metrics = createRequestMetrics(new Registry(), () => true);
@@ -217,9 +216,9 @@ try {
   row('    of which its event loop', `${fmt(plain.loopUsPerOp)} / ${fmt(audited.loopUsPerOp)} µs`);
   console.log(`  each round's event loop µs per GET more with audit: ${rounds.map((r) => fmt(r.audited.loopUsPerOp - r.plain.loopUsPerOp, 1)).join(', ')}`);
   row('    audit log written', `${fmt(statSync(auditLog).size / 1024 / 1024, 1)} MiB`);
-  row('writing the two events\' bytes alone (bare server, same backend), event loop per GET', `+${fmt(writeUs, 1)} µs`);
-  console.log(`  each round's: ${writes.map((w) => fmt(w, 1)).join(', ')}`);
-  row(`    the most that leaves a GET of ${fmt(plain.loopUsPerOp)} µs`, fmt(plain.loopUsPerOp / (plain.loopUsPerOp + Math.max(0, writeUs)), 2));
+  console.log(`  the same audit with the log on /dev/null, each round's ratio: ${nullRounds.map((r) => fmt(r.ratio, 2)).join(', ')}`);
+  console.log(`  its event loop µs per GET more than without audit: ${nullRounds.map((r) => fmt(r.audited.loopUsPerOp - r.plain.loopUsPerOp, 1)).join(', ')}`);
+  loadRow('GET, Metadata audit log on /dev/null (metrics on)', nullMedian.audited, nullMedian.plain);
   row('request metrics per request (in process)', `${fmt(metricsUs, 2)} µs`);
   const metricsShare = metricsUs / plain.usPerOp;
   row('    share of the server CPU of a GET', `${fmt(metricsShare * 100, 1)} %`);
