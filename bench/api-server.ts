@@ -1,18 +1,19 @@
 // The server side of `bench/api.ts`, in a process of its own so the load generator does not share
-// its event loop (or its core): `node --import tsx bench/api-server.ts api <dataDir> [<audit policy>
-// <audit log> [<plain dataDir>]]` runs the full API server on the embedded store (with that audit
-// policy and log, and then, given a second data directory, the same server without audit in the
-// same process too, printing `PLAIN <url>`, and the audited server again with its log written to
-// /dev/null, `NULL_LOG <url>`: the same audit, its bytes taken where they cost nothing), `… https <dataDir> <token file> [<plain dataDir>]` the same
-// over HTTPS with its generated certificates and that token file (it prints `KUBECONFIG <path>`,
-// the administrator's, first; given a second data directory, it also serves the plain server of
-// `api` from the same process and prints `PLAIN <url>`: a baseline with the same heap, code and
-// history as the secure server; and the bare server below over HTTP and over HTTPS with the
-// secure server's certificate, `BARE <url>` and `BARE_TLS <url>`: what TLS itself costs),
-// `… bare` a bare node:http server (the baselines). Each prints
-// `READY <url>` on stdout and stops on SIGTERM/SIGINT or when stdin closes (the parent is gone).
-// On stdin it takes `profile <name>` (start a CPU profile) and `profile-stop` (write it to
-// $BENCH_PROFILE_DIR/<name>.cpuprofile and print `PROFILED <file>`), so a run can be profiled per phase.
+// its event loop (or its core): `node --import tsx bench/api-server.ts api <dataDir> [<audit
+// policy> <audit log> [<plain dataDir>]]` runs the full API server on the embedded store (with that
+// audit policy and log, and then, given a second data directory, the same server without audit in
+// the same process too, printing `PLAIN <url>`, and the audited server again with its log written
+// to /dev/null, `NULL_LOG <url>`: the same audit, its bytes taken where they cost nothing),
+// `… https <dataDir> <token file> [<plain dataDir>]` the same over HTTPS with its generated
+// certificates and that token file (it prints `KUBECONFIG <path>`, the administrator's, first;
+// given a second data directory, it also serves the plain server of `api` from the same process and
+// prints `PLAIN <url>`: a baseline with the same heap, code and history as the secure server; and
+// the bare server below over HTTP and over HTTPS with the secure server's certificate, `BARE <url>`
+// and `BARE_TLS <url>`: what TLS itself costs), `… bare` a bare node:http server (the baselines).
+// Each prints `READY <url>` on stdout and stops on SIGTERM/SIGINT or when stdin closes (the parent
+// is gone). On stdin it takes `profile <name>` (start a CPU profile) and `profile-stop` (write it
+// to $BENCH_PROFILE_DIR/<name>.cpuprofile and print `PROFILED <file>`), so a run can be profiled
+// per phase.
 //
 // The bare server:
 //   PUT  /__body     the bytes every other GET answers with (200, application/json, Content-Length)

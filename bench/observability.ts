@@ -108,10 +108,9 @@ try {
     if (profile) await profileCommand(c, 'profile-stop', 'PROFILED');
     return { ...r, usPerOp, loopUsPerOp };
   };
-  // Warm both, then each audited round between two without audit: the ratio of a round is the
-  // audited throughput over the mean of the two around it.
-  // The rounds with the log on /dev/null come between the same runs without audit, after the
-  // audited one: the two ratios of a round share a baseline.
+  // Warm all three, then each audited round between two without audit: the ratio of a round is
+  // the audited throughput over the mean of the two around it. The log on /dev/null is measured
+  // the same way right after, sharing the run between them.
   for (const c of [plainChild, auditedChild, nullLogChild]) await load(CONNECTIONS, 1000, get(pools.get(c)!));
   type Round = { plain: Measured; audited: Measured; ratio: number };
   const rounds: Round[] = [];
