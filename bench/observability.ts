@@ -131,8 +131,9 @@ try {
   // Profiles come from one more round, not counted: a profiler slows what it watches.
   if (process.env.BENCH_PROFILE_DIR) {
     const a = await measure(auditedChild, 'observability-audited');
+    const n = await measure(nullLogChild, 'observability-null-log');
     const p = await measure(plainChild, 'observability-plain');
-    console.log(`profiled rounds: ${a.ops} requests audited, ${p.ops} without audit`);
+    console.log(`profiled rounds: ${a.ops} requests audited, ${n.ops} audited into /dev/null, ${p.ops} without audit`);
   }
   // The round of the median ratio.
   const { plain, audited } = [...rounds].sort((x, y) => x.ratio - y.ratio)[Math.floor(rounds.length / 2)]!;
