@@ -113,7 +113,14 @@ const recoverPanics = (opts: ChainOptions): Filter => (next) => async (ctx) => {
   try {
     await next(ctx);
   } catch (e) {
-    if (!isStatusError(e)) opts.audit.panicked?.(ctx, e);
+    if (!isStatusError(e)) {
+      // A sink that fails here (an embedder's) must not cost the client its answer.
+      try {
+        opts.audit.panicked?.(ctx, e);
+      } catch (auditError) {
+        opts.onInternalError(auditError, ctx);
+      }
+    }
     const err = toStatusError(e);
     if (err.code >= 500 && !(e instanceof StatusError)) opts.onInternalError(e, ctx);
     // A handler that negotiated its answer's encoding before failing is answered in it.

@@ -232,6 +232,28 @@ describe('audit log', () => {
     assert.deepEqual(ofId('the-watch').map((e) => e.stage), ['ResponseStarted', 'ResponseComplete']);
   });
 
+  test("an audit sink of the embedder's own that fails on a panic: the client still gets its 500 Status, the server keeps serving", async () => {
+    const failing = await testServer({
+      extraKinds: [faultyKind],
+      log: () => {},
+      audit: {
+        requestReceived() {},
+        responseComplete() {},
+        panicked() {
+          throw new Error('the sink is broken');
+        },
+      },
+    });
+    try {
+      const r = await api(failing, 'POST', '/apis/faults.example.com/v1/faulties', { apiVersion: 'faults.example.com/v1', kind: 'Faulty', metadata: { name: 'f2' } });
+      assert.equal(r.status, 500);
+      assert.equal((r.body as { kind: string }).kind, 'Status');
+      assert.equal((await api(failing, 'GET', '/readyz')).status, 200);
+    } finally {
+      await failing.close();
+    }
+  });
+
   test('a handler that throws (a panic) ends its events with the Panic stage and a 500 of its own, without ResponseComplete', async () => {
     const r = await api(server, 'POST', '/apis/faults.example.com/v1/faulties', { apiVersion: 'faults.example.com/v1', kind: 'Faulty', metadata: { name: 'f1' } }, { 'Audit-ID': 'the-panic' });
     assert.equal(r.status, 500);
