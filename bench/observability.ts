@@ -27,6 +27,7 @@ import { Pool } from 'undici';
 import { createRequestMetrics } from '../src/server/request-metrics.ts';
 import { parseRequestInfo } from '../src/request/request-info.ts';
 import { WarningRecorder, type RequestContext } from '../src/request/context.ts';
+import { newUUID } from '../src/request/audit-id.ts';
 import { policyAudit } from '../src/server/audit/audit.ts';
 import { auditLogBackend } from '../src/server/audit/log-backend.ts';
 import { readAuditPolicy } from '../src/server/audit/policy.ts';
@@ -183,6 +184,8 @@ try {
       receivedAt: Date.now(),
       user: admin,
       warnings: new WarningRecorder(),
+      // Made by the chain for every request, audited or not: not the audit's work.
+      auditID: newUUID(),
       auditAnnotations: { 'authorization.orch.io/decision': 'allow', 'authorization.orch.io/reason': '' },
     } as unknown as RequestContext;
   };

@@ -38,11 +38,11 @@ export interface RequestContext {
   /** The accepted spellings of the protobuf media type, for errors: a Status always has a protobuf form. */
   statusProtobufTypes?: readonly string[];
   /**
-   * Headers every answer to this request carries (its Audit-ID), written with the answer's own by
-   * `writeHead`. (A header set on the response beforehand makes Node merge every header of the
-   * answer one at a time, validating each again: several microseconds a request.)
+   * The request's Audit-ID (audit-id.ts): every answer carries it, written with the answer's own
+   * headers by `writeHead`. (A header set on the response beforehand makes Node merge every header
+   * of the answer one at a time, validating each again: several microseconds a request.)
    */
-  responseHeaders?: Record<string, string>;
+  auditID: string;
   /**
    * The headers the answer was started with by `writeHead` (not where `getHeader` finds them):
    * its type and encoding for audit, its length (after compression) for the response size metric.
@@ -50,10 +50,9 @@ export interface RequestContext {
   answerHeaders?: OutgoingHttpHeaders;
 }
 
-/** Starts the answer: its status and headers, with the request's own (responseHeaders). */
+/** Starts the answer: its status and headers, with the request's Audit-ID. */
 export function writeHead(ctx: RequestContext, code: number, headers: OutgoingHttpHeaders): void {
-  const own = ctx.responseHeaders;
-  if (own !== undefined) for (const k in own) headers[k] = own[k];
+  headers['Audit-ID'] = ctx.auditID;
   ctx.answerHeaders = headers;
   ctx.res.writeHead(code, headers);
 }

@@ -8,6 +8,7 @@ import { forbidden } from '../auth/authz/forbidden.ts';
 import { asksImpersonation, impersonatedUser } from '../auth/impersonation.ts';
 import { errors, isStatusError, StatusError } from '../machinery/status.ts';
 import { negotiatedBefore, toStatusError, writeError } from '../endpoints/respond.ts';
+import { auditIDOf } from '../request/audit-id.ts';
 import { WarningRecorder, type RequestContext } from '../request/context.ts';
 import { parseRequestInfo, splitRequestTarget } from '../request/request-info.ts';
 import type { RequestLabels, RequestMetrics } from './request-metrics.ts';
@@ -288,7 +289,7 @@ export function buildHandlerChain(handler: Handler, opts: ChainOptions): (req: I
       warnings: new WarningRecorder(),
       auditAnnotations: {},
       audited: false,
-      responseHeaders: undefined,
+      auditID: auditIDOf(req),
       answerHeaders: undefined,
       compression: opts.responseCompression,
       cbor: opts.cbor,

@@ -219,3 +219,35 @@ describe('bookmarks on a watch that allows them', { concurrency: true }, () => {
     await assert.rejects(plain.next(1, 100), /watch ended after 0 of 1 events/);
   });
 });
+
+describe('every answer carries an Audit-ID, with no audit configured (kube-apiserver WithAuditInit)', () => {
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  const idOf = async (path: string, headers: Record<string, string> = {}): Promise<{ status: number; id: string | null }> => {
+    const stop = new AbortController();
+    const r = await fetch(server.url + path, { headers, signal: stop.signal });
+    const id = r.headers.get('audit-id');
+    stop.abort();
+    return { status: r.status, id };
+  };
+
+  test('a new random UUID per request, on successes, errors and a watch alike', async () => {
+    const ns = await namespace('audit-id');
+    const answers = [
+      await idOf(`/api/v1/namespaces/${ns}/configmaps`),
+      await idOf(`/api/v1/namespaces/${ns}/configmaps`),
+      await idOf(`/api/v1/namespaces/${ns}/configmaps/missing`),
+      await idOf('/api/v1/namespaces/%zz'),
+      await idOf('/version'),
+      await idOf(`/api/v1/namespaces/${ns}/configmaps?watch=true`),
+    ];
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 404, 400, 200, 200]);
+    for (const a of answers) assert.match(a.id ?? '', UUID);
+    assert.equal(new Set(answers.map((a) => a.id)).size, answers.length, 'each request its own');
+  });
+
+  test("the client's own Audit-ID is answered as sent; one too long is replaced", async () => {
+    assert.equal((await idOf('/version', { 'Audit-ID': 'my-request-7' })).id, 'my-request-7');
+    assert.equal((await idOf('/api/v1/namespaces/none-such', { 'Audit-ID': 'the-404' })).id, 'the-404');
+    assert.match((await idOf('/version', { 'Audit-ID': 'x'.repeat(129) })).id ?? '', UUID);
+  });
+});

@@ -2,8 +2,8 @@
 // kubernetes profile): the policy decides each request's level and the stages left out; at
 // Metadata the event says who did what to which object and how it was answered; at Request it
 // adds the request's body, at RequestResponse the answer's. Secrets are never recorded beyond
-// Metadata, whatever the policy says, so their values never reach a log. Every request gets an
-// `Audit-ID` (the client's, when it sent one), as kube-apiserver answers.
+// Metadata, whatever the policy says, so their values never reach a log. A request's events are
+// recorded under its Audit-ID (request/audit-id.ts: every request has one, audited or not).
 //
 // Each event is one JSON line, in the field order of kube's Event type and with the escapes of
 // Go's JSON encoder (`<`, `>`, `&`, U+2028 and U+2029 as `\u….`; map keys sorted), so a line is
@@ -11,7 +11,6 @@
 // says alike (who, from where, to which object) is serialized once, on its first event; a stage
 // the policy leaves out costs nothing, and a Metadata-level request keeps no bodies.
 
-import { randomFillSync } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import { gunzipSync } from 'node:zlib';
 import { errors } from '../../machinery/status.ts';
@@ -184,47 +183,6 @@ function statusJSON(ctx: RequestContext, code: number): string {
   return goEscape(`${out},"code":${code}}`);
 }
 
-/** UUIDs made 256 at a time: one draw from the CSPRNG, one string of their text. */
-const UUIDS = 256;
-const uuidBytes = Buffer.alloc(16 * UUIDS);
-const uuidText = Buffer.alloc(36 * UUIDS);
-const HEX_DIGITS = Buffer.from('0123456789abcdef');
-let uuids = '';
-let uuidAt = UUIDS;
-
-/**
- * A random (version 4) UUID, as crypto.randomUUID makes it, but as a slice of a string made for
- * 256 of them (no copy: V8 keeps a long enough substring as a view of its parent), where
- * randomUUID's is a concatenation of 20 pieces that the header's validation and every write flatten.
- */
-function newUUID(): string {
-  if (uuidAt === UUIDS) {
-    randomFillSync(uuidBytes);
-    let j = 0;
-    for (let i = 0; i < uuidBytes.length; i++) {
-      const k = i & 15;
-      if (k === 4 || k === 6 || k === 8 || k === 10) uuidText[j++] = 0x2d;
-      let b = uuidBytes[i]!;
-      if (k === 6) b = (b & 0x0f) | 0x40;
-      else if (k === 8) b = (b & 0x3f) | 0x80;
-      uuidText[j++] = HEX_DIGITS[b >> 4]!;
-      uuidText[j++] = HEX_DIGITS[b & 0x0f]!;
-    }
-    uuids = uuidText.toString('latin1');
-    uuidAt = 0;
-  }
-  const at = 36 * uuidAt++;
-  return uuids.slice(at, at + 36);
-}
-
-/** The request's Audit-ID (the client's, when it sent a usable one), also put on the answer. */
-function auditID(ctx: RequestContext): string {
-  const given = ctx.req.headers['audit-id'];
-  const id = typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : newUUID();
-  if (!ctx.res.headersSent) (ctx.responseHeaders ??= {})['Audit-ID'] = id;
-  return id;
-}
-
 /** Which credentials a request that failed authentication tried, in kube-apiserver's words. */
 function authenticationMethods(ctx: RequestContext): string {
   const methods: string[] = [];
@@ -352,7 +310,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
   };
   return {
     requestReceived(ctx) {
-      const id = auditID(ctx);
+      const id = ctx.auditID;
       let decision = decide(ctx.user, ctx.info);
       if (decision.level === 'None') return false;
       const i = ctx.info;
@@ -410,7 +368,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
     authenticationFailed(ctx) {
       // kube-apiserver's WithFailedAuthenticationAudit: the policy as for a request of no user, one
       // event at ResponseStarted, whose status says which credentials were tried.
-      const id = auditID(ctx);
+      const id = ctx.auditID;
       const decision = evaluatePolicy(c.policy, undefined, ctx.info);
       if (decision.level === 'None') return;
       const a: Audited = { decision, head: `${kindAndVersion}${decision.level}","auditID":${str(id)},"stage":"`, received: microTime(ctx.receivedAt), responseBytes: 0, done: true };
