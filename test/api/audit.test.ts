@@ -152,6 +152,15 @@ describe('audit log', () => {
     assert.equal(done.requestObject, undefined);
   });
 
+  test("a client's Audit-ID is written as Go's encoder writes it: quotes, backslashes and <>& escaped", async () => {
+    const id = 'mine<1>&"2"\\3';
+    const r = await api(server, 'GET', `/apis/coordination.orch.io/v1/namespaces/${NS}/leases/missing`, undefined, { 'Audit-ID': id });
+    assert.equal(r.headers.get('audit-id'), id);
+    assert.equal(ofId(id).length, 1);
+    const line = readFileSync(logPath, 'utf8').split('\n').find((l) => l.includes('mine\\u003c1'));
+    assert.ok(line?.includes('"auditID":"mine\\u003c1\\u003e\\u0026\\"2\\"\\\\3"'), line);
+  });
+
   test('Secrets are recorded at Metadata only, whatever the policy; ConfigMaps at RequestResponse', async () => {
     const secret = await api(server, 'POST', `/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' }, stringData: { password: 'hunter2' } });
     assert.equal(secret.status, 201);
