@@ -161,6 +161,18 @@ describe('audit log', () => {
     assert.ok(line?.includes('"auditID":"mine\\u003c1\\u003e\\u0026\\"2\\"\\\\3"'), line);
   });
 
+  test('what is not ASCII is written as UTF-8: a user agent, and the next request on the connection', async () => {
+    // Node hands a header's bytes over as Latin-1 characters: é is one character, U+00E9.
+    const agent = 'agent-\u00e9';
+    const first = await api(server, 'GET', `/apis/coordination.orch.io/v1/namespaces/${NS}/leases/missing`, undefined, { 'User-Agent': agent, 'Audit-ID': 'the-agent' });
+    const second = await api(server, 'GET', `/apis/coordination.orch.io/v1/namespaces/${NS}/leases/missing`, undefined, { 'User-Agent': 'plain', 'Audit-ID': 'the-plain-agent' });
+    assert.equal(first.status, 404);
+    assert.equal(second.status, 404);
+    assert.equal(ofId('the-agent')[0]?.userAgent, agent);
+    assert.equal(ofId('the-plain-agent')[0]?.userAgent, 'plain');
+    assert.ok(readFileSync(logPath).includes(Buffer.from('"userAgent":"agent-\u00e9"', 'utf8')), 'é as its two UTF-8 bytes');
+  });
+
   test('Secrets are recorded at Metadata only, whatever the policy; ConfigMaps at RequestResponse', async () => {
     const secret = await api(server, 'POST', `/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' }, stringData: { password: 'hunter2' } });
     assert.equal(secret.status, 201);
