@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { issueCert, makeCa } from '../support/certs.ts';
-import { api, testServer, waitFor } from '../support/server.ts';
+import { api, auditIDOf, testServer, waitFor } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 import { tempDir } from '../support/tmp.ts';
 import { withToken } from '../support/identity.ts';
@@ -119,13 +119,7 @@ describe('audit log', () => {
   });
 
   test('every kind of answer carries the Audit-ID: a watch, a probe, /version, /openapi/v2, a discovery 304', async () => {
-    const idOf = async (path: string, headers: Record<string, string> = {}): Promise<string | null> => {
-      const stop = new AbortController();
-      const r = await fetch(server.url + path, { headers, signal: stop.signal });
-      const id = r.headers.get('audit-id');
-      stop.abort();
-      return id;
-    };
+    const idOf = async (path: string, headers: Record<string, string> = {}) => (await auditIDOf(server, path, headers)).id;
     assert.ok(await idOf(`/api/v1/namespaces/${NS}/configmaps?watch=true`), 'a watch');
     for (const path of ['/readyz', '/version', '/openapi/v2', '/apis']) assert.ok(await idOf(path), path);
     const discovery = await fetch(`${server.url}/apis`, { headers: { Accept: 'application/json;g=apidiscovery.orch.io;v=v2;as=APIGroupDiscoveryList,application/json' } });

@@ -4,7 +4,7 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, testServer } from '../support/server.ts';
+import { api, auditIDOf, testServer } from '../support/server.ts';
 import { readWatch } from '../support/watch.ts';
 
 // Idle watches get a bookmark every 1.5 s here instead of every minute.
@@ -222,13 +222,7 @@ describe('bookmarks on a watch that allows them', { concurrency: true }, () => {
 
 describe('every answer carries an Audit-ID, with no audit configured (kube-apiserver WithAuditInit)', () => {
   const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-  const idOf = async (path: string, headers: Record<string, string> = {}): Promise<{ status: number; id: string | null }> => {
-    const stop = new AbortController();
-    const r = await fetch(server.url + path, { headers, signal: stop.signal });
-    const id = r.headers.get('audit-id');
-    stop.abort();
-    return { status: r.status, id };
-  };
+  const idOf = (path: string, headers: Record<string, string> = {}) => auditIDOf(server, path, headers);
 
   test('a new random UUID per request, on successes, errors and a watch alike', async () => {
     const ns = await namespace('audit-id');

@@ -46,6 +46,15 @@ export async function api(server: { url: string }, method: string, path: string,
   return { status: res.status, body: parsed, headers: res.headers, text };
 }
 
+/** A GET's status and its answer's Audit-ID, the body left unread (a watch's never ends). */
+export async function auditIDOf(server: { url: string }, path: string, headers: Record<string, string> = {}): Promise<{ status: number; id: string | null }> {
+  const stop = new AbortController();
+  const res = await fetch(server.url + path, { headers, signal: stop.signal });
+  const answer = { status: res.status, id: res.headers.get('audit-id') };
+  stop.abort();
+  return answer;
+}
+
 /** Polls `cond` (a server state, a client's output) until it holds; throws after `timeoutMs`. */
 export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
