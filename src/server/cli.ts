@@ -89,7 +89,7 @@ const FLAGS: Record<string, FlagSpec> = {
     },
   },
   'audit-log-batch-buffer-size': { help: 'batch mode: events queued before new ones are dropped (default 10000)', apply: (o, v) => ((o.auditLog ??= { path: '' }).batchBufferSize = Math.max(1, int('audit-log-batch-buffer-size', v))) },
-  'audit-log-batch-max-size': { help: 'batch mode: events in one write at most (default 1)', apply: (o, v) => ((o.auditLog ??= { path: '' }).batchMaxSize = Math.max(1, int('audit-log-batch-max-size', v))) },
+  'audit-log-batch-max-size': { help: 'batch mode: the most events in a batch (default 1)', apply: (o, v) => ((o.auditLog ??= { path: '' }).batchMaxSize = Math.max(1, int('audit-log-batch-max-size', v))) },
   'audit-log-batch-max-wait': { help: 'batch mode: how long an event waits for its batch to fill (default 0s)', apply: (o, v) => ((o.auditLog ??= { path: '' }).batchMaxWaitMs = parseDuration(v)) },
   'audit-webhook-config-file': { help: 'kubeconfig-format file of the audit webhook: audit events are POSTed there in batches', apply: (o, v) => ((o.auditWebhook ??= { configFile: '' }).configFile = v) },
   'audit-webhook-mode': {

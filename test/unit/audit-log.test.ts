@@ -122,6 +122,26 @@ test('batch: lines are queued and written in the background in batches; past the
   assert.deepEqual(lines(path), expected);
 });
 
+test('batch: the whole batches that queue during a write go out together in the next, so a busy server loses nothing', async () => {
+  const path = join(tempDir('audit-log-batch-behind'), 'audit.log');
+  const reported: string[] = [];
+  // Batches of one event (the default): the first is written at once, the 250 that follow queue
+  // behind it (3.5 KB: the next write fills less than a page, which a reader sees whole or not at all).
+  const log = auditLogBackend({ path, mode: 'batch', batchBufferSize: 250 }, (m) => reported.push(m));
+  for (let i = 0; i <= 250; i++) log.write(`{"event":${i}}`);
+  let seen = lines(path);
+  for (let i = 0; i < 20_000 && seen.length <= 1; i++) {
+    await turn();
+    seen = lines(path);
+  }
+  // A write per event would show the queue draining one line at a time.
+  assert.equal(seen.length, 251, 'the queued events in the write after the first');
+  assert.deepEqual(seen.slice(0, 3), ['{"event":0}', '{"event":1}', '{"event":2}']);
+  assert.equal(seen.at(-1), '{"event":250}');
+  assert.deepEqual(reported, []);
+  await log.close();
+});
+
 test('batch: a batch that does not fill is written when its first line has waited batchMaxWait', async () => {
   const path = join(tempDir('audit-log-batch-wait'), 'audit.log');
   const log = auditLogBackend({ path, mode: 'batch', batchMaxSize: 100, batchMaxWaitMs: 20 });

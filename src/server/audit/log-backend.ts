@@ -14,8 +14,9 @@
 //   fails is reported to the caller, and a request whose RequestReceived event could not be written
 //   is refused (kube-apiserver's "failed to store audit event"). A crash loses nothing written.
 // - `batch`: events are queued (at most `batchBufferSize`; past that they are dropped and the drop
-//   reported) and written in the background, up to `batchMaxSize` events per write, a write as soon
-//   as a batch is full or its first event waited `batchMaxWaitMs`. A crash loses what was queued and
+//   reported) and written in the background in batches of up to `batchMaxSize` events, a batch as
+//   soon as it is full or its first event waited `batchMaxWaitMs`; the whole batches that queued
+//   during a write go out together in the next. A crash loses what was queued and
 //   not yet written: up to the whole buffer.
 
 import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, write as writeAsync, writeSync } from 'node:fs';
@@ -36,7 +37,7 @@ export interface AuditLogOptions {
   mode?: AuditLogMode;
   /** `--audit-log-batch-buffer-size`: events queued in batch mode before new ones are dropped (default 10000). */
   batchBufferSize?: number;
-  /** `--audit-log-batch-max-size`: events in one write in batch mode (default 1). */
+  /** `--audit-log-batch-max-size`: the most events in a batch, in batch mode (default 1). */
   batchMaxSize?: number;
   /** `--audit-log-batch-max-wait`: how long an event waits for its batch to fill (default 0). */
   batchMaxWaitMs?: number;
@@ -268,7 +269,11 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
       clearTimeout(timer);
       timer = undefined;
       if (writing || queue.length === 0) return;
-      writing = writeBatch(queue.splice(0, maxBatch)).finally(() => {
+      // The whole batches that queued while the last write was under way go out together, in
+      // order, in one write (one batch when fewer are full): a write per batch of one event (the
+      // default size) could not keep up with a busy server, whose events would then be dropped.
+      const whole = queue.length >= maxBatch ? queue.length - (queue.length % maxBatch) : queue.length;
+      writing = writeBatch(queue.splice(0, whole)).finally(() => {
         writing = undefined;
         if (closed) return;
         if (queue.length >= maxBatch) pump();
