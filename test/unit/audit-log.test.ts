@@ -92,6 +92,24 @@ test('blocking: a turn that passes the size is split where a line would pass it,
   assert.deepEqual(lines(path).map((l) => (JSON.parse(l) as { event: number }).event), [2]);
 });
 
+for (const mode of ['blocking-strict', 'batch'] as const) {
+  test(`${mode}: rotated where a line would pass the size; lines of any characters written byte for byte, in order`, async () => {
+    const dir = tempDir(`audit-log-rotate-${mode}`);
+    const path = join(dir, 'audit.log');
+    const log = auditLogBackend({ path, maxSizeMB: 1, mode, batchMaxSize: 2 });
+    // 3 × 400 KB of ü (2 bytes each in UTF-8): a line past 1 MiB from the second on.
+    const sent = [0, 1, 2, 3, 4].map((i) => `{"event":${i},"pad":"${'ü'.repeat(200 * 1024)}","user":"é日本🎉"}`);
+    for (const l of sent) assert.equal(log.write(l), true);
+    await log.close();
+    const files = readdirSync(dir).sort();
+    assert.equal(files.length, 3, files.join(' '));
+    const written = files.map((f) => lines(join(dir, f)));
+    // Backups sort by time before audit.log ('-' < '.'): the oldest first.
+    assert.deepEqual(written.flat(), sent);
+    assert.deepEqual(written.map((w) => w.length), [2, 2, 1]);
+  });
+}
+
 test('blocking-strict: each line is written as it comes; a write the disk refuses answers false, reported once', () => {
   const path = join(tempDir('audit-log-strict'), 'audit.log');
   const log = auditLogBackend({ path, mode: 'blocking-strict' });
