@@ -3,7 +3,9 @@
 // policy> <audit log> [<plain dataDir>]]` runs the full API server on the embedded store (with that
 // audit policy and log, and then, given a second data directory, the same server without audit in
 // the same process too, printing `PLAIN <url>`, and the audited server again with its log written
-// to /dev/null, `NULL_LOG <url>`: the same audit, its bytes taken where they cost nothing),
+// to /dev/null, `NULL_LOG <url>`: the same audit, its bytes taken where they cost nothing; in
+// batch mode, `BATCH_LOG <url>`; and two servers whose requests spin 1 and 2 µs, `SPIN_1 <url>`
+// and `SPIN_2 <url>`: what a known amount of work per request costs),
 // `… https <dataDir> <token file> [<plain dataDir>]` the same over HTTPS with its generated
 // certificates and that token file (it prints `KUBECONFIG <path>`, the administrator's, first;
 // given a second data directory, it also serves the plain server of `api` from the same process and
@@ -28,6 +30,7 @@ import { Session } from 'node:inspector';
 import type { AddressInfo, Socket } from 'node:net';
 import { startServer } from '../src/server/server.ts';
 import type { ServerOptions } from '../src/server/options.ts';
+import type { AuditSink } from '../src/server/filters.ts';
 
 const mode = process.argv[2];
 
@@ -105,14 +108,32 @@ async function api(): Promise<() => Promise<void>> {
   // same heap, code and history.
   const plain = plainDataDir ? await plainServer(plainDataDir, {}) : undefined;
   const nullLog = plain && auditPolicyFile ? await plainServer(`${plainDataDir}-null-log`, { auditPolicyFile, auditLog: { path: '/dev/null' } }) : undefined;
-  process.stdout.write(`${plain ? `PLAIN ${plain.url}\n` : ''}${nullLog ? `NULL_LOG ${nullLog.url}\n` : ''}READY ${server.url}\n`);
+  // The same audit in batch mode (its own log beside the first), and two calibrations: servers
+  // whose every request spins 1 µs and 2 µs on its way (an audit sink that does nothing else), what
+  // a known amount of work per request costs the throughput on this machine.
+  const batchLog = plain && auditPolicyFile && auditLogPath ? await plainServer(`${plainDataDir}-batch-log`, { auditPolicyFile, auditLog: { path: `${auditLogPath}.batch`, mode: 'batch' } }) : undefined;
+  const spins = plain ? await Promise.all([1, 2].map((us, i) => plainServer(`${plainDataDir}-spin-${i}`, { audit: spinning(us) }))) : [];
+  const extra = `${plain ? `PLAIN ${plain.url}\n` : ''}${nullLog ? `NULL_LOG ${nullLog.url}\n` : ''}${batchLog ? `BATCH_LOG ${batchLog.url}\n` : ''}${spins.map((s, i) => `SPIN_${i + 1} ${s.url}\n`).join('')}`;
+  process.stdout.write(`${extra}READY ${server.url}\n`);
   return async () => {
-    await Promise.all([server.close(), plain?.close(), nullLog?.close()]);
+    await Promise.all([server.close(), plain?.close(), nullLog?.close(), batchLog?.close(), ...spins.map((s) => s.close())]);
+  };
+}
+
+/** An audit sink that records nothing and spends `us` µs of the request's path doing it. */
+function spinning(us: number): AuditSink {
+  return {
+    requestReceived() {
+      const end = performance.now() + us / 1000;
+      while (performance.now() < end);
+      return false;
+    },
+    responseComplete() {},
   };
 }
 
 /** The request path against bare node:http: plain HTTP, every request the administrator. */
-function plainServer(dataDir: string, audit: Pick<ServerOptions, 'auditPolicyFile' | 'auditLog'>): ReturnType<typeof startServer> {
+function plainServer(dataDir: string, audit: Pick<ServerOptions, 'auditPolicyFile' | 'auditLog' | 'audit'>): ReturnType<typeof startServer> {
   return startServer({ dataDir, ...audit, port: 0, insecureServing: {}, maxRequestsInflight: 0, maxMutatingRequestsInflight: 0, log: (m) => process.stderr.write(`${m}\n`) });
 }
 
