@@ -482,24 +482,24 @@ export async function buildAudit(
   const policy = readAuditPolicy(opts.auditPolicyFile, ['audit.k8s.io', naming.group('audit')]);
   const apiVersion = `${naming.group('audit')}/v1`;
   // Each backend answers false when it lost an event and its mode is blocking-strict (a blocking webhook: once sent).
-  const backends: ((line: string) => boolean | Promise<boolean>)[] = [];
+  const backends: ((line: Buffer, length: number) => boolean | Promise<boolean>)[] = [];
   if (webhookFile) {
     const webhook = auditWebhookBackend({ ...opts.auditWebhook, configFile: webhookFile }, apiVersion, log);
     onClose(() => webhook.close());
-    backends.push((e) => webhook.write(e));
+    backends.push((line, length) => webhook.write(line.toString('utf8', 0, length)));
   }
   if (logPath) {
     const file = auditLogBackend({ ...opts.auditLog, path: logPath }, log);
     onClose(() => file.close());
-    backends.push((line) => file.write(line));
+    backends.push((line, length) => file.writeBytes(line, length));
   }
   return policyAudit({
     policy,
-    write: (line) => {
+    write: (line, length) => {
       let stored = true;
       let waiting: Promise<boolean>[] | undefined;
       for (const b of backends) {
-        const r = b(line);
+        const r = b(line, length);
         if (typeof r === 'boolean') stored = r && stored;
         else (waiting ??= []).push(r);
       }

@@ -182,6 +182,22 @@ describe('audit log', () => {
     assert.equal((c.responseObject as { metadata: { name: string } }).metadata.name, 'c1');
   });
 
+  test('a large ConfigMap is recorded whole at RequestResponse (both bodies, 600 KB each), and the events after it are whole too', async () => {
+    const value = `${'ü'.repeat(150 * 1024)}é日本🎉${'x'.repeat(300 * 1024)}`;
+    const big = await api(server, 'POST', `/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big' }, data: { v: value } });
+    assert.equal(big.status, 201);
+    const small = await api(server, 'GET', `/api/v1/namespaces/${NS}/configmaps/c1`);
+    assert.equal(small.status, 200);
+    const [e] = ofId(big.headers.get('audit-id')!).filter((x) => x.stage === 'ResponseComplete');
+    assert.equal((e!.requestObject as { data: { v: string } }).data.v, value);
+    assert.equal((e!.responseObject as { data: { v: string } }).data.v, value);
+    const after = ofId(small.headers.get('audit-id')!);
+    // The policy leaves RequestReceived out.
+    assert.deepEqual(after.map((x) => x.stage), ['ResponseComplete']);
+    assert.equal(after[0]!.objectRef?.name, 'c1');
+    assert.equal((after[0]!.responseObject as { data: unknown }).data !== undefined, true);
+  });
+
   test('an impersonated request records both identities (and, refused, its 403)', async () => {
     const r = await api(server, 'GET', `/api/v1/namespaces/${NS}/configmaps`, undefined, { 'Impersonate-User': 'jane', 'Impersonate-Group': 'devs' });
     assert.equal(r.status, 403, 'jane has no role');

@@ -66,6 +66,38 @@ test('blocking: lines of any characters and sizes are written byte for byte, in 
   assert.deepEqual(lines(path), sent);
 });
 
+for (const [mode, maxSizeMB] of [['blocking', 0], ['blocking', 1], ['blocking-strict', 0], ['batch', 0]] as const) {
+  test(`${mode}${maxSizeMB ? ' (rotating)' : ''}: lines given as bytes are written as given, in order with lines given as strings, whatever their size`, async () => {
+    const dir = tempDir(`audit-log-bytes-${mode}-${maxSizeMB}`);
+    const path = join(dir, 'audit.log');
+    const log = auditLogBackend({ path, mode, maxSizeMB });
+    const sent: string[] = [];
+    // One buffer used again for every line, as the audit's events come (the backend must copy).
+    const scratch = Buffer.alloc(4 * 1024 * 1024);
+    const asBytes = (l: string) => {
+      sent.push(l);
+      const n = scratch.write(l, 0, 'utf8');
+      assert.equal(log.writeBytes(scratch, n), true);
+      scratch.fill(0x78, 0, n);
+    };
+    const asText = (l: string) => {
+      sent.push(l);
+      assert.equal(log.write(l), true);
+    };
+    asBytes('{"user":"é日本🎉"}');
+    asText('{"text":1}');
+    for (let i = 0; i < 3; i++) asBytes(`{"n":${i},"pad":"${'ü'.repeat(150 * 1024)}"}`);
+    asBytes(`{"huge":"${'🎉'.repeat(400 * 1024)}"}`);
+    asBytes('{"after":"the huge one"}');
+    await turn();
+    asBytes('{"last":true}');
+    await log.close();
+    const files = readdirSync(dir).sort();
+    assert.deepEqual(files.flatMap((f) => lines(join(dir, f))), sent);
+    assert.equal(log.writeBytes(scratch, 2), false, 'after close');
+  });
+}
+
 test('blocking: what waits is written when the process exits', () => {
   const path = join(tempDir('audit-log-exit'), 'audit.log');
   const module = new URL('../../src/server/audit/log-backend.ts', import.meta.url).href;

@@ -25,11 +25,12 @@ const MAX_RECORDED_BODY_BYTES = 1024 * 1024;
 export interface AuditConfig {
   policy: AuditPolicy;
   /**
-   * Where each event goes, as its JSON line (without the newline). False when the event could
-   * not be stored and the backend is strict about it (`blocking-strict`): a request whose
-   * RequestReceived event is lost so is refused.
+   * Where each event goes: its JSON line (without the newline), as the UTF-8 bytes `line[0,
+   * length)`, in a buffer made again for the next event (a backend copies what it keeps). False
+   * when the event could not be stored and the backend is strict about it (`blocking-strict`): a
+   * request whose RequestReceived event is lost so is refused.
    */
-  write(line: string): boolean | void | Promise<boolean>;
+  write(line: Buffer, length: number): boolean | void | Promise<boolean>;
   /** The Event's apiVersion: `audit.orch.io/v1`. */
   apiVersion: string;
   /** Resources (`group/resource` or `group/resource/subresource`) never recorded beyond Metadata: they carry secrets or tokens. */
@@ -38,16 +39,18 @@ export interface AuditConfig {
 
 interface Audited {
   decision: AuditDecision;
-  /** `{"kind":…,"auditID":…,"stage":"`: the line up to its stage. */
-  head: string;
-  /** The request's arrival, as written. */
-  received: string;
+  /** `{"kind":…,"level":…,"auditID":`: the line up to its Audit-ID. */
+  head: Buffer;
+  /** The Audit-ID as a JSON string, when it needs escapes (most are written as they are). */
+  escapedID?: string;
+  /** The request's arrival, as written (ASCII). */
+  received: Buffer;
   /** `","requestURI":…,"user":{…}`: from the stage to the user (an impersonated user comes next). */
-  who?: string;
+  who?: Buffer;
   /** `,"sourceIPs":[…],"userAgent":…`: after the users. */
-  where?: string;
+  where?: Buffer;
   /** `,"objectRef":{…}` as the request's path names it. */
-  ref?: string;
+  ref?: Buffer;
   /** The same completed with the request's own object (its name, uid, resourceVersion), once decoded. */
   completedRef?: string;
   /** The answer's bytes, kept at RequestResponse. */
@@ -59,16 +62,71 @@ interface Audited {
 
 const LEVEL_RANK: Record<AuditLevel, number> = { None: 0, Metadata: 1, Request: 2, RequestResponse: 3 };
 
-/** RFC 3339 with microseconds, as kube-apiserver writes its audit timestamps (the last one made is kept: events come in runs of the same millisecond). */
+/** RFC 3339 with microseconds, as kube-apiserver writes its audit timestamps, as bytes (the last one made is kept: events come in runs of the same millisecond). */
 let lastMs = NaN;
-let lastTime = '';
+let lastTime = Buffer.alloc(0);
 const microTime = (ms: number) => {
   if (ms !== lastMs) {
     lastMs = ms;
-    lastTime = `${new Date(ms).toISOString().slice(0, -1)}000Z`;
+    lastTime = Buffer.from(`${new Date(ms).toISOString().slice(0, -1)}000Z`, 'latin1');
   }
   return lastTime;
 };
+
+/** The line buffer's usual size, and the size past which it is given up once its line is written. */
+const LINE_BYTES = 64 * 1024;
+const LARGE_LINE = 1024 * 1024;
+/**
+ * The line being made, as UTF-8 bytes in one buffer used again for every event (events are made
+ * one at a time, and a backend copies what it keeps): what stays the same from one request to the
+ * next (who, from where, to which object, the decision) is copied as bytes encoded once, so an
+ * audited request makes no strings of its own to be joined, flattened and encoded (their garbage
+ * costs the server more than the copying).
+ */
+class LineBytes {
+  buf = Buffer.allocUnsafe(LINE_BYTES);
+  used = 0;
+  private room(n: number): void {
+    if (this.used + n <= this.buf.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.used + n));
+    this.buf.copy(grown, 0, 0, this.used);
+    this.buf = grown;
+  }
+  bytes(b: Buffer): void {
+    this.room(b.length);
+    this.buf.set(b, this.used);
+    this.used += b.length;
+  }
+  text(s: string): void {
+    this.room(s.length * 3);
+    this.used += this.buf.write(s, this.used, 'utf8');
+  }
+  /** A string of ASCII characters only. */
+  ascii(s: string): void {
+    this.room(s.length);
+    const b = this.buf;
+    let at = this.used;
+    for (let i = 0; i < s.length; i++) b[at++] = s.charCodeAt(i);
+    this.used = at;
+  }
+  byte(c: number): void {
+    this.room(1);
+    this.buf[this.used++] = c;
+  }
+}
+const line = new LineBytes();
+const bytesOf = (s: string) => Buffer.from(s, 'utf8');
+const STAGE: Record<AuditStage, Buffer> = {
+  RequestReceived: bytesOf(',"stage":"RequestReceived'),
+  ResponseStarted: bytesOf(',"stage":"ResponseStarted'),
+  ResponseComplete: bytesOf(',"stage":"ResponseComplete'),
+  Panic: bytesOf(',"stage":"Panic'),
+};
+const RESPONSE_STATUS = bytesOf(',"responseStatus":');
+const RECEIVED_AT = bytesOf(',"requestReceivedTimestamp":"');
+const STAGE_AT = bytesOf('","stageTimestamp":"');
+const QUOTE = 0x22;
+const CLOSE = 0x7d;
 
 const str = JSON.stringify as (s: string) => string;
 
@@ -120,13 +178,10 @@ const GO_ESCAPED = /[<>&\u2028\u2029]/;
 const GO_ESCAPES: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
 const goEscape = (line: string) => (GO_ESCAPED.test(line) ? line.replace(/[<>&\u2028\u2029]/g, (c) => GO_ESCAPES[c]!) : line);
 
-/** What a JSON string holds as it is: one of our UUIDs, and most IDs a client gives. */
+/** What a JSON string holds as it is: one of our UUIDs, and most IDs a client gives (ASCII only). */
 const PLAIN_ID = /^[\w.:-]*$/;
-/**
- * An Audit-ID as a JSON string, as Go writes it: quoted as it is when it needs no escape, which
- * spares the request a JSON.stringify (costly for so short a string: its stringifier is set up per call).
- */
-const quotedID = (id: string) => (PLAIN_ID.test(id) ? `"${id}"` : goEscape(str(id)));
+/** An Audit-ID as Go writes it, when it needs escapes; undefined when it is written as it is (in quotes). */
+const escapedID = (id: string) => (PLAIN_ID.test(id) ? undefined : goEscape(str(id)));
 
 /** A JSON body as JSON text, or undefined (not JSON, too large, not parseable). */
 function jsonBody(bytes: Buffer | undefined, contentType: string | undefined, dropManaged: boolean, gzip = false): string | undefined {
@@ -173,17 +228,17 @@ function objectRef(info: RequestContext['info'], obj?: RequestContext['requestOb
   return goEscape(`,"objectRef":${JSON.stringify(ref)}`);
 }
 
-/** `{"metadata":{},"code":…}` by code: most answers are no Status, and a few codes make them all. */
-const codeOnly: string[] = [];
+/** `{"metadata":{},"code":…}` by code, as bytes: most answers are no Status, and a few codes make them all. */
+const codeOnly: Buffer[] = [];
 
 /**
  * metav1.Status as the Event's responseStatus holds it: a Status the request was answered with
  * (a failure, or a success such as a deletion's) copied in its bounded fields, empty ones left
  * out; the code is always the answer's.
  */
-function statusJSON(ctx: RequestContext, code: number): string {
+function statusJSON(ctx: RequestContext, code: number): string | Buffer {
   const s = ctx.responseStatus;
-  if (!s) return (codeOnly[code] ??= `{"metadata":{},"code":${code}}`);
+  if (!s) return (codeOnly[code] ??= bytesOf(`{"metadata":{},"code":${code}}`));
   let out = `{"metadata":{},"status":${str(s.status)}`;
   if (s.message) out += `,"message":${str(s.message)}`;
   if (s.reason) out += `,"reason":${str(s.reason)}`;
@@ -222,19 +277,19 @@ interface ConnectionMemo {
   forwarded: string | string[] | undefined;
   realIP: string | string[] | undefined;
   userAgent: string | undefined;
-  where: string;
+  where: Buffer;
   url: string | undefined;
   verb: string;
   user: UserInfo | undefined;
-  who: string;
-  ref: string | undefined;
+  who: Buffer;
+  ref: Buffer | undefined;
 }
 
-/** The last annotations written and their text: requests mostly carry the same few (the authorization decision). */
-let lastAnnotations: { keys: string[]; values: string[]; text: string } | undefined;
+/** The last annotations written and their bytes: requests mostly carry the same few (the authorization decision). */
+let lastAnnotations: { keys: string[]; values: string[]; bytes: Buffer } | undefined;
 
-/** `,"annotations":{…}` (keys sorted, as Go writes a map), or '' when there are none. */
-function annotationsJSON(m: Record<string, string>): string {
+/** `,"annotations":{…}` (keys sorted, as Go writes a map), or undefined when there are none. */
+function annotationsJSON(m: Record<string, string>): Buffer | undefined {
   const last = lastAnnotations;
   let n = 0;
   let same = last !== undefined;
@@ -242,12 +297,12 @@ function annotationsJSON(m: Record<string, string>): string {
     if (same && (last!.keys[n] !== k || last!.values[n] !== m[k])) same = false;
     n++;
   }
-  if (n === 0) return '';
-  if (same && n === last!.keys.length) return last!.text;
+  if (n === 0) return undefined;
+  if (same && n === last!.keys.length) return last!.bytes;
   const keys = Object.keys(m);
-  const text = goEscape(`,"annotations":${sortedMap(m)}`);
-  lastAnnotations = { keys, values: keys.map((k) => m[k]!), text };
-  return text;
+  const bytes = bytesOf(goEscape(`,"annotations":${sortedMap(m)}`));
+  lastAnnotations = { keys, values: keys.map((k) => m[k]!), bytes };
+  return bytes;
 }
 
 export function policyAudit(c: AuditConfig): AuditSink {
@@ -258,8 +313,9 @@ export function policyAudit(c: AuditConfig): AuditSink {
   const decide = policyEvaluator(c.policy);
   type Carrying = RequestContext & { [AUDITED]?: Audited };
   const kindAndVersion = `{"kind":"Event","apiVersion":${str(c.apiVersion)},"level":"`;
+  const HEAD = Object.fromEntries((['Metadata', 'Request', 'RequestResponse'] as const).map((l) => [l, bytesOf(`${kindAndVersion}${l}","auditID":`)])) as Record<AuditLevel, Buffer>;
   /** False (or a promise of false) when a strict backend could not store the event. */
-  const emit = (ctx: RequestContext, a: Audited, stage: AuditStage, status?: string): boolean | Promise<boolean> => {
+  const emit = (ctx: RequestContext, a: Audited, stage: AuditStage, status?: string | Buffer): boolean | Promise<boolean> => {
     if (a.decision.omitStages.has(stage)) return true;
     const info = ctx.info;
     if (a.who === undefined) {
@@ -275,7 +331,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
       if (!memo || memo.forwarded !== forwarded || memo.realIP !== realIP || memo.userAgent !== userAgent) {
         const where: { sourceIPs: string[]; userAgent?: string } = { sourceIPs: sourceIPs(ctx) };
         if (typeof userAgent === 'string') where.userAgent = userAgent;
-        memo = { forwarded, realIP, userAgent, where: goEscape(`,${JSON.stringify(where).slice(1, -1)}`), url: undefined, verb: '', user: undefined, who: '', ref: undefined };
+        memo = { forwarded, realIP, userAgent, where: bytesOf(goEscape(`,${JSON.stringify(where).slice(1, -1)}`)), url: undefined, verb: '', user: undefined, who: Buffer.alloc(0), ref: undefined };
         lastOn.set(req.socket, memo);
       }
       // The path and the verb make the request's facts: the same reference to the object.
@@ -283,8 +339,8 @@ export function policyAudit(c: AuditConfig): AuditSink {
         memo.url = url;
         memo.verb = info.verb;
         memo.user = ctx.user;
-        memo.who = goEscape(`","requestURI":${str(url)},"verb":${str(info.verb)},"user":${ctx.user ? userJSON(ctx.user) : '{}'}`);
-        memo.ref = info.isResourceRequest ? objectRef(info) : undefined;
+        memo.who = bytesOf(goEscape(`","requestURI":${str(url)},"verb":${str(info.verb)},"user":${ctx.user ? userJSON(ctx.user) : '{}'}`));
+        memo.ref = info.isResourceRequest ? bytesOf(objectRef(info)) : undefined;
       }
       a.who = memo.who;
       a.where = memo.where;
@@ -292,28 +348,47 @@ export function policyAudit(c: AuditConfig): AuditSink {
     }
     // Once the request's own object is decoded, kube-apiserver completes the reference with it.
     if (stage !== 'RequestReceived' && ctx.requestObject && !a.completedRef) a.completedRef = info.isResourceRequest ? objectRef(info, ctx.requestObject) : '';
-    let line = a.head + stage + a.who;
-    if (ctx.impersonatedUser) line += goEscape(`,"impersonatedUser":${userJSON(ctx.impersonatedUser)}`);
-    line += a.where;
-    const ref = a.completedRef || a.ref;
-    if (ref) line += ref;
-    if (status !== undefined) line += `,"responseStatus":${status}`;
+    line.used = 0;
+    line.bytes(a.head);
+    if (a.escapedID === undefined) {
+      line.byte(QUOTE);
+      line.ascii(ctx.auditID);
+      line.byte(QUOTE);
+    } else line.text(a.escapedID);
+    line.bytes(STAGE[stage]);
+    line.bytes(a.who!);
+    if (ctx.impersonatedUser) line.text(goEscape(`,"impersonatedUser":${userJSON(ctx.impersonatedUser)}`));
+    line.bytes(a.where!);
+    if (a.completedRef) line.text(a.completedRef);
+    else if (a.ref) line.bytes(a.ref);
+    if (status !== undefined) {
+      line.bytes(RESPONSE_STATUS);
+      if (typeof status === 'string') line.text(status);
+      else line.bytes(status);
+    }
     const level = a.decision.level;
     if (level !== 'Metadata' && stage !== 'RequestReceived') {
       const body = jsonBody(ctx.requestBody, ctx.req.headers['content-type'], a.decision.omitManagedFields);
-      if (body !== undefined) line += goEscape(`,"requestObject":${body}`);
+      if (body !== undefined) line.text(goEscape(`,"requestObject":${body}`));
       if (level === 'RequestResponse' && stage === 'ResponseComplete' && a.response && a.responseBytes <= MAX_RECORDED_BODY_BYTES) {
         const type = ctx.answerHeaders?.['Content-Type'] ?? ctx.res.getHeader('content-type');
         const encoding = ctx.answerHeaders?.['Content-Encoding'] ?? ctx.res.getHeader('content-encoding');
         const answer = jsonBody(Buffer.concat(a.response), String(type ?? ''), a.decision.omitManagedFields, encoding === 'gzip');
-        if (answer !== undefined) line += goEscape(`,"responseObject":${answer}`);
+        if (answer !== undefined) line.text(goEscape(`,"responseObject":${answer}`));
       }
     }
     // kube-apiserver stamps the arrival's stage with the arrival's time.
-    line += `,"requestReceivedTimestamp":"${a.received}","stageTimestamp":"${stage === 'RequestReceived' ? a.received : microTime(Date.now())}"`;
+    line.bytes(RECEIVED_AT);
+    line.bytes(a.received);
+    line.bytes(STAGE_AT);
+    line.bytes(stage === 'RequestReceived' ? a.received : microTime(Date.now()));
+    line.byte(QUOTE);
     const annotations = annotationsJSON(ctx.auditAnnotations);
-    if (annotations) line += annotations;
-    const stored = c.write(`${line}}`);
+    if (annotations) line.bytes(annotations);
+    line.byte(CLOSE);
+    const stored = c.write(line.buf, line.used);
+    // A line with large bodies does not keep its buffer's size.
+    if (line.buf.length > LARGE_LINE) line.buf = Buffer.allocUnsafe(LINE_BYTES);
     return stored === undefined || stored;
   };
   return {
@@ -326,7 +401,8 @@ export function policyAudit(c: AuditConfig): AuditSink {
         decision = { ...decision, level: 'Metadata' };
       const a: Audited = {
         decision,
-        head: `${kindAndVersion}${decision.level}","auditID":${quotedID(id)},"stage":"`,
+        head: HEAD[decision.level],
+        escapedID: escapedID(id),
         received: microTime(ctx.receivedAt),
         responseBytes: 0,
       };
@@ -379,7 +455,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
       const id = ctx.auditID;
       const decision = evaluatePolicy(c.policy, undefined, ctx.info);
       if (decision.level === 'None') return;
-      const a: Audited = { decision, head: `${kindAndVersion}${decision.level}","auditID":${quotedID(id)},"stage":"`, received: microTime(ctx.receivedAt), responseBytes: 0, done: true };
+      const a: Audited = { decision, head: HEAD[decision.level], escapedID: escapedID(id), received: microTime(ctx.receivedAt), responseBytes: 0, done: true };
       emit(ctx, a, 'ResponseStarted', goEscape(`{"metadata":{},"message":${str(authenticationMethods(ctx))},"code":401}`));
     },
     panicked(ctx, err) {

@@ -43,12 +43,19 @@ export interface AuditLogOptions {
   batchMaxWaitMs?: number;
 }
 
+/** `writeBytes` for a backend that takes lines as strings. */
+function decoding(b: Omit<AuditLogBackend, 'writeBytes'>): AuditLogBackend {
+  return { ...b, writeBytes: (line, length) => b.write(line.toString('utf8', 0, length)) };
+}
+
 /** Where a failed write is reported (a full disk must not take the server down with it). */
 export type AuditLogErrorReporter = (message: string) => void;
 
 export interface AuditLogBackend {
   /** Takes one line. False when it is lost and the mode says the request must know: blocking-strict, or after close. */
   write(line: string): boolean;
+  /** The same for a line given as the UTF-8 bytes `line[0, length)` (copied: the caller reuses its buffer). */
+  writeBytes(line: Buffer, length: number): boolean;
   /** Writes, now, whatever is waiting (batch mode: after the write under way). */
   close(): void | Promise<void>;
 }
@@ -182,10 +189,10 @@ function logFile(o: AuditLogOptions) {
 export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporter = () => {}): AuditLogBackend {
   const mode = o.mode ?? 'blocking';
   if (o.path === '-') {
-    return {
+    return decoding({
       write: (line) => process.stdout.write(`${line}\n`) || true,
       close() {},
-    };
+    });
   }
   const file = logFile(o);
   let closed = false;
@@ -207,7 +214,7 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
   };
 
   if (mode === 'blocking-strict') {
-    return {
+    return decoding({
       write(line) {
         if (closed) return false;
         return writeNow([`${line}\n`]);
@@ -217,7 +224,7 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
         closed = true;
         file.close();
       },
-    };
+    });
   }
 
   if (mode === 'batch') {
@@ -289,7 +296,7 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
       if (queue.length) writeNow(queue.splice(0));
     };
     onExit(atExit);
-    return {
+    return decoding({
       write(line) {
         if (closed) return false;
         if (queue.length >= bufferSize) {
@@ -315,7 +322,7 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
         if (queue.length) writeNow(queue.splice(0));
         file.close();
       },
-    };
+    });
   }
 
   // blocking: one write per turn of the event loop.
@@ -333,7 +340,7 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
     writeNow(lines);
   };
   onExit(flush);
-  return {
+  return decoding({
     write(line) {
       if (closed) return false;
       pending.push(`${line}\n`);
@@ -351,7 +358,7 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
       offExit(flush);
       file.close();
     },
-  };
+  });
 }
 
 /**
@@ -399,6 +406,26 @@ function blockingBytes(file: ReturnType<typeof logFile>, failed: (e: unknown, lo
         }
       }
       used += bytes.write(line, used, 'utf8');
+      bytes[used++] = 0x0a;
+      lines++;
+      scheduled ??= setImmediate(flush);
+      return true;
+    },
+    writeBytes(line, length) {
+      if (closed) return false;
+      if (used + length + 1 > bytes.length) {
+        flush();
+        if (length + 1 > bytes.length) {
+          // A line larger than the buffer: written on its own, in order.
+          const own = Buffer.allocUnsafe(length + 1);
+          line.copy(own, 0, 0, length);
+          own[length] = 0x0a;
+          writeOut(own, 1);
+          return true;
+        }
+      }
+      line.copy(bytes, used, 0, length);
+      used += length;
       bytes[used++] = 0x0a;
       lines++;
       scheduled ??= setImmediate(flush);
