@@ -7,6 +7,8 @@
 // Kubernetes' decoder refuses them; byte strings and text strings both decode to strings, tags
 // to their content, and indefinite lengths are accepted.
 
+import { ByteBuilder } from '../machinery/byte-builder.ts';
+
 const SELF_DESCRIBED = Buffer.from([0xd9, 0xd9, 0xf7]);
 const MAX_DEPTH = 64;
 const MAX_ITEMS = 1024;
@@ -17,24 +19,7 @@ class CborError extends Error {
 
 // ---- encoding ----
 
-class Out {
-  private buf = Buffer.allocUnsafe(1024);
-  private at = 0;
-  private ensure(n: number): void {
-    if (this.at + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n));
-    this.buf.copy(next, 0, 0, this.at);
-    this.buf = next;
-  }
-  byte(b: number): void {
-    this.ensure(1);
-    this.buf[this.at++] = b;
-  }
-  bytes(b: Uint8Array): void {
-    this.ensure(b.length);
-    this.buf.set(b, this.at);
-    this.at += b.length;
-  }
+class Out extends ByteBuilder {
   /** A major type with its argument in the shortest form. */
   head(major: number, n: number): void {
     const m = major << 5;
@@ -58,9 +43,6 @@ class Out {
       this.buf.writeBigUInt64BE(BigInt(n), this.at);
       this.at += 8;
     }
-  }
-  result(): Buffer {
-    return this.buf.subarray(0, this.at);
   }
 }
 

@@ -13,6 +13,7 @@
 
 import type { TLSSocket } from 'node:tls';
 import { gunzipSync } from 'node:zlib';
+import { ByteBuilder } from '../../machinery/byte-builder.ts';
 import { errors } from '../../machinery/status.ts';
 import type { RequestContext } from '../../request/context.ts';
 import type { UserInfo } from '../../request/user.ts';
@@ -83,38 +84,7 @@ const LARGE_LINE = 1024 * 1024;
  * audited request makes no strings of its own to be joined, flattened and encoded (their garbage
  * costs the server more than the copying).
  */
-class LineBytes {
-  buf = Buffer.allocUnsafe(LINE_BYTES);
-  used = 0;
-  private room(n: number): void {
-    if (this.used + n <= this.buf.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.used + n));
-    this.buf.copy(grown, 0, 0, this.used);
-    this.buf = grown;
-  }
-  bytes(b: Buffer): void {
-    this.room(b.length);
-    this.buf.set(b, this.used);
-    this.used += b.length;
-  }
-  text(s: string): void {
-    this.room(s.length * 3);
-    this.used += this.buf.write(s, this.used, 'utf8');
-  }
-  /** A string of ASCII characters only. */
-  ascii(s: string): void {
-    this.room(s.length);
-    const b = this.buf;
-    let at = this.used;
-    for (let i = 0; i < s.length; i++) b[at++] = s.charCodeAt(i);
-    this.used = at;
-  }
-  byte(c: number): void {
-    this.room(1);
-    this.buf[this.used++] = c;
-  }
-}
-const line = new LineBytes();
+const line = new ByteBuilder(LINE_BYTES);
 const bytesOf = (s: string) => Buffer.from(s, 'utf8');
 const STAGE: Record<AuditStage, Buffer> = {
   RequestReceived: bytesOf(',"stage":"RequestReceived'),
@@ -348,7 +318,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
     }
     // Once the request's own object is decoded, kube-apiserver completes the reference with it.
     if (stage !== 'RequestReceived' && ctx.requestObject && !a.completedRef) a.completedRef = info.isResourceRequest ? objectRef(info, ctx.requestObject) : '';
-    line.used = 0;
+    line.at = 0;
     line.bytes(a.head);
     if (a.escapedID === undefined) {
       line.byte(QUOTE);
@@ -386,7 +356,7 @@ export function policyAudit(c: AuditConfig): AuditSink {
     const annotations = annotationsJSON(ctx.auditAnnotations);
     if (annotations) line.bytes(annotations);
     line.byte(CLOSE);
-    const stored = c.write(line.buf, line.used);
+    const stored = c.write(line.buf, line.at);
     // A line with large bodies does not keep its buffer's size.
     if (line.buf.length > LARGE_LINE) line.buf = Buffer.allocUnsafe(LINE_BYTES);
     return stored === undefined || stored;
