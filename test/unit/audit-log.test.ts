@@ -66,7 +66,7 @@ test('blocking: lines of any characters and sizes are written byte for byte, in 
   assert.deepEqual(lines(path), sent);
 });
 
-for (const [mode, maxSizeMB] of [['blocking', 0], ['blocking', 1], ['blocking-strict', 0], ['batch', 0]] as const) {
+for (const [mode, maxSizeMB] of [['blocking', 0], ['blocking', 1], ['blocking-strict', 0], ['batch', 0], ['batch', 1]] as const) {
   test(`${mode}${maxSizeMB ? ' (rotating)' : ''}: lines given as bytes are written as given, in order with lines given as strings, whatever their size`, async () => {
     const dir = tempDir(`audit-log-bytes-${mode}-${maxSizeMB}`);
     const path = join(dir, 'audit.log');
@@ -104,6 +104,19 @@ test('blocking: what waits is written when the process exits', () => {
   const script = `import { auditLogBackend } from ${JSON.stringify(module)};
 const log = auditLogBackend({ path: ${JSON.stringify(path)} });
 for (let i = 0; i < 100; i++) log.write(JSON.stringify({ event: i }));
+process.exit(0);`;
+  execFileSync(process.execPath, [...tsLoader, '--input-type=module', '-e', script], { stdio: 'pipe' });
+  assert.deepEqual(lines(path), Array.from({ length: 100 }, (_, i) => `{"event":${i}}`));
+});
+
+test('batch: what is queued is written when the process exits', () => {
+  const path = join(tempDir('audit-log-exit-batch'), 'audit.log');
+  const module = new URL('../../src/server/audit/log-backend.ts', import.meta.url).href;
+  // Batches that never fill and wait 30 s: only the exit writes them.
+  const script = `import { auditLogBackend } from ${JSON.stringify(module)};
+const log = auditLogBackend({ path: ${JSON.stringify(path)}, mode: 'batch', batchMaxSize: 1000, batchMaxWaitMs: 30000 });
+for (let i = 0; i < 50; i++) log.write(JSON.stringify({ event: i }));
+for (let i = 50; i < 100; i++) { const b = Buffer.from(JSON.stringify({ event: i }) + 'junk'); log.writeBytes(b, b.length - 4); }
 process.exit(0);`;
   execFileSync(process.execPath, [...tsLoader, '--input-type=module', '-e', script], { stdio: 'pipe' });
   assert.deepEqual(lines(path), Array.from({ length: 100 }, (_, i) => `{"event":${i}}`));

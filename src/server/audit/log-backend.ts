@@ -137,21 +137,28 @@ function logFile(o: AuditLogOptions) {
     chunks(lines: readonly string[]): Buffer[] {
       const all = Buffer.from(lines.join(''));
       if (maxBytes <= 0) return [all];
+      const ends: number[] = [];
+      let at = 0;
+      for (const l of lines) ends.push((at += Buffer.byteLength(l)));
+      return this.chunksOfBytes(all, ends);
+    },
+    /** The same for lines already bytes, ending at `ends`. */
+    chunksOfBytes(bytes: Buffer, ends: readonly number[]): Buffer[] {
+      if (maxBytes <= 0) return [bytes];
       const out: Buffer[] = [];
       let start = 0;
-      let at = 0;
+      let prev = 0;
       let projected = size;
-      for (const l of lines) {
-        const n = Buffer.byteLength(l);
-        if (projected > 0 && projected + n > maxBytes) {
-          out.push(all.subarray(start, at));
-          start = at;
+      for (const end of ends) {
+        if (projected > 0 && projected + (end - prev) > maxBytes) {
+          out.push(bytes.subarray(start, prev));
+          start = prev;
           projected = 0;
         }
-        projected += n;
-        at += n;
+        projected += end - prev;
+        prev = end;
       }
-      out.push(all.subarray(start));
+      out.push(bytes.subarray(start, prev));
       return out;
     },
     /** Writes `lines` (each ending in a newline), rotating where `chunks` says; without a size limit as one string. */
@@ -231,17 +238,30 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
     const bufferSize = o.batchBufferSize ?? 10_000;
     const maxBatch = Math.max(1, o.batchMaxSize ?? 1);
     const maxWait = o.batchMaxWaitMs ?? 0;
-    const queue: string[] = [];
+    // The queue: its lines as bytes, each ending in a newline, and where each ends (its length is
+    // the number of events queued). A line's bytes are copied in as it comes: no string is kept
+    // for it, and none is joined and encoded again when its batch is written.
+    let queued: Buffer = Buffer.allocUnsafe(FLUSH_BYTES);
+    let used = 0;
+    let ends: number[] = [];
+    /** A buffer a finished write gave back, for the queue after the next write. */
+    let spare: Buffer | undefined;
     let writing: Promise<void> | undefined;
     let timer: NodeJS.Timeout | undefined;
     let dropped = 0;
-    const writeBatch = (lines: string[]): Promise<void> =>
+    const room = (n: number) => {
+      if (used + n <= queued.length) return;
+      const grown = Buffer.allocUnsafe(Math.max(queued.length * 2, used + n));
+      queued.copy(grown, 0, 0, used);
+      queued = grown;
+    };
+    const writeBatch = (bytes: Buffer, lineEnds: readonly number[]): Promise<void> =>
       new Promise((resolve) => {
         let parts: Buffer[];
         try {
-          parts = file.chunks(lines);
+          parts = file.chunksOfBytes(bytes, lineEnds);
         } catch (e) {
-          failed(e, lines.length);
+          failed(e, lineEnds.length);
           return resolve();
         }
         // Rotation is a rename and an open: synchronous, between the writes of a batch.
@@ -254,13 +274,13 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
           try {
             if (i > 0) file.rotate();
           } catch (e) {
-            failed(e, lines.length);
+            failed(e, lineEnds.length);
             return resolve();
           }
           const from = (off: number) =>
             writeAsync(file.fd, p, off, p.length - off, null, (err, n) => {
               if (err) {
-                failed(err, lines.length);
+                failed(err, lineEnds.length);
                 return resolve();
               }
               file.wrote(n);
@@ -275,42 +295,86 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
     const pump = () => {
       clearTimeout(timer);
       timer = undefined;
-      if (writing || queue.length === 0) return;
+      const count = ends.length;
+      if (writing || count === 0) return;
       // The whole batches that queued while the last write was under way go out together, in
       // order, in one write (one batch when fewer are full): a write per batch of one event (the
       // default size) could not keep up with a busy server, whose events would then be dropped.
-      const whole = queue.length >= maxBatch ? queue.length - (queue.length % maxBatch) : queue.length;
-      writing = writeBatch(queue.splice(0, whole)).finally(() => {
+      const n = count >= maxBatch ? count - (count % maxBatch) : count;
+      const cut = ends[n - 1]!;
+      const taken = queued;
+      const takenEnds = n === count ? ends : ends.slice(0, n);
+      // What stays queued moves to the front of another buffer: the taken one is being written.
+      const rest = used - cut;
+      const next = spare && spare.length >= rest ? spare : Buffer.allocUnsafe(Math.max(FLUSH_BYTES, rest));
+      spare = undefined;
+      taken.copy(next, 0, cut, used);
+      queued = next;
+      used = rest;
+      ends = n === count ? [] : ends.slice(n).map((e) => e - cut);
+      writing = writeBatch(taken.subarray(0, cut), takenEnds).finally(() => {
         writing = undefined;
+        if (taken.length === FLUSH_BYTES) spare = taken;
         if (closed) return;
-        if (queue.length >= maxBatch) pump();
-        else if (queue.length > 0) schedule();
+        if (ends.length >= maxBatch) pump();
+        else if (ends.length > 0) schedule();
       });
     };
     const schedule = () => {
       if (timer || writing) return;
       timer = setTimeout(pump, maxWait);
     };
-    const atExit = () => {
-      // The process is going: what is queued is written now, as far as the disk takes it.
-      if (queue.length) writeNow(queue.splice(0));
+    /** Writes what is queued now, synchronously (at close, and when the process exits). */
+    const writeQueued = () => {
+      if (ends.length === 0) return;
+      const count = ends.length;
+      try {
+        file.writeChunks(file.chunksOfBytes(queued.subarray(0, used), ends));
+        failing = false;
+      } catch (e) {
+        failed(e, count);
+      }
+      used = 0;
+      ends = [];
     };
-    onExit(atExit);
-    return decoding({
+    /** False when the event is dropped: the queue is full. */
+    const admit = (): boolean => {
+      if (ends.length >= bufferSize) {
+        // Lost, and reported, but the request goes on (as kube-apiserver's buffered backend).
+        if (dropped++ === 0) report(`audit log ${o.path}: the buffer is full; events are dropped until it drains`);
+        return false;
+      }
+      if (dropped) {
+        report(`audit log ${o.path}: ${dropped} events were dropped`);
+        dropped = 0;
+      }
+      return true;
+    };
+    const queuedOne = () => {
+      queued[used++] = 0x0a;
+      ends.push(used);
+      if (writing) return;
+      if (ends.length >= maxBatch) pump();
+      else schedule();
+    };
+    // The process is going: what is queued is written now, as far as the disk takes it.
+    onExit(writeQueued);
+    return {
       write(line) {
         if (closed) return false;
-        if (queue.length >= bufferSize) {
-          // Lost, and reported, but the request goes on (as kube-apiserver's buffered backend).
-          if (dropped++ === 0) report(`audit log ${o.path}: the buffer is full; events are dropped until it drains`);
-          return true;
-        }
-        if (dropped) {
-          report(`audit log ${o.path}: ${dropped} events were dropped`);
-          dropped = 0;
-        }
-        queue.push(`${line}\n`);
-        if (queue.length >= maxBatch) pump();
-        else schedule();
+        if (!admit()) return true;
+        room(line.length * 3 + 1);
+        used += queued.write(line, used, 'utf8');
+        queuedOne();
+        return true;
+      },
+      writeBytes(line, length) {
+        if (closed) return false;
+        if (!admit()) return true;
+        room(length + 1);
+        line.copy(queued, used, 0, length);
+        used += length;
+        queuedOne();
         return true;
       },
       async close() {
@@ -318,11 +382,11 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
         closed = true;
         clearTimeout(timer);
         await writing;
-        offExit(atExit);
-        if (queue.length) writeNow(queue.splice(0));
+        offExit(writeQueued);
+        writeQueued();
         file.close();
       },
-    });
+    };
   }
 
   // blocking: one write per turn of the event loop.
