@@ -43,9 +43,12 @@ export interface AuditLogOptions {
   batchMaxWaitMs?: number;
 }
 
-/** `writeBytes` for a backend that takes lines as strings. */
-function decoding(b: Omit<AuditLogBackend, 'writeBytes'>): AuditLogBackend {
-  return { ...b, writeBytes: (line, length) => b.write(line.toString('utf8', 0, length)) };
+/** The line `line[0, length)` and its newline, in a buffer of its own. */
+function ownLine(line: Buffer, length: number): Buffer {
+  const own = Buffer.allocUnsafe(length + 1);
+  line.copy(own, 0, 0, length);
+  own[length] = 0x0a;
+  return own;
 }
 
 /** Where a failed write is reported (a full disk must not take the server down with it). */
@@ -80,7 +83,7 @@ function runAtExit() {
 /** `2026-11-26T22-50-01.123`: lumberjack's backup time format (UTC). */
 const backupTime = (d: Date) => d.toISOString().replace(/:/g, '-').replace(/Z$/, '');
 
-/** The file, its size and its rotation: `append` writes lines (already joined, each ending in a newline) in order. */
+/** The file, its size and its rotation: lines (as bytes, each ending in a newline) written in order. */
 function logFile(o: AuditLogOptions) {
   mkdirSync(dirname(o.path), { recursive: true });
   const maxBytes = (o.maxSizeMB ?? 0) * 1024 * 1024;
@@ -117,33 +120,15 @@ function logFile(o: AuditLogOptions) {
     for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
     size += bytes.length;
   };
-  /** A string written as it is (no Buffer made for it); a short write writes the rest from its bytes. */
-  const writeText = (text: string) => {
-    const n = writeSync(fd, text);
-    const total = Buffer.byteLength(text);
-    if (n < total) {
-      size += n;
-      writeAll(Buffer.from(text).subarray(n));
-    } else size += n;
-  };
   return {
     get fd() {
       return fd;
     },
     /**
-     * Splits `lines` where rotation falls (before a line that would pass the size, as one line at a
-     * time would), so one write per file. Throws what the disk answered.
+     * Splits `bytes` (lines ending at `ends`) where rotation falls (before a line that would pass the
+     * size, as one line at a time would), so one write per file.
      */
-    chunks(lines: readonly string[]): Buffer[] {
-      const all = Buffer.from(lines.join(''));
-      if (maxBytes <= 0) return [all];
-      const ends: number[] = [];
-      let at = 0;
-      for (const l of lines) ends.push((at += Buffer.byteLength(l)));
-      return this.chunksOfBytes(all, ends);
-    },
-    /** The same for lines already bytes, ending at `ends`. */
-    chunksOfBytes(bytes: Buffer, ends: readonly number[]): Buffer[] {
+    chunks(bytes: Buffer, ends: readonly number[]): Buffer[] {
       if (maxBytes <= 0) return [bytes];
       const out: Buffer[] = [];
       let start = 0;
@@ -161,16 +146,7 @@ function logFile(o: AuditLogOptions) {
       out.push(bytes.subarray(start, prev));
       return out;
     },
-    /** Writes `lines` (each ending in a newline), rotating where `chunks` says; without a size limit as one string. */
-    writeLines(lines: readonly string[]) {
-      if (maxBytes <= 0) {
-        const text = lines.length === 1 ? lines[0]! : lines.join('');
-        if (text.length > 0) writeText(text);
-        return;
-      }
-      this.writeChunks(this.chunks(lines));
-    },
-    /** Writes the chunks of `chunks`, rotating between them. */
+    /** Writes the chunks of `chunks`, rotating between them. Throws what the disk answered. */
     writeChunks(parts: Buffer[]) {
       parts.forEach((p, i) => {
         if (i > 0) rotate();
@@ -178,12 +154,6 @@ function logFile(o: AuditLogOptions) {
       });
     },
     rotate,
-    /** Whether the file rotates by size (writes must then be split where rotation falls). */
-    rotates: maxBytes > 0,
-    /** Writes bytes as they are (a file that does not rotate). Throws what the disk answered. */
-    writeBytes(bytes: Buffer) {
-      writeAll(bytes);
-    },
     wrote(bytes: number) {
       size += bytes;
     },
@@ -196,10 +166,11 @@ function logFile(o: AuditLogOptions) {
 export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporter = () => {}): AuditLogBackend {
   const mode = o.mode ?? 'blocking';
   if (o.path === '-') {
-    return decoding({
+    return {
       write: (line) => process.stdout.write(`${line}\n`) || true,
+      writeBytes: (line, length) => process.stdout.write(ownLine(line, length)) || true,
       close() {},
-    });
+    };
   }
   const file = logFile(o);
   let closed = false;
@@ -209,29 +180,36 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
     if (!failing) report(`audit log ${o.path}: events are lost: ${(e as Error).message}${lost > 1 ? ` (${lost} events)` : ''}`);
     failing = true;
   };
-  const writeNow = (lines: string[]): boolean => {
+  /** Writes lines (ending at `ends`) now, rotating between them where the size says; false when the disk refused them. */
+  const writeNow = (bytes: Buffer, ends: readonly number[]): boolean => {
     try {
-      file.writeLines(lines);
+      file.writeChunks(file.chunks(bytes, ends));
       failing = false;
       return true;
     } catch (e) {
-      failed(e, lines.length);
+      failed(e, ends.length);
       return false;
     }
   };
 
   if (mode === 'blocking-strict') {
-    return decoding({
+    return {
       write(line) {
         if (closed) return false;
-        return writeNow([`${line}\n`]);
+        const own = Buffer.from(`${line}\n`);
+        return writeNow(own, [own.length]);
+      },
+      writeBytes(line, length) {
+        if (closed) return false;
+        const own = ownLine(line, length);
+        return writeNow(own, [own.length]);
       },
       close() {
         if (closed) return;
         closed = true;
         file.close();
       },
-    });
+    };
   }
 
   if (mode === 'batch') {
@@ -259,7 +237,7 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
       new Promise((resolve) => {
         let parts: Buffer[];
         try {
-          parts = file.chunksOfBytes(bytes, lineEnds);
+          parts = file.chunks(bytes, lineEnds);
         } catch (e) {
           failed(e, lineEnds.length);
           return resolve();
@@ -327,13 +305,7 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
     /** Writes what is queued now, synchronously (at close, and when the process exits). */
     const writeQueued = () => {
       if (ends.length === 0) return;
-      const count = ends.length;
-      try {
-        file.writeChunks(file.chunksOfBytes(queued.subarray(0, used), ends));
-        failing = false;
-      } catch (e) {
-        failed(e, count);
-      }
+      writeNow(queued.subarray(0, used), ends);
       used = 0;
       ends = [];
     };
@@ -390,110 +362,66 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
   }
 
   // blocking: one write per turn of the event loop.
-  if (!file.rotates) return blockingBytes(file, failed, () => (failing = false));
-  let pending: string[] = [];
-  let pendingBytes = 0;
-  let scheduled: NodeJS.Immediate | undefined;
-  const flush = () => {
-    if (scheduled) clearImmediate(scheduled);
-    scheduled = undefined;
-    if (pending.length === 0) return;
-    const lines = pending;
-    pending = [];
-    pendingBytes = 0;
-    writeNow(lines);
-  };
-  onExit(flush);
-  return decoding({
-    write(line) {
-      if (closed) return false;
-      pending.push(`${line}\n`);
-      // Bytes as UTF-16 units: a bound, not a count (a line of multi-byte characters weighs less here).
-      pendingBytes += line.length + 1;
-      if (pendingBytes >= FLUSH_BYTES) flush();
-      else scheduled ??= setImmediate(flush);
-      return true;
-    },
-    close() {
-      // A request still completing while the server shuts down: its event has nowhere to go.
-      if (closed) return;
-      flush();
-      closed = true;
-      offExit(flush);
-      file.close();
-    },
-  });
+  return blocking(file, writeNow);
 }
 
 /**
- * Blocking mode into a file that does not rotate: each line is encoded at once into one buffer
- * (its string is then garbage, never a survivor of a collection, and is not joined and encoded
- * again at the end of the turn), and the buffer written in one write at the end of the turn (at
- * once when the next line might not fit).
+ * Blocking mode: each line is copied (or encoded) at once into one buffer, with where it ends (its
+ * string, if it came as one, is then garbage, never a survivor of a collection, and is not joined
+ * and encoded again at the end of the turn), and the buffer written in one write at the end of the
+ * turn (at once when the next line might not fit), split where the file rotates.
  */
-function blockingBytes(file: ReturnType<typeof logFile>, failed: (e: unknown, lost: number) => void, succeeded: () => void): AuditLogBackend {
+function blocking(file: ReturnType<typeof logFile>, writeOut: (bytes: Buffer, ends: readonly number[]) => boolean): AuditLogBackend {
   const bytes = Buffer.allocUnsafe(FLUSH_BYTES);
   let used = 0;
-  let lines = 0;
+  let ends: number[] = [];
   let closed = false;
   let scheduled: NodeJS.Immediate | undefined;
-  const writeOut = (b: Buffer, count: number) => {
-    try {
-      file.writeBytes(b);
-      succeeded();
-    } catch (e) {
-      failed(e, count);
-    }
-  };
   const flush = () => {
     if (scheduled) clearImmediate(scheduled);
     scheduled = undefined;
     if (used === 0) return;
     const n = used;
-    const count = lines;
+    const lineEnds = ends;
     used = 0;
-    lines = 0;
-    writeOut(bytes.subarray(0, n), count);
+    ends = [];
+    writeOut(bytes.subarray(0, n), lineEnds);
+  };
+  /** Room for `most` bytes more; false when the line is larger than the buffer (written on its own, in order, by the caller). */
+  const room = (most: number): boolean => {
+    if (used + most <= bytes.length) return true;
+    flush();
+    return most <= bytes.length;
+  };
+  const added = () => {
+    bytes[used++] = 0x0a;
+    ends.push(used);
+    scheduled ??= setImmediate(flush);
+    return true;
   };
   onExit(flush);
   return {
     write(line) {
       if (closed) return false;
       // At most three bytes per UTF-16 unit, and the newline.
-      const most = line.length * 3 + 1;
-      if (used + most > bytes.length) {
-        flush();
-        if (most > bytes.length) {
-          // A line larger than the buffer: written on its own, in order.
-          writeOut(Buffer.from(`${line}\n`), 1);
-          return true;
-        }
+      if (!room(line.length * 3 + 1)) {
+        const own = Buffer.from(`${line}\n`);
+        writeOut(own, [own.length]);
+        return true;
       }
       used += bytes.write(line, used, 'utf8');
-      bytes[used++] = 0x0a;
-      lines++;
-      scheduled ??= setImmediate(flush);
-      return true;
+      return added();
     },
     writeBytes(line, length) {
       if (closed) return false;
-      if (used + length + 1 > bytes.length) {
-        flush();
-        if (length + 1 > bytes.length) {
-          // A line larger than the buffer: written on its own, in order.
-          const own = Buffer.allocUnsafe(length + 1);
-          line.copy(own, 0, 0, length);
-          own[length] = 0x0a;
-          writeOut(own, 1);
-          return true;
-        }
+      if (!room(length + 1)) {
+        const own = ownLine(line, length);
+        writeOut(own, [own.length]);
+        return true;
       }
       line.copy(bytes, used, 0, length);
       used += length;
-      bytes[used++] = 0x0a;
-      lines++;
-      scheduled ??= setImmediate(flush);
-      return true;
+      return added();
     },
     close() {
       // A request still completing while the server shuts down: its event has nowhere to go.
