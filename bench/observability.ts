@@ -14,6 +14,9 @@
 //   the same audited GET with the log in batch mode   ↔ the same (the file written off the event loop)
 //   a GET that spins 1 µs, and one that spins 2 µs    ↔ the same: what a known amount of work on a
 //                                                       request's path costs the throughput here
+//   the first touch of fresh memory, per page         ↔ the log's bytes per GET: what the kernel's new
+//                                                       pages for the growing file cost here (a
+//                                                       fact of the machine, printed to read the rest)
 // The in-process figures stay steady on a busy machine, where the throughput ratio wanders: both
 // servers are in one process (in processes of their own, each idled while the other ran), each
 // audited round is held against the rounds without audit around it (this machine's speed drifts
@@ -225,6 +228,21 @@ try {
   toLog = false;
   const eventsUs = (await auditRounds(A)) - bareUs;
   await backend.close();
+  // Two of the three rounds above wrote to the file: its bytes per audited GET.
+  const logBytesPerGet = statSync(join(dir, 'in-process.log')).size / (2 * A);
+
+  // A fact of the machine, not of the server: what the first touch of fresh memory costs. The log's
+  // file grows by its bytes per GET, and the kernel takes a new page of its cache for each 4 KiB; in
+  // a virtual machine whose host backs the guest's memory only when it is first touched, that page
+  // can cost ten times what the copy into it does.
+  const PAGES = 16 * 1024;
+  const fresh = Buffer.allocUnsafeSlow(PAGES * 4096);
+  let t = performance.now();
+  for (let i = 0; i < fresh.length; i += 4096) fresh[i] = 1;
+  const firstTouchUs = ((performance.now() - t) * 1000) / PAGES;
+  t = performance.now();
+  for (let i = 0; i < fresh.length; i += 4096) fresh[i] = 2;
+  const againUs = ((performance.now() - t) * 1000) / PAGES;
 
   console.log(`observability: GET of one Lease, ${CONNECTIONS} connections, the median of ${ROUNDS} rounds of ${SECONDS} s each`);
   console.log(`  each round's ratio, audited / without audit around it: ${rounds.map((r) => fmt(r.ratio, 2)).join(', ')}`);
@@ -254,6 +272,9 @@ try {
   row('    of which making the two events (their bytes)', `${fmt(eventsUs, 2)} µs`);
   row('    of which writing them to the file (copy, write)', `${fmt(auditUs - eventsUs, 2)} µs`);
   row('    share of the server CPU of a GET', `${fmt((auditUs / plain.usPerOp) * 100, 1)} %`);
+  row('    bytes of log per GET', `${fmt(logBytesPerGet)} B`);
+  row('this machine: first touch of fresh memory, per 4 KiB page (then)', `${fmt(firstTouchUs, 2)} µs (${fmt(againUs, 3)})`);
+  row('    so each GET\'s share of a new page of the log\'s cache', `${fmt((firstTouchUs * logBytesPerGet) / 4096, 2)} µs`);
   const withBoth = (audited.perSecond / plain.perSecond) * (1 - metricsShare);
   row('GET throughput with metrics and audit, of without', `${fmt(withBoth * 100, 1)} %`);
   const withBatch = (batchMedian.audited.perSecond / batchMedian.plain.perSecond) * (1 - metricsShare);
