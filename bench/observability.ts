@@ -273,7 +273,7 @@ try {
   row('    of which writing them to the file (copy, write)', `${fmt(auditUs - eventsUs, 2)} µs`);
   row('    share of the server CPU of a GET', `${fmt((auditUs / plain.usPerOp) * 100, 1)} %`);
   row('    bytes of log per GET', `${fmt(logBytesPerGet)} B`);
-  row('this machine: first touch of fresh memory, per 4 KiB page (then)', `${fmt(firstTouchUs, 2)} µs (${fmt(againUs, 3)})`);
+  row('this machine: first touch of fresh memory, per 4 KiB page', `${fmt(firstTouchUs, 2)} µs (touched again: ${fmt(againUs, 3)})`);
   row('    so each GET\'s share of a new page of the log\'s cache', `${fmt((firstTouchUs * logBytesPerGet) / 4096, 2)} µs`);
   const withBoth = (audited.perSecond / plain.perSecond) * (1 - metricsShare);
   row('GET throughput with metrics and audit, of without', `${fmt(withBoth * 100, 1)} %`);
