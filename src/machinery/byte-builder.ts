@@ -24,6 +24,11 @@ export class ByteBuilder {
     this.buf.set(b, this.at);
     this.at += b.length;
   }
+  /** The bytes `b[0, end)` (no view of them made). */
+  copyFrom(b: Buffer, end: number): void {
+    this.ensure(end);
+    this.at += b.copy(this.buf, this.at, 0, end);
+  }
   /** A string, as UTF-8. */
   text(s: string): void {
     this.ensure(s.length * 3);

@@ -21,6 +21,7 @@
 
 import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, write as writeAsync, writeSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
+import { ByteBuilder } from '../../machinery/byte-builder.ts';
 
 export type AuditLogMode = 'blocking' | 'blocking-strict' | 'batch';
 export const AUDIT_LOG_MODES: readonly AuditLogMode[] = ['blocking', 'blocking-strict', 'batch'];
@@ -219,20 +220,13 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
     // The queue: its lines as bytes, each ending in a newline, and where each ends (its length is
     // the number of events queued). A line's bytes are copied in as it comes: no string is kept
     // for it, and none is joined and encoded again when its batch is written.
-    let queued: Buffer = Buffer.allocUnsafe(FLUSH_BYTES);
-    let used = 0;
+    const queue = new ByteBuilder(FLUSH_BYTES);
     let ends: number[] = [];
     /** A buffer a finished write gave back, for the queue after the next write. */
     let spare: Buffer | undefined;
     let writing: Promise<void> | undefined;
     let timer: NodeJS.Timeout | undefined;
     let dropped = 0;
-    const room = (n: number) => {
-      if (used + n <= queued.length) return;
-      const grown = Buffer.allocUnsafe(Math.max(queued.length * 2, used + n));
-      queued.copy(grown, 0, 0, used);
-      queued = grown;
-    };
     const writeBatch = (bytes: Buffer, lineEnds: readonly number[]): Promise<void> =>
       new Promise((resolve) => {
         let parts: Buffer[];
@@ -280,15 +274,15 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
       // default size) could not keep up with a busy server, whose events would then be dropped.
       const n = count >= maxBatch ? count - (count % maxBatch) : count;
       const cut = ends[n - 1]!;
-      const taken = queued;
+      const taken = queue.buf;
       const takenEnds = n === count ? ends : ends.slice(0, n);
       // What stays queued moves to the front of another buffer: the taken one is being written.
-      const rest = used - cut;
+      const rest = queue.at - cut;
       const next = spare && spare.length >= rest ? spare : Buffer.allocUnsafe(Math.max(FLUSH_BYTES, rest));
       spare = undefined;
-      taken.copy(next, 0, cut, used);
-      queued = next;
-      used = rest;
+      taken.copy(next, 0, cut, queue.at);
+      queue.buf = next;
+      queue.at = rest;
       ends = n === count ? [] : ends.slice(n).map((e) => e - cut);
       writing = writeBatch(taken.subarray(0, cut), takenEnds).finally(() => {
         writing = undefined;
@@ -305,8 +299,8 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
     /** Writes what is queued now, synchronously (at close, and when the process exits). */
     const writeQueued = () => {
       if (ends.length === 0) return;
-      writeNow(queued.subarray(0, used), ends);
-      used = 0;
+      writeNow(queue.result(), ends);
+      queue.at = 0;
       ends = [];
     };
     /** False when the event is dropped: the queue is full. */
@@ -323,8 +317,8 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
       return true;
     };
     const queuedOne = () => {
-      queued[used++] = 0x0a;
-      ends.push(used);
+      queue.byte(0x0a);
+      ends.push(queue.at);
       if (writing) return;
       if (ends.length >= maxBatch) pump();
       else schedule();
@@ -335,17 +329,14 @@ export function auditLogBackend(o: AuditLogOptions, report: AuditLogErrorReporte
       write(line) {
         if (closed) return false;
         if (!admit()) return true;
-        room(line.length * 3 + 1);
-        used += queued.write(line, used, 'utf8');
+        queue.text(line);
         queuedOne();
         return true;
       },
       writeBytes(line, length) {
         if (closed) return false;
         if (!admit()) return true;
-        room(length + 1);
-        line.copy(queued, used, 0, length);
-        used += length;
+        queue.copyFrom(line, length);
         queuedOne();
         return true;
       },
